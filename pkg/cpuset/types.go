@@ -1,0 +1,61 @@
+// Package cpuset is Locus's topology-aware CPU allocator. It is pure: it takes a
+// topology, the current occupancy and a request, and returns a CPU set or an
+// error. Same input, same output; no I/O, no clocks, no randomness.
+package cpuset
+
+import (
+	"k8s.io/utils/cpuset"
+)
+
+// Policy says which CPUs a request may receive.
+type Policy string
+
+const (
+	// FullPCPUs hands out whole physical cores only (the default).
+	FullPCPUs Policy = "full-pcpus"
+	// SpreadByPCPUs takes one thread per physical core before any sibling.
+	SpreadByPCPUs Policy = "spread-by-pcpus"
+	// DistributeAcrossNUMA splits the request evenly over the fewest nodes that fit.
+	DistributeAcrossNUMA Policy = "distribute-across-numa"
+	// StaticBurst draws limits.cpu CPUs from CPUs no pod owns exclusively; burst
+	// pods may overlap while the summed requests on every CPU stay <= 1 CPU.
+	StaticBurst Policy = "static-burst"
+)
+
+// NUMAStrategy chooses among equally good candidates.
+type NUMAStrategy string
+
+const (
+	// MostAllocated packs: prefer the fullest node that fits (the default).
+	MostAllocated NUMAStrategy = "most-allocated"
+	// LeastAllocated spreads: prefer the emptiest node that fits.
+	LeastAllocated NUMAStrategy = "least-allocated"
+)
+
+// State is the node's current occupancy.
+type State struct {
+	// Exclusive holds CPUs some pod owns alone.
+	Exclusive cpuset.CPUSet
+	// BurstMilli is, per CPU, the summed CPU request (in millicores) of the
+	// static-burst pods that share it. A static-burst pod with request R
+	// millicores on N CPUs adds R/N (rounded up) to each of its CPUs.
+	BurstMilli map[int]int64
+}
+
+// Request asks for CPUs.
+type Request struct {
+	CPUs         int
+	Policy       Policy       // "" means FullPCPUs
+	NUMAStrategy NUMAStrategy // "" means MostAllocated
+	// RequestMilli is the pod's CPU request; used by StaticBurst only. Zero
+	// means the request equals CPUs*1000.
+	RequestMilli int64
+	// UseReserved allows reserved and isolated CPUs to be handed out.
+	UseReserved bool
+}
+
+// Result is an allocation.
+type Result struct {
+	CPUs      cpuset.CPUSet
+	NUMANodes []int // sorted ids of the nodes the CPUs span
+}
