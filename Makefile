@@ -1,0 +1,41 @@
+# Locus build, test and benchmark entry points. CI calls `make test` (see .ci/run).
+GO        ?= go
+BIN       := bin
+TOOLS     := $(CURDIR)/.cache/bin
+STATICCHECK_VERSION := v0.8.2
+export CGO_ENABLED ?= 0
+
+.PHONY: build run test lint unit bench-vet bench tools clean
+
+build:
+	$(GO) build -o $(BIN)/locus ./cmd/locus
+
+# The main job with its embedded default: describe this machine.
+run: build
+	$(BIN)/locus topology
+
+# Every test: static checks, unit and real-kernel tests, and the benchmark
+# module's own tests (built against k8s.io/kubernetes, kept out of the main module).
+test: lint unit bench-vet
+
+lint: tools
+	$(GO) vet ./...
+	$(TOOLS)/staticcheck ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+bench-vet:
+	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run . ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -v ./...
+
+tools: $(TOOLS)/staticcheck
+
+$(TOOLS)/staticcheck:
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+clean:
+	rm -rf $(BIN)

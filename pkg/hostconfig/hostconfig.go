@@ -1,0 +1,208 @@
+// Package hostconfig reads the standalone agent's HostConfig: the workloads of a
+// host without Kubernetes, declared like pods. Parsing is strict, so a typo in a
+// field name is an error that names the field rather than a silent default.
+package hostconfig
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/cpuset"
+	"sigs.k8s.io/yaml"
+)
+
+const (
+	APIVersion = "locus.io/v1alpha1"
+	Kind       = "HostConfig"
+	// DefaultCgroupParent holds the cgroups the agent creates for command and
+	// match workloads, relative to the cgroup root.
+	DefaultCgroupParent = "locus.slice"
+)
+
+// HostConfig is the whole file.
+type HostConfig struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	// ReservedCPUs are never handed out (Linux list format).
+	ReservedCPUs string `json:"reservedCPUs,omitempty"`
+	// BEPool, when set, confines BE workloads to these CPUs (minus exclusive
+	// ones); by default BE workloads share the pool with everyone else.
+	BEPool string `json:"bePool,omitempty"`
+	// UnrestrictedMems leaves cpuset.mems at every node instead of the NUMA
+	// nodes of the workload's CPUs.
+	UnrestrictedMems bool `json:"unrestrictedMems,omitempty"`
+	// CgroupParent is where command and match workloads get their cgroups.
+	CgroupParent string `json:"cgroupParent,omitempty"`
+	// ResourceQOSConfig is the same document as the ConfigMap key
+	// resource-qos-config, kept raw for the memqos parser.
+	ResourceQOSConfig json.RawMessage `json:"resourceQOSConfig,omitempty"`
+	Workloads         []Workload      `json:"workloads"`
+}
+
+// Workload is one managed group of processes. Exactly one of Cgroup, Command
+// and Match says where its processes come from.
+type Workload struct {
+	Name        string            `json:"name"`
+	Cgroup      string            `json:"cgroup,omitempty"`
+	Command     []string          `json:"command,omitempty"`
+	Match       *Match            `json:"match,omitempty"`
+	QOSClass    string            `json:"qosClass,omitempty"`
+	Resources   Resources         `json:"resources,omitempty"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+}
+
+// Match selects running processes: Comm is a shell pattern on /proc/PID/comm,
+// Cmdline a substring of the NUL-joined command line shown with spaces.
+type Match struct {
+	Comm    string `json:"comm,omitempty"`
+	Cmdline string `json:"cmdline,omitempty"`
+}
+
+// Resources mirrors a container's requests and limits.
+type Resources struct {
+	Requests ResourceList `json:"requests,omitempty"`
+	Limits   ResourceList `json:"limits,omitempty"`
+}
+
+// ResourceList holds Kubernetes quantities ("2", "500m", "6Gi").
+type ResourceList struct {
+	CPU    *resource.Quantity `json:"cpu,omitempty"`
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
+
+// Load reads and validates a HostConfig file.
+func Load(file string) (*HostConfig, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes YAML or JSON strictly and validates the result.
+func Parse(raw []byte) (*HostConfig, error) {
+	var cfg HostConfig
+	if err := yaml.UnmarshalStrict(raw, &cfg); err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.CgroupParent == "" {
+		cfg.CgroupParent = DefaultCgroupParent
+	}
+	return &cfg, nil
+}
+
+func (c *HostConfig) validate() error {
+	if c.APIVersion != APIVersion || c.Kind != Kind {
+		return fmt.Errorf("apiVersion/kind: got %q/%q, want %s/%s", c.APIVersion, c.Kind, APIVersion, Kind)
+	}
+	for field, list := range map[string]string{"reservedCPUs": c.ReservedCPUs, "bePool": c.BEPool} {
+		if _, err := cpuset.Parse(list); err != nil {
+			return fmt.Errorf("%s: %q is not a CPU list: %v", field, list, err)
+		}
+	}
+	if c.CgroupParent != "" {
+		if err := checkRelPath(c.CgroupParent); err != nil {
+			return fmt.Errorf("cgroupParent: %w", err)
+		}
+	}
+	seen := map[string]bool{}
+	for i, w := range c.Workloads {
+		if err := w.validate(); err != nil {
+			return fmt.Errorf("workloads[%d] (%s): %w", i, w.Name, err)
+		}
+		if seen[w.Name] {
+			return fmt.Errorf("workloads[%d]: name %q is used twice", i, w.Name)
+		}
+		seen[w.Name] = true
+	}
+	return nil
+}
+
+func (w Workload) validate() error {
+	if !nameRE.MatchString(w.Name) {
+		return fmt.Errorf("name %q: want lower-case letters, digits, '.', '_' or '-', at most 63", w.Name)
+	}
+	sources := 0
+	if w.Cgroup != "" {
+		sources++
+		if err := checkRelPath(w.Cgroup); err != nil {
+			return fmt.Errorf("cgroup: %w", err)
+		}
+	}
+	if len(w.Command) > 0 {
+		sources++
+	}
+	if w.Match != nil {
+		sources++
+		if w.Match.Comm == "" && w.Match.Cmdline == "" {
+			return fmt.Errorf("match: give comm, cmdline or both")
+		}
+		if _, err := path.Match(w.Match.Comm, ""); err != nil {
+			return fmt.Errorf("match.comm: %q is not a valid pattern", w.Match.Comm)
+		}
+	}
+	if sources != 1 {
+		return fmt.Errorf("give exactly one of cgroup, command and match")
+	}
+	switch strings.ToUpper(w.QOSClass) {
+	case "", "LS", "LSR", "LSE", "BE", "SYSTEM":
+	default:
+		return fmt.Errorf("qosClass %q: want LS, LSR, LSE, BE or SYSTEM", w.QOSClass)
+	}
+	return w.Resources.validate()
+}
+
+func (r Resources) validate() error {
+	for name, q := range map[string]*resource.Quantity{
+		"requests.cpu": r.Requests.CPU, "requests.memory": r.Requests.Memory,
+		"limits.cpu": r.Limits.CPU, "limits.memory": r.Limits.Memory,
+	} {
+		if q != nil && q.Sign() < 0 {
+			return fmt.Errorf("resources.%s: %s is negative", name, q.String())
+		}
+	}
+	if r.Requests.CPU != nil && r.Limits.CPU != nil && r.Requests.CPU.Cmp(*r.Limits.CPU) > 0 {
+		return fmt.Errorf("resources: requests.cpu %s exceeds limits.cpu %s", r.Requests.CPU, r.Limits.CPU)
+	}
+	if r.Requests.Memory != nil && r.Limits.Memory != nil && r.Requests.Memory.Cmp(*r.Limits.Memory) > 0 {
+		return fmt.Errorf("resources: requests.memory %s exceeds limits.memory %s", r.Requests.Memory, r.Limits.Memory)
+	}
+	return nil
+}
+
+// checkRelPath rejects cgroup paths that could leave the cgroup root. The
+// cgroup package checks again at write time; this gives the error at load time.
+func checkRelPath(p string) error {
+	if strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
+		return fmt.Errorf("%q must be relative to the cgroup root", p)
+	}
+	for _, part := range strings.Split(p, "/") {
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("%q has an empty, '.' or '..' component", p)
+		}
+	}
+	return nil
+}
+
+// CgroupPath is where the workload's processes live, relative to the cgroup root.
+func (c *HostConfig) CgroupPath(w Workload) string {
+	if w.Cgroup != "" {
+		return w.Cgroup
+	}
+	return c.CgroupParent + "/" + w.Name
+}

@@ -1,0 +1,85 @@
+package hostconfig
+
+import (
+	"strings"
+	"testing"
+)
+
+const good = `
+apiVersion: locus.io/v1alpha1
+kind: HostConfig
+reservedCPUs: "0"
+resourceQOSConfig:
+  clusterStrategy: {lsClass: {memoryQOS: {enable: true}}}
+workloads:
+- name: redis
+  cgroup: locus.slice/redis
+  qosClass: LS
+  resources:
+    requests: {cpu: "2", memory: 2Gi}
+    limits: {cpu: "4", memory: 6Gi}
+  annotations:
+    cpuset-scheduler: "true"
+    koordinator.sh/memoryQOS: '{"policy": "auto"}'
+- name: batch
+  command: ["stress", "--vm", "1"]
+  qosClass: BE
+- name: vm1
+  match: {comm: "qemu-system-*", cmdline: "guest=vm1"}
+`
+
+func TestParseGood(t *testing.T) {
+	cfg, err := Parse([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Workloads) != 3 || cfg.ReservedCPUs != "0" || cfg.CgroupParent != DefaultCgroupParent {
+		t.Fatalf("unexpected config: %+v", cfg)
+	}
+	redis := cfg.Workloads[0]
+	if got := redis.Resources.Limits.Memory.Value(); got != 6<<30 {
+		t.Errorf("limits.memory = %d, want %d", got, 6<<30)
+	}
+	if got := redis.Resources.Requests.CPU.MilliValue(); got != 2000 {
+		t.Errorf("requests.cpu = %dm, want 2000m", got)
+	}
+	if !strings.Contains(string(cfg.ResourceQOSConfig), `"enable":true`) {
+		t.Errorf("resourceQOSConfig not kept as JSON: %s", cfg.ResourceQOSConfig)
+	}
+	if got := cfg.CgroupPath(cfg.Workloads[1]); got != "locus.slice/batch" {
+		t.Errorf("CgroupPath(batch) = %q", got)
+	}
+	if got := cfg.CgroupPath(redis); got != "locus.slice/redis" {
+		t.Errorf("CgroupPath(redis) = %q", got)
+	}
+}
+
+func TestParseErrorsNameTheField(t *testing.T) {
+	head := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\n"
+	cases := []struct{ name, doc, want string }{
+		{"wrong kind", "apiVersion: locus.io/v1alpha1\nkind: Pod\n", "apiVersion/kind"},
+		{"typo field", head + "reservedCPU: \"0\"\n", "reservedCPU"},
+		{"bad reserved", head + "reservedCPUs: \"0-\"\n", "reservedCPUs"},
+		{"bad bePool", head + "bePool: \"x\"\n", "bePool"},
+		{"escape cgroup", head + "workloads:\n- {name: a, cgroup: ../etc}\n", "cgroup"},
+		{"absolute cgroup", head + "workloads:\n- {name: a, cgroup: /sys}\n", "cgroup"},
+		{"bad parent", head + "cgroupParent: a/../..\n", "cgroupParent"},
+		{"two sources", head + "workloads:\n- {name: a, cgroup: x, command: [sleep]}\n", "exactly one"},
+		{"no source", head + "workloads:\n- {name: a}\n", "exactly one"},
+		{"bad name", head + "workloads:\n- {name: A/b, command: [x]}\n", "name"},
+		{"dup name", head + "workloads:\n- {name: a, command: [x]}\n- {name: a, command: [y]}\n", "used twice"},
+		{"bad qos", head + "workloads:\n- {name: a, command: [x], qosClass: gold}\n", "qosClass"},
+		{"empty match", head + "workloads:\n- {name: a, match: {}}\n", "match"},
+		{"bad pattern", head + "workloads:\n- {name: a, match: {comm: \"[\"}}\n", "match.comm"},
+		{"request over limit", head + "workloads:\n- name: a\n  command: [x]\n  resources: {requests: {cpu: 3}, limits: {cpu: 2}}\n", "requests.cpu"},
+		{"bad quantity", head + "workloads:\n- name: a\n  command: [x]\n  resources: {limits: {memory: lots}}\n", "quantities"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.doc))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse error = %v, want one mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
