@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+func newTopologyCmd() *cobra.Command {
+	var sysfsRoot, output string
+	cmd := &cobra.Command{
+		Use:   "topology",
+		Short: "Show the CPU, cache and NUMA layout of this machine",
+		Long: `Show the machine as Locus sees it: sockets, NUMA nodes with their CPUs and
+memory, L3 cache groups and the node distance matrix. -o json prints the form
+that "locus plan --topology" reads back.`,
+		Args: rejectTopologyArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			t, err := topology.Discover(sysfsRoot)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), t)
+			}
+			return topology.RenderTable(cmd.OutOrStdout(), t)
+		},
+	}
+	cmd.Flags().StringVar(&sysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted (a tree from 'locus topology fixture' works too)")
+	outputFlag(cmd, &output)
+	cmd.AddCommand(newTopologyFixtureCmd())
+	return cmd
+}
+
+func newTopologyFixtureCmd() *cobra.Command {
+	var shapeName, out, offline, isolated string
+	cmd := &cobra.Command{
+		Use:   "fixture --shape NAME --out DIR",
+		Short: "Write the sysfs tree of a synthetic machine, for tests and benchmarks",
+		Long: `Write the sysfs tree (devices/system/cpu and devices/system/node) of one of
+the machines Locus ships as fixtures into an empty or new directory, so that
+"locus topology --sysfs-root DIR" and other tools can run against it.
+
+Shapes: ` + strings.Join(fixtureShapeNames(), ", "),
+		Args: rejectTopologyArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, ok := lookupFixtureShape(shapeName)
+			if !ok {
+				return usagef("unknown --shape %q: want one of %s", shapeName, strings.Join(fixtureShapeNames(), ", "))
+			}
+			if out == "" {
+				return usagef("--out is required")
+			}
+			for _, f := range []struct{ name, list string }{{"offline", offline}, {"isolated", isolated}} {
+				if _, err := topology.ParseCPUList(f.list); err != nil {
+					return usagef("--%s: %v", f.name, err)
+				}
+			}
+			s.Offline, s.Isolated = offline, isolated
+			if err := fixture.WriteSysfs(s, out); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s to %s\n", s.Name, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&shapeName, "shape", "", "machine to write: "+strings.Join(fixtureShapeNames(), ", "))
+	cmd.Flags().StringVar(&out, "out", "", "directory to write the tree into (absent or empty)")
+	cmd.Flags().StringVar(&offline, "offline", "", "CPUs to present as offline, in Linux list format")
+	cmd.Flags().StringVar(&isolated, "isolated", "", "CPUs to list as isolated, in Linux list format")
+	return cmd
+}
+
+// rejectTopologyArgs makes a stray positional argument a usage error (exit 2);
+// cobra.NoArgs would report it as a plain failure.
+func rejectTopologyArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usagef("unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+func lookupFixtureShape(name string) (fixture.Shape, bool) {
+	for _, s := range fixture.Shipped() {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return fixture.Shape{}, false
+}
+
+func fixtureShapeNames() []string {
+	var names []string
+	for _, s := range fixture.Shipped() {
+		names = append(names, s.Name)
+	}
+	return names
+}

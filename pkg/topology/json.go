@@ -1,0 +1,104 @@
+package topology
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// The JSON form is a contract other tools read and write (locus topology -o
+// json, locus plan --topology). CPU sets use Linux list format; extra keys are
+// ignored so the format can grow.
+
+type topologyJSON struct {
+	CPUs     []CPU      `json:"cpus"`
+	Nodes    []nodeJSON `json:"numaNodes"`
+	Isolated string     `json:"isolated"`
+}
+
+type nodeJSON struct {
+	ID          int    `json:"id"`
+	CPUs        string `json:"cpus"`
+	MemoryTotal uint64 `json:"memoryTotalBytes"`
+	MemoryFree  uint64 `json:"memoryFreeBytes"`
+	Distances   []int  `json:"distances"`
+}
+
+// MarshalJSON writes the topology in its JSON contract form.
+func (t Topology) MarshalJSON() ([]byte, error) {
+	out := topologyJSON{CPUs: t.CPUs, Isolated: t.Isolated.String(), Nodes: make([]nodeJSON, len(t.Nodes))}
+	if out.CPUs == nil {
+		out.CPUs = []CPU{}
+	}
+	for i, n := range t.Nodes {
+		d := n.Distances
+		if d == nil {
+			d = []int{}
+		}
+		out.Nodes[i] = nodeJSON{ID: n.ID, CPUs: n.CPUs.String(), MemoryTotal: n.MemoryTotal,
+			MemoryFree: n.MemoryFree, Distances: d}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads the JSON contract form and validates the result, so a
+// decoded topology is always safe to hand to the allocator.
+func (t *Topology) UnmarshalJSON(b []byte) error {
+	var in topologyJSON
+	if err := json.Unmarshal(b, &in); err != nil {
+		return fmt.Errorf("topology json: %w", err)
+	}
+	isolated, err := ParseCPUList(in.Isolated)
+	if err != nil {
+		return fmt.Errorf("topology json: isolated: %w", err)
+	}
+	if err := checkCPUFields(in.CPUs); err != nil {
+		return fmt.Errorf("topology json: %w", err)
+	}
+	out := Topology{CPUs: in.CPUs, Isolated: isolated, Nodes: make([]NUMANode, len(in.Nodes))}
+	for i, n := range in.Nodes {
+		cpus, err := ParseCPUList(n.CPUs)
+		if err != nil {
+			return fmt.Errorf("topology json: numaNodes[%d].cpus: %w", i, err)
+		}
+		out.Nodes[i] = NUMANode{ID: n.ID, CPUs: cpus, MemoryTotal: n.MemoryTotal,
+			MemoryFree: n.MemoryFree, Distances: n.Distances}
+	}
+	if err := out.Validate(); err != nil {
+		return fmt.Errorf("topology json: %w", err)
+	}
+	*t = out
+	return nil
+}
+
+// checkCPUFields rejects ids Validate does not look at but consumers index by.
+func checkCPUFields(cpus []CPU) error {
+	for i, c := range cpus {
+		switch {
+		case c.ID < 0:
+			return fmt.Errorf("cpus[%d].id: %d is negative", i, c.ID)
+		case c.Core < 0:
+			return fmt.Errorf("cpus[%d].core: %d is negative", i, c.Core)
+		case c.Socket < 0:
+			return fmt.Errorf("cpus[%d].socket: %d is negative", i, c.Socket)
+		case c.Die < 0:
+			return fmt.Errorf("cpus[%d].die: %d is negative", i, c.Die)
+		case c.L3 < -1:
+			return fmt.Errorf("cpus[%d].l3: %d is below -1 (no L3)", i, c.L3)
+		}
+	}
+	return nil
+}
+
+// LoadJSONFile reads a topology saved with `locus topology -o json`.
+func LoadJSONFile(path string) (*Topology, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &Topology{}
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}

@@ -1,0 +1,66 @@
+package topology_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// goldenShapes are the shipped shapes plus the cases the table prints
+// differently: isolated CPUs, no L3, and a lone socket with a memory-only node.
+func goldenShapes() []fixture.Shape {
+	noL3 := fixture.Small4
+	noL3.Name, noL3.NoL3, noL3.Isolated = "small-no-l3-isolated", true, "2-3"
+	return append(fixture.Shipped(), noL3)
+}
+
+func TestRenderTableGolden(t *testing.T) {
+	for _, s := range goldenShapes() {
+		t.Run(s.Name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := topology.RenderTable(&buf, fixture.MustBuild(s)); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", s.Name+".golden")
+			if *update {
+				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("table output differs from %s (go test -update rewrites it)\n got:\n%s\nwant:\n%s", path, buf.Bytes(), want)
+			}
+		})
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	cases := []struct {
+		in   uint64
+		want string
+	}{
+		{0, "0 B"},
+		{1023, "1023 B"},
+		{1024, "1.0 KiB"},
+		{3 << 19, "1.5 MiB"},
+		{384 << 30, "384.0 GiB"},
+		{3762380 * 1024, "3.6 GiB"},
+		{2 << 40, "2.0 TiB"},
+	}
+	for _, c := range cases {
+		if got := topology.HumanBytes(c.in); got != c.want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
