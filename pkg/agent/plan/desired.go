@@ -1,0 +1,157 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// Workload is the agent's view of a pod or a standalone workload.
+type Workload struct {
+	Name string
+	// Cgroup holds the workload (the pod cgroup). Containers may be the same
+	// cgroup (standalone workloads) or children of it (pods).
+	Cgroup     string
+	Containers []Container
+	CPU        CPUNeed
+	// BE workloads run in the BE pool when they hold no CPUs of their own.
+	BE     bool
+	MemQoS memqos.Workload
+}
+
+// Container is one container's cgroup; its name matches MemQoS.Containers.
+type Container struct {
+	Name   string
+	Cgroup string
+}
+
+// Input is everything one decision depends on.
+type Input struct {
+	Topology         *topology.Topology
+	Reserved, BEPool cpuset.CPUSet
+	UnrestrictedMems bool
+	Workloads        []Workload
+	Previous         map[string]Assignment
+	MemQoS           memqos.Config
+	Namespaces       memqos.NamespaceConfig
+	MemQoSOptions    memqos.Options
+}
+
+// WorkloadState is what the decision gives one workload, for status and metrics.
+type WorkloadState struct {
+	Name      string          `json:"name"`
+	Cgroup    string          `json:"cgroup"`
+	Pool      string          `json:"pool"` // exclusive, static-burst, shared or be
+	CPUs      string          `json:"cpus"`
+	Mems      string          `json:"mems"`
+	NUMANodes []int           `json:"numaNodes"`
+	MemQoS    memqos.Decision `json:"-"`
+	MemQoSOn  bool            `json:"memoryQOS"`
+	MemQoSWhy string          `json:"memoryQOSReason"`
+}
+
+// Desired is the decision: the files to hold, the files to restore, and why.
+type Desired struct {
+	Assignments map[string]Assignment
+	Pools       Pools
+	Workloads   []WorkloadState
+	Ops         []cgroup.Op
+	Restores    []cgroup.Target
+	Problems    []Problem
+}
+
+// Compute decides the whole node. Workloads are handled in name order and
+// every list it returns is sorted, so equal inputs give equal outputs.
+func Compute(in Input) Desired {
+	ws := append([]Workload(nil), in.Workloads...)
+	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
+	needs := map[string]CPUNeed{}
+	for _, w := range ws {
+		needs[w.Name] = w.CPU
+	}
+	var d Desired
+	d.Assignments, d.Problems = Assign(in.Topology, in.Reserved, needs, in.Previous)
+	pools, poolProblems := ComputePools(in.Topology, in.Reserved, in.BEPool, d.Assignments)
+	d.Pools, d.Problems = pools, append(d.Problems, poolProblems...)
+	for _, w := range ws {
+		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
+		cpus := pools.Shared
+		st.Pool = "shared"
+		if a, ok := d.Assignments[w.Name]; ok {
+			cpus, st.Pool = a.CPUs, "exclusive"
+			if a.Policy == "static-burst" {
+				st.Pool = "static-burst"
+			}
+		} else if w.BE {
+			cpus, st.Pool = pools.BE, "be"
+		}
+		st.CPUs = cpus.String()
+		st.Mems = Mems(in.Topology, cpus, in.UnrestrictedMems)
+		st.NUMANodes = in.Topology.NodesOf(cpus)
+		for _, c := range w.Containers {
+			// mems before cpus, so CPUs moving to another node find its
+			// memory allowed already.
+			d.Ops = append(d.Ops,
+				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: st.Mems},
+				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: st.CPUs})
+		}
+		dec, err := memqos.Decide(in.MemQoS, in.Namespaces, w.MemQoS, in.MemQoSOptions)
+		if err != nil {
+			d.Problems = append(d.Problems, Problem{w.Name, "InvalidMemoryQOS", err.Error()})
+		} else {
+			st.MemQoS, st.MemQoSOn, st.MemQoSWhy = dec, dec.Enabled, dec.Reason
+			ops, restores := memOps(w, dec)
+			d.Ops, d.Restores = append(d.Ops, ops...), append(d.Restores, restores...)
+		}
+		d.Workloads = append(d.Workloads, st)
+	}
+	return d
+}
+
+// memOps turns a memory QoS decision into writes and restores. A standalone
+// workload is its own single container, so pod-level files are skipped there.
+func memOps(w Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Target) {
+	var ops []cgroup.Op
+	var restores []cgroup.Target
+	add := func(cg string, s memqos.Settings) {
+		for _, set := range s {
+			switch set.Op {
+			case memqos.Write:
+				ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.Knob(set.Knob), Value: strconv.FormatInt(set.Value, 10)})
+			case memqos.Restore:
+				if info, _ := memqos.Info(set.Knob); !info.ReadOnly {
+					restores = append(restores, cgroup.Target{Cgroup: cg, Knob: cgroup.Knob(set.Knob)})
+				}
+			}
+		}
+	}
+	byName := map[string]memqos.Settings{}
+	for _, c := range dec.Containers {
+		byName[c.Name] = c.Settings
+	}
+	podIsContainer := false
+	for _, c := range w.Containers {
+		podIsContainer = podIsContainer || c.Cgroup == w.Cgroup
+	}
+	if !podIsContainer {
+		add(w.Cgroup, dec.Pod)
+	}
+	for _, c := range w.Containers {
+		add(c.Cgroup, byName[c.Name])
+	}
+	return ops, restores
+}
+
+// String summarises a problem for logs.
+func (p Problem) String() string {
+	if p.Workload == "" {
+		return fmt.Sprintf("%s: %s", p.Reason, p.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", p.Workload, p.Reason, p.Message)
+}

@@ -1,0 +1,155 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+const mib = 1 << 20
+
+func workload(name string, cpus int, exclusive, be bool, ann map[string]string) Workload {
+	cg := "locus.slice/" + name
+	class := "LS"
+	if be {
+		class = "BE"
+	}
+	return Workload{
+		Name: name, Cgroup: cg, Containers: []Container{{Name: name, Cgroup: cg}}, BE: be,
+		CPU: CPUNeed{Exclusive: exclusive, CPUs: cpus, Policy: cpualloc.FullPCPUs},
+		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": class}, Annotations: ann,
+			Containers: []memqos.Container{{Name: name, RequestBytes: 100 * mib, LimitBytes: 200 * mib}}},
+	}
+}
+
+func opValue(ops []cgroup.Op, cg string, k cgroup.Knob) (string, bool) {
+	for _, op := range ops {
+		if op.Cgroup == cg && op.Knob == k {
+			return op.Value, true
+		}
+	}
+	return "", false
+}
+
+func TestComputeSmallMachine(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Intel2S96C)
+	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`}
+	in := Input{Topology: topo, Reserved: cpuset.New(0, 96), BEPool: cpuset.New(),
+		Workloads: []Workload{
+			workload("redis", 4, true, false, auto),
+			workload("web", 0, false, false, nil),
+			workload("batch", 0, false, true, auto),
+		}}
+	d := Compute(in)
+	if len(d.Problems) != 0 {
+		t.Fatalf("problems: %v", d.Problems)
+	}
+	redis := d.Assignments["redis"].CPUs
+	if redis.Size() != 4 || redis.Contains(0) || redis.Contains(96) || len(topo.NodesOf(redis)) != 1 {
+		t.Fatalf("redis got %s: want 4 CPUs on one node, no reserved", redis)
+	}
+	wantShared := topo.CPUSet().Difference(cpuset.New(0, 96)).Difference(redis)
+	if got, _ := opValue(d.Ops, "locus.slice/web", cgroup.CPUSetCPUs); got != wantShared.String() {
+		t.Errorf("web cpus = %s, want shared pool %s", got, wantShared)
+	}
+	if got, _ := opValue(d.Ops, "locus.slice/redis", cgroup.CPUSetMems); got != "0" && got != "1" {
+		t.Errorf("redis mems = %q, want its single node", got)
+	}
+	if got, _ := opValue(d.Ops, "locus.slice/web", cgroup.CPUSetMems); got != "0-1" {
+		t.Errorf("web mems = %q, want 0-1", got)
+	}
+	// LS auto: lowLimitPercent 100 of a 100 MiB request.
+	if got, _ := opValue(d.Ops, "locus.slice/redis", cgroup.MemoryLow); got != "104857600" {
+		t.Errorf("redis memory.low = %q, want 104857600", got)
+	}
+	// web has no memory QoS: its files are restored, never written.
+	if _, ok := opValue(d.Ops, "locus.slice/web", cgroup.MemoryLow); ok {
+		t.Errorf("web memory.low written though memory QoS is off")
+	}
+	restored := false
+	for _, r := range d.Restores {
+		restored = restored || (r.Cgroup == "locus.slice/web" && r.Knob == cgroup.MemoryLow)
+	}
+	if !restored {
+		t.Errorf("web memory.low not restored: %v", d.Restores)
+	}
+
+	// A second decision with the first one's assignments moves nothing, even
+	// when a new exclusive workload arrives and sorts first.
+	in.Previous = d.Assignments
+	in.Workloads = append(in.Workloads, workload("aaa", 8, true, false, nil))
+	d2 := Compute(in)
+	if !d2.Assignments["redis"].CPUs.Equals(redis) {
+		t.Fatalf("redis moved from %s to %s", redis, d2.Assignments["redis"].CPUs)
+	}
+	if !d2.Assignments["aaa"].CPUs.Intersection(redis).IsEmpty() {
+		t.Fatalf("aaa %s overlaps redis %s", d2.Assignments["aaa"].CPUs, redis)
+	}
+}
+
+func TestComputeProblemsKeepWorkloadsRunning(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Small4)
+	big := workload("big", 8, true, false, nil)
+	decided := workload("decided", 2, true, false, nil)
+	decided.CPU.Decided = cpuset.New(2, 9)
+	bad := workload("bad", 0, false, false, map[string]string{"koordinator.sh/memoryQOS": `{"policy":`})
+	d := Compute(Input{Topology: topo, Workloads: []Workload{big, decided, bad}})
+	reasons := map[string]string{}
+	for _, p := range d.Problems {
+		reasons[p.Workload] = p.Reason
+	}
+	want := map[string]string{"big": "CPUAllocationFailed", "decided": "CPUSetConflict", "bad": "InvalidMemoryQOS"}
+	for w, r := range want {
+		if reasons[w] != r {
+			t.Errorf("%s: problem %q, want %q (all: %v)", w, reasons[w], r, d.Problems)
+		}
+	}
+	for _, w := range []string{"big", "decided", "bad"} {
+		if got, _ := opValue(d.Ops, "locus.slice/"+w, cgroup.CPUSetCPUs); got != "0-3" {
+			t.Errorf("%s cpus = %q, want the shared pool 0-3", w, got)
+		}
+	}
+}
+
+func TestComputeBEPoolAndEmptySharedPool(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Small4)
+	in := Input{Topology: topo, Reserved: cpuset.New(0), BEPool: cpuset.New(3),
+		Workloads: []Workload{workload("all", 3, true, false, nil), workload("be", 0, false, true, nil)}}
+	d := Compute(in)
+	if got, _ := opValue(d.Ops, "locus.slice/be", cgroup.CPUSetCPUs); got != "0" {
+		t.Errorf("be cpus = %q, want the reserved CPU 0 once exclusive CPUs take the rest", got)
+	}
+	found := false
+	for _, p := range d.Problems {
+		found = found || strings.Contains(p.Reason, "SharedPoolEmpty")
+	}
+	if !found {
+		t.Errorf("no SharedPoolEmpty problem: %v", d.Problems)
+	}
+	in.Workloads = in.Workloads[1:]
+	d = Compute(in)
+	if got, _ := opValue(d.Ops, "locus.slice/be", cgroup.CPUSetCPUs); got != "3" {
+		t.Errorf("be cpus = %q, want the BE pool 3", got)
+	}
+}
+
+func TestAssignmentJSONRoundTrip(t *testing.T) {
+	a := Assignment{CPUs: cpuset.New(1, 2, 3, 9), Policy: cpualloc.StaticBurst, RequestMilli: 1000}
+	b, err := a.MarshalJSON()
+	if err != nil || string(b) != `{"cpus":"1-3,9","policy":"static-burst","requestMilli":1000}` {
+		t.Fatalf("marshal = %s, %v", b, err)
+	}
+	var back Assignment
+	if err := back.UnmarshalJSON(b); err != nil || !back.CPUs.Equals(a.CPUs) || back.Policy != a.Policy {
+		t.Fatalf("round trip = %+v, %v", back, err)
+	}
+	if err := back.UnmarshalJSON([]byte(`{"cpus":"x"}`)); err == nil {
+		t.Fatal("bad cpus accepted")
+	}
+}

@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"k8s.io/utils/cpuset"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// Pools are the CPU sets of workloads that hold no exclusive CPUs.
+type Pools struct {
+	Exclusive cpuset.CPUSet // union of every exclusive assignment
+	Shared    cpuset.CPUSet // online - reserved - isolated - exclusive
+	BE        cpuset.CPUSet // the BE pool, inside Shared
+}
+
+// ComputePools derives the pools from the assignments. bePool narrows the BE
+// pool when set; if nothing of it is left, BE workloads fall back to Shared
+// rather than to an empty (unwritable) cpuset.
+func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[string]Assignment) (Pools, []Problem) {
+	var problems []Problem
+	excl := cpuset.New()
+	for _, a := range as {
+		if a.Policy != cpualloc.StaticBurst {
+			excl = excl.Union(a.CPUs)
+		}
+	}
+	base := t.CPUSet().Difference(reserved).Difference(t.Isolated)
+	shared := base.Difference(excl)
+	if shared.IsEmpty() {
+		// Never write an empty cpuset: shared workloads run on the reserved
+		// CPUs rather than fail.
+		shared = reserved.Intersection(t.CPUSet())
+		problems = append(problems, Problem{"", "SharedPoolEmpty",
+			fmt.Sprintf("exclusive assignments take every CPU; shared workloads run on reserved CPUs %q", shared.String())})
+	}
+	be := shared
+	if !bePool.IsEmpty() {
+		if narrowed := bePool.Intersection(shared); !narrowed.IsEmpty() {
+			be = narrowed
+		} else {
+			problems = append(problems, Problem{"", "BEPoolEmpty",
+				fmt.Sprintf("bePool %s has no CPU left in the shared pool; BE workloads use the shared pool", bePool)})
+		}
+	}
+	return Pools{Exclusive: excl, Shared: shared, BE: be}, problems
+}
+
+// Mems is the cpuset.mems value for a CPU set: the NUMA nodes of those CPUs, or
+// every node when unrestricted.
+func Mems(t *topology.Topology, cpus cpuset.CPUSet, unrestricted bool) string {
+	var ids []string
+	if unrestricted {
+		for _, n := range t.Nodes {
+			ids = append(ids, strconv.Itoa(n.ID))
+		}
+	} else {
+		for _, n := range t.NodesOf(cpus) {
+			ids = append(ids, strconv.Itoa(n))
+		}
+	}
+	set, _ := cpuset.Parse(strings.Join(ids, ","))
+	return set.String()
+}

@@ -1,0 +1,158 @@
+// Package state keeps the agent's checkpoint under --state-dir: the CPU
+// assignments in force, the cgroups and processes the agent owns, and the
+// leases of `locus run`. Every change replaces the file atomically under an
+// exclusive lock, so a kill -9 at any instant leaves the old or the new state,
+// and `locus run` and the agent never allocate the same CPUs.
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/atomicfile"
+)
+
+// FormatVersion is bumped when the file changes incompatibly.
+const FormatVersion = 1
+
+// Checkpoint is the whole durable state.
+type Checkpoint struct {
+	Version     int                        `json:"version"`
+	Assignments map[string]plan.Assignment `json:"assignments"`
+	Workloads   map[string]Workload        `json:"workloads"`
+	Leases      map[string]Lease           `json:"leases"`
+}
+
+// Workload records what the agent owns for one workload.
+type Workload struct {
+	Cgroup string `json:"cgroup"`
+	// Created is true when the agent made the cgroup and must remove it.
+	Created bool `json:"created,omitempty"`
+	// Started is the process the agent launched for a command workload.
+	Started *Process `json:"started,omitempty"`
+}
+
+// Process identifies a process across pid reuse: a pid plus its start time
+// in clock ticks since boot (field 22 of /proc/PID/stat).
+type Process struct {
+	PID       int    `json:"pid"`
+	StartTime uint64 `json:"startTime"`
+}
+
+// Lease is a transient CPU allocation held by `locus run` for its command.
+type Lease struct {
+	Cgroup     string          `json:"cgroup"`
+	Assignment plan.Assignment `json:"assignment"`
+	Owner      Process         `json:"owner"`
+}
+
+// Empty returns a checkpoint with no entries.
+func Empty() Checkpoint {
+	return Checkpoint{Version: FormatVersion, Assignments: map[string]plan.Assignment{},
+		Workloads: map[string]Workload{}, Leases: map[string]Lease{}}
+}
+
+// Store is the state directory.
+type Store struct{ Dir string }
+
+const (
+	checkpointFile = "checkpoint.json"
+	lockFile       = "lock"
+)
+
+// Open creates the state directory if needed (mode 0700: it names cgroups
+// and processes) and returns the store.
+func Open(dir string) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("state dir: %w", err)
+	}
+	return &Store{Dir: dir}, nil
+}
+
+// Path returns a file inside the state directory.
+func (s *Store) Path(name string) string { return filepath.Join(s.Dir, name) }
+
+// Lock takes the exclusive lock that serialises every read-modify-write of the
+// checkpoint; call the returned function to release it. The lock dies with
+// its holder, so a killed agent never leaves it stuck.
+func (s *Store) Lock() (func(), error) {
+	f, err := os.OpenFile(s.Path(lockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// Load reads the checkpoint; a missing file is an empty checkpoint, a corrupt
+// or newer one an error (the agent must not guess what it owns).
+func (s *Store) Load() (Checkpoint, error) {
+	raw, err := os.ReadFile(s.Path(checkpointFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return Empty(), nil
+	}
+	if err != nil {
+		return Checkpoint{}, err
+	}
+	c := Empty()
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return Checkpoint{}, fmt.Errorf("%s is corrupt: %w", s.Path(checkpointFile), err)
+	}
+	if c.Version != FormatVersion {
+		return Checkpoint{}, fmt.Errorf("%s has format version %d, this agent reads %d",
+			s.Path(checkpointFile), c.Version, FormatVersion)
+	}
+	return fill(c), nil
+}
+
+// fill replaces maps a hand-edited or older file left out ("null") with empty ones.
+func fill(c Checkpoint) Checkpoint {
+	e := Empty()
+	if c.Assignments == nil {
+		c.Assignments = e.Assignments
+	}
+	if c.Workloads == nil {
+		c.Workloads = e.Workloads
+	}
+	if c.Leases == nil {
+		c.Leases = e.Leases
+	}
+	return c
+}
+
+// Save replaces the checkpoint atomically.
+func (s *Store) Save(c Checkpoint) error {
+	c.Version = FormatVersion
+	raw, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(s.Path(checkpointFile), append(raw, '\n'), 0o600)
+}
+
+// Update runs change on the checkpoint under the lock and saves the result
+// when change returns nil.
+func (s *Store) Update(change func(*Checkpoint) error) error {
+	unlock, err := s.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	c, err := s.Load()
+	if err != nil {
+		return err
+	}
+	if err := change(&c); err != nil {
+		return err
+	}
+	return s.Save(c)
+}

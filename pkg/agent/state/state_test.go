@@ -1,0 +1,87 @@
+package state
+
+import (
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+)
+
+func TestLoadMissingSaveLoad(t *testing.T) {
+	s, err := Open(t.TempDir() + "/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Load()
+	if err != nil || len(c.Assignments) != 0 || c.Workloads == nil || c.Leases == nil {
+		t.Fatalf("missing file: %+v, %v", c, err)
+	}
+	c.Assignments["redis"] = plan.Assignment{CPUs: cpuset.New(2, 3), Policy: "full-pcpus"}
+	c.Workloads["redis"] = Workload{Cgroup: "locus.slice/redis", Created: true, Started: &Process{PID: 42, StartTime: 7}}
+	if err := s.Save(c); err != nil {
+		t.Fatal(err)
+	}
+	back, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Assignments["redis"].CPUs.Equals(cpuset.New(2, 3)) || back.Workloads["redis"].Started.PID != 42 {
+		t.Fatalf("round trip lost data: %+v", back)
+	}
+}
+
+func TestLoadRejectsCorruptAndNewer(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	for body, want := range map[string]string{
+		`{"version":1,"assignments":`: "corrupt",
+		`{"version":9}`:               "format version 9",
+		`{"version":1,"assignments":{"a":{"cpus":"z"}}}`: "corrupt",
+	} {
+		if err := os.WriteFile(s.Path(checkpointFile), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Load(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Load(%s) error = %v, want %q", body, err, want)
+		}
+	}
+	if err := os.WriteFile(s.Path(checkpointFile), []byte(`{"version":1,"leases":null}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Load(); err != nil || c.Leases == nil || c.Assignments == nil {
+		t.Fatalf("null maps not filled: %+v, %v", c, err)
+	}
+}
+
+// Concurrent Updates never lose an increment: the lock serialises them.
+func TestUpdateIsSerialised(t *testing.T) {
+	s, _ := Open(t.TempDir())
+	const n = 20
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Update(func(c *Checkpoint) error {
+				w := c.Workloads["counter"]
+				if w.Started == nil {
+					w.Started = &Process{}
+				}
+				w.Started.PID++
+				c.Workloads["counter"] = w
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	c, _ := s.Load()
+	if got := c.Workloads["counter"].Started.PID; got != n {
+		t.Fatalf("counter = %d after %d updates", got, n)
+	}
+}
