@@ -1,0 +1,178 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// DefaultRoot is where hosts mount cgroups.
+const DefaultRoot = "/sys/fs/cgroup"
+
+// Controller names a v1 hierarchy (the directory under the root holding it).
+// On v2 there is one hierarchy and controllers do not appear in paths.
+type Controller string
+
+const (
+	CPUSet  Controller = "cpuset"
+	CPU     Controller = "cpu"
+	CPUAcct Controller = "cpuacct"
+	Memory  Controller = "memory"
+)
+
+// managedV1 are the v1 hierarchies in which Locus creates cgroups and moves
+// processes. Order matters: readers that need "some" hierarchy take the first.
+var managedV1 = []Controller{CPUSet, Memory, CPU, CPUAcct}
+
+// Hierarchy is a cgroup root of a known version. It resolves relative cgroup
+// paths to directories and files and guarantees they stay inside the root.
+type Hierarchy struct {
+	root    string // as configured, absolute and clean
+	real    string // root with symlinks resolved, for containment checks
+	version Version
+}
+
+// Open checks root (DefaultRoot when "") and detects its version unless v
+// forces one.
+func Open(root string, v Version) (*Hierarchy, error) {
+	if root == "" {
+		root = DefaultRoot
+	}
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("cgroup root %q is not an absolute path", root)
+	}
+	root = filepath.Clean(root)
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup root: %w", err)
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("cgroup root %s is not a directory", root)
+	}
+	switch v {
+	case Auto:
+		if v, err = Detect(root); err != nil {
+			return nil, err
+		}
+	case V1, V2:
+	default:
+		return nil, fmt.Errorf("cgroup version %d: want v1 or v2", int(v))
+	}
+	return &Hierarchy{root: root, real: real, version: v}, nil
+}
+
+// Root is the configured cgroup root.
+func (h *Hierarchy) Root() string { return h.root }
+
+// Version is the detected or forced cgroup version.
+func (h *Hierarchy) Version() Version { return h.version }
+
+// Dir resolves cgroup rel in controller ctrl: <root>/<ctrl>/<rel> on v1,
+// <root>/<rel> on v2 (ctrl ignored). The directory need not exist.
+func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
+	if err := CheckRel(rel); err != nil {
+		return "", err
+	}
+	p := h.root
+	if h.version == V1 {
+		if ctrl == "" || strings.ContainsAny(string(ctrl), "/\x00") || ctrl == "." || ctrl == ".." {
+			return "", fmt.Errorf("v1 controller %q is not a controller name", ctrl)
+		}
+		p = filepath.Join(p, string(ctrl))
+	}
+	if rel != "" {
+		p = filepath.Join(p, rel)
+	}
+	if err := h.contain(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// file resolves a file inside cgroup rel of controller ctrl.
+func (h *Hierarchy) file(ctrl Controller, rel, name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, "/\x00") {
+		return "", fmt.Errorf("cgroup file name %q is invalid", name)
+	}
+	dir, err := h.Dir(ctrl, rel)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(dir, name)
+	return p, h.contain(p)
+}
+
+// key names a file relative to the root; it identifies originals and the
+// cgroups Locus created, and stays stable while the root does.
+func (h *Hierarchy) key(path string) string {
+	rel, err := filepath.Rel(h.root, path)
+	if err != nil {
+		return path
+	}
+	return filepath.ToSlash(rel)
+}
+
+// contain resolves the symlinks of the longest existing prefix of p and checks
+// the result lies inside the root. Lexical checks alone would accept a symlink
+// planted in the tree that points elsewhere. (On a real cgroupfs only root can
+// change the tree, and cgroupfs itself has no symlinks; v1 roots do, e.g.
+// cpu -> cpu,cpuacct, which resolve inside the root and pass.)
+func (h *Hierarchy) contain(p string) error {
+	existing, rest := p, ""
+	var resolved string
+	for {
+		r, err := filepath.EvalSymlinks(existing)
+		if err == nil {
+			resolved = filepath.Join(r, rest)
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("resolve %s: %w", p, err)
+		}
+		if fi, lerr := os.Lstat(existing); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s: dangling symlink %s inside the cgroup root", p, existing)
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return fmt.Errorf("%s: no existing ancestor", p)
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	if resolved != h.real && !strings.HasPrefix(resolved, h.real+string(filepath.Separator)) {
+		return fmt.Errorf("%s resolves to %s, outside the cgroup root %s", p, resolved, h.root)
+	}
+	return nil
+}
+
+// v1Mounts lists the managed v1 hierarchies present under the root, skipping a
+// name that resolves to a hierarchy already listed (cpu and cpuacct are often
+// one mount reached through two symlinks).
+func (h *Hierarchy) v1Mounts() []Controller {
+	var out []Controller
+	seen := map[string]bool{}
+	for _, c := range managedV1 {
+		real, err := filepath.EvalSymlinks(filepath.Join(h.root, string(c)))
+		if err != nil || seen[real] {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		seen[real] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// hierarchies lists the controllers to visit for per-cgroup operations: the
+// managed v1 mounts, or a single "" on v2.
+func (h *Hierarchy) hierarchies() []Controller {
+	if h.version == V2 {
+		return []Controller{""}
+	}
+	return h.v1Mounts()
+}

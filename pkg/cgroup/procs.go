@@ -1,0 +1,113 @@
+package cgroup
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ProcsReport says which processes AddProcs moved and which had exited.
+type ProcsReport struct {
+	Moved  []int
+	Exited []int // the kernel answered ESRCH: the process is gone
+}
+
+// AddProcs moves processes into cgroup rel, one pid per write of
+// cgroup.procs, in every managed hierarchy where rel exists (once on v2).
+// Processes that exited meanwhile are reported, not errors.
+func (w *Writer) AddProcs(rel string, pids []int) (ProcsReport, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var rep ProcsReport
+	for _, p := range pids {
+		if p <= 0 {
+			return rep, fmt.Errorf("add processes to cgroup %q: %d is not a pid", rel, p)
+		}
+	}
+	exited := map[int]bool{}
+	found := false
+	for _, c := range w.h.hierarchies() {
+		if !w.h.Exists(c, rel) {
+			continue
+		}
+		found = true
+		path, err := w.h.file(c, rel, "cgroup.procs")
+		if err != nil {
+			return rep, err
+		}
+		for _, p := range pids {
+			if exited[p] || w.DryRun {
+				continue
+			}
+			err := w.write(path, strconv.Itoa(p))
+			if errors.Is(err, unix.ESRCH) {
+				exited[p] = true
+				continue
+			}
+			if err != nil {
+				return rep, err
+			}
+		}
+	}
+	if !found {
+		return rep, fmt.Errorf("add processes: cgroup %q does not exist under %s", rel, w.h.root)
+	}
+	for _, p := range pids {
+		if exited[p] {
+			rep.Exited = append(rep.Exited, p)
+		} else {
+			rep.Moved = append(rep.Moved, p)
+		}
+	}
+	return rep, nil
+}
+
+// Procs lists the processes (thread-group ids) in cgroup rel. On v1 it reads
+// the first managed hierarchy (cpuset, memory, cpu, cpuacct) that has rel.
+func (h *Hierarchy) Procs(rel string) ([]int, error) { return h.readPids(rel, "cgroup.procs") }
+
+// Threads lists the threads in cgroup rel (v1 tasks, v2 cgroup.threads).
+func (h *Hierarchy) Threads(rel string) ([]int, error) {
+	if h.version == V1 {
+		return h.readPids(rel, "tasks")
+	}
+	return h.readPids(rel, "cgroup.threads")
+}
+
+func (h *Hierarchy) readPids(rel, file string) ([]int, error) {
+	for _, c := range h.hierarchies() {
+		if !h.Exists(c, rel) {
+			continue
+		}
+		path, err := h.file(c, rel, file)
+		if err != nil {
+			return nil, err
+		}
+		text, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return parsePids(path, text)
+	}
+	return nil, fmt.Errorf("cgroup %q does not exist under %s", rel, h.root)
+}
+
+func parsePids(path, text string) ([]int, error) {
+	var out []int
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		if sc.Text() == "" {
+			continue
+		}
+		n, err := strconv.Atoi(sc.Text())
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a pid", path, sc.Text())
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,122 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Children lists the child cgroups of rel in controller ctrl (ignored on v2)
+// as relative paths, sorted.
+func (h *Hierarchy) Children(ctrl Controller, rel string) ([]string, error) {
+	dir, err := h.Dir(ctrl, rel)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list child cgroups: %w", err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, joinRel(rel, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// Exists reports whether cgroup rel exists in controller ctrl (ignored on v2).
+func (h *Hierarchy) Exists(ctrl Controller, rel string) bool {
+	dir, err := h.Dir(ctrl, rel)
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
+}
+
+// CPUUsage is the CPU time the cgroup's tasks have used: v1 cpuacct.usage
+// (nanoseconds), v2 cpu.stat usage_usec.
+func (h *Hierarchy) CPUUsage(rel string) (time.Duration, error) {
+	if h.version == V1 {
+		n, err := h.readUint(CPUAcct, rel, "cpuacct.usage")
+		return time.Duration(n), err
+	}
+	path, err := h.file("", rel, "cpu.stat")
+	if err != nil {
+		return 0, err
+	}
+	text, err := readFile(path)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "usage_usec" {
+			us, err := strconv.ParseUint(f[1], 10, 63)
+			if err != nil {
+				return 0, fmt.Errorf("%s: usage_usec %q: %v", path, f[1], err)
+			}
+			return time.Duration(us) * time.Microsecond, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: no usage_usec line", path)
+}
+
+// MemoryUsage is the memory charged to the cgroup in bytes: v1
+// memory.usage_in_bytes, v2 memory.current.
+func (h *Hierarchy) MemoryUsage(rel string) (uint64, error) {
+	if h.version == V1 {
+		return h.readUint(Memory, rel, "memory.usage_in_bytes")
+	}
+	return h.readUint("", rel, "memory.current")
+}
+
+func (h *Hierarchy) readUint(ctrl Controller, rel, name string) (uint64, error) {
+	path, err := h.file(ctrl, rel, name)
+	if err != nil {
+		return 0, err
+	}
+	text, err := readFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %q is not a count", path, text)
+	}
+	return n, nil
+}
+
+// ReadKnob returns the current text of a knob's file (whitespace trimmed).
+// A knob the version or kernel lacks gives an error wrapping ErrUnsupported.
+func (h *Hierarchy) ReadKnob(rel string, k Knob) (string, error) {
+	spec, ok := Lookup(k)
+	if !ok {
+		return "", fmt.Errorf("unknown cgroup knob %q", k)
+	}
+	pl := spec.Placement(h.version)
+	if pl == nil {
+		return "", fmt.Errorf("%s on cgroup %s: %w", k, h.version, ErrUnsupported)
+	}
+	path, err := h.file(pl.Controller, rel, pl.File)
+	if err != nil {
+		return "", err
+	}
+	v, err := readFile(path)
+	if errors.Is(err, os.ErrNotExist) && pl.Extension {
+		if _, derr := os.Stat(dirOf(path)); derr == nil {
+			return "", fmt.Errorf("%s: %w", path, ErrUnsupported)
+		}
+	}
+	return v, err
+}
+
+// ErrUnsupported means the cgroup version or kernel has no such file.
+var ErrUnsupported = errors.New("not supported by this kernel or cgroup version")

@@ -1,0 +1,167 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Op asks for a knob of a cgroup to hold a logical value (see Spec.Validate).
+type Op struct {
+	Cgroup string // relative to the root, e.g. "kubepods/burstable/pod<uid>/<cid>"
+	Knob   Knob
+	Value  string
+}
+
+// Target names a knob of a cgroup without a value (for Restore).
+type Target struct {
+	Cgroup string
+	Knob   Knob
+}
+
+// Outcome is what happened to one Op or Target.
+type Outcome string
+
+const (
+	Written   Outcome = "written"   // the file now holds the value
+	Unchanged Outcome = "unchanged" // it already did; nothing was written
+	Planned   Outcome = "planned"   // DryRun: it would be written
+	// Unsupported: the kernel or cgroup version has no such file. Not an
+	// error; report it once per node (see UnsupportedTracker).
+	Unsupported Outcome = "unsupported"
+	NoOriginal  Outcome = "no-original" // Restore: nothing recorded to restore
+	Failed      Outcome = "failed"      // its write failed; see the returned error
+	NotRun      Outcome = "not-run"     // planned, but an earlier write failed
+)
+
+// Result reports one Op or Target, in input order.
+type Result struct {
+	Cgroup  string
+	Knob    Knob
+	Path    string // the file; "" when the version has none
+	Outcome Outcome
+	Before  string // file text before the batch
+	After   string // file text the batch ends with (or would, under DryRun)
+	Reason  string // why Unsupported or NoOriginal
+}
+
+// FileWrite is one write(2) to a cgroup file.
+type FileWrite struct {
+	Path  string
+	Value string
+}
+
+// Report is what a batch did: per-op results and the writes in the order
+// they happened (under DryRun, the order they would happen).
+type Report struct {
+	Results []Result
+	Writes  []FileWrite
+}
+
+// Writer applies batches of knob values and records originals first.
+type Writer struct {
+	// DryRun plans without touching anything: no cgroup writes, no
+	// directories, no originals recorded.
+	DryRun bool
+
+	h     *Hierarchy
+	store OriginalStore
+	mu    sync.Mutex
+	// write, mkdirFn and rmdirFn touch the tree; tests wrap them to count
+	// or refuse writes and to mimic the kernel on fixture trees.
+	write   func(path, value string) error
+	mkdirFn func(dir string) error
+	rmdirFn func(dir string) error
+}
+
+// NewWriter returns a Writer for h that keeps originals in store.
+func NewWriter(h *Hierarchy, store OriginalStore) (*Writer, error) {
+	if h == nil || store == nil {
+		return nil, errors.New("cgroup writer needs a hierarchy and an originals store")
+	}
+	return &Writer{h: h, store: store, write: writeFile, mkdirFn: mkdirCgroup, rmdirFn: unix.Rmdir}, nil
+}
+
+// Hierarchy is the hierarchy the Writer writes to.
+func (w *Writer) Hierarchy() *Hierarchy { return w.h }
+
+// Apply brings every op's file to its value. The whole batch is validated and
+// read before the first write; files already equal are not written; writes
+// of Nested and Protection knobs are ordered over the cgroup tree (PlanTree);
+// originals of files about to change are recorded durably before any write.
+// It stops at the first failed write and returns the report so far.
+func (w *Writer) Apply(ops []Op) (Report, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wants := make([]string, len(ops))
+	targets := make([]Target, len(ops))
+	for i, op := range ops {
+		spec, err := writableSpec(op.Knob)
+		if err != nil {
+			return Report{}, err
+		}
+		if err := spec.Validate(op.Value); err != nil {
+			return Report{}, fmt.Errorf("cgroup %q: %w", op.Cgroup, err)
+		}
+		targets[i] = Target{op.Cgroup, op.Knob}
+		wants[i] = op.Value
+	}
+	items, rep, err := w.resolveAll(targets)
+	if err != nil {
+		return rep, err
+	}
+	for _, it := range items {
+		it.want, _ = it.spec.Encode(w.h.version, wants[it.idx])
+	}
+	return w.execute(items, rep)
+}
+
+// Restore writes back the recorded originals of targets, ordered like Apply,
+// and forgets them once restored. Targets without a record are reported as
+// NoOriginal.
+func (w *Writer) Restore(targets []Target) (Report, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, t := range targets {
+		if _, err := writableSpec(t.Knob); err != nil {
+			return Report{}, err
+		}
+	}
+	items, rep, err := w.resolveAll(targets)
+	if err != nil {
+		return rep, err
+	}
+	var keep []*item
+	for _, it := range items {
+		orig, ok := w.store.Original(it.key)
+		if !ok {
+			r := &rep.Results[it.idx]
+			r.Outcome, r.After, r.Reason = NoOriginal, it.cur, "no original recorded"
+			continue
+		}
+		it.want = orig
+		keep = append(keep, it)
+	}
+	rep, err = w.execute(keep, rep)
+	if err != nil || w.DryRun {
+		return rep, err
+	}
+	var done []string
+	for _, it := range keep {
+		done = append(done, it.key)
+	}
+	return rep, w.store.Forget(done...)
+}
+
+func writableSpec(k Knob) (*Spec, error) {
+	spec, ok := Lookup(k)
+	if !ok {
+		return nil, fmt.Errorf("unknown cgroup knob %q", k)
+	}
+	if spec.ReadOnly {
+		return nil, fmt.Errorf("%s is read-only: the kernel computes it", k)
+	}
+	return spec, nil
+}
