@@ -37,8 +37,8 @@ func TestLoadMissingSaveLoad(t *testing.T) {
 func TestLoadRejectsCorruptAndNewer(t *testing.T) {
 	s, _ := Open(t.TempDir())
 	for body, want := range map[string]string{
-		`{"version":1,"assignments":`: "corrupt",
-		`{"version":9}`:               "format version 9",
+		`{"version":1,"assignments":`:                    "corrupt",
+		`{"version":9}`:                                  "format version 9",
 		`{"version":1,"assignments":{"a":{"cpus":"z"}}}`: "corrupt",
 	} {
 		if err := os.WriteFile(s.Path(checkpointFile), []byte(body), 0o600); err != nil {
