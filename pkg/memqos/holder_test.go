@@ -1,0 +1,68 @@
+package memqos
+
+import (
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestHolderKeepsLastGoodConfig(t *testing.T) {
+	h := NewConfigHolder()
+	if h.Current() != (Config{}) {
+		t.Fatal("a new holder must start with memory QoS off")
+	}
+	good := `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "throttlingPercent": 70}}}}`
+	if err := h.Update(good); err != nil || h.LastError() != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{
+		`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "throttlingPercent": 120}}}}`,
+		`{"clusterStrategy": `,
+		`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": "yes"}}}}`,
+	} {
+		err := h.Update(bad)
+		if err == nil || h.LastError() != err {
+			t.Fatalf("%s: accepted", bad)
+		}
+		cur := h.Current()
+		if cur.LS == nil || !*cur.LS.Enable || *cur.LS.Params.ThrottlingPercent != 70 {
+			t.Fatalf("after %q the previous config was lost: %+v", bad, cur.LS)
+		}
+	}
+	if err := h.Update(""); err != nil || h.Current() != (Config{}) || h.LastError() != nil {
+		t.Fatalf("a removed key must switch back to the empty config: %+v, %v", h.Current(), err)
+	}
+}
+
+func TestNamespaceHolder(t *testing.T) {
+	h := NewNamespaceHolder()
+	if err := h.Update(`{"enabledNamespaces": ["a"]}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Update(`{"enabledNamespaces": ["a"], "disabledNamespaces": ["a"]}`); err == nil ||
+		!strings.Contains(err.Error(), "both") {
+		t.Fatalf("conflict accepted: %v", err)
+	}
+	if got := h.Current(); len(got.Enabled) != 1 || got.Enabled[0] != "a" || len(got.Disabled) != 0 {
+		t.Fatalf("lost the previous lists: %+v", got)
+	}
+}
+
+func TestHolderConcurrentUse(t *testing.T) {
+	h := NewConfigHolder()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if i%2 == 0 {
+					_ = h.Update(`{"clusterStrategy": {"beClass": {"memoryQOS": {"enable": true}}}}`)
+				} else if c := h.Current(); c.BE != nil && !*c.BE.Enable {
+					t.Error("torn read")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,184 @@
+package memqos
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// The configs are read field by field from raw JSON, not with struct tags,
+// because encoding/json matches keys case-insensitively and ignores unknown
+// keys: a typo such as "minlimitPercent" must be an error naming the field.
+
+type object map[string]json.RawMessage
+
+// document turns a config value into JSON. JSON is tried first for its
+// precise error positions; YAML is the fallback. Blank input gives nil.
+func document(raw string) (json.RawMessage, error) {
+	if strings.TrimSpace(raw) == "" {
+		return nil, nil
+	}
+	var probe json.RawMessage
+	jsonErr := json.Unmarshal([]byte(raw), &probe)
+	if jsonErr == nil {
+		return probe, nil
+	}
+	converted, yamlErr := yaml.YAMLToJSON([]byte(raw))
+	if yamlErr == nil {
+		return converted, nil
+	}
+	var syn *json.SyntaxError
+	if errors.As(jsonErr, &syn) {
+		return nil, fmt.Errorf("malformed JSON at byte %d: %v (and not valid YAML either)", syn.Offset, syn)
+	}
+	return nil, fmt.Errorf("malformed JSON: %v (and not valid YAML either)", jsonErr)
+}
+
+// kind names the JSON type of raw for error messages.
+func kind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+func isNull(raw json.RawMessage) bool {
+	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
+}
+
+func wrongType(path string, raw json.RawMessage, want string) error {
+	shown := string(bytes.TrimSpace(raw))
+	if len(shown) > 40 {
+		shown = shown[:40] + "..."
+	}
+	return fmt.Errorf("%sgot %s %s, want %s", prefix(path), kind(raw), shown, want)
+}
+
+// prefix is "path: ", or nothing at the root of a value with no name.
+func prefix(path string) string {
+	if path == "" {
+		return ""
+	}
+	return path + ": "
+}
+
+// asObject reads an object; a missing or null value gives (nil, nil).
+func asObject(raw json.RawMessage, path string) (object, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if kind(raw) != "an object" {
+		return nil, wrongType(path, raw, "an object")
+	}
+	var o object
+	if err := json.Unmarshal(raw, &o); err != nil {
+		return nil, fmt.Errorf("%s%v", prefix(path), err)
+	}
+	return o, nil
+}
+
+func asBool(raw json.RawMessage, path string) (*bool, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var b bool
+	if kind(raw) != "a boolean" || json.Unmarshal(raw, &b) != nil {
+		return nil, wrongType(path, raw, "true or false")
+	}
+	return &b, nil
+}
+
+// asInt reads an integer within [lo, hi].
+func asInt(raw json.RawMessage, path string, lo, hi int64) (*int64, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	if kind(raw) != "a number" {
+		return nil, wrongType(path, raw, "an integer")
+	}
+	lit := string(bytes.TrimSpace(raw))
+	v, err := strconv.ParseInt(lit, 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return nil, fmt.Errorf("%s: %s is out of range %s", path, lit, rangeText(lo, hi))
+	case err != nil:
+		return nil, fmt.Errorf("%s: %s is not an integer", path, lit)
+	case v < lo || v > hi:
+		return nil, fmt.Errorf("%s: %d is out of range %s", path, v, rangeText(lo, hi))
+	}
+	return &v, nil
+}
+
+func rangeText(lo, hi int64) string {
+	if lo < 0 {
+		return fmt.Sprintf("%d..%d", lo, hi)
+	}
+	return fmt.Sprintf("%d-%d", lo, hi)
+}
+
+func asString(raw json.RawMessage, path string) (string, error) {
+	if isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if kind(raw) != "a string" || json.Unmarshal(raw, &s) != nil {
+		return "", wrongType(path, raw, "a string")
+	}
+	return s, nil
+}
+
+func asStrings(raw json.RawMessage, path string) ([]string, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if kind(raw) != "an array" || json.Unmarshal(raw, &items) != nil {
+		return nil, wrongType(path, raw, "an array of strings")
+	}
+	out := make([]string, 0, len(items))
+	for i, it := range items {
+		s, err := asString(it, fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// unknownField names a key that is not allowed at path, with a hint when
+// only its letter case is wrong.
+func unknownField(path, key string, known []string) error {
+	for _, k := range known {
+		if strings.EqualFold(k, key) {
+			return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, key), k)
+		}
+	}
+	return fmt.Errorf("%s: unknown field", join(path, key))
+}
+
+// join builds a dotted field path; the root has an empty path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}

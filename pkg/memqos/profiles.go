@@ -1,0 +1,66 @@
+package memqos
+
+// The profiles. docs/memory-qos.md explains each number.
+
+// TableDefaults is what a class runs with when its config says enable: true
+// and leaves a parameter out: min, low and throttling off, async reclaim at
+// 95 % of the limit, and the min watermark moved down for latency-sensitive
+// pods (they enter global reclaim later) and up for BE pods (earlier).
+func TableDefaults(be bool) Profile {
+	if be {
+		return Profile{WmarkRatio: 95, WmarkMinAdj: 50}
+	}
+	return Profile{WmarkRatio: 95, WmarkMinAdj: -25}
+}
+
+// Recommended is the profile of policy auto and of enabledNamespaces. On top
+// of TableDefaults it protects an LS container's request from global reclaim
+// (memory.low = request), so a short node reclaims from pods above their
+// request first, and it throttles every class at 80 % of its limit so direct
+// reclaim starts before the OOM killer. Throttling never cuts into the request.
+func Recommended(be bool) Profile {
+	p := TableDefaults(be)
+	p.ThrottlingPercent = 80
+	if !be {
+		p.LowLimitPercent = 100
+	}
+	return p
+}
+
+// With returns p with every parameter that o gives replaced.
+func (p Profile) With(o Params) Profile {
+	set := func(dst *int64, v *int64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&p.MinLimitPercent, o.MinLimitPercent)
+	set(&p.LowLimitPercent, o.LowLimitPercent)
+	set(&p.ThrottlingPercent, o.ThrottlingPercent)
+	set(&p.WmarkRatio, o.WmarkRatio)
+	set(&p.WmarkMinAdj, o.WmarkMinAdj)
+	return p
+}
+
+// intField describes one integer parameter: its JSON name, its valid range
+// and where it is stored. A nil dst means the field is accepted for
+// compatibility with koordinator configs but has no effect here.
+type intField struct {
+	key    string
+	lo, hi int64
+	dst    func(*Params) **int64
+}
+
+var paramFields = []intField{
+	{"minLimitPercent", 0, 100, func(p *Params) **int64 { return &p.MinLimitPercent }},
+	{"lowLimitPercent", 0, 100, func(p *Params) **int64 { return &p.LowLimitPercent }},
+	{"throttlingPercent", 0, 100, func(p *Params) **int64 { return &p.ThrottlingPercent }},
+	{"wmarkRatio", 0, 100, func(p *Params) **int64 { return &p.WmarkRatio }},
+	{"wmarkMinAdj", -25, 50, func(p *Params) **int64 { return &p.WmarkMinAdj }},
+	// koordinator fields this package does not act on; validated so that a
+	// config that is wrong elsewhere is not silently accepted here.
+	{"wmarkScalePermill", 1, 1000, nil},
+	{"priorityEnable", 0, 1, nil},
+	{"priority", 0, 12, nil},
+	{"oomKillGroup", 0, 1, nil},
+}
