@@ -1,0 +1,182 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/utils/cpuset"
+
+	locuscpuset "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// planOptions are the flags of `locus plan`.
+type planOptions struct {
+	sysfsRoot, topologyFile string
+	cpus                    int
+	policy, strategy        string
+	allocated, reserved     string
+	burstLoad               string
+	requestMilli            int64
+	useReserved             bool
+	output                  string
+}
+
+// planJSON is the JSON contract of `locus plan -o json`.
+type planJSON struct {
+	CPUSet          string `json:"cpuset"`
+	NUMANodes       []int  `json:"numaNodes"`
+	CPUs            int    `json:"cpus"`
+	Policy          string `json:"policy"`
+	NUMAStrategy    string `json:"numaStrategy"`
+	BurstShareMilli int64  `json:"burstShareMilli,omitempty"`
+}
+
+func newPlanCmd() *cobra.Command {
+	var o planOptions
+	cmd := &cobra.Command{
+		Use:   "plan (--sysfs-root DIR | --topology FILE) --cpus N [flags]",
+		Short: "Show which CPUs the allocator would give a request",
+		Long: `Run the CPU allocator once, without changing anything: given a machine (read
+from sysfs, /sys by default, or from a file written by "locus topology -o json")
+and what is already taken, print the CPU set a request would receive and the
+NUMA nodes it spans. docs/allocator.md defines the policies.
+
+An impossible request exits with status 2 and says why.`,
+		Args: rejectTopologyArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.sysfsRoot, "sysfs-root", "", "read the machine from this sysfs tree (default /sys)")
+	f.StringVar(&o.topologyFile, "topology", "", "read the machine from this JSON file instead of sysfs")
+	f.IntVar(&o.cpus, "cpus", 0, "CPUs to allocate (the pod's integer limits.cpu); required")
+	f.StringVar(&o.policy, "policy", string(locuscpuset.FullPCPUs),
+		"full-pcpus, spread-by-pcpus, distribute-across-numa or static-burst")
+	f.StringVar(&o.strategy, "numa-strategy", string(locuscpuset.MostAllocated), "most-allocated or least-allocated")
+	f.StringVar(&o.allocated, "allocated", "", "CPUs already owned exclusively, in Linux list format")
+	f.StringVar(&o.reserved, "reserved", "", "CPUs reserved for the system, in Linux list format")
+	f.StringVar(&o.burstLoad, "burst-load", "", "static-burst load already on CPUs, as CPU=MILLI pairs (\"3=500,4=250\")")
+	f.Int64Var(&o.requestMilli, "request-milli", 0, "static-burst: the pod's CPU request in millicores (0: equal to --cpus)")
+	f.BoolVar(&o.useReserved, "use-reserved", false, "allow reserved and isolated CPUs")
+	outputFlag(cmd, &o.output)
+	return cmd
+}
+
+func (o planOptions) run(w io.Writer) error {
+	if err := checkOutput(o.output); err != nil {
+		return err
+	}
+	if o.cpus <= 0 {
+		return usagef("--cpus must be at least 1, got %d", o.cpus)
+	}
+	t, err := o.loadTopology()
+	if err != nil {
+		return err
+	}
+	st, reserved, err := o.state(t)
+	if err != nil {
+		return err
+	}
+	req := locuscpuset.Request{CPUs: o.cpus, Policy: locuscpuset.Policy(o.policy),
+		NUMAStrategy: locuscpuset.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
+	res, err := locuscpuset.Allocate(t, st, reserved, req)
+	if err != nil {
+		if errors.Is(err, locuscpuset.ErrInsufficient) || errors.Is(err, locuscpuset.ErrInvalidRequest) {
+			return usageError{err}
+		}
+		return err
+	}
+	out := planJSON{CPUSet: res.CPUs.String(), NUMANodes: res.NUMANodes, CPUs: res.CPUs.Size(),
+		Policy:       cmp.Or(o.policy, string(locuscpuset.FullPCPUs)),
+		NUMAStrategy: cmp.Or(o.strategy, string(locuscpuset.MostAllocated))}
+	if req.Policy == locuscpuset.StaticBurst {
+		milli := o.requestMilli
+		if milli == 0 {
+			milli = int64(o.cpus) * 1000
+		}
+		out.BurstShareMilli = locuscpuset.BurstShare(milli, o.cpus)
+	}
+	if o.output == "json" {
+		return writeJSON(w, out)
+	}
+	return writePlanTable(w, out)
+}
+
+// loadTopology reads the machine from exactly one source. Unreadable sources
+// are failures of the environment (exit 1), not of the flags.
+func (o planOptions) loadTopology() (*topology.Topology, error) {
+	switch {
+	case o.sysfsRoot != "" && o.topologyFile != "":
+		return nil, usagef("--sysfs-root and --topology are exclusive: give one")
+	case o.topologyFile != "":
+		return topology.LoadJSONFile(o.topologyFile)
+	case o.sysfsRoot != "":
+		return topology.Discover(o.sysfsRoot)
+	default:
+		return topology.Discover("/sys")
+	}
+}
+
+// state turns --allocated, --burst-load and --reserved into the allocator's
+// inputs. Every CPU they name must be an online CPU of the machine: a typo
+// would otherwise silently plan on a machine that is emptier than meant.
+func (o planOptions) state(t *topology.Topology) (locuscpuset.State, cpuset.CPUSet, error) {
+	online := t.CPUSet()
+	lists := map[string]cpuset.CPUSet{}
+	for _, f := range []struct{ name, value string }{{"allocated", o.allocated}, {"reserved", o.reserved}} {
+		set, err := topology.ParseCPUList(f.value)
+		if err != nil {
+			return locuscpuset.State{}, set, usagef("--%s: %v", f.name, err)
+		}
+		if extra := set.Difference(online); !extra.IsEmpty() {
+			return locuscpuset.State{}, set, usagef("--%s: CPUs %s are not online CPUs of this machine (%s)", f.name, extra, online)
+		}
+		lists[f.name] = set
+	}
+	load, err := parseBurstLoad(o.burstLoad, online)
+	if err != nil {
+		return locuscpuset.State{}, cpuset.New(), err
+	}
+	return locuscpuset.State{Exclusive: lists["allocated"], BurstMilli: load}, lists["reserved"], nil
+}
+
+// parseBurstLoad reads "CPU=MILLI,..." pairs.
+func parseBurstLoad(s string, online cpuset.CPUSet) (map[int]int64, error) {
+	load := map[int]int64{}
+	if strings.TrimSpace(s) == "" {
+		return load, nil
+	}
+	for _, pair := range strings.Split(s, ",") {
+		cpu, milli, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		id, err1 := strconv.Atoi(cpu)
+		m, err2 := strconv.ParseInt(milli, 10, 64)
+		switch {
+		case !ok || err1 != nil || err2 != nil:
+			return nil, usagef("--burst-load: %q is not CPU=MILLI", pair)
+		case !online.Contains(id):
+			return nil, usagef("--burst-load: cpu %d is not an online CPU of this machine", id)
+		case m < 0 || m > 1000:
+			return nil, usagef("--burst-load: cpu %d: %d millicores is outside 0-1000", id, m)
+		}
+		load[id] += m
+	}
+	return load, nil
+}
+
+func writePlanTable(w io.Writer, p planJSON) error {
+	nodes := make([]string, len(p.NUMANodes))
+	for i, n := range p.NUMANodes {
+		nodes[i] = strconv.Itoa(n)
+	}
+	_, err := fmt.Fprintf(w, "cpuset:      %s (%d CPUs)\nnuma nodes:  %s\npolicy:      %s, %s\n",
+		p.CPUSet, p.CPUs, strings.Join(nodes, ","), p.Policy, p.NUMAStrategy)
+	if err == nil && p.BurstShareMilli > 0 {
+		_, err = fmt.Fprintf(w, "burst share: %d millicores on each CPU\n", p.BurstShareMilli)
+	}
+	return err
+}

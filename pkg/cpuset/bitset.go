@@ -1,0 +1,49 @@
+package cpuset
+
+import "k8s.io/utils/cpuset"
+
+// bitset is a compact set of CPU ids. k8s.io/utils/cpuset is map-based; a
+// decision tests membership a few hundred times, so it converts its inputs
+// into bitsets once and never touches a map again.
+type bitset []uint64
+
+func newBitset(words int) bitset { return make(bitset, words) }
+
+func (b bitset) set(id int) {
+	if id >= 0 && id>>6 < len(b) {
+		b[id>>6] |= 1 << (uint(id) & 63)
+	}
+}
+
+func (b bitset) has(id int) bool {
+	return id >= 0 && id>>6 < len(b) && b[id>>6]&(1<<(uint(id)&63)) != 0
+}
+
+// iterationCost is how many map lookups one step of ranging over a map
+// costs, roughly: ranging over a CPUSet is several times slower per element
+// than Contains, so big sets are probed CPU by CPU instead.
+const iterationCost = 5
+
+// addSet sets every id of s that is in online; other ids (offline CPUs) are
+// ignored because no decision can hand them out.
+func (b bitset) addSet(s cpuset.CPUSet, online []int) {
+	if n := s.Size(); n == 0 {
+		return
+	} else if n*iterationCost < len(online) {
+		for _, id := range s.UnsortedList() {
+			b.set(id)
+		}
+		return
+	}
+	for _, id := range online {
+		if s.Contains(id) {
+			b.set(id)
+		}
+	}
+}
+
+func (b bitset) addBits(o bitset) {
+	for i := range b {
+		b[i] |= o[i]
+	}
+}

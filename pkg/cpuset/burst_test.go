@@ -1,0 +1,88 @@
+package cpuset
+
+import (
+	"maps"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+func TestStaticBurst(t *testing.T) {
+	intel, nps1 := fixture.Intel2S96C, fixture.AMDNPS1
+	b := func(n int, milli int64) Request { return Request{CPUs: n, Policy: StaticBurst, RequestMilli: milli} }
+	runCases(t, []allocCase{
+		{name: "empty machine breaks as few cores as possible", shape: intel, req: b(4, 1000),
+			want: "0-1,96-97", wantNodes: []int{0}},
+		{name: "shared CPU, then left-overs, then a whole core", shape: intel, exclusive: "0",
+			burst: map[int]int64{5: 500}, req: b(4, 1000), want: "1,5,96,101", wantNodes: []int{0}},
+		{name: "a CPU without room for the share is skipped", shape: intel,
+			burst: map[int]int64{5: 900}, req: b(2, 1000), want: "0,101", wantNodes: []int{0}},
+		{name: "zero request means request equals limit", shape: intel,
+			burst: map[int]int64{5: 1}, req: b(1, 0), want: "101", wantNodes: []int{0}},
+		{name: "fragments anywhere in the node beat breaking a core inside one L3", shape: nps1,
+			exclusive: "0-1,8-9", req: b(4, 2000), want: "128-129,136-137", wantNodes: []int{0}},
+		{name: "fullest shared CPU first", shape: intel,
+			burst: map[int]int64{3: 200, 7: 600, 9: 400}, req: b(2, 400), want: "7,9", wantNodes: []int{0}},
+		{name: "exclusive CPUs are never shared", shape: fixture.Small4, exclusive: "0-2", req: b(1, 100),
+			want: "3", wantNodes: []int{0}},
+		{name: "spans nodes only when one is too small", shape: fixture.MemoryOnly, req: b(20, 4000),
+			want: "0-19", wantNodes: []int{0, 1}},
+		{name: "isolated CPUs are skipped", shape: isolatedShape(fixture.Small4, "0-1"), req: b(2, 1000),
+			want: "2-3", wantNodes: []int{0}},
+		{name: "not enough room", shape: fixture.Small4, exclusive: "0-2", req: b(2, 0),
+			wantErr: "static-burst: not enough CPUs with room for 1000 millicores each: requested=2, available=1",
+			wantIs:  ErrInsufficient},
+		{name: "loaded CPUs run out of room", shape: fixture.Small4,
+			burst: map[int]int64{0: 800, 1: 800, 2: 800, 3: 800}, req: b(2, 500),
+			wantErr: "static-burst: not enough CPUs with room for 250 millicores each: requested=2, available=0",
+			wantIs:  ErrInsufficient},
+	})
+}
+
+func TestBurstShare(t *testing.T) {
+	for _, tc := range []struct {
+		milli int64
+		cpus  int
+		want  int64
+	}{
+		{1000, 3, 334}, {4000, 4, 1000}, {1, 4, 1}, {1000, 4, 250}, {0, 4, 0}, {500, 0, 0}, {-5, 2, 0},
+	} {
+		if got := BurstShare(tc.milli, tc.cpus); got != tc.want {
+			t.Errorf("BurstShare(%d, %d) = %d, want %d", tc.milli, tc.cpus, got, tc.want)
+		}
+	}
+}
+
+func TestStateWithWithout(t *testing.T) {
+	base := State{Exclusive: cpuset.New(1), BurstMilli: map[int]int64{4: 100}}
+	excl := Request{CPUs: 2}
+	burst := Request{CPUs: 3, Policy: StaticBurst, RequestMilli: 1000}
+	for _, tc := range []struct {
+		name      string
+		res       Result
+		req       Request
+		wantExcl  cpuset.CPUSet
+		wantBurst map[int]int64
+	}{
+		{"exclusive", Result{CPUs: cpuset.New(2, 3)}, excl, cpuset.New(1, 2, 3), map[int]int64{4: 100}},
+		{"static-burst", Result{CPUs: cpuset.New(4, 5, 6)}, burst, cpuset.New(1), map[int]int64{4: 434, 5: 334, 6: 334}},
+		{"static-burst at limit", Result{CPUs: cpuset.New(5, 6)}, Request{CPUs: 2, Policy: StaticBurst},
+			cpuset.New(1), map[int]int64{4: 100, 5: 1000, 6: 1000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			with := base.With(tc.res, tc.req)
+			if !with.Exclusive.Equals(tc.wantExcl) || !maps.Equal(with.BurstMilli, tc.wantBurst) {
+				t.Fatalf("With = %s %v, want %s %v", with.Exclusive, with.BurstMilli, tc.wantExcl, tc.wantBurst)
+			}
+			back := with.Without(tc.res, tc.req)
+			if !back.Exclusive.Equals(base.Exclusive) || !maps.Equal(back.BurstMilli, base.BurstMilli) {
+				t.Fatalf("Without(With) = %s %v, want %s %v", back.Exclusive, back.BurstMilli, base.Exclusive, base.BurstMilli)
+			}
+			if !base.Exclusive.Equals(cpuset.New(1)) || !maps.Equal(base.BurstMilli, map[int]int64{4: 100}) {
+				t.Fatalf("With changed its receiver: %s %v", base.Exclusive, base.BurstMilli)
+			}
+		})
+	}
+}

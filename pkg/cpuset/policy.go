@@ -1,0 +1,111 @@
+package cpuset
+
+// Each exclusive policy sets the view's capacity (cap) and tier count (aux)
+// per core, searches for a domain with an evaluator, then fills the domain.
+
+// fullPCPUs hands out whole physical cores only. Capacity is the CPUs of
+// whole free cores; there is no tier: every fitting domain is ideal.
+func (v *view) fullPCPUs() ([]int, error) {
+	t := v.ix.threads
+	if v.n%t != 0 {
+		return nil, invalidf("%s: requested %d CPUs is not a multiple of %d threads per core", FullPCPUs, v.n, t)
+	}
+	for c, w := range v.whole {
+		v.cap.core[c] = 0
+		if w {
+			v.cap.core[c] = t
+		}
+	}
+	v.ix.sum(v.cap)
+	d, ok := v.search(func(d domain) (bool, int) { return v.cap.of(d) >= v.n, 0 })
+	if !ok {
+		if free := v.usableTotal(); free < v.n {
+			return nil, notEnough(FullPCPUs, v.n, free)
+		}
+		whole := v.wholeTotal()
+		return nil, shortf("%s: requested=%d, free whole cores=%d (%d CPUs)", FullPCPUs, v.n, whole, whole*t)
+	}
+	out := make([]int, 0, v.n)
+	for _, c := range v.coreOrder(d, v.cap, v.n, byID) {
+		if len(out) == v.n {
+			break
+		}
+		if v.whole[c] {
+			out = append(out, v.ix.cores[c].cpus...)
+		}
+	}
+	return out, nil
+}
+
+// spreadByPCPUs takes one thread per physical core before any second thread.
+// Capacity is usable threads; a domain is tier 0 when it has at least n cores
+// with a usable thread, so no two of the request's threads share a core.
+func (v *view) spreadByPCPUs() ([]int, error) {
+	for c, f := range v.free {
+		v.cap.core[c], v.aux.core[c] = f, min(f, 1)
+	}
+	v.ix.sum(v.cap)
+	v.ix.sum(v.aux)
+	d, ok := v.search(func(d domain) (bool, int) {
+		return v.cap.of(d) >= v.n, boolTier(v.aux.of(d) < v.n)
+	})
+	if !ok {
+		return nil, notEnough(SpreadByPCPUs, v.n, v.usableTotal())
+	}
+	order := v.coreOrder(d, v.aux, min(v.n, v.aux.of(d)), v.intactFirst)
+	out := make([]int, 0, v.n)
+	for round := 0; round < v.ix.threads && len(out) < v.n; round++ {
+		for _, c := range order {
+			if len(out) == v.n {
+				break
+			}
+			if id, ok := v.usableThread(c, round); ok {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+// usableThread returns the nth (from 0) usable thread of core c.
+func (v *view) usableThread(c, nth int) (int, bool) {
+	for _, id := range v.ix.cores[c].cpus {
+		if v.usable.has(id) {
+			if nth == 0 {
+				return id, true
+			}
+			nth--
+		}
+	}
+	return 0, false
+}
+
+// take appends up to want usable threads of core c that are not in out yet.
+func (v *view) take(c, want int, out []int) []int {
+	for _, id := range v.ix.cores[c].cpus {
+		if want == 0 {
+			break
+		}
+		if v.usable.has(id) && !containsInt(out, id) {
+			out = append(out, id)
+			want--
+		}
+	}
+	return out
+}
+
+func boolTier(worse bool) int {
+	if worse {
+		return 1
+	}
+	return 0
+}
+
+func containsInt(s []int, x int) bool {
+	for _, y := range s {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,119 @@
+package cpuset
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+func TestRandomStates(t *testing.T) {
+	shapes := append(fixture.Shipped(), isolatedShape(fixture.AMDNPS4, "0-7,128-135"),
+		offlineShape(fixture.Intel2S96C, "96,150-160"))
+	for _, shape := range shapes {
+		t.Run(shape.Name, func(t *testing.T) {
+			topo := fixture.MustBuild(shape)
+			r := rand.New(rand.NewPCG(42, uint64(len(shape.Name))))
+			for range 400 {
+				checkScenario(t, randomScenario(r, topo, r.Float64()))
+			}
+		})
+	}
+}
+
+// reshuffled is st rebuilt with its CPUs and loads inserted in a random order.
+func reshuffled(st State) State {
+	ids := st.Exclusive.List()
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	out := State{Exclusive: cpuset.New(ids...), BurstMilli: map[int]int64{}}
+	keys := make([]int, 0, len(st.BurstMilli))
+	for id := range st.BurstMilli {
+		keys = append(keys, id)
+	}
+	rand.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	for _, id := range keys {
+		out.BurstMilli[id] = st.BurstMilli[id]
+	}
+	return out
+}
+
+func sharesCore(topo *topology.Topology, cpus cpuset.CPUSet) bool {
+	seen := map[int]bool{}
+	for _, id := range cpus.UnsortedList() {
+		c, _ := topo.CPU(id)
+		if seen[c.Core] {
+			return true
+		}
+		seen[c.Core] = true
+	}
+	return false
+}
+
+func coresWithUsable(topo *topology.Topology, o oracle, nodes []int) int {
+	seen := map[int]bool{}
+	for _, c := range topo.CPUs {
+		if o.usable[c.ID] && containsInt(nodes, c.NUMA) {
+			seen[c.Core] = true
+		}
+	}
+	return len(seen)
+}
+
+// checkFragmentsFirst: a single-node static-burst result that breaks a whole
+// free core must hold every fragment (usable CPU off whole cores) of its node.
+func checkFragmentsFirst(t testing.TB, sc scenario, o oracle, res Result) {
+	t.Helper()
+	if len(res.NUMANodes) != 1 {
+		return
+	}
+	broke := false
+	for _, id := range res.CPUs.UnsortedList() {
+		c, _ := sc.topo.CPU(id)
+		broke = broke || o.whole[c.Core]
+	}
+	if !broke {
+		return
+	}
+	for _, c := range sc.topo.CPUs {
+		if c.NUMA == res.NUMANodes[0] && o.usable[c.ID] && !o.whole[c.Core] && !res.CPUs.Contains(c.ID) {
+			t.Fatalf("static-burst %s breaks a whole core but leaves fragment cpu %d of node %d", res.CPUs, c.ID, c.NUMA)
+		}
+	}
+}
+
+// Views are pooled per topology: decisions running at once must not see each
+// other's scratch. Run with -race to check the pool too.
+func TestConcurrentDecisions(t *testing.T) {
+	topo := fixture.MustBuild(fixture.AMDNPS4)
+	r := rand.New(rand.NewPCG(9, 9))
+	scenarios := make([]scenario, 64)
+	want := make([]Result, len(scenarios))
+	wantErr := make([]error, len(scenarios))
+	for i := range scenarios {
+		scenarios[i] = randomScenario(r, topo, 0.5)
+		want[i], wantErr[i] = Allocate(topo, scenarios[i].st, scenarios[i].reserved, scenarios[i].req)
+	}
+	done := make(chan string, 4)
+	for g := range 4 {
+		go func() {
+			for i := range scenarios {
+				sc := scenarios[(i+g*16)%len(scenarios)]
+				got, err := Allocate(topo, sc.st, sc.reserved, sc.req)
+				w, we := want[(i+g*16)%len(scenarios)], wantErr[(i+g*16)%len(scenarios)]
+				if (err == nil) != (we == nil) || err == nil && !got.CPUs.Equals(w.CPUs) {
+					done <- "concurrent decision differs: " + got.CPUs.String() + " vs " + w.CPUs.String()
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 4 {
+		if msg := <-done; msg != "" {
+			t.Fatal(msg)
+		}
+	}
+}
