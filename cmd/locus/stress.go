@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/locus-project/locus/pkg/stress"
+)
+
+type stressOptions struct {
+	cpu, memory             string
+	cpuLoad                 int
+	duration, touchInterval time.Duration
+	verify                  bool
+	seed                    uint64
+}
+
+func newStressCmd() *cobra.Command {
+	var o stressOptions
+	cmd := &cobra.Command{
+		Use:   "stress [--cpu SHARE] [--memory QUANTITY] [--duration D] [--verify]",
+		Short: "Burn a share of CPU and hold resident memory, for demos and tests",
+		Long: `Keep a share of CPU busy and a quantity of memory resident until --duration
+passes (0: until SIGTERM or SIGINT), then print a one-line summary.
+
+--cpu is in CPUs: 0.1 keeps one thread busy 10 % of the time, 2 keeps two
+threads fully busy, 2.5 adds a third thread at 50 % (500m works too).
+--cpu-load P scales every thread to P % (as stress-ng): --cpu 1 --cpu-load 10
+is the same as --cpu 0.1.
+--memory is a quantity (64Mi, 1G). The memory is filled with a pattern and
+its checksum is kept; every --touch-interval each page is read and written
+back, and with --verify the checksum is re-checked then and at the end. A
+mismatch names the first corrupted byte and exits with status 1, so tests that
+move the memory (NUMA migration) can prove the data survived.`,
+		Args: rejectTopologyArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.config()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			sum, err := stress.Run(ctx, cfg)
+			fmt.Fprintln(cmd.OutOrStdout(), "locus stress:", sum)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.cpu, "cpu", "0", "CPU share to burn, in CPUs (0.1, 2, 500m)")
+	f.IntVar(&o.cpuLoad, "cpu-load", 100, "percent of its share each burner thread is busy (0-100)")
+	f.StringVar(&o.memory, "memory", "0", "memory to hold resident (64Mi, 1G)")
+	f.DurationVar(&o.duration, "duration", 0, "how long to run; 0 runs until SIGTERM or SIGINT")
+	f.DurationVar(&o.touchInterval, "touch-interval", time.Second, "how often to touch every page (and verify)")
+	f.BoolVar(&o.verify, "verify", false, "re-check the memory checksum every touch and at exit; exit 1 on corruption")
+	f.Uint64Var(&o.seed, "seed", uint64(os.Getpid()), "seed of the memory pattern")
+	return cmd
+}
+
+func (o stressOptions) config() (stress.Config, error) {
+	cpu, err := nonNegativeQuantity("--cpu", o.cpu)
+	if err != nil {
+		return stress.Config{}, err
+	}
+	mem, err := nonNegativeQuantity("--memory", o.memory)
+	if err != nil {
+		return stress.Config{}, err
+	}
+	if o.cpuLoad < 0 || o.cpuLoad > 100 {
+		return stress.Config{}, usagef("--cpu-load %d: want 0-100", o.cpuLoad)
+	}
+	if o.duration < 0 {
+		return stress.Config{}, usagef("--duration %s is negative", o.duration)
+	}
+	if o.touchInterval <= 0 {
+		return stress.Config{}, usagef("--touch-interval %s must be positive", o.touchInterval)
+	}
+	return stress.Config{CPUMilli: cpu.MilliValue(), LoadPercent: o.cpuLoad, MemoryBytes: mem.Value(), Duration: o.duration,
+		TouchInterval: o.touchInterval, Verify: o.verify, Seed: o.seed}, nil
+}
+
+// nonNegativeQuantity parses a Kubernetes quantity flag ("0.5", "500m", "64Mi").
+func nonNegativeQuantity(flag, s string) (resource.Quantity, error) {
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return q, usagef("%s %q is not a quantity (like 0.5, 500m, 64Mi, 1G)", flag, s)
+	}
+	if q.Sign() < 0 {
+		return q, usagef("%s %s is negative", flag, s)
+	}
+	return q, nil
+}

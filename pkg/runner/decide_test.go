@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/cgroup"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+const mib = 1 << 20
+
+// The MemoryOnly machine: node 0 holds CPUs 0-15, node 1 CPUs 16-31
+// (siblings adjacent: core k is CPUs 2k and 2k+1), node 2 is memory only.
+func host(reserved, bePool string) Host {
+	return Host{Topology: fixture.MustBuild(fixture.MemoryOnly),
+		Reserved: mustParse(reserved), BEPool: mustParse(bePool)}
+}
+
+func checkpoint(assignments map[string]plan.Assignment, leases map[string]string) state.Checkpoint {
+	cp := state.Empty()
+	for n, a := range assignments {
+		cp.Assignments[n] = a
+	}
+	for n, cpus := range leases {
+		cp.Leases[n] = state.Lease{Cgroup: "locus.slice/" + n,
+			Assignment: plan.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}}
+	}
+	return cp
+}
+
+func excl(cpus string) plan.Assignment {
+	return plan.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}
+}
+
+func op(d Decision, k cgroup.Knob) (string, bool) {
+	for _, o := range d.Ops {
+		if o.Knob == k {
+			return o.Value, true
+		}
+	}
+	return "", false
+}
+
+func TestDecideCPUs(t *testing.T) {
+	ls := memqos.ClassLS
+	for _, tc := range []struct {
+		name        string
+		host        Host
+		cp          state.Checkpoint
+		req         Request
+		cpus, mems  string
+		pool        string
+		leaseCPUs   string
+		leasePolicy cpualloc.Policy
+	}{
+		{name: "exclusive avoids reserved, assignments and leases",
+			host: host("0-1", ""),
+			cp:   checkpoint(map[string]plan.Assignment{"db": excl("2-5")}, map[string]string{"run-9": "6-7"}),
+			req:  Request{CPUs: 4, QoS: ls}, cpus: "8-11", mems: "0", pool: "exclusive",
+			leaseCPUs: "8-11", leasePolicy: cpualloc.FullPCPUs},
+		{name: "exclusive lands on the other node when one is full",
+			host: host("", ""),
+			cp:   checkpoint(map[string]plan.Assignment{"db": excl("0-13")}, nil),
+			req:  Request{CPUs: 4, QoS: ls, NUMAStrategy: cpualloc.MostAllocated},
+			cpus: "16-19", mems: "1", pool: "exclusive", leaseCPUs: "16-19", leasePolicy: cpualloc.FullPCPUs},
+		{name: "spread policy is kept in the lease",
+			host: host("", ""), cp: state.Empty(),
+			req:  Request{CPUs: 2, QoS: ls, Policy: cpualloc.SpreadByPCPUs},
+			cpus: "0,2", mems: "0", pool: "exclusive", leaseCPUs: "0,2", leasePolicy: cpualloc.SpreadByPCPUs},
+		{name: "shared pool is what nobody holds",
+			host: host("0-1", ""),
+			cp:   checkpoint(map[string]plan.Assignment{"db": excl("2-15")}, map[string]string{"run-9": "16-17", "run-8": ""}),
+			req:  Request{QoS: ls}, cpus: "18-31", mems: "1", pool: "shared", leaseCPUs: ""},
+		{name: "static-burst assignments stay in the shared pool",
+			host: host("", ""),
+			cp: checkpoint(map[string]plan.Assignment{"burst": {CPUs: mustParse("0-3"),
+				Policy: cpualloc.StaticBurst, RequestMilli: 1000}}, nil),
+			req: Request{QoS: ls}, cpus: "0-31", mems: "0-1", pool: "shared", leaseCPUs: ""},
+		{name: "BE runs in the BE pool",
+			host: host("", "28-31"), cp: checkpoint(nil, map[string]string{"run-9": "30-31"}),
+			req: Request{QoS: memqos.ClassBE}, cpus: "28-29", mems: "1", pool: "be", leaseCPUs: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := Decide(tc.host, tc.cp, tc.req, "p/run-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.CPUs.String() != tc.cpus || d.Mems != tc.mems || d.Pool != tc.pool {
+				t.Errorf("got cpus %s mems %s pool %s, want %s %s %s", d.CPUs, d.Mems, d.Pool, tc.cpus, tc.mems, tc.pool)
+			}
+			if got, _ := op(d, cgroup.CPUSetCPUs); got != tc.cpus {
+				t.Errorf("cpuset.cpus op %q, want %q", got, tc.cpus)
+			}
+			if got, _ := op(d, cgroup.CPUSetMems); got != tc.mems {
+				t.Errorf("cpuset.mems op %q, want %q", got, tc.mems)
+			}
+			if d.Ops[0].Knob != cgroup.CPUSetMems {
+				t.Errorf("first op %s: mems must come before cpus", d.Ops[0].Knob)
+			}
+			if d.Lease.Cgroup != "p/run-1" || d.Lease.Assignment.CPUs.String() != tc.leaseCPUs ||
+				d.Lease.Assignment.Policy != tc.leasePolicy {
+				t.Errorf("lease %+v, want cpus %q policy %q", d.Lease, tc.leaseCPUs, tc.leasePolicy)
+			}
+		})
+	}
+}
+
+func TestDecideRefuses(t *testing.T) {
+	full := checkpoint(map[string]plan.Assignment{"all": excl("0-31")}, nil)
+	for _, tc := range []struct {
+		name string
+		cp   state.Checkpoint
+		req  Request
+		is   error
+		msg  string
+	}{
+		{"too many CPUs", state.Empty(), Request{CPUs: 34, QoS: "LS"}, cpualloc.ErrInsufficient, "not enough free CPUs"},
+		{"taken by a lease", checkpoint(nil, map[string]string{"run-1": "0-29"}), Request{CPUs: 4, QoS: "LS"},
+			cpualloc.ErrInsufficient, "not enough free CPUs"},
+		{"shared pool empty", full, Request{QoS: "LS"}, cpualloc.ErrInsufficient, "shared pool is empty"},
+		{"unknown policy", state.Empty(), Request{CPUs: 1, QoS: "LS", Policy: "pack"}, cpualloc.ErrInvalidRequest, "unknown policy"},
+		{"negative cpus", state.Empty(), Request{CPUs: -1, QoS: "LS"}, ErrBadRequest, "negative"},
+		{"unknown qos", state.Empty(), Request{QoS: "GOLD"}, ErrBadRequest, `qos "GOLD"`},
+		{"request over limit", state.Empty(), Request{QoS: "LS", MemoryRequest: 2 * mib, MemoryLimit: mib},
+			ErrBadRequest, "exceeds the memory limit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Decide(host("", ""), tc.cp, tc.req, "p/run-1")
+			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("err = %v, want %v mentioning %q", err, tc.is, tc.msg)
+			}
+		})
+	}
+}
+
+func TestDecideMemory(t *testing.T) {
+	h := host("", "")
+	d, err := Decide(h, state.Empty(), Request{QoS: "LS", MemoryLimit: 200 * mib, MemoryRequest: 100 * mib}, "p/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := op(d, cgroup.MemoryLimit); v != "209715200" {
+		t.Errorf("memory.limit_in_bytes = %q, want 209715200", v)
+	}
+	if _, ok := op(d, cgroup.MemoryLow); ok || d.MemQoS != nil {
+		t.Errorf("memory QoS files written without --memory-qos auto")
+	}
+
+	for _, tc := range []struct {
+		qos               memqos.Class
+		low, high, minAdj string
+	}{
+		// Recommended LS: low 100 % of the request, high 80 % of the limit.
+		{"LS", "104857600", "167772160", "-25"},
+		// Recommended BE: no protection, same throttling, later global reclaim.
+		{"BE", "", "167772160", "50"},
+	} {
+		d, err := Decide(h, state.Empty(), Request{QoS: tc.qos, MemoryLimit: 200 * mib,
+			MemoryRequest: 100 * mib, MemoryQoS: true}, "p/r")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.MemQoS == nil || !d.MemQoS.Enabled {
+			t.Fatalf("%s: memory QoS not on: %+v", tc.qos, d.MemQoS)
+		}
+		low, _ := op(d, cgroup.MemoryLow)
+		high, _ := op(d, cgroup.MemoryHigh)
+		adj, _ := op(d, cgroup.MemoryWmarkMinAdj)
+		if low != tc.low || high != tc.high || adj != tc.minAdj {
+			t.Errorf("%s: low %q high %q min_adj %q, want %q %q %q", tc.qos, low, high, adj, tc.low, tc.high, tc.minAdj)
+		}
+		if _, ok := op(d, cgroup.MemoryWmarkHigh); ok {
+			t.Errorf("%s: the read-only memory.wmark_high is written", tc.qos)
+		}
+		if !strings.Contains(d.Describe(), "memory QoS                   on:") {
+			t.Errorf("%s: Describe does not say memory QoS is on:\n%s", tc.qos, d.Describe())
+		}
+	}
+}
+
+func TestStaleLeases(t *testing.T) {
+	cp := state.Empty()
+	for name, pid := range map[string]int{"alive": 1, "dead-empty": 2, "dead-busy": 3} {
+		cp.Leases[name] = state.Lease{Cgroup: "p/" + name, Owner: state.Process{PID: pid, StartTime: 7}}
+	}
+	alive := func(p state.Process) bool { return p.PID == 1 }
+	busy := func(cg string) bool { return cg == "p/dead-busy" }
+	got := StaleLeases(cp, alive, busy)
+	if len(got) != 1 || got[0] != "dead-empty" {
+		t.Fatalf("stale = %v, want [dead-empty]", got)
+	}
+}
+
+func TestStartTime(t *testing.T) {
+	line := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 200"
+	if v, err := parseStartTime(line); err != nil || v != 987654 {
+		t.Fatalf("parseStartTime = %d, %v; want 987654", v, err)
+	}
+	for _, bad := range []string{"no parens", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x"} {
+		if _, err := parseStartTime(bad); err == nil {
+			t.Errorf("parseStartTime(%q) accepted a bad line", bad)
+		}
+	}
+	me, err := Self()
+	if err != nil || me.StartTime == 0 || !ProcessAlive(me) {
+		t.Fatalf("Self = %+v, %v: want a live process with a start time", me, err)
+	}
+	if ProcessAlive(state.Process{PID: me.PID, StartTime: me.StartTime + 1}) {
+		t.Error("a different start time (a recycled pid) counts as alive")
+	}
+}
+
+func mustParse(s string) cpuset.CPUSet {
+	c, err := cpuset.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
