@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+func newAgentCmd() *cobra.Command {
+	var o agent.Options
+	var standalone bool
+	var version string
+	cmd := &cobra.Command{
+		Use:   "agent --standalone [flags]",
+		Short: "Run the node agent: bind workloads to CPUs and tune their memory QoS",
+		Long: `Run the standalone node agent. It reads a HostConfig (--config; without it,
+a built-in config that starts two gentle demo workloads), binds each workload
+to CPUs and NUMA nodes, applies memory QoS, and keeps doing so as the config
+and the machine change. State lives in --state-dir: the checkpoint that keeps
+assignments across restarts, the original cgroup values to restore, status.json
+(see "locus status") and events.jsonl (see "locus events").
+
+--once reconciles once and exits (status 1 if a write failed); it does not
+start command workloads. --dry-run prints the writes it would make and changes
+nothing. docs/agent.md describes the config, the lifecycle and the metrics.`,
+		Args: rejectTopologyArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !standalone {
+				return usagef("only --standalone is available: give --standalone")
+			}
+			v, err := cgroup.ParseVersion(version)
+			if err != nil {
+				return usageError{err}
+			}
+			o.CgroupVersion, o.Out = v, cmd.OutOrStdout()
+			a, err := agent.New(o)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			return a.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&standalone, "standalone", false, "manage the workloads of a HostConfig (no Kubernetes)")
+	f.StringVar(&o.ConfigFile, "config", "", "HostConfig file (default: the built-in demo config)")
+	f.StringVar(&o.StateDir, "state-dir", agent.DefaultStateDir, "checkpoint, originals, status and events")
+	f.StringVar(&o.SysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted")
+	f.StringVar(&o.ProcRoot, "proc-root", "/proc", "where procfs is mounted")
+	f.StringVar(&o.CgroupRoot, "cgroup-root", cgroup.DefaultRoot, "where cgroups are mounted")
+	f.StringVar(&version, "cgroup-version", "auto", "auto, v1 or v2")
+	f.BoolVar(&o.Once, "once", false, "reconcile once and exit")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
+	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:9316", `serve /metrics, /healthz and /status here ("" for none)`)
+	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")
+	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")
+	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
+	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")
+	_ = f.MarkHidden("debug-write-delay")
+	return cmd
+}
+
+// newShimCmd is the hidden helper that starts a command workload inside its
+// cgroup; see agent.ShimCommand.
+func newShimCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                agent.ShimCommand + " ROOT VERSION CGROUP COMMAND [ARG...]",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			err := agent.ExecInCgroup(args)
+			os.Stderr.WriteString("locus: " + err.Error() + "\n")
+			os.Exit(127) // like a shell that cannot run the command
+			return nil
+		},
+	}
+}

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+func newStatusCmd() *cobra.Command {
+	var stateDir, output string
+	cmd := &cobra.Command{
+		Use:   "status [--state-dir DIR] [-o table|json]",
+		Short: "Show what the agent decided for each workload",
+		Long: `Show the agent's last status: per workload its QoS class, pool, CPUs, NUMA
+nodes, memory QoS in force (read back from the cgroup), processes and problems,
+after a one-line summary of the node.`,
+		Args: rejectTopologyArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(output); err != nil {
+				return err
+			}
+			st, err := agent.ReadStatus(stateDir)
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("no agent state in %s: is `locus agent` running?", stateDir)
+			}
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return writeJSON(cmd.OutOrStdout(), st)
+			}
+			return renderStatus(cmd.OutOrStdout(), st)
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", agent.DefaultStateDir, "the agent's state directory")
+	outputFlag(cmd, &output)
+	return cmd
+}
+
+func renderStatus(w io.Writer, st agent.Status) error {
+	n := st.Node
+	fmt.Fprintf(w, "node: %s, cgroup %s; exclusive %s, shared %s, be %s; reserved %s (as of %s)\n",
+		n.Topology, n.CgroupVersion, orNone(n.Exclusive), orNone(n.Shared), orNone(n.BE), orNone(n.Reserved),
+		st.Time.Local().Format("15:04:05"))
+	if st.ConfigError != "" {
+		fmt.Fprintf(w, "config error (last good config in force): %s\n", st.ConfigError)
+	}
+	for _, p := range n.Problems {
+		fmt.Fprintf(w, "node problem: %s\n", p)
+	}
+	if len(n.Unsupported) > 0 {
+		fmt.Fprintf(w, "unsupported by this kernel: %s\n", strings.Join(n.Unsupported, ", "))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tQOS\tPOOL\tCPUS\tNUMA\tMEM QOS\tPIDS\tPROBLEMS")
+	for _, ws := range st.Workloads {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ws.Name, orDash(ws.QOSClass), orDash(ws.Pool),
+			orDash(ws.CPUs), ints(ws.NUMANodes), memSummary(ws.MemoryQOS), ints(ws.PIDs), orDash(strings.Join(ws.Problems, "; ")))
+	}
+	return tw.Flush()
+}
+
+// memSummary shows min/low/high in binary units, or "off".
+func memSummary(m agent.MemQoSStatus) string {
+	if !m.Enabled {
+		return "off"
+	}
+	var parts []string
+	for _, k := range []string{"min", "low", "high"} {
+		v, ok := m.Values["memory."+k]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n < 1<<62 {
+			v = strings.ReplaceAll(topology.HumanBytes(n), " ", "")
+		}
+		parts = append(parts, k+"="+v)
+	}
+	if len(parts) == 0 {
+		return "on (no files)"
+	}
+	return strings.Join(parts, " ")
+}
+
+func ints(xs []int) string {
+	if len(xs) == 0 {
+		return "-"
+	}
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,221 @@
+// Package agent is the standalone node agent: the shell around the pure
+// decision in pkg/agent/plan. Each reconcile reads the HostConfig, makes the
+// workloads' processes live in their cgroups, decides CPUs and memory QoS,
+// saves the decision, then writes cgroups through pkg/cgroup.
+package agent
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// Options configure an Agent; the zero value of each field is its default.
+type Options struct {
+	ConfigFile    string         // "" uses the built-in config
+	StateDir      string         // default /var/lib/locus
+	SysfsRoot     string         // default /sys
+	ProcRoot      string         // default /proc
+	CgroupRoot    string         // default /sys/fs/cgroup
+	CgroupVersion cgroup.Version // Auto detects
+	DryRun        bool           // print the writes, change nothing
+	Once          bool           // one reconcile; commands are not started
+	Resync        time.Duration  // default 10s
+	MetricsAddr   string         // "" serves nothing
+	StopGrace     time.Duration  // SIGTERM to SIGKILL; default 10s
+	// DebugWriteDelay sleeps between the steps of a reconcile, so tests can
+	// kill the agent inside them.
+	DebugWriteDelay   time.Duration
+	V1SoftLimitForLow bool
+	Exe               string    // binary with the shim; default this executable
+	Out               io.Writer // --dry-run output; default stdout
+	Logger            *slog.Logger
+}
+
+// DefaultStateDir holds the agent's checkpoint, status and events.
+const DefaultStateDir = "/var/lib/locus"
+
+// Agent is one standalone agent.
+type Agent struct {
+	opts      Options
+	log       *slog.Logger
+	h         *cgroup.Hierarchy
+	w         *cgroup.Writer
+	store     *state.Store
+	originals cgroup.OriginalStore
+	procs     procfs.FS
+	events    *eventLog
+	metrics   *metrics
+	cfg       configLoader
+	topo      *topology.Topology
+	sup       *supervisor
+	lock      *os.File
+	now       func() time.Time
+	trigger   chan struct{}
+
+	unsupported      cgroup.UnsupportedTracker
+	unsupportedKnobs []string
+	lastProblems     map[string]bool
+	lastProblemList  []plan.Problem
+
+	statusMu sync.Mutex
+	status   Status
+}
+
+// New checks the machine and the config and opens the state directory. Under
+// DryRun it creates nothing: the state is read if present.
+func New(opts Options) (*Agent, error) {
+	opts = withDefaults(opts)
+	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
+		now: time.Now, trigger: make(chan struct{}, 1), cfg: configLoader{file: opts.ConfigFile, read: os.ReadFile}}
+	var err error
+	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
+		return nil, err
+	}
+	if a.topo, err = topology.Discover(opts.SysfsRoot); err != nil {
+		return nil, err
+	}
+	if _, err := a.cfg.load(len(a.topo.CPUs)); err != nil {
+		return nil, err
+	}
+	if err := a.openState(); err != nil {
+		a.Close()
+		return nil, err
+	}
+	if a.w, err = cgroup.NewWriter(a.h, a.originals); err != nil {
+		a.Close()
+		return nil, err
+	}
+	a.w.DryRun = opts.DryRun
+	a.sup = &supervisor{procs: a.procs, h: a.h, exe: opts.Exe, stateDir: opts.StateDir,
+		grace: opts.StopGrace, wake: a.wake, runs: map[string]*runState{}}
+	return a, nil
+}
+
+func withDefaults(o Options) Options {
+	if o.StateDir == "" {
+		o.StateDir = DefaultStateDir
+	}
+	if abs, err := filepath.Abs(o.StateDir); err == nil {
+		o.StateDir = abs
+	}
+	if o.SysfsRoot == "" {
+		o.SysfsRoot = "/sys"
+	}
+	if o.Resync <= 0 {
+		o.Resync = 10 * time.Second
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	if o.Exe == "" {
+		o.Exe, _ = os.Executable()
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return o
+}
+
+// openState takes the agent lock and opens the checkpoint, the originals
+// and the event log. A dry run only reads what is there.
+func (a *Agent) openState() error {
+	dir := a.opts.StateDir
+	if a.opts.DryRun {
+		a.store = &state.Store{Dir: dir}
+		orig, err := readOriginals(filepath.Join(dir, OriginalsFile))
+		a.originals = orig
+		a.events, _ = openEventLog("", a.log)
+		return err
+	}
+	var err error
+	if a.store, err = state.Open(dir); err != nil {
+		return err
+	}
+	if a.lock, err = os.OpenFile(a.store.Path("agent.lock"), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+		return err
+	}
+	if err := unix.Flock(int(a.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		return fmt.Errorf("another locus agent is running with state dir %s", dir)
+	}
+	if a.originals, err = cgroup.OpenFileStore(a.store.Path(OriginalsFile)); err != nil {
+		return err
+	}
+	a.events, err = openEventLog(a.store.Path(EventsFile), a.log)
+	return err
+}
+
+// OriginalsFile keeps the original cgroup values, under the state directory.
+const OriginalsFile = "originals.json"
+
+// Close releases the agent lock. It leaves workloads running.
+func (a *Agent) Close() {
+	if a.lock != nil {
+		a.lock.Close()
+		a.lock = nil
+	}
+}
+
+// saveEntry records a workload's ownership in the checkpoint (not under
+// DryRun). A failure is logged: the next reconcile records it again.
+func (a *Agent) saveEntry(name string, e state.Workload) {
+	if a.opts.DryRun {
+		return
+	}
+	err := a.store.Update(func(c *state.Checkpoint) error {
+		c.Workloads[name] = e
+		return nil
+	})
+	if err != nil {
+		a.log.Error("cannot save checkpoint", "workload", name, "err", err)
+	}
+}
+
+// wake asks for a reconcile after a delay.
+func (a *Agent) wake(after time.Duration) {
+	poke := func() {
+		select {
+		case a.trigger <- struct{}{}:
+		default:
+		}
+	}
+	if after <= 0 {
+		poke()
+		return
+	}
+	time.AfterFunc(after, poke)
+}
+
+func (a *Agent) debugDelay() {
+	if a.opts.DebugWriteDelay > 0 {
+		time.Sleep(a.opts.DebugWriteDelay)
+	}
+}
+
+func (a *Agent) configName() string {
+	if a.opts.ConfigFile == "" {
+		return "built-in"
+	}
+	return a.opts.ConfigFile
+}
+
+func (a *Agent) setStatus(s Status) {
+	a.statusMu.Lock()
+	a.status = s
+	a.statusMu.Unlock()
+}

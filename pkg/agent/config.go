@@ -1,0 +1,102 @@
+package agent
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/hostconfig"
+	"github.com/locus-project/locus/pkg/memqos"
+)
+
+//go:embed defaultconfig.yaml
+var defaultConfigYAML []byte
+
+// DefaultConfigYAML is the built-in HostConfig used without --config.
+func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfigYAML...) }
+
+// config is a HostConfig with its derived, validated parts.
+type config struct {
+	host             *hostconfig.HostConfig
+	memQoS           memqos.Config
+	reserved, bePool cpuset.CPUSet
+}
+
+// parseConfig validates everything the agent derives from a HostConfig, so
+// that a file is accepted or refused as a whole.
+func parseConfig(raw []byte) (*config, error) {
+	hc, err := hostconfig.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	return deriveConfig(hc)
+}
+
+func deriveConfig(hc *hostconfig.HostConfig) (*config, error) {
+	c := &config{host: hc}
+	var err error
+	if len(hc.ResourceQOSConfig) > 0 && string(hc.ResourceQOSConfig) != "null" {
+		if c.memQoS, err = memqos.ParseResourceQoSConfig(string(hc.ResourceQOSConfig)); err != nil {
+			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
+		}
+	}
+	if c.reserved, c.bePool, err = cpuLists(hc); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// defaultConfig is the built-in HostConfig fitted to the machine: with a
+// single CPU, an exclusive CPU would leave nothing for the BE workload, so
+// the demo binds no CPUs there.
+func defaultConfig(onlineCPUs int) (*config, error) {
+	hc, err := hostconfig.Parse(defaultConfigYAML)
+	if err != nil {
+		return nil, fmt.Errorf("built-in config: %w", err)
+	}
+	if onlineCPUs < 2 {
+		for i := range hc.Workloads {
+			delete(hc.Workloads[i].Annotations, AnnotationCPUSet)
+		}
+	}
+	return deriveConfig(hc)
+}
+
+// configLoader keeps the last good config in force across bad edits.
+type configLoader struct {
+	file    string // "" means the built-in config
+	read    func(string) ([]byte, error)
+	good    *config
+	lastErr string
+}
+
+// load returns the config to use now, and an error only when the file
+// changed into something invalid (reported once per distinct error). The
+// first load has no last good config to fall back on, so its error is fatal.
+func (l *configLoader) load(onlineCPUs int) (cfg *config, fresh error) {
+	var next *config
+	var err error
+	if l.file == "" {
+		next, err = defaultConfig(onlineCPUs)
+	} else {
+		var raw []byte
+		if raw, err = l.read(l.file); err == nil {
+			next, err = parseConfig(raw)
+		}
+		if err != nil && !strings.Contains(err.Error(), l.file) {
+			err = fmt.Errorf("%s: %w", l.file, err)
+		}
+	}
+	if err != nil {
+		if err.Error() == l.lastErr {
+			return l.good, nil
+		}
+		l.lastErr = err.Error()
+		return l.good, err
+	}
+	l.lastErr = ""
+	l.good = next
+	return next, nil
+}

@@ -1,0 +1,147 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/locus-project/locus/pkg/atomicfile"
+)
+
+// Event types, as in Kubernetes.
+const (
+	Normal  = "Normal"
+	Warning = "Warning"
+)
+
+// Event is one thing the agent did or could not do, kept in events.jsonl.
+type Event struct {
+	Time     time.Time `json:"time"`
+	Type     string    `json:"type"`
+	Reason   string    `json:"reason"`
+	Workload string    `json:"workload,omitempty"`
+	Message  string    `json:"message"`
+}
+
+// EventsFile is the name of the event log under the state directory.
+const EventsFile = "events.jsonl"
+
+// MaxEvents is how many events the log keeps.
+const MaxEvents = 1000
+
+// eventLog appends events to a JSON-lines file and trims it to the last
+// MaxEvents lines once it has grown a tenth past that, so trimming (a whole
+// rewrite) is rare. A nil path only logs.
+type eventLog struct {
+	mu    sync.Mutex
+	path  string
+	lines int
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+func openEventLog(path string, log *slog.Logger) (*eventLog, error) {
+	l := &eventLog{path: path, log: log, now: time.Now}
+	if path == "" {
+		return l, nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("event log: %w", err)
+	}
+	l.lines = bytes.Count(raw, []byte{'\n'})
+	return l, nil
+}
+
+// Emit records an event and logs it.
+func (l *eventLog) Emit(typ, reason, workload, format string, args ...any) {
+	e := Event{Time: l.now().UTC(), Type: typ, Reason: reason, Workload: workload, Message: fmt.Sprintf(format, args...)}
+	level := slog.LevelInfo
+	if typ == Warning {
+		level = slog.LevelWarn
+	}
+	attrs := []any{"reason", reason}
+	if workload != "" {
+		attrs = append(attrs, "workload", workload)
+	}
+	l.log.Log(context.Background(), level, e.Message, attrs...)
+	if l.path == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.append(e); err != nil {
+		l.log.Warn("cannot record event", "file", l.path, "err", err)
+	}
+}
+
+func (l *eventLog) append(e Event) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	l.lines++
+	if l.lines > MaxEvents+MaxEvents/10 {
+		return l.trim()
+	}
+	return nil
+}
+
+// trim rewrites the log with its last MaxEvents lines, atomically.
+func (l *eventLog) trim() error {
+	raw, err := os.ReadFile(l.path)
+	if err != nil {
+		return err
+	}
+	lines := bytes.SplitAfter(raw, []byte{'\n'})
+	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
+		lines = lines[:n-1]
+	}
+	if len(lines) > MaxEvents {
+		lines = lines[len(lines)-MaxEvents:]
+	}
+	if err := atomicfile.Write(l.path, bytes.Join(lines, nil), 0o600); err != nil {
+		return err
+	}
+	l.lines = len(lines)
+	return nil
+}
+
+// ReadEvents returns the events in a state directory's log, oldest first.
+// Lines that do not parse (a torn last line after a crash) are skipped.
+func ReadEvents(stateDir string) ([]Event, error) {
+	f, err := os.Open(stateDir + "/" + EventsFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		var e Event
+		if json.Unmarshal(sc.Bytes(), &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, sc.Err()
+}

@@ -1,0 +1,73 @@
+package agent
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/locus-project/locus/pkg/memqos"
+)
+
+// metrics are the agent's Prometheus series, in a registry of its own so
+// nothing else leaks into /metrics.
+type metrics struct {
+	reg         *prometheus.Registry
+	cpus        *prometheus.GaugeVec
+	numaNodes   *prometheus.GaugeVec
+	memBytes    *prometheus.GaugeVec
+	memPercent  *prometheus.GaugeVec
+	duration    prometheus.Histogram
+	errors      prometheus.Counter
+	writes      prometheus.Counter
+	unsupported *prometheus.GaugeVec
+}
+
+func newMetrics() *metrics {
+	m := &metrics{
+		reg: prometheus.NewRegistry(),
+		cpus: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_cpus",
+			Help: "CPUs a workload may run on, by pool (exclusive, static-burst, shared, be)."}, []string{"workload", "pool"}),
+		numaNodes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_numa_nodes",
+			Help: "NUMA nodes a workload's CPUs span."}, []string{"workload"}),
+		memBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_memory_qos_bytes",
+			Help: "Memory QoS byte values in force (memory.min, memory.low, memory.high, memory.wmark_high), read back from the cgroup."},
+			[]string{"workload", "container", "knob"}),
+		memPercent: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_memory_qos_ratio",
+			Help: "Memory QoS percentages and adjustments in force (memory.wmark_ratio, memory.wmark_min_adj)."},
+			[]string{"workload", "container", "knob"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "locus_reconcile_duration_seconds",
+			Help: "Time one reconcile takes.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
+		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_reconcile_errors_total",
+			Help: "Reconciles that failed to write a cgroup file or to save state."}),
+		writes: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_cgroup_writes_total",
+			Help: "Cgroup file writes made."}),
+		unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_unsupported_knobs",
+			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
+	}
+	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.writes, m.unsupported)
+	return m
+}
+
+// setWorkloads replaces the per-workload series, so removed workloads vanish.
+func (m *metrics) setWorkloads(ws []WorkloadStatus) {
+	m.cpus.Reset()
+	m.numaNodes.Reset()
+	m.memBytes.Reset()
+	m.memPercent.Reset()
+	for _, w := range ws {
+		m.cpus.WithLabelValues(w.Name, w.Pool).Set(float64(cpuCount(w.CPUs)))
+		m.numaNodes.WithLabelValues(w.Name).Set(float64(len(w.NUMANodes)))
+		for knob, text := range w.MemoryQOS.Values {
+			v, err := strconv.ParseFloat(text, 64)
+			if err != nil {
+				continue // "max" and other non-numbers have no gauge value
+			}
+			info, _ := memqos.Info(memqos.Knob(knob))
+			g := m.memBytes
+			if info.Unit == "percent" || info.Unit == "adj" {
+				g = m.memPercent
+			}
+			g.WithLabelValues(w.Name, w.Name, knob).Set(v)
+		}
+	}
+}

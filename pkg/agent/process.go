@@ -1,0 +1,254 @@
+package agent
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/procfs"
+)
+
+// Environment variables the agent gives the processes it starts. They let a
+// restarted agent find its processes even when it was killed between
+// starting one and recording it, so it never starts a duplicate.
+const (
+	envWorkload = "LOCUS_WORKLOAD"
+	envStateDir = "LOCUS_STATE_DIR"
+	envSpec     = "LOCUS_SPEC" // hash of cgroup and command: a changed command restarts
+)
+
+const (
+	backoffMin   = time.Second
+	backoffMax   = time.Minute
+	backoffReset = time.Minute // a process that ran this long starts a fresh backoff
+)
+
+// runState is what the agent remembers of a command workload in this life.
+type runState struct {
+	failures  int
+	notBefore time.Time
+	startedAt time.Time
+	lastExit  string // from Wait, for processes this agent started
+	restarts  int
+}
+
+// supervisor starts, finds and stops the processes of command workloads.
+type supervisor struct {
+	procs    procfs.FS
+	h        *cgroup.Hierarchy
+	exe      string // the binary that has the shim (normally locus itself)
+	stateDir string // absolute
+	grace    time.Duration
+	wake     func(after time.Duration)
+
+	mu   sync.Mutex
+	runs map[string]*runState
+}
+
+func (s *supervisor) run(name string) *runState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.runs[name] == nil {
+		s.runs[name] = &runState{}
+	}
+	return s.runs[name]
+}
+
+// specHash identifies what a process was started to run.
+func specHash(cgroupPath string, argv []string) string {
+	sum := sha256.Sum256([]byte(cgroupPath + "\x00" + strings.Join(argv, "\x00")))
+	return hex.EncodeToString(sum[:8])
+}
+
+// owned is one live process this agent (in any life) started for a workload.
+type owned struct {
+	state.Process
+	spec string
+}
+
+// find scans the proc root for live processes started for workload name by
+// an agent with this state directory, oldest first. A process caught in
+// execve shows an empty environment for an instant, so processes whose
+// environment reads empty are read once more after a pause: missing one
+// would start a duplicate.
+func (s *supervisor) find(name string) []owned {
+	pids, err := s.procs.PIDs()
+	if err != nil {
+		return nil
+	}
+	var out []owned
+	var unclear []int
+	check := func(pid int, last bool) {
+		st, err := s.procs.Stat(pid)
+		if err != nil || !st.Running() || st.PPID == 2 || pid == 2 { // gone, exited, kernel thread
+			return
+		}
+		env, err := s.procs.Environ(pid)
+		if (err != nil || len(env) == 0) && !last {
+			unclear = append(unclear, pid)
+			return
+		}
+		if envValue(env, envWorkload) == name && envValue(env, envStateDir) == s.stateDir {
+			out = append(out, owned{state.Process{PID: pid, StartTime: st.StartTime}, envValue(env, envSpec)})
+		}
+	}
+	for _, pid := range pids {
+		check(pid, false)
+	}
+	if len(unclear) > 0 {
+		time.Sleep(5 * time.Millisecond)
+		for _, pid := range unclear {
+			check(pid, true)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].StartTime < out[j].StartTime })
+	return out
+}
+
+// ours reports whether pid was started by this agent's state directory.
+func (s *supervisor) ours(pid int) bool {
+	env, err := s.procs.Environ(pid)
+	return err == nil && envValue(env, envStateDir) == s.stateDir && envValue(env, envWorkload) != ""
+}
+
+func (s *supervisor) specOf(pid int) string {
+	env, _ := s.procs.Environ(pid)
+	return envValue(env, envSpec)
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// start launches the workload's command through the shim in a session of
+// its own (so a terminal's Ctrl-C reaches the agent only), with output
+// appended to <state-dir>/logs/<name>.log.
+func (s *supervisor) start(name, rel string, argv []string) (state.Process, error) {
+	logDir := filepath.Join(s.stateDir, "logs")
+	if err := os.MkdirAll(logDir, 0o700); err != nil {
+		return state.Process{}, err
+	}
+	out, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return state.Process{}, err
+	}
+	defer out.Close()
+	cmd := exec.Command(s.exe, shimArgs(s.h, rel, argv)...)
+	cmd.Env = append(os.Environ(), envWorkload+"="+name, envStateDir+"="+s.stateDir,
+		envSpec+"="+specHash(rel, argv))
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return state.Process{}, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := state.Process{PID: cmd.Process.Pid}
+	if st, err := s.procs.Stat(p.PID); err == nil {
+		p.StartTime = st.StartTime
+	}
+	rs := s.run(name)
+	s.mu.Lock()
+	rs.startedAt, rs.lastExit = time.Now(), ""
+	s.mu.Unlock()
+	go func() {
+		// Reap it and wake the agent so it restarts the workload.
+		err := cmd.Wait()
+		s.mu.Lock()
+		rs.lastExit = "exit status 0"
+		if err != nil {
+			rs.lastExit = err.Error()
+		}
+		s.mu.Unlock()
+		s.wake(0)
+	}()
+	return p, nil
+}
+
+// exited records that a workload's process was found dead and returns how
+// long to wait before starting it again and what is known of the exit.
+func (s *supervisor) exited(name string, now time.Time) (time.Duration, string) {
+	rs := s.run(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !rs.startedAt.IsZero() && now.Sub(rs.startedAt) >= backoffReset {
+		rs.failures = 0
+	}
+	rs.failures++
+	delay := backoffMin << min(rs.failures-1, 6)
+	delay = min(delay, backoffMax)
+	rs.notBefore = now.Add(delay)
+	rs.restarts++
+	why := rs.lastExit
+	if why == "" {
+		why = "exit status unknown: not started by this agent process"
+	}
+	return delay, why
+}
+
+// adopted notes a process found running (recorded or by its environment).
+func (s *supervisor) adopted(name string, now time.Time) {
+	rs := s.run(name)
+	s.mu.Lock()
+	if rs.startedAt.IsZero() {
+		rs.startedAt = now
+	}
+	s.mu.Unlock()
+}
+
+// waitFor returns how long until the workload may be started again.
+func (s *supervisor) waitFor(name string, now time.Time) time.Duration {
+	rs := s.run(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(0, rs.notBefore.Sub(now))
+}
+
+func (s *supervisor) restarts(name string) int {
+	rs := s.run(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return rs.restarts
+}
+
+// stop ends a process the agent started, and its process group: SIGTERM,
+// then SIGKILL after the grace period. A process that is already gone, or
+// whose pid now names another process, is left alone.
+func (s *supervisor) stop(p state.Process) error {
+	if !s.procs.Alive(p.PID, p.StartTime) {
+		return nil
+	}
+	target := p.PID
+	if st, err := s.procs.Stat(p.PID); err == nil && st.PGRP == p.PID {
+		target = -p.PID // the whole session it leads
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if err := syscall.Kill(target, sig); err != nil && err != syscall.ESRCH {
+			return fmt.Errorf("signal process %d: %w", p.PID, err)
+		}
+		deadline := time.Now().Add(s.grace)
+		if sig == syscall.SIGKILL {
+			deadline = time.Now().Add(5 * time.Second)
+		}
+		for time.Now().Before(deadline) {
+			if !s.procs.Alive(p.PID, p.StartTime) {
+				return nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return fmt.Errorf("process %d did not exit after SIGKILL", p.PID)
+}

@@ -1,0 +1,100 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+// removeWorkload undoes what the agent did for a workload it no longer
+// manages: it stops the process it started, writes back the original value
+// of every file it changed, and removes the cgroups it created (the
+// workload's, then ancestors no other workload uses). It drops the workload
+// from the checkpoint only once all of that is done, so an interrupted
+// removal resumes on the next reconcile. keep lists cgroups still in use.
+func (a *Agent) removeWorkload(name string, e state.Workload, keep map[string]bool, res *Result) error {
+	if e.Started != nil && a.procAlive(e.Started) {
+		if a.opts.DryRun {
+			fmt.Fprintf(a.opts.Out, "stop %s: process %d\n", name, e.Started.PID)
+		} else {
+			if err := a.sup.stop(*e.Started); err != nil {
+				return fmt.Errorf("stop %s: %w", name, err)
+			}
+			a.events.Emit(Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)
+		}
+	}
+	if !keep[e.Cgroup] {
+		// Both go hierarchy by hierarchy and skip what is gone: a crash may
+		// have come after some v1 hierarchies, or before the parent.
+		if err := a.restoreAll(name, e.Cgroup, res); err != nil {
+			return err
+		}
+		if err := a.removeCgroup(e.Cgroup); err != nil {
+			return err
+		}
+		for p := path.Dir(e.Cgroup); !a.opts.DryRun && p != "." && !usedUnder(p, keep); p = path.Dir(p) {
+			if a.removeCgroup(p) != nil {
+				break // someone else's, or still holding other cgroups
+			}
+		}
+	}
+	if a.opts.DryRun {
+		return nil
+	}
+	if err := a.store.Update(func(c *state.Checkpoint) error {
+		delete(c.Workloads, name)
+		return nil
+	}); err != nil {
+		return err
+	}
+	a.events.Emit(Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
+	return nil
+}
+
+// restoreAll writes back every recorded original of the cgroup.
+func (a *Agent) restoreAll(name, rel string, res *Result) error {
+	var targets []cgroup.Target
+	for _, k := range cgroup.Knobs() {
+		if spec, _ := cgroup.Lookup(k); spec.ReadOnly {
+			continue
+		}
+		if a.knobPresent(rel, k) && a.hasOriginal(rel, k) {
+			targets = append(targets, cgroup.Target{Cgroup: rel, Knob: k})
+		}
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	rep, err := a.w.Restore(targets)
+	a.account(rep, map[string]string{rel: name}, res)
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", rel, err)
+	}
+	return nil
+}
+
+// removeCgroup removes a cgroup the agent created; others are left alone
+// without error.
+func (a *Agent) removeCgroup(rel string) error {
+	if a.opts.DryRun {
+		fmt.Fprintf(a.opts.Out, "remove cgroup %s (if Locus created it)\n", rel)
+		return nil
+	}
+	err := a.w.RemoveCgroup(rel)
+	if errors.Is(err, cgroup.ErrNotCreated) {
+		return nil
+	}
+	return err
+}
+
+func usedUnder(dir string, keep map[string]bool) bool {
+	for cg := range keep {
+		if related(dir, cg) {
+			return true
+		}
+	}
+	return false
+}

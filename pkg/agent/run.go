@@ -1,0 +1,155 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/locus-project/locus/pkg/agent/state"
+)
+
+// Run reconciles until ctx ends: at start, on every change in the config
+// file's directory, every Resync, and when a started process exits. With
+// Once or DryRun it reconciles once and returns an error if a write failed.
+// On the way out it stops the workloads marked stop-on-agent-exit.
+func (a *Agent) Run(ctx context.Context) error {
+	if a.opts.Once || a.opts.DryRun {
+		return errorOf(a.Reconcile())
+	}
+	srv, err := a.serve(a.opts.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	defer srv.close()
+	var changes <-chan fsnotify.Event
+	var watchErrs <-chan error
+	if a.opts.ConfigFile != "" {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return fmt.Errorf("watch config: %w", err)
+		}
+		defer w.Close()
+		// The directory, not the file: editors and ConfigMap mounts replace
+		// the file by renaming, which ends a watch on the file itself.
+		if err := w.Add(filepath.Dir(a.opts.ConfigFile)); err != nil {
+			return fmt.Errorf("watch config: %w", err)
+		}
+		changes, watchErrs = w.Events, w.Errors
+	}
+	resync := time.NewTicker(a.opts.Resync)
+	defer resync.Stop()
+	live := time.NewTicker(time.Second)
+	defer live.Stop()
+	a.log.Info("agent started", "config", a.configName(), "stateDir", a.opts.StateDir,
+		"cgroup", a.h.Root(), "version", a.h.Version().String())
+	a.logResult(a.Reconcile())
+	for {
+		select {
+		case <-ctx.Done():
+			return a.shutdown()
+		case <-a.trigger:
+		case <-resync.C:
+		case <-changes:
+			a.wake(100 * time.Millisecond) // let the writer finish
+			continue
+		case err := <-watchErrs:
+			a.log.Warn("config watch", "err", err)
+			continue
+		case <-live.C:
+			if !a.anyExited() {
+				continue
+			}
+		}
+		a.logResult(a.Reconcile())
+	}
+}
+
+func errorOf(res Result) error {
+	if len(res.Errors) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(res.Errors))
+	for i, e := range res.Errors {
+		msgs[i] = e.Error()
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+func (a *Agent) logResult(res Result) {
+	for _, e := range res.Errors {
+		a.log.Error("reconcile", "err", e)
+	}
+}
+
+// anyExited reports whether a process the agent started has died.
+func (a *Agent) anyExited() bool {
+	ck, err := a.store.Load()
+	if err != nil {
+		return false
+	}
+	for _, e := range ck.Workloads {
+		if e.Started != nil && !a.procAlive(e.Started) {
+			return true
+		}
+	}
+	return false
+}
+
+// shutdown stops and removes the workloads marked stop-on-agent-exit (the
+// built-in demo ones); every other workload keeps running and keeps its
+// cgroup values, so restarting the agent changes nothing.
+func (a *Agent) shutdown() error {
+	cfg := a.cfg.good
+	ck, err := a.store.Load()
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	var stop []string
+	for _, w := range cfg.host.Workloads {
+		if strings.EqualFold(w.Annotations[AnnotationStopOnExit], "true") {
+			stop = append(stop, w.Name)
+		} else {
+			keep[cfg.host.CgroupPath(w)] = true
+		}
+	}
+	var errs []error
+	var res Result
+	for _, name := range stop {
+		if e, ok := ck.Workloads[name]; ok {
+			if err := a.removeWorkload(name, e, keep, &res); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(stop) > 0 {
+		_ = a.store.Update(func(c *state.Checkpoint) error {
+			for _, name := range stop {
+				delete(c.Assignments, name)
+			}
+			return nil
+		})
+	}
+	a.statusMu.Lock()
+	st := a.status
+	a.statusMu.Unlock()
+	var left []WorkloadStatus
+	for _, w := range st.Workloads {
+		if !slices.Contains(stop, w.Name) {
+			left = append(left, w)
+		}
+	}
+	if st.Workloads = left; len(stop) > 0 && !st.Time.IsZero() {
+		if err := writeStatus(a.opts.StateDir, st); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	a.log.Info("agent stopped")
+	return errors.Join(errs...)
+}

@@ -1,0 +1,186 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+// prepare makes a workload's processes exist in its cgroup: it checks a
+// `cgroup:` workload's cgroup, creates the cgroup of `command:` and `match:`
+// workloads, starts or re-adopts the command, moves matching processes. It
+// returns problems (the workload keeps its decision but is not written) and
+// whether the cgroup is there to be written.
+func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs []plan.Problem) {
+	problem := func(reason, format string, args ...any) {
+		probs = append(probs, plan.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	}
+	if r.source == FromCgroup {
+		if !a.cgroupExists(r.cgroup) {
+			problem("CgroupNotFound", "cgroup %s does not exist under %s; nothing written", r.cgroup, a.h.Root())
+			return false, probs
+		}
+		return true, probs
+	}
+	if r.source == FromCommand && a.opts.Once && !a.procAlive(entry.Started) && len(a.sup.find(r.spec.Name)) == 0 {
+		problem("NotStarted", "not started under --once")
+		return false, probs
+	}
+	if a.opts.DryRun {
+		exists := a.cgroupExists(r.cgroup)
+		if !exists {
+			fmt.Fprintf(a.opts.Out, "create cgroup %s\n", r.cgroup)
+		}
+		if r.source == FromCommand && !a.procAlive(entry.Started) && len(a.sup.find(r.spec.Name)) == 0 {
+			fmt.Fprintf(a.opts.Out, "start %s: %s\n", r.spec.Name, strings.Join(r.spec.Command, " "))
+		}
+		if r.source == FromMatch && exists {
+			if err := a.matchProcesses(r); err != nil {
+				problem("MatchFailed", "%v", err)
+			}
+		}
+		return exists, probs
+	}
+	created, err := a.w.EnsureCgroup(r.cgroup)
+	if len(created) > 0 {
+		entry.Created = true
+		a.saveEntry(r.spec.Name, *entry)
+	}
+	if err != nil {
+		problem("CgroupCreateFailed", "%v", err)
+		return false, probs
+	}
+	switch r.source {
+	case FromCommand:
+		if p := a.ensureCommand(r, entry); p != nil {
+			probs = append(probs, *p)
+		}
+	case FromMatch:
+		if err := a.matchProcesses(r); err != nil {
+			problem("MatchFailed", "%v", err)
+		}
+	}
+	return true, probs
+}
+
+// cgroupExists checks the cgroup in the hierarchy that holds cpusets (v1)
+// or the unified one (v2).
+func (a *Agent) cgroupExists(rel string) bool { return a.h.Exists(cgroup.CPUSet, rel) }
+
+func (a *Agent) procAlive(p *state.Process) bool {
+	return p != nil && a.procs.Alive(p.PID, p.StartTime)
+}
+
+// ensureCommand keeps exactly one process running the workload's command:
+// the recorded one if it still runs the same command, else one found by its
+// environment (an agent killed before it recorded the start), else a new one,
+// after a backoff if the previous one exited.
+func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem {
+	name, now := r.spec.Name, time.Now()
+	spec := specHash(r.cgroup, r.spec.Command)
+	if p := entry.Started; p != nil {
+		switch {
+		case !a.procAlive(p):
+			delay, why := a.sup.exited(name, now)
+			a.events.Emit(Warning, "WorkloadExited", name, "process %d exited (%s); restarting in %s", p.PID, why, delay)
+		case a.sup.specOf(p.PID) != spec:
+			a.events.Emit(Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
+			if err := a.sup.stop(*p); err != nil {
+				return &plan.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
+			}
+		default:
+			a.sup.adopted(name, now)
+			return nil
+		}
+		entry.Started = nil
+		a.saveEntry(name, *entry)
+	}
+	for i, o := range a.sup.find(name) {
+		if i == 0 && o.spec == spec {
+			p := o.Process
+			entry.Started = &p
+			a.saveEntry(name, *entry)
+			a.sup.adopted(name, now)
+			a.events.Emit(Normal, "WorkloadAdopted", name, "process %d is already running the command", p.PID)
+			continue
+		}
+		a.events.Emit(Warning, "DuplicateStopped", name, "stopping process %d: another process runs this workload or its command changed", o.PID)
+		if err := a.sup.stop(o.Process); err != nil {
+			return &plan.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
+		}
+	}
+	if entry.Started != nil {
+		return nil
+	}
+	if wait := a.sup.waitFor(name, now); wait > 0 {
+		a.wake(wait)
+		// A stable message: the problem is reported once, not at every tick.
+		return &plan.Problem{Workload: name, Reason: "BackOff", Message: "the process exited; restarting after a backoff"}
+	}
+	p, err := a.sup.start(name, r.cgroup, r.spec.Command)
+	if err != nil {
+		return &plan.Problem{Workload: name, Reason: "StartFailed", Message: err.Error()}
+	}
+	a.debugDelay() // the window a crash test aims at: started, not yet recorded
+	entry.Started = &p
+	a.saveEntry(name, *entry)
+	a.events.Emit(Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
+	return nil
+}
+
+// matchProcesses moves running processes that match the workload's pattern
+// into its cgroup. Only processes that match are touched; the agent's own
+// processes and those of its command workloads never are.
+func (a *Agent) matchProcesses(r *resolved) error {
+	m := r.spec.Match
+	pids, err := a.procs.PIDs()
+	if err != nil {
+		return err
+	}
+	inside := map[int]bool{}
+	if cur, err := a.h.Procs(r.cgroup); err == nil {
+		for _, p := range cur {
+			inside[p] = true
+		}
+	}
+	var move []int
+	for _, pid := range pids {
+		if inside[pid] || pid == os.Getpid() {
+			continue
+		}
+		argv, err := a.procs.Cmdline(pid)
+		if err != nil || len(argv) == 0 { // gone, a kernel thread or a zombie
+			continue
+		}
+		if m.Cmdline != "" && !strings.Contains(strings.Join(argv, " "), m.Cmdline) {
+			continue
+		}
+		if m.Comm != "" {
+			comm, err := a.procs.Comm(pid)
+			if ok, _ := path.Match(m.Comm, comm); err != nil || !ok {
+				continue
+			}
+		}
+		if a.sup.ours(pid) {
+			continue
+		}
+		move = append(move, pid)
+	}
+	if len(move) == 0 || a.opts.DryRun {
+		for _, p := range move {
+			fmt.Fprintf(a.opts.Out, "move process %d to %s\n", p, r.cgroup)
+		}
+		return nil
+	}
+	rep, err := a.w.AddProcs(r.cgroup, move)
+	if len(rep.Moved) > 0 {
+		a.events.Emit(Normal, "ProcessesMoved", r.spec.Name, "moved processes %v into cgroup %s", rep.Moved, r.cgroup)
+	}
+	return err
+}
