@@ -10,9 +10,10 @@ export CGO_ENABLED ?= 0
 build:
 	$(GO) build -o $(BIN)/locus ./cmd/locus
 
-# The main job with its embedded default: describe this machine.
+# The main job with its embedded default: the standalone agent managing two
+# demo workloads (LS bound to its own CPU, BE in the BE pool) until Ctrl-C.
 run: build
-	$(BIN)/locus topology
+	$(BIN)/locus agent --standalone
 
 # Every test: static checks, unit and real-kernel tests, and the benchmark
 # module's own tests (built against k8s.io/kubernetes, kept out of the main module).
@@ -28,9 +29,10 @@ unit:
 bench-vet:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run . ./...
 
-bench:
+bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
-	cd bench && $(GO) test -run '^$$' -bench . -benchtime 1x -v ./...
+	bench/packing.sh
+	bench/agent/run.sh
 
 tools: $(TOOLS)/staticcheck
 
