@@ -1,0 +1,101 @@
+# shellcheck shell=bash
+# Builds the guest's initramfs: the Go init, the locus binary, one static test
+# binary per package with its package files (testdata), the numactl peer tools
+# with their shared libraries, and busybox for the commands tests exec.
+
+# numavm_initramfs prints the path of a fresh gzip'd newc cpio archive.
+numavm_initramfs() {
+	local root="$NUMAVM_CACHE/root" out="$NUMAVM_CACHE/initramfs.cpio.gz"
+	rm -rf "$root"
+	mkdir -p "$root"/{bin,usr/bin,tests,pkgs,numavm,dev,proc,sys,tmp,etc,root,run}
+
+	numavm_log "build: init and locus"
+	CGO_ENABLED=0 go build -trimpath -o "$root/init" ./test/numavm/init || numavm_die "building the guest init failed"
+	CGO_ENABLED=0 go build -trimpath -o "$root/usr/bin/locus" ./cmd/locus || numavm_die "building cmd/locus failed"
+	numavm_test_binaries "$root"
+	numavm_copy_peers "$root"
+	numavm_copy_busybox "$root"
+	numavm_write_config "$root"
+	# The kernel opens /dev/console for init before devtmpfs exists; without
+	# this node (root only) init reopens the console itself.
+	[ "$(id -u)" != 0 ] || mknod -m 600 "$root/dev/console" c 5 1 2>/dev/null || true
+
+	(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null --create --format=newc --owner=0:0 --quiet) | gzip -1 >"$out"
+	numavm_log "initramfs: $(du -h "$out" | cut -f1) ($(du -sh "$root" | cut -f1) unpacked)"
+	echo "$out"
+}
+
+# numavm_test_binaries compiles `go test -c` for every package in PKGS into
+# /tests and lists them in /numavm/tests as "import-path<TAB>binary<TAB>dir".
+# Each binary runs in a copy of its package's own files (not .go sources), as
+# `go test` runs it in the package directory.
+numavm_test_binaries() {
+	local root="$1" ip dir ntests bin
+	local -a pkgs
+	# shellcheck disable=SC2153 # PKGS is run.sh's setting
+	read -r -a pkgs <<<"$PKGS"
+	local listing
+	listing="$(go list -f '{{.ImportPath}} {{.Dir}} {{if or .TestGoFiles .XTestGoFiles}}1{{else}}0{{end}}' "${pkgs[@]}")" ||
+		numavm_die "go list ${pkgs[*]} failed (see above)"
+	: >"$root/numavm/tests"
+	while IFS=' ' read -r ip dir ntests; do
+		if [ "$ntests" = 0 ]; then
+			numavm_log "build: $ip has no test files, skipped"
+			continue
+		fi
+		bin="/tests/$(echo "$ip" | tr '/.' '__').test"
+		numavm_log "build: go test -c $ip"
+		CGO_ENABLED=0 go test -c -trimpath -o "$root$bin" "$ip" || numavm_die "go test -c $ip failed (see above)"
+		mkdir -p "$root/pkgs/$ip"
+		find "$dir" -maxdepth 1 -type f ! -name '*.go' -exec cp {} "$root/pkgs/$ip/" \;
+		[ ! -d "$dir/testdata" ] || cp -r "$dir/testdata" "$root/pkgs/$ip/"
+		printf '%s\t%s\t%s\n' "$ip" "$bin" "/pkgs/$ip" >>"$root/numavm/tests"
+	done <<<"$listing"
+	[ -s "$root/numavm/tests" ] || numavm_die "none of PKGS ($PKGS) has tests"
+}
+
+# numavm_copy_peers copies numactl, migratepages and numastat with every shared
+# library ldd names and the dynamic loader, at the paths they were linked for.
+numavm_copy_peers() {
+	local root="$1" tool path lib
+	for tool in numactl migratepages numastat; do
+		path="$(command -v "$tool")" || numavm_die "$tool not found on the host"
+		cp -L "$path" "$root/usr/bin/$tool"
+		for lib in $(ldd "$path" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+}
+
+# numavm_copy_busybox installs a static busybox with one link per applet, so
+# tests that exec sh, sleep or true find them on PATH.
+numavm_copy_busybox() {
+	local root="$1" bb applet
+	bb="$(numavm_busybox_static)" || numavm_die "no static busybox on the host (package busybox-static)"
+	cp "$bb" "$root/bin/busybox"
+	for applet in $("$bb" --list); do
+		[ -e "$root/bin/$applet" ] || [ -e "$root/usr/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+	done
+}
+
+# numavm_write_config writes /numavm/env (exported to every test and read by
+# init) and /numavm/args (one test-binary argument per line).
+numavm_write_config() {
+	local root="$1" a
+	local -a extra
+	cat >"$root/numavm/env" <<ENV
+LOCUS_NUMAVM_NODES=$NUMAVM_NODES
+LOCUS_NUMAVM_NODE_CPUS=$NUMAVM_NODE_CPUS
+LOCUS_NUMAVM_DISTANCES=$NUMAVM_DISTANCES
+LOCUS_NUMAVM_CGROUP=$NUMAVM_CGROUP
+LOCUS_NUMAVM_NUMA_BALANCING=$NUMAVM_NUMA_BALANCING
+ENV
+	{
+		echo "-test.timeout=$NUMAVM_TEST_TIMEOUT"
+		[ -z "$NUMAVM_RUN" ] || echo "-test.run=$NUMAVM_RUN"
+		read -r -a extra <<<"$NUMAVM_TEST_ARGS"
+		for a in "${extra[@]}"; do echo "$a"; done
+	} >"$root/numavm/args"
+}
