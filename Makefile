@@ -5,7 +5,7 @@ TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: build run test lint unit bench-vet bench tools clean
+.PHONY: build run test lint unit bench-vet numa-test bench tools clean
 
 build:
 	$(GO) build -o $(BIN)/locus ./cmd/locus
@@ -15,9 +15,10 @@ build:
 run: build
 	$(BIN)/locus agent --standalone
 
-# Every test: static checks, unit and real-kernel tests, and the benchmark
-# module's own tests (built against k8s.io/kubernetes, kept out of the main module).
-test: lint unit bench-vet
+# Every test: static checks, unit and real-kernel tests, the benchmark module's
+# own tests (built against k8s.io/kubernetes, kept out of the main module), and
+# the NUMA tests in a multi-node QEMU guest (last: its summary closes the run).
+test: lint unit bench-vet numa-test
 
 lint: tools
 	$(GO) vet ./...
@@ -28,6 +29,11 @@ unit:
 
 bench-vet:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run . ./...
+
+# Real-kernel NUMA tests in a QEMU guest; as root it installs qemu, cpio,
+# numactl and busybox-static with apt. Packages run there: test/numavm/packages.
+numa-test:
+	bash test/numavm/run.sh
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
