@@ -4,6 +4,7 @@
 package locus
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 
@@ -15,7 +16,8 @@ import (
 
 // Policies picks a policy per request, as a pod's cpu-policy annotation
 // would: Whole for requests that are a multiple of the SMT width, Partial for
-// the others (full-pcpus cannot serve those).
+// the others (full-pcpus cannot serve those). An empty policy is the
+// allocator's default, as for a pod without the annotation.
 type Policies struct {
 	Whole, Partial lcpuset.Policy
 }
@@ -23,11 +25,15 @@ type Policies struct {
 // Only is the same policy for every request.
 func Only(p lcpuset.Policy) Policies { return Policies{Whole: p, Partial: p} }
 
+// Default leaves the policy to the allocator for every request.
+func Default() Policies { return Only("") }
+
 func (p Policies) String() string {
+	name := func(p lcpuset.Policy) string { return cmp.Or(string(p), "default") }
 	if p.Whole == p.Partial {
-		return string(p.Whole)
+		return name(p.Whole)
 	}
-	return fmt.Sprintf("%s, odd: %s", p.Whole, p.Partial)
+	return fmt.Sprintf("%s, odd: %s", name(p.Whole), name(p.Partial))
 }
 
 // Allocator is one node under Locus. Not safe for concurrent use.
@@ -68,8 +74,17 @@ func (a *Allocator) policy(n int) lcpuset.Policy {
 	return a.policies.Partial
 }
 
-// WholeCores reports whether a request for n CPUs gets whole cores only.
-func (a *Allocator) WholeCores(n int) bool { return a.policy(n) == lcpuset.FullPCPUs }
+// WholeCores reports whether a request for n CPUs gets whole cores only:
+// full-pcpus always, the default when n is a multiple of the SMT width.
+func (a *Allocator) WholeCores(n int) bool {
+	switch a.policy(n) {
+	case lcpuset.FullPCPUs:
+		return true
+	case "", lcpuset.FullPCPUsThenThreads:
+		return n%a.threads == 0
+	}
+	return false
+}
 
 // State is the occupancy the next decision will see.
 func (a *Allocator) State() lcpuset.State { return a.state }

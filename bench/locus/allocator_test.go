@@ -70,3 +70,26 @@ func TestAllocatorKeepsItsOccupancy(t *testing.T) {
 		t.Fatal("released a pod twice")
 	}
 }
+
+func TestDefaultLeavesThePolicyToTheAllocator(t *testing.T) {
+	a, err := New(intel, cpuset.New(0, 96), Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Name() != "locus default" {
+		t.Errorf("name %q", a.Name())
+	}
+	for _, tc := range []struct {
+		n     int
+		whole bool
+		want  string // exact CPUs: whole cores, then a thread of the next core
+	}{{2, true, "1,97"}, {3, false, "2-3,98"}, {1, false, "99"}, {16, true, "4-11,100-107"}} {
+		if got := a.WholeCores(tc.n); got != tc.whole {
+			t.Errorf("%d CPUs: whole cores %v, want %v", tc.n, got, tc.whole)
+		}
+		got, err := a.Allocate(tc.n, tc.n)
+		if err != nil || got.String() != tc.want {
+			t.Fatalf("%d CPUs: %s, %v; want %s", tc.n, got, err, tc.want)
+		}
+	}
+}

@@ -124,7 +124,8 @@ var (
 	locusFullOrSprd = Locus(locus.Policies{Whole: lcpuset.FullPCPUs, Partial: lcpuset.SpreadByPCPUs})
 	locusSpread     = Locus(locus.Only(lcpuset.SpreadByPCPUs))
 	locusFull       = Locus(locus.Only(lcpuset.FullPCPUs))
-	mixedContenders = []Contender{kubeletDefault, kubeletBestEff, kubeletSingle, locusFullOrSprd, locusSpread}
+	locusDefault    = Locus(locus.Default())
+	mixedContenders = []Contender{kubeletDefault, kubeletBestEff, kubeletSingle, locusFullOrSprd, locusSpread, locusDefault}
 	wholeContenders = []Contender{kubeletFull, kubeletFullBest, locusFull}
 )
 

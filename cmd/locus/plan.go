@@ -55,8 +55,8 @@ An impossible request exits with status 2 and says why.`,
 	f.StringVar(&o.sysfsRoot, "sysfs-root", "", "read the machine from this sysfs tree (default /sys)")
 	f.StringVar(&o.topologyFile, "topology", "", "read the machine from this JSON file instead of sysfs")
 	f.IntVar(&o.cpus, "cpus", 0, "CPUs to allocate (the pod's integer limits.cpu); required")
-	f.StringVar(&o.policy, "policy", string(locuscpuset.FullPCPUs),
-		"full-pcpus, spread-by-pcpus, distribute-across-numa or static-burst")
+	f.StringVar(&o.policy, "policy", "",
+		"full-pcpus, full-pcpus-then-threads, spread-by-pcpus, distribute-across-numa or static-burst (default: whole cores, then threads; see docs/allocator.md)")
 	f.StringVar(&o.strategy, "numa-strategy", string(locuscpuset.MostAllocated), "most-allocated or least-allocated")
 	f.StringVar(&o.allocated, "allocated", "", "CPUs already owned exclusively, in Linux list format")
 	f.StringVar(&o.reserved, "reserved", "", "CPUs reserved for the system, in Linux list format")
@@ -92,7 +92,7 @@ func (o planOptions) run(w io.Writer) error {
 		return err
 	}
 	out := planJSON{CPUSet: res.CPUs.String(), NUMANodes: res.NUMANodes, CPUs: res.CPUs.Size(),
-		Policy:       cmp.Or(o.policy, string(locuscpuset.FullPCPUs)),
+		Policy:       string(res.Policy),
 		NUMAStrategy: cmp.Or(o.strategy, string(locuscpuset.MostAllocated))}
 	if req.Policy == locuscpuset.StaticBurst {
 		milli := o.requestMilli

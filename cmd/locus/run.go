@@ -75,8 +75,8 @@ before anything changes; --dry-run prints the decision and changes nothing.`,
 	f := cmd.Flags()
 	f.SetInterspersed(false) // the command's own flags are not ours
 	f.IntVar(&o.cpus, "cpus", 0, "CPUs of its own; 0 runs in the shared pool")
-	f.StringVar(&o.policy, "policy", string(locuscpuset.FullPCPUs),
-		"full-pcpus, spread-by-pcpus, distribute-across-numa or static-burst")
+	f.StringVar(&o.policy, "policy", "",
+		"full-pcpus, full-pcpus-then-threads, spread-by-pcpus, distribute-across-numa or static-burst (default: whole cores, then threads; see docs/allocator.md)")
 	f.StringVar(&o.strategy, "numa-strategy", string(locuscpuset.MostAllocated), "most-allocated or least-allocated")
 	f.StringVar(&o.qos, "qos", "LS", "QoS class: LS or BE")
 	f.StringVar(&o.memRequest, "memory-request", "", "memory request (64Mi); the base of memory QoS protection")

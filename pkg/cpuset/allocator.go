@@ -66,9 +66,25 @@ func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Res
 	}
 	defer a.ix.views.Put(v)
 	var ids []int
+	applied := req.Policy
 	switch req.Policy {
 	case FullPCPUs:
 		ids, err = v.fullPCPUs()
+	case FullPCPUsThenThreads:
+		if req.CPUs%a.ix.threads == 0 {
+			applied = FullPCPUs
+			ids, err = v.fullPCPUs()
+			if err != nil || a.ix.spans(ids) > 1 {
+				// Whole cores alone would refuse the request or split it over
+				// nodes; threads inside one node serve it better.
+				if alt, altErr := a.threadsFallback(st, reserved, req); altErr == nil &&
+					(err != nil || a.ix.spans(alt) < a.ix.spans(ids)) {
+					ids, err, applied = alt, nil, FullPCPUsThenThreads
+				}
+			}
+		} else {
+			ids, err = v.fullPCPUsThenThreads()
+		}
 	case SpreadByPCPUs:
 		ids, err = v.spreadByPCPUs()
 	case DistributeAcrossNUMA:
@@ -79,10 +95,30 @@ func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Res
 	if err != nil {
 		return Result{}, err
 	}
-	return a.ix.result(ids), nil
+	return a.ix.result(ids, applied), nil
 }
 
-func (ix *index) result(ids []int) Result {
+// threadsFallback runs full-pcpus-then-threads on a fresh view, so nothing the
+// first attempt left in its scratch space leaks into the second.
+func (a *Allocator) threadsFallback(st State, reserved cpuset.CPUSet, req Request) ([]int, error) {
+	v, err := a.ix.newView(st, reserved, req)
+	if err != nil {
+		return nil, err
+	}
+	defer a.ix.views.Put(v)
+	return v.fullPCPUsThenThreads()
+}
+
+// spans counts the NUMA nodes the CPUs sit on.
+func (ix *index) spans(ids []int) int {
+	seen := map[int]bool{}
+	for _, id := range ids {
+		seen[ix.cores[ix.cpuCore[id]].node] = true
+	}
+	return len(seen)
+}
+
+func (ix *index) result(ids []int, applied Policy) Result {
 	spanned := make([]bool, len(ix.nodes))
 	for _, id := range ids {
 		spanned[ix.cores[ix.cpuCore[id]].node] = true
@@ -93,7 +129,7 @@ func (ix *index) result(ids []int) Result {
 			nodes = append(nodes, ix.nodes[i].id)
 		}
 	}
-	return Result{CPUs: cpuset.New(ids...), NUMANodes: nodes}
+	return Result{CPUs: cpuset.New(ids...), NUMANodes: nodes, Policy: applied}
 }
 
 func (r Request) normalised() (Request, error) {
@@ -102,11 +138,11 @@ func (r Request) normalised() (Request, error) {
 	}
 	switch r.Policy {
 	case "":
-		r.Policy = FullPCPUs
-	case FullPCPUs, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst:
+		r.Policy = FullPCPUsThenThreads
+	case FullPCPUs, FullPCPUsThenThreads, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst:
 	default:
-		return r, invalidf("unknown policy %q: want %s, %s, %s or %s",
-			r.Policy, FullPCPUs, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst)
+		return r, invalidf("unknown policy %q: want %s, %s, %s, %s or %s", r.Policy,
+			FullPCPUs, FullPCPUsThenThreads, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst)
 	}
 	switch r.NUMAStrategy {
 	case "":

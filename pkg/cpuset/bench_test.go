@@ -1,6 +1,7 @@
 package cpuset
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -40,12 +41,13 @@ func busyStates(topo *topology.Topology, n int) []State {
 
 // BenchmarkAllocateNPS4Busy70 times one decision on the 256-CPU NPS4 machine
 // with 70 % of its CPUs taken, for requests of 1-16 CPUs. full-pcpus gets the
-// even counts of 2-16 (odd counts are rejected up front and would flatter it).
+// even counts of 2-16 (odd counts are rejected up front and would flatter it);
+// the default gets every count, so its odd ones time full-pcpus-then-threads.
 func BenchmarkAllocateNPS4Busy70(b *testing.B) {
 	topo := fixture.MustBuild(fixture.AMDNPS4)
 	states := busyStates(topo, 64)
-	for _, p := range []Policy{FullPCPUs, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst} {
-		b.Run(string(p), func(b *testing.B) {
+	for _, p := range []Policy{FullPCPUs, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst, ""} {
+		b.Run(cmp.Or(string(p), "default"), func(b *testing.B) {
 			if _, err := Allocate(topo, states[0], cpuset.New(), Request{CPUs: 2, Policy: p}); err != nil {
 				b.Fatal(err)
 			}

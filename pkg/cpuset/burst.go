@@ -37,8 +37,8 @@ func (v *view) staticBurst() ([]int, error) {
 	}
 	v.ix.sum(v.cap)
 	v.ix.sum(v.aux)
-	d, ok := v.search(func(d domain) (bool, int) {
-		return v.cap.of(d) >= v.n, max(0, v.n-v.aux.of(d))
+	d, ok := v.search(func(d domain) (bool, grade) {
+		return v.cap.of(d) >= v.n, grade{tier: max(0, v.n-v.aux.of(d))}
 	})
 	if !ok {
 		return nil, shortf("%s: not enough CPUs with room for %d millicores each: requested=%d, available=%d",

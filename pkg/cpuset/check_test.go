@@ -50,10 +50,10 @@ func randomScenario(r *rand.Rand, topo *topology.Topology, busy float64) scenari
 	} else {
 		req.CPUs = 1 + r.IntN(16)
 	}
-	if req.Policy == FullPCPUs || req.Policy == "" {
-		if r.IntN(8) != 0 { // mostly whole-core counts, sometimes an odd one
-			req.CPUs += req.CPUs % smtWidth(cores)
-		}
+	// full-pcpus: mostly whole-core counts, sometimes an odd one; the
+	// default: both as often, since odd counts take its other rule.
+	if req.Policy == FullPCPUs && r.IntN(8) != 0 || req.Policy == "" && r.IntN(2) == 0 {
+		req.CPUs += req.CPUs % smtWidth(cores)
 	}
 	if req.Policy == StaticBurst {
 		req.RequestMilli = r.Int64N(int64(req.CPUs)*1000 + 1)
@@ -85,9 +85,34 @@ type oracle struct {
 	whole    map[int]bool // per core id: every thread free for exclusive use
 	capacity map[int]int  // per node id
 	share    int64
+	// policy is the rule the allocator must have applied: the default is
+	// full-pcpus for multiples of the SMT width.
+	policy Policy
+	width  int
+	// full-pcpus-then-threads: the CPUs it aims to take as whole cores, and
+	// the remainder.
+	bulk, rest int
 }
 
+// newOracle works out which rule the allocator must apply: the default takes
+// whole cores for multiples of the SMT width unless threads of fewer nodes
+// would serve (or whole cores would not serve at all).
 func newOracle(sc scenario) oracle {
+	req, _ := sc.req.normalised()
+	applied := req.Policy
+	if applied == FullPCPUsThenThreads && req.CPUs%smtWidth(coresOf(sc.topo)) == 0 {
+		whole := oracleAs(sc, FullPCPUs).minNodes(req.CPUs)
+		threads := oracleAs(sc, FullPCPUsThenThreads).minNodes(req.CPUs)
+		applied = FullPCPUsThenThreads
+		if whole > 0 && whole <= threads {
+			applied = FullPCPUs
+		}
+	}
+	return oracleAs(sc, applied)
+}
+
+// oracleAs recomputes usable CPUs and capacities for one applied rule.
+func oracleAs(sc scenario, applied Policy) oracle {
 	req, _ := sc.req.normalised()
 	o := oracle{usable: map[int]bool{}, whole: map[int]bool{}, capacity: map[int]int{}}
 	if req.Policy == StaticBurst {
@@ -98,9 +123,12 @@ func newOracle(sc scenario) oracle {
 			!req.UseReserved && (sc.reserved.Contains(id) || sc.topo.Isolated.Contains(id))
 	}
 	cores := coresOf(sc.topo)
-	width := smtWidth(cores)
+	o.width = smtWidth(cores)
+	o.policy = applied
+	o.rest = req.CPUs % o.width
+	o.bulk = req.CPUs - o.rest
 	for core, cpus := range cores {
-		o.whole[core] = len(cpus) == width
+		o.whole[core] = len(cpus) == o.width
 		for _, id := range cpus {
 			load := sc.st.BurstMilli[id]
 			if blocked(id) || load > 0 {
@@ -114,15 +142,23 @@ func newOracle(sc scenario) oracle {
 		}
 	}
 	for _, c := range sc.topo.CPUs {
-		if req.Policy == FullPCPUs {
-			if o.whole[c.Core] {
-				o.capacity[c.NUMA]++
-			}
-		} else if o.usable[c.ID] {
+		if o.policy == FullPCPUs && o.whole[c.Core] || o.policy != FullPCPUs && o.usable[c.ID] {
 			o.capacity[c.NUMA]++
 		}
 	}
 	return o
+}
+
+// isLeftover says whether a core (its id and CPU ids) is not whole but can
+// give the remainder of a full-pcpus-then-threads request.
+func (o oracle) isLeftover(core int, cpus []int) bool {
+	free := 0
+	for _, id := range cpus {
+		if o.usable[id] {
+			free++
+		}
+	}
+	return !o.whole[core] && free >= o.rest
 }
 
 // minNodes is the fewest nodes whose capacity adds up to n, or 0 if all of
@@ -164,6 +200,12 @@ func checkScenario(t testing.TB, sc scenario) {
 		return
 	}
 	checkResult(t, sc, req, o, res, lower)
+	// Result.Policy names the rule applied: asking for it gives the same CPUs.
+	named := sc.req
+	named.Policy = res.Policy
+	if same, err := Allocate(sc.topo, sc.st, sc.reserved, named); err != nil || !same.CPUs.Equals(res.CPUs) {
+		t.Fatalf("policy %q gives %s (%v), the request %+v gave %s", res.Policy, same.CPUs, err, sc.req, res.CPUs)
+	}
 }
 
 func checkResult(t testing.TB, sc scenario, req Request, o oracle, res Result, lower int) {
@@ -180,8 +222,11 @@ func checkResult(t testing.TB, sc scenario, req Request, o oracle, res Result, l
 	if nodes := sc.topo.NodesOf(res.CPUs); !slices.Equal(nodes, res.NUMANodes) {
 		t.Fatalf("NUMANodes %v, but the CPUs span %v", res.NUMANodes, nodes)
 	}
+	if res.Policy != o.policy {
+		t.Fatalf("result says policy %q, want %q (%+v)", res.Policy, o.policy, req)
+	}
 	cores := coresOf(sc.topo)
-	if req.Policy == FullPCPUs {
+	if o.policy == FullPCPUs {
 		for _, id := range ids {
 			c, _ := sc.topo.CPU(id)
 			if !cpuset.New(cores[c.Core]...).IsSubsetOf(res.CPUs) {
@@ -199,6 +244,9 @@ func checkResult(t testing.TB, sc scenario, req Request, o oracle, res Result, l
 		t.Fatalf("spread result %s doubles up a core while its nodes have %d cores with room",
 			res.CPUs, coresWithUsable(sc.topo, o, res.NUMANodes))
 	}
+	if req.Policy == SpreadByPCPUs {
+		checkSpreadFragments(t, sc, o, res)
+	}
 	if req.Policy == StaticBurst {
 		after := sc.st.With(res, req)
 		for id, m := range after.BurstMilli {
@@ -207,5 +255,8 @@ func checkResult(t testing.TB, sc scenario, req Request, o oracle, res Result, l
 			}
 		}
 		checkFragmentsFirst(t, sc, o, res)
+	}
+	if o.policy == FullPCPUsThenThreads {
+		checkThenThreads(t, sc, o, res)
 	}
 }

@@ -22,13 +22,13 @@ func (v *view) distributeAcrossNUMA() ([]int, error) {
 	}
 	v.ix.sum(v.cap)
 	v.ix.sum(v.aux)
-	d, ok := v.search(func(d domain) (bool, int) {
+	d, ok := v.search(func(d domain) (bool, grade) {
 		fits, tier := true, 0
 		for _, s := range v.shares(d) {
 			fits = fits && s.amount > 0 && s.amount <= v.capOf(s.group, d)
 			tier = max(tier, boolTier(v.auxOf(s.group, d) < s.amount-s.amount%v.ix.threads))
 		}
-		return fits, tier
+		return fits, grade{tier: tier}
 	})
 	if !ok {
 		if free := v.usableTotal(); free < v.n {

@@ -21,8 +21,10 @@ type allocCase struct {
 	req       Request
 	want      string // CPU list; ignored when wantErr is set
 	wantNodes []int
-	wantErr   string // exact error text
-	wantIs    error  // ErrInvalidRequest or ErrInsufficient
+	// wantPolicy, when set, is the Result.Policy expected.
+	wantPolicy Policy
+	wantErr    string // exact error text
+	wantIs     error  // ErrInvalidRequest or ErrInsufficient
 }
 
 func mustParse(t testing.TB, s string) cpuset.CPUSet {
@@ -58,6 +60,9 @@ func runCases(t *testing.T, cases []allocCase) {
 			}
 			if !slices.Equal(res.NUMANodes, tc.wantNodes) {
 				t.Fatalf("numa nodes = %v, want %v", res.NUMANodes, tc.wantNodes)
+			}
+			if tc.wantPolicy != "" && res.Policy != tc.wantPolicy {
+				t.Fatalf("policy = %q, want %q", res.Policy, tc.wantPolicy)
 			}
 		})
 	}

@@ -72,16 +72,18 @@ func (v *view) coreOrder(d domain, m measure, n int, leaf func(cores, out []int)
 // byID keeps a group's cores in id order.
 func byID(cores, out []int) []int { return append(out, cores...) }
 
-// intactFirst puts cores whose every thread is usable before partly taken
-// ones, so a spread request's threads get physical cores to themselves.
-func (v *view) intactFirst(cores, out []int) []int {
+// fragmentsFirst puts cores with a usable thread that are not whole free
+// cores (a sibling is held by another workload, reserved, isolated, offline
+// or burst-loaded) before whole free cores, so a spread request uses
+// left-over threads before it breaks a core a full-pcpus request could use.
+func (v *view) fragmentsFirst(cores, out []int) []int {
 	for _, c := range cores {
-		if v.free[c] == len(v.ix.cores[c].cpus) {
+		if v.free[c] > 0 && !v.whole[c] {
 			out = append(out, c)
 		}
 	}
 	for _, c := range cores {
-		if f := v.free[c]; f > 0 && f < len(v.ix.cores[c].cpus) {
+		if v.whole[c] {
 			out = append(out, c)
 		}
 	}

@@ -1,7 +1,8 @@
 package cpuset
 
-// Each exclusive policy sets the view's capacity (cap) and tier count (aux)
-// per core, searches for a domain with an evaluator, then fills the domain.
+// Each exclusive policy sets the view's capacity (cap) and the counts its
+// grade looks at (aux, pref) per core, searches for a domain with an
+// evaluator, then fills the domain.
 
 // fullPCPUs hands out whole physical cores only. Capacity is the CPUs of
 // whole free cores; there is no tier: every fitting domain is ideal.
@@ -17,7 +18,7 @@ func (v *view) fullPCPUs() ([]int, error) {
 		}
 	}
 	v.ix.sum(v.cap)
-	d, ok := v.search(func(d domain) (bool, int) { return v.cap.of(d) >= v.n, 0 })
+	d, ok := v.search(func(d domain) (bool, grade) { return v.cap.of(d) >= v.n, grade{} })
 	if !ok {
 		if free := v.usableTotal(); free < v.n {
 			return nil, notEnough(FullPCPUs, v.n, free)
@@ -39,20 +40,29 @@ func (v *view) fullPCPUs() ([]int, error) {
 
 // spreadByPCPUs takes one thread per physical core before any second thread.
 // Capacity is usable threads; a domain is tier 0 when it has at least n cores
-// with a usable thread, so no two of the request's threads share a core.
+// with a usable thread, so no two of the request's threads share a core. Its
+// pref is how many whole free cores it would break: a core whose sibling
+// another workload holds gives the request's thread a core of its own just as
+// well, so such left-over threads go first and whole cores stay whole for
+// full-pcpus requests.
 func (v *view) spreadByPCPUs() ([]int, error) {
 	for c, f := range v.free {
-		v.cap.core[c], v.aux.core[c] = f, min(f, 1)
+		v.cap.core[c], v.aux.core[c], v.pref.core[c] = f, min(f, 1), 0
+		if f > 0 && !v.whole[c] {
+			v.pref.core[c] = 1
+		}
 	}
 	v.ix.sum(v.cap)
 	v.ix.sum(v.aux)
-	d, ok := v.search(func(d domain) (bool, int) {
-		return v.cap.of(d) >= v.n, boolTier(v.aux.of(d) < v.n)
+	v.ix.sum(v.pref)
+	d, ok := v.search(func(d domain) (bool, grade) {
+		cores := v.aux.of(d)
+		return v.cap.of(d) >= v.n, grade{tier: boolTier(cores < v.n), pref: max(0, min(v.n, cores)-v.pref.of(d))}
 	})
 	if !ok {
 		return nil, notEnough(SpreadByPCPUs, v.n, v.usableTotal())
 	}
-	order := v.coreOrder(d, v.aux, min(v.n, v.aux.of(d)), v.intactFirst)
+	order := v.coreOrder(d, v.aux, min(v.n, v.aux.of(d)), v.fragmentsFirst)
 	out := make([]int, 0, v.n)
 	for round := 0; round < v.ix.threads && len(out) < v.n; round++ {
 		for _, c := range order {

@@ -84,6 +84,27 @@ func checkFragmentsFirst(t testing.TB, sc scenario, o oracle, res Result) {
 	}
 }
 
+// checkSpreadFragments: a spread result that takes a thread of a whole free
+// core holds a thread of every left-over core (usable, not whole) in each L3
+// group it touches: left-overs go first within a group.
+func checkSpreadFragments(t testing.TB, sc scenario, o oracle, res Result) {
+	t.Helper()
+	type group struct{ node, l3 int }
+	held, broke := map[int]bool{}, map[group]bool{}
+	for _, id := range res.CPUs.UnsortedList() {
+		c, _ := sc.topo.CPU(id)
+		held[c.Core] = true
+		if o.whole[c.Core] {
+			broke[group{c.NUMA, c.L3}] = true
+		}
+	}
+	for _, c := range sc.topo.CPUs {
+		if broke[group{c.NUMA, c.L3}] && o.usable[c.ID] && !o.whole[c.Core] && !held[c.Core] {
+			t.Fatalf("spread %s breaks a whole core but skips left-over cpu %d of its L3 group", res.CPUs, c.ID)
+		}
+	}
+}
+
 // Views are pooled per topology: decisions running at once must not see each
 // other's scratch. Run with -race to check the pool too.
 func TestConcurrentDecisions(t *testing.T) {

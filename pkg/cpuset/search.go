@@ -5,31 +5,38 @@ import (
 	"slices"
 )
 
-// evaluator says whether a domain can hold the request and how well: tier 0
-// is the policy's ideal, higher tiers are worse (see policy.go).
-type evaluator func(d domain) (fits bool, tier int)
+// evaluator says whether a domain can hold the request and how well.
+type evaluator func(d domain) (fits bool, g grade)
+
+// grade is a domain's quality for a policy; 0 is ideal, higher is worse, in
+// both fields. tier ranks before "L3 before node": it is a property the
+// policy is worth leaving an L3 for (spread's threads on separate cores).
+// pref ranks after it: a packing preference (break no whole core) that must
+// never cost the request its locality.
+type grade struct{ tier, pref int }
 
 // search picks the domain for the request. Single-node domains come first:
-// every L3 group and every node, ranked by (tier, L3 before node, strategy on
-// the domain, strategy on its node, lowest index). Only when none fits does it
-// look at k-node sets, k = 2, 3, ..., ranked by (sockets touched, summed pair
-// distance, tier, strategy, lowest node ids). The strategy compares the
+// every L3 group and every node, ranked by (tier, L3 before node, pref,
+// strategy on the domain, strategy on its node, lowest index). Only when none
+// fits does it look at k-node sets, k = 2, 3, ..., ranked by (sockets touched,
+// summed pair distance, tier, pref, strategy, lowest node ids). The strategy compares the
 // policy's capacity: fewest free first for most-allocated, most free first
 // for least-allocated; comparing the L3's node second makes least-allocated
 // pick an empty L3 on the emptiest node, not merely the first empty L3.
 func (v *view) search(eval evaluator) (domain, bool) {
-	type rank struct{ tier, kind, room, nodeRoom int }
+	type rank struct{ tier, kind, pref, room, nodeRoom int }
 	var best domain
 	var bestRank rank
 	found := false
 	consider := func(d domain, kind, node int) {
-		fits, tier := eval(d)
+		fits, g := eval(d)
 		if !fits {
 			return
 		}
-		r := rank{tier, kind, v.strategyKey(v.cap.of(d)), v.strategyKey(v.cap.node[node])}
+		r := rank{g.tier, kind, g.pref, v.strategyKey(v.cap.of(d)), v.strategyKey(v.cap.node[node])}
 		if !found || cmp.Or(cmp.Compare(r.tier, bestRank.tier), cmp.Compare(r.kind, bestRank.kind),
-			cmp.Compare(r.room, bestRank.room), cmp.Compare(r.nodeRoom, bestRank.nodeRoom)) < 0 {
+			cmp.Compare(r.pref, bestRank.pref), cmp.Compare(r.room, bestRank.room),
+			cmp.Compare(r.nodeRoom, bestRank.nodeRoom)) < 0 {
 			best, bestRank, found = d, r, true
 		}
 	}
@@ -68,20 +75,21 @@ func (v *view) candidates(k int) []combo {
 }
 
 func (v *view) searchCombos(eval evaluator, combos []combo) (domain, bool) {
-	type rank struct{ sockets, distance, tier, room int }
+	type rank struct{ sockets, distance, tier, pref, room int }
 	var best domain
 	var bestRank rank
 	var bestNodes []int
 	found := false
 	for _, c := range combos {
 		d := domain{l3: -1, nodes: c.nodes}
-		fits, tier := eval(d)
+		fits, g := eval(d)
 		if !fits {
 			continue
 		}
-		r := rank{c.sockets, c.distance, tier, v.strategyKey(v.cap.of(d))}
+		r := rank{c.sockets, c.distance, g.tier, g.pref, v.strategyKey(v.cap.of(d))}
 		order := cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.distance, bestRank.distance),
-			cmp.Compare(r.tier, bestRank.tier), cmp.Compare(r.room, bestRank.room), slices.Compare(c.nodes, bestNodes))
+			cmp.Compare(r.tier, bestRank.tier), cmp.Compare(r.pref, bestRank.pref), cmp.Compare(r.room, bestRank.room),
+			slices.Compare(c.nodes, bestNodes))
 		if !found || order < 0 {
 			best, bestRank, bestNodes, found = d, r, d.nodes, true
 		}

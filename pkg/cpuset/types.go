@@ -11,8 +11,15 @@ import (
 type Policy string
 
 const (
-	// FullPCPUs hands out whole physical cores only (the default).
+	// FullPCPUs hands out whole physical cores only; a count that is not a
+	// multiple of the SMT width is rejected.
 	FullPCPUs Policy = "full-pcpus"
+	// FullPCPUsThenThreads is the default (an empty Policy): whole cores for
+	// the whole-core part of the count, then the remaining threads, left-over
+	// threads before threads of untouched cores. It holds at most one core in
+	// part whenever its node has the whole cores. For a multiple of the SMT
+	// width it is exactly FullPCPUs.
+	FullPCPUsThenThreads Policy = "full-pcpus-then-threads"
 	// SpreadByPCPUs takes one thread per physical core before any sibling.
 	SpreadByPCPUs Policy = "spread-by-pcpus"
 	// DistributeAcrossNUMA splits the request evenly over the fewest nodes that fit.
@@ -45,7 +52,7 @@ type State struct {
 // Request asks for CPUs.
 type Request struct {
 	CPUs         int
-	Policy       Policy       // "" means FullPCPUs
+	Policy       Policy       // "" means FullPCPUsThenThreads
 	NUMAStrategy NUMAStrategy // "" means MostAllocated
 	// RequestMilli is the pod's CPU request; used by StaticBurst only. Zero
 	// means the request equals CPUs*1000.
@@ -58,4 +65,10 @@ type Request struct {
 type Result struct {
 	CPUs      cpuset.CPUSet
 	NUMANodes []int // sorted ids of the nodes the CPUs span
+	// Policy is the rule that was applied: the requested policy, except
+	// that the default reports FullPCPUs when the count was a multiple of
+	// the SMT width (the result is then full-pcpus's) and
+	// FullPCPUsThenThreads otherwise. Asking for Policy again on the same
+	// state gives the same CPUs.
+	Policy Policy
 }

@@ -27,9 +27,9 @@ type view struct {
 	// physical core (full SMT width) that is entirely free for exclusive use.
 	free  []int
 	whole []bool
-	// cap is the policy's capacity per core, aux the count its quality tier
-	// looks at (see policy.go); both summed per L3 group and node.
-	cap, aux measure
+	// cap is the policy's capacity per core, aux and pref the counts its
+	// grade looks at (see policy.go); all summed per L3 group and node.
+	cap, aux, pref measure
 	// shareBuf is scratch for distribute-across-numa's per-node shares.
 	shareBuf []visit
 	// burstBuf is scratch for static-burst's CPU tiers: CPUs with burst load,
@@ -41,7 +41,7 @@ func (ix *index) allocView() *view {
 	return &view{
 		ix: ix, usable: newBitset(ix.words), taken: newBitset(ix.words),
 		load: make([]int64, ix.words*64), free: make([]int, len(ix.cores)), whole: make([]bool, len(ix.cores)),
-		cap: ix.newMeasure(), aux: ix.newMeasure(),
+		cap: ix.newMeasure(), aux: ix.newMeasure(), pref: ix.newMeasure(),
 	}
 }
 

@@ -99,11 +99,9 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 		if req.Policy == cpualloc.StaticBurst {
 			d.Pool = string(cpualloc.StaticBurst)
 		}
-		policy := req.Policy
-		if policy == "" {
-			policy = cpualloc.FullPCPUs
-		}
-		d.Lease.Assignment = plan.Assignment{CPUs: res.CPUs, Policy: policy}
+		// The lease records the rule applied, so its accounting (exclusive
+		// or burst) is unambiguous to whoever reads the checkpoint.
+		d.Lease.Assignment = plan.Assignment{CPUs: res.CPUs, Policy: res.Policy}
 	} else {
 		pools, problems := plan.ComputePools(h.Topology, h.Reserved, h.BEPool, held)
 		d.CPUs, d.Pool = pools.Shared, "shared"
