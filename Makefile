@@ -5,7 +5,7 @@ TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: build run test lint unit bench-vet numa-test bench tools clean
+.PHONY: build run test k8s-tools lint unit bench-vet numa-test bench tools clean
 
 build:
 	$(GO) build -o $(BIN)/locus ./cmd/locus
@@ -15,10 +15,17 @@ build:
 run: build
 	$(BIN)/locus agent --standalone
 
-# Every test: static checks, unit and real-kernel tests, the benchmark module's
-# own tests (built against k8s.io/kubernetes, kept out of the main module), and
-# the NUMA tests in a multi-node QEMU guest (last: its summary closes the run).
-test: lint unit bench-vet numa-test
+# Every test: static checks, unit and real-kernel tests (the Kubernetes ones
+# against a real kube-apiserver and etcd), the benchmark module's own tests
+# (built against k8s.io/kubernetes, kept out of the main module), and the NUMA
+# tests in a multi-node QEMU guest (last: its summary closes the run).
+test: k8s-tools lint unit bench-vet numa-test
+
+# kube-apiserver, etcd, kubectl and kwok built from Go modules, and helm, all
+# cached under .cache/ (cold: several minutes; warm: instant).
+k8s-tools:
+	hack/build-controlplane.sh
+	hack/helm-check.sh --install-only
 
 lint: tools
 	$(GO) vet ./...
