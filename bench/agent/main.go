@@ -1,13 +1,16 @@
 // Command agent measures the standalone agent on a synthetic host: the
 // 192-CPU intel-2s-48c-ht sysfs fixture and a cgroup v2 tree on an ordinary
-// directory with N pre-created workload cgroups (half with exclusive CPUs).
+// directory (-cgroup-in; run.sh picks a tmpfs) with N pre-created workload
+// cgroups (half with exclusive CPUs).
 //
 //  1. reconcile latency: ~30 config changes (memory QoS on/off for every
 //     workload, or half the exclusive workloads going 1 <-> 2 CPUs); for each,
 //     the time from the config file's replacement until status.json shows the
 //     new decision (written after every cgroup file), checked against the
-//     files themselves, and the agent's own reconcile time from its
-//     locus_reconcile_duration_seconds histogram;
+//     files themselves, the agent's own reconcile time from its
+//     locus_reconcile_duration_seconds histogram, and the agent's CPU time
+//     over the same span (which, unlike wall time, hardly depends on what
+//     else the machine runs);
 //  2. steady state: the agent's CPU (utime+stime from /proc/PID/stat) and RSS
 //     over a quiet period.
 //
@@ -28,6 +31,7 @@ import (
 
 type options struct {
 	locus, work, shape string
+	cgroupIn           string
 	workloads, changes int
 	steady, timeout    time.Duration
 }
@@ -37,6 +41,8 @@ func main() {
 	flag.StringVar(&o.locus, "locus", "", "the locus binary (required)")
 	flag.StringVar(&o.work, "work", "", "work directory (default: a new temporary one, removed at the end)")
 	flag.StringVar(&o.shape, "shape", "intel-2s-48c-ht", "sysfs fixture shape")
+	flag.StringVar(&o.cgroupIn, "cgroup-in", "", "directory to put the fake cgroup tree in (default: the work directory); "+
+		"a tmpfs such as /dev/shm is closer to cgroupfs, which never touches a disk")
 	flag.IntVar(&o.workloads, "workloads", 200, "workload cgroups")
 	flag.IntVar(&o.changes, "changes", 30, "config changes to time")
 	flag.DurationVar(&o.steady, "steady", 60*time.Second, "steady-state window for CPU and RSS")
@@ -64,6 +70,15 @@ func run(o options) error {
 		o.work = dir
 	}
 	sys, cg, stateDir := filepath.Join(o.work, "sys"), filepath.Join(o.work, "cgroup"), filepath.Join(o.work, "state")
+	if o.cgroupIn != "" {
+		dir, err := os.MkdirTemp(o.cgroupIn, "locus-agent-bench-cgroup-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		cg = dir
+	}
+	fmt.Printf("cgroup tree: %s\n", cg)
 	cfgDir := filepath.Join(o.work, "config")
 	cfgFile := filepath.Join(cfgDir, "host.yaml")
 	if out, err := exec.Command(o.locus, "topology", "fixture", "--shape", o.shape, "--out", sys).CombinedOutput(); err != nil {
@@ -104,7 +119,7 @@ func run(o options) error {
 	if _, err := waitFor(stateDir, cg, sc, o.timeout, agent); err != nil {
 		return fmt.Errorf("initial reconcile: %w (log: %s)", err, logFile.Name())
 	}
-	lat, rec, err := timeChanges(o, addr, cfgFile, stateDir, cg, &sc, agent)
+	lat, rec, spent, err := timeChanges(o, addr, cfgFile, stateDir, cg, &sc, agent)
 	if err != nil {
 		return fmt.Errorf("%w (log: %s)", err, logFile.Name())
 	}
@@ -114,6 +129,8 @@ func run(o options) error {
 		ms(percentile(lat, 50)), ms(percentile(lat, 99)), ms(percentile(lat, 100)))
 	fmt.Printf("  the agent's reconcile (locus_reconcile_duration_seconds): p50 %s  p99 %s  max %s\n",
 		ms(percentile(rec, 50)), ms(percentile(rec, 99)), ms(percentile(rec, 100)))
+	fmt.Printf("  the agent's CPU time from config written to status.json (user+system, 10 ms ticks): mean %s\n",
+		ms(mean(spent)))
 
 	cpu, rss, maxRSS, err := steadyState(agent.Process.Pid, o.steady)
 	if err != nil {
@@ -127,7 +144,7 @@ func run(o options) error {
 // timeChanges applies o.changes config changes, alternating memory QoS
 // on/off with half the exclusive workloads changing CPU count, and returns
 // each change's end-to-end latency and the agent's reconcile time for it.
-func timeChanges(o options, addr, cfgFile, stateDir, cg string, sc *scenario, agent *exec.Cmd) (lat, rec []time.Duration, err error) {
+func timeChanges(o options, addr, cfgFile, stateDir, cg string, sc *scenario, agent *exec.Cmd) (lat, rec, cpu []time.Duration, err error) {
 	for k := 1; k <= o.changes; k++ {
 		next := *sc
 		kind := "memory QoS " + map[bool]string{true: "off", false: "on"}[sc.memQoS]
@@ -139,28 +156,34 @@ func timeChanges(o options, addr, cfgFile, stateDir, cg string, sc *scenario, ag
 		}
 		before, err := scrapeHistogram(addr, "locus_reconcile_duration_seconds")
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		cpu0, err := sampleProc(agent.Process.Pid)
+		if err != nil {
+			return nil, nil, nil, err
 		}
 		start := time.Now()
 		if err := writeConfig(cfgFile, next); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		st, err := waitFor(stateDir, cg, next, o.timeout, agent)
 		if err != nil {
-			return nil, nil, fmt.Errorf("change %d (%s): %w", k, kind, err)
+			return nil, nil, nil, fmt.Errorf("change %d (%s): %w", k, kind, err)
 		}
 		took := time.Since(start)
-		if err := checkFiles(cg, st, next); err != nil {
-			return nil, nil, fmt.Errorf("change %d (%s): %w", k, kind, err)
-		}
-		after, err := scrapeHistogram(addr, "locus_reconcile_duration_seconds")
+		cpu1, err := sampleProc(agent.Process.Pid)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		cpu = append(cpu, time.Duration(cpu1.cpuTicks-cpu0.cpuTicks)*time.Second/clockTicks)
+		if err := checkFiles(cg, st, next); err != nil {
+			return nil, nil, nil, fmt.Errorf("change %d (%s): %w", k, kind, err)
+		}
+		after, err := scrapeAfter(addr, before, 5*time.Second)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("change %d: %w", k, err)
 		}
 		n := after.count - before.count
-		if n < 1 {
-			return nil, nil, fmt.Errorf("change %d: status changed but no reconcile was counted", k)
-		}
 		// Several reconciles may have run (a resync, a second file event);
 		// the mean is each one's share.
 		per := time.Duration((after.sum - before.sum) / n * float64(time.Second))
@@ -169,7 +192,24 @@ func timeChanges(o options, addr, cfgFile, stateDir, cg string, sc *scenario, ag
 		*sc = next
 		time.Sleep(300 * time.Millisecond) // let the config watcher's late events settle
 	}
-	return lat, rec, nil
+	return lat, rec, cpu, nil
+}
+
+// scrapeAfter reads the reconcile histogram until it counts a reconcile
+// more than before: the agent writes status.json at the end of a reconcile
+// and observes its duration a moment later, so the first scrape may be early.
+func scrapeAfter(addr string, before histogram, limit time.Duration) (histogram, error) {
+	deadline := time.Now().Add(limit)
+	for {
+		h, err := scrapeHistogram(addr, "locus_reconcile_duration_seconds")
+		if err != nil || h.count > before.count {
+			return h, err
+		}
+		if time.Now().After(deadline) {
+			return h, fmt.Errorf("status changed but no reconcile was counted within %s", limit)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // waitFor polls status.json (cheaply: a stat per millisecond, a parse only
@@ -212,6 +252,14 @@ func steadyState(pid int, d time.Duration) (cpuPercent float64, rss, maxRSS uint
 	}
 	secs := float64(last.cpuTicks-first.cpuTicks) / clockTicks
 	return 100 * secs / time.Since(start).Seconds(), last.rssKiB, maxRSS, nil
+}
+
+func mean(xs []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / time.Duration(max(len(xs), 1))
 }
 
 func freeAddr() (string, error) {

@@ -60,6 +60,10 @@ type Agent struct {
 	metrics   *metrics
 	cfg       configLoader
 	topo      *topology.Topology
+	topoStamp string    // the topology files topo was discovered with
+	memo      *planMemo // the last decision, reused while its input holds
+	started   []state.Process
+	lastSaved *Status // status.json as last written, without its time
 	sup       *supervisor
 	lock      *os.File
 	now       func() time.Time
@@ -84,7 +88,7 @@ func New(opts Options) (*Agent, error) {
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
 		return nil, err
 	}
-	if a.topo, err = topology.Discover(opts.SysfsRoot); err != nil {
+	if err = a.refreshTopology(); err != nil {
 		return nil, err
 	}
 	if _, err := a.cfg.load(len(a.topo.CPUs)); err != nil {
@@ -99,6 +103,9 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.w.DryRun = opts.DryRun
+	if opts.DebugWriteDelay > 0 {
+		a.w.BetweenBatches = a.debugDelay
+	}
 	a.sup = &supervisor{procs: a.procs, h: a.h, exe: opts.Exe, stateDir: opts.StateDir,
 		grace: opts.StopGrace, wake: a.wake, runs: map[string]*runState{}}
 	return a, nil

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -25,13 +26,14 @@ func related(a, b string) bool {
 }
 
 // batches groups ops and restores into independent subtrees, in a stable
-// order (by first cgroup) so that runs are reproducible.
+// order (by first cgroup) so that runs are reproducible. A cgroup joins the
+// group of its nearest ancestor that has writes too.
 func batches(ops []cgroup.Op, restores []cgroup.Target) []batch {
+	index := map[string]int{}
 	var cgs []string
-	seen := map[string]bool{}
 	add := func(cg string) {
-		if !seen[cg] {
-			seen[cg] = true
+		if _, ok := index[cg]; !ok {
+			index[cg] = len(cgs)
 			cgs = append(cgs, cg)
 		}
 	}
@@ -42,44 +44,34 @@ func batches(ops []cgroup.Op, restores []cgroup.Target) []batch {
 		add(t.Cgroup)
 	}
 	sort.Strings(cgs)
-	// Union-find over the (few) cgroups; pairwise is fine at this size.
-	parent := make([]int, len(cgs))
-	for i := range parent {
-		parent[i] = i
+	for i, cg := range cgs {
+		index[cg] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
-		if parent[i] != i {
-			parent[i] = find(parent[i])
-		}
-		return parent[i]
-	}
-	for i := range cgs {
-		for j := i + 1; j < len(cgs); j++ {
-			if related(cgs[i], cgs[j]) {
-				parent[find(j)] = find(i)
+	// Sorted, an ancestor comes before its descendants, so its group is
+	// known when they are reached.
+	group := make([]int, len(cgs))
+	var out []batch
+	for i, cg := range cgs {
+		group[i] = -1
+		for p := path.Dir(cg); p != "." && p != "/"; p = path.Dir(p) {
+			if j, ok := index[p]; ok {
+				group[i] = group[j]
+				break
 			}
 		}
-	}
-	index := map[string]int{}
-	var out []batch
-	group := map[int]int{}
-	for i, cg := range cgs {
-		root := find(i)
-		g, ok := group[root]
-		if !ok {
-			g = len(out)
-			group[root] = g
+		if group[i] < 0 {
+			group[i] = len(out)
 			out = append(out, batch{})
 		}
-		out[g].cgroups = append(out[g].cgroups, cg)
-		index[cg] = g
+		out[group[i]].cgroups = append(out[group[i]].cgroups, cg)
 	}
 	for _, op := range ops {
-		out[index[op.Cgroup]].ops = append(out[index[op.Cgroup]].ops, op)
+		g := group[index[op.Cgroup]]
+		out[g].ops = append(out[g].ops, op)
 	}
 	for _, t := range restores {
-		out[index[t.Cgroup]].restores = append(out[index[t.Cgroup]].restores, t)
+		g := group[index[t.Cgroup]]
+		out[g].restores = append(out[g].restores, t)
 	}
 	return out
 }
@@ -111,42 +103,84 @@ func (a *Agent) hasOriginal(rel string, k cgroup.Knob) bool {
 	return ok
 }
 
-// writeBatches applies each batch and returns the errors of those that
-// failed; the others are written regardless.
-func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) {
-	for i, b := range bs {
-		if i > 0 {
-			a.debugDelay()
+// readBack is the text of files as a reconcile left them, per cgroup and
+// knob, where it is known without reading them again: files read and left
+// alone, and files written whose text the kernel keeps verbatim. A knob
+// whose file the kernel lacks maps to absent.
+type readBack map[string]map[cgroup.Knob]fileState
+
+type fileState struct {
+	text    string
+	present bool
+}
+
+// writeBatches applies the batches through one call of the writer: the
+// originals of every file about to change are recorded in one update, then
+// each batch is written on its own, so a failed one does not stop the others.
+// It returns what it knows the files hold afterwards.
+func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) readBack {
+	present := map[string]bool{}
+	has := func(rel string, k cgroup.Knob) bool {
+		spec, ok := cgroup.Lookup(k)
+		if !ok {
+			return false
 		}
-		var ops []cgroup.Op
+		pl := spec.Placement(a.h.Version())
+		if pl == nil {
+			return true // the writer reports it as unsupported
+		}
+		key := string(pl.Controller) + "\x00" + rel
+		ok, known := present[key]
+		if !known {
+			ok = a.h.Exists(pl.Controller, rel)
+			present[key] = ok
+		}
+		return ok
+	}
+	var todo []cgroup.Batch
+	var who []string
+	for _, b := range bs {
+		var cb cgroup.Batch
 		for _, op := range b.ops {
-			if a.knobPresent(op.Cgroup, op.Knob) {
-				ops = append(ops, op)
+			if has(op.Cgroup, op.Knob) {
+				cb.Ops = append(cb.Ops, op)
 			}
 		}
-		var restores []cgroup.Target
 		for _, t := range b.restores {
-			if a.knobPresent(t.Cgroup, t.Knob) && a.hasOriginal(t.Cgroup, t.Knob) {
-				restores = append(restores, t)
+			if has(t.Cgroup, t.Knob) && a.hasOriginal(t.Cgroup, t.Knob) {
+				cb.Restores = append(cb.Restores, t)
 			}
 		}
-		who := workloadsOf(b.cgroups, owner)
-		if len(ops) > 0 {
-			rep, err := a.w.Apply(ops)
-			a.account(rep, owner, res)
-			if err != nil {
-				a.writeFailed(who, err, res)
-				continue
-			}
-		}
-		if len(restores) > 0 {
-			rep, err := a.w.Restore(restores)
-			a.account(rep, owner, res)
-			if err != nil {
-				a.writeFailed(who, err, res)
-			}
+		if len(cb.Ops)+len(cb.Restores) > 0 {
+			todo, who = append(todo, cb), append(who, workloadsOf(b.cgroups, owner))
 		}
 	}
+	seen := readBack{}
+	for i, rep := range a.w.ApplyBatches(todo) {
+		a.account(rep.Report, owner, res)
+		if rep.Err != nil {
+			a.writeFailed(who[i], rep.Err, res)
+		}
+		for _, r := range rep.Results {
+			var f fileState
+			switch spec, _ := cgroup.Lookup(r.Knob); {
+			case r.Outcome == cgroup.Unchanged || r.Outcome == cgroup.NoOriginal: // After is the text read
+				f = fileState{r.After, true}
+			case r.Outcome == cgroup.Written && spec.Verbatim():
+				f = fileState{r.After, true}
+			case r.Outcome == cgroup.Unsupported:
+			default:
+				// Other written files are read again: the kernel may store
+				// the value rounded (memory in pages). Failed ones are unknown.
+				continue
+			}
+			if seen[r.Cgroup] == nil {
+				seen[r.Cgroup] = map[cgroup.Knob]fileState{}
+			}
+			seen[r.Cgroup][r.Knob] = f
+		}
+	}
+	return seen
 }
 
 func (a *Agent) writeFailed(who string, err error, res *Result) {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"strings"
@@ -64,11 +65,15 @@ func defaultConfig(onlineCPUs int) (*config, error) {
 	return deriveConfig(hc)
 }
 
-// configLoader keeps the last good config in force across bad edits.
+// configLoader keeps the last good config in force across bad edits, and
+// returns the very same *config while the file's bytes do not change, so a
+// resync can tell at a glance that the config did not move.
 type configLoader struct {
 	file    string // "" means the built-in config
 	read    func(string) ([]byte, error)
 	good    *config
+	goodRaw []byte // the bytes good was parsed from; nil for the built-in config
+	goodCPU int    // the built-in config: the CPU count it was fitted to
 	lastErr string
 }
 
@@ -77,12 +82,18 @@ type configLoader struct {
 // first load has no last good config to fall back on, so its error is fatal.
 func (l *configLoader) load(onlineCPUs int) (cfg *config, fresh error) {
 	var next *config
+	var raw []byte
 	var err error
 	if l.file == "" {
+		if l.good != nil && l.goodCPU == onlineCPUs {
+			return l.good, nil
+		}
 		next, err = defaultConfig(onlineCPUs)
 	} else {
-		var raw []byte
 		if raw, err = l.read(l.file); err == nil {
+			if l.good != nil && l.lastErr == "" && bytes.Equal(raw, l.goodRaw) {
+				return l.good, nil
+			}
 			next, err = parseConfig(raw)
 		}
 		if err != nil && !strings.Contains(err.Error(), l.file) {
@@ -97,6 +108,6 @@ func (l *configLoader) load(onlineCPUs int) (cfg *config, fresh error) {
 		return l.good, err
 	}
 	l.lastErr = ""
-	l.good = next
+	l.good, l.goodRaw, l.goodCPU = next, raw, onlineCPUs
 	return next, nil
 }

@@ -43,9 +43,14 @@ const MaxEvents = 1000
 type eventLog struct {
 	mu    sync.Mutex
 	path  string
-	lines int
+	lines int // in the file
 	log   *slog.Logger
 	now   func() time.Time
+	holds int // open holds (see hold)
+	// pending holds the lines of events emitted under a hold, appended to
+	// the file in one write when the last hold ends.
+	pending      []byte
+	pendingLines int
 }
 
 func openEventLog(path string, log *slog.Logger) (*eventLog, error) {
@@ -83,23 +88,59 @@ func (l *eventLog) Emit(typ, reason, workload, format string, args ...any) {
 	}
 }
 
+// hold gathers the events emitted until the returned function is called
+// and appends them to the file in one write then, so that a reconcile with
+// an event per workload does not open and write the file hundreds of times.
+// Events are logged as they come either way; a kill -9 under a hold loses
+// only the file lines of that reconcile's events.
+func (l *eventLog) hold() (release func()) {
+	l.mu.Lock()
+	l.holds++
+	l.mu.Unlock()
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.holds--; l.holds == 0 {
+			if err := l.flush(); err != nil {
+				l.log.Warn("cannot record events", "file", l.path, "err", err)
+			}
+		}
+	}
+}
+
 func (l *eventLog) append(e Event) error {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
+	l.pending = append(append(l.pending, line...), '\n')
+	l.pendingLines++
+	if l.holds > 0 {
+		return nil
+	}
+	return l.flush()
+}
+
+// flush appends the pending lines and trims the file if it grew too long.
+// Lines that cannot be written are dropped: the log is best effort.
+func (l *eventLog) flush() error {
+	if len(l.pending) == 0 {
+		return nil
+	}
+	data, n := l.pending, l.pendingLines
+	l.pending, l.pendingLines = l.pending[:0], 0
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	l.lines++
+	l.lines += n
 	if l.lines > MaxEvents+MaxEvents/10 {
 		return l.trim()
 	}

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 // cgroupTree is a fake cgroup root on an ordinary filesystem, laid out like
 // the kernel's; anolis adds the Alibaba Cloud Linux / Anolis memory files.
 type cgroupTree struct {
-	t      *testing.T
+	t      testing.TB
 	root   string
 	v      cgroup.Version
 	anolis bool
@@ -50,7 +50,7 @@ var fixtureV2 = map[string]string{"cgroup.controllers": "cpuset cpu memory", "cg
 var fixtureAnolis = map[string]string{"memory.min": "0", "memory.low": "0", "memory.high": "max",
 	"memory.wmark_ratio": "0", "memory.wmark_high": "max", "memory.wmark_min_adj": "0", "memory.wmark_scale_factor": "50"}
 
-func newCgroupTree(t *testing.T, v cgroup.Version, anolis bool, cpus string) *cgroupTree {
+func newCgroupTree(t testing.TB, v cgroup.Version, anolis bool, cpus string) *cgroupTree {
 	t.Helper()
 	ct := &cgroupTree{t: t, root: t.TempDir(), v: v, anolis: anolis}
 	for _, c := range ct.controllers() {
@@ -166,7 +166,7 @@ func (ct *cgroupTree) snapshot() map[string]string {
 }
 
 // sysfs writes a fixture machine's sysfs tree.
-func sysfs(t *testing.T, s fixture.Shape) string {
+func sysfs(t testing.TB, s fixture.Shape) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "sys")
 	if err := fixture.WriteSysfs(s, dir); err != nil {
@@ -177,7 +177,7 @@ func sysfs(t *testing.T, s fixture.Shape) string {
 
 // harness is an agent on a fixture tree with its config file.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	a       *Agent
 	tree    *cgroupTree
 	cfgFile string
@@ -185,7 +185,7 @@ type harness struct {
 	out     *bytes.Buffer
 }
 
-func newHarness(t *testing.T, tree *cgroupTree, cfg string, mod func(*Options)) *harness {
+func newHarness(t testing.TB, tree *cgroupTree, cfg string, mod func(*Options)) *harness {
 	t.Helper()
 	dir := t.TempDir()
 	h := &harness{t: t, tree: tree, cfgFile: filepath.Join(dir, "host.yaml"), out: &bytes.Buffer{}}

@@ -9,8 +9,6 @@ import (
 	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/memqos"
-	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Result is what one reconcile did.
@@ -21,13 +19,11 @@ type Result struct {
 	Problems []plan.Problem     // workloads it could not fully serve
 }
 
-// leasePrefix names the CPUs `locus run` holds; no workload name can start
-// with it.
-const leasePrefix = "lease:"
-
 // Reconcile brings the node to the config once: it removes workloads no
 // longer configured, prepares the others (cgroups, processes), decides CPUs
-// and memory QoS, saves the decision, then writes cgroups.
+// and memory QoS, saves the decision, then writes cgroups. At rest, with
+// nothing changed, it reads files and writes none: not the checkpoint, not
+// the originals, not status.json.
 func (a *Agent) Reconcile() Result {
 	start := time.Now()
 	var res Result
@@ -37,8 +33,12 @@ func (a *Agent) Reconcile() Result {
 			a.metrics.errors.Inc()
 		}
 	}()
-	if t, err := topology.Discover(a.opts.SysfsRoot); err == nil {
-		a.topo = t
+	// Every cgroup directory is resolved and checked to be inside the root
+	// once per reconcile, not once per file.
+	defer a.h.Scope()()
+	defer a.events.hold()()
+	if err := a.refreshTopology(); err != nil {
+		a.log.Warn("topology", "err", err) // keep the last one
 	}
 	cfg, err := a.cfg.load(len(a.topo.CPUs))
 	if err != nil {
@@ -55,21 +55,24 @@ func (a *Agent) Reconcile() Result {
 	for i := range rs {
 		keep[rs[i].cgroup], byName[rs[i].spec.Name] = true, &rs[i]
 	}
+	removed := false
 	for _, name := range sortedKeys(ck.Workloads) {
 		if r, ok := byName[name]; ok && r.cgroup == ck.Workloads[name].Cgroup {
 			continue
 		}
+		removed = true
 		if err := a.removeWorkload(name, ck.Workloads[name], keep, &res); err != nil {
 			res.Errors = append(res.Errors, err)
 			a.events.Emit(Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
 		}
 	}
-	if !a.opts.DryRun {
+	if removed && !a.opts.DryRun {
 		if ck, err = a.store.Load(); err != nil {
 			res.Errors = append(res.Errors, err)
 			return res
 		}
 	}
+	a.recordIntent(rs, ck)
 
 	ready := map[string]bool{}
 	for i := range rs {
@@ -82,30 +85,22 @@ func (a *Agent) Reconcile() Result {
 		}
 		if !ok {
 			entry = state.Workload{Cgroup: r.cgroup}
-			a.saveEntry(r.spec.Name, entry) // intent first: a crash then still knows to clean up
 		}
 		ok, probs := a.prepare(r, &entry)
 		ready[r.cgroup] = ok
 		r.problems = append(r.problems, probs...)
 		ck.Workloads[r.spec.Name] = entry
 	}
-
-	var d plan.Desired
-	decide := func(c *state.Checkpoint) error {
-		d = plan.Compute(a.planInput(cfg, rs, c))
-		for name := range d.Assignments {
-			if strings.HasPrefix(name, leasePrefix) {
-				delete(d.Assignments, name)
-			}
+	a.started = a.started[:0]
+	for _, name := range sortedKeys(ck.Workloads) {
+		if p := ck.Workloads[name].Started; p != nil {
+			a.started = append(a.started, *p)
 		}
-		c.Assignments = d.Assignments
-		return nil
 	}
-	prev := ck.Assignments
-	if a.opts.DryRun {
-		_ = decide(&ck)
-	} else if err := a.store.Update(decide); err != nil {
-		res.Errors = append(res.Errors, fmt.Errorf("save checkpoint: %w", err))
+
+	d, prev, err := a.decide(cfg, rs, ck)
+	if err != nil {
+		res.Errors = append(res.Errors, err)
 		return res
 	}
 	a.reportAssignments(prev, d.Assignments)
@@ -127,38 +122,42 @@ func (a *Agent) Reconcile() Result {
 			restores = append(restores, t)
 		}
 	}
-	a.writeBatches(batches(ops, restores), owner, &res)
+	seen := a.writeBatches(batches(ops, restores), owner, &res)
 
 	res.Problems = a.collectProblems(rs, d)
 	if !a.opts.DryRun {
-		st := a.buildStatus(cfg, rs, d, ck)
-		a.metrics.setWorkloads(st.Workloads)
-		if err := writeStatus(a.opts.StateDir, st); err != nil {
+		st := a.buildStatus(cfg, rs, d, ck, ready, seen)
+		if err := a.saveStatus(st); err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("write status: %w", err))
 		}
-		a.setStatus(st)
 	}
 	return res
 }
 
-// planInput builds the decision's input: the configured workloads, the
-// assignments in force, and the CPUs `locus run` leases, which count as
-// decided elsewhere. Every lease counts: one whose owner died may still have
-// its command running, and `locus run` itself collects stale ones.
-func (a *Agent) planInput(cfg *config, rs []resolved, c *state.Checkpoint) plan.Input {
-	in := plan.Input{Topology: a.topo, Reserved: cfg.reserved, BEPool: cfg.bePool,
-		UnrestrictedMems: cfg.host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.memQoS,
-		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow}}
+// recordIntent saves, in one checkpoint update, an entry for every workload
+// the checkpoint does not know yet, before anything is done for it: a crash
+// then still knows to clean up.
+func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
+	fresh := map[string]state.Workload{}
 	for _, r := range rs {
-		in.Workloads = append(in.Workloads, r.plan)
+		if _, ok := ck.Workloads[r.spec.Name]; !ok {
+			fresh[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
+		}
 	}
-	for _, key := range sortedKeys(c.Leases) {
-		l := c.Leases[key]
-		in.Workloads = append(in.Workloads, plan.Workload{Name: leasePrefix + key, CPU: plan.CPUNeed{
-			Exclusive: true, CPUs: l.Assignment.CPUs.Size(), Policy: l.Assignment.Policy,
-			RequestMilli: l.Assignment.RequestMilli, Decided: l.Assignment.CPUs}})
+	if len(fresh) == 0 || a.opts.DryRun {
+		return
 	}
-	return in
+	err := a.store.Update(func(c *state.Checkpoint) error {
+		for name, e := range fresh {
+			if _, ok := c.Workloads[name]; !ok {
+				c.Workloads[name] = e
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		a.log.Error("cannot save checkpoint", "err", err) // the next reconcile records them again
+	}
 }
 
 // reportAssignments emits an event for each workload whose CPUs changed.

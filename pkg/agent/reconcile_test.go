@@ -278,7 +278,7 @@ func TestLeasedCPUsAreTaken(t *testing.T) {
 	tree.mkcg("pods/redis", "pods/batch")
 	h := newHarness(t, tree, redisAndBatch, nil)
 	lease := state.Lease{Cgroup: "locus.slice/run-1", Assignment: plan.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"},
-		Owner: state.Process{PID: os.Getpid()}}
+		Owner: self(t)}
 	if err := h.a.store.Update(func(c *state.Checkpoint) error { c.Leases["run-1"] = lease; return nil }); err != nil {
 		t.Fatal(err)
 	}

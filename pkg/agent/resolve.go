@@ -104,7 +104,7 @@ func cpuNeed(w hostconfig.Workload) (plan.CPUNeed, []plan.Problem) {
 		return plan.CPUNeed{}, []plan.Problem{{Workload: w.Name, Reason: "InvalidCPULimit",
 			Message: fmt.Sprintf("%s needs an integer resources.limits.cpu of at least 1, got %s; running in the shared pool", AnnotationCPUSet, got)}}
 	}
-	need := plan.CPUNeed{Exclusive: true, CPUs: int(lim.MilliValue() / 1000), Policy: cpualloc.FullPCPUs}
+	need := plan.CPUNeed{Exclusive: true, CPUs: int(lim.MilliValue() / 1000)}
 	var probs []plan.Problem
 	switch p := cpualloc.Policy(strings.ToLower(w.Annotations[AnnotationCPUPolicy])); p {
 	case "":
@@ -115,7 +115,7 @@ func cpuNeed(w hostconfig.Workload) (plan.CPUNeed, []plan.Problem) {
 		if r := w.Resources.Requests.CPU; r != nil {
 			need.RequestMilli = r.MilliValue()
 		}
-	case cpualloc.FullPCPUs, cpualloc.SpreadByPCPUs, cpualloc.DistributeAcrossNUMA:
+	case cpualloc.FullPCPUs, cpualloc.FullPCPUsThenThreads, cpualloc.SpreadByPCPUs, cpualloc.DistributeAcrossNUMA:
 		need.Policy = p
 	default:
 		probs = append(probs, plan.Problem{Workload: w.Name, Reason: "InvalidCPUPolicy",

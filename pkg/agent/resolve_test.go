@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -40,11 +41,11 @@ func TestResolveWorkloads(t *testing.T) {
 		{"best effort", "- {name: a, cgroup: x}", false, 0, "", 0, memqos.BestEffort, false, ""},
 		{"guaranteed", "- {name: a, cgroup: x, resources: {limits: {cpu: 2, memory: 1Gi}}}", false, 0, "", 0, memqos.Guaranteed, false, ""},
 		{"burstable", "- {name: a, cgroup: x, resources: {requests: {cpu: 1}, limits: {cpu: 2}}}", false, 0, "", 0, memqos.Burstable, false, ""},
-		{"exclusive", "- {name: a, cgroup: x, resources: {limits: {cpu: 2}}, annotations: {cpuset-scheduler: \"true\"}}", true, 2, cpualloc.FullPCPUs, 0, memqos.Burstable, false, ""},
+		{"exclusive", "- {name: a, cgroup: x, resources: {limits: {cpu: 2}}, annotations: {cpuset-scheduler: \"true\"}}", true, 2, cpualloc.Policy(""), 0, memqos.Burstable, false, ""},
 		{"static burst", "- {name: a, cgroup: x, resources: {requests: {cpu: 1}, limits: {cpu: 4}}, annotations: {cpuset-scheduler: \"true\", cpu-policy: static-burst}}", true, 4, cpualloc.StaticBurst, 1000, memqos.Burstable, false, ""},
 		{"fraction", "- {name: a, cgroup: x, resources: {limits: {cpu: 1500m}}, annotations: {cpuset-scheduler: \"true\"}}", false, 0, "", 0, memqos.Burstable, false, "InvalidCPULimit"},
 		{"no limit", "- {name: a, cgroup: x, annotations: {cpuset-scheduler: \"true\"}}", false, 0, "", 0, memqos.BestEffort, false, "InvalidCPULimit"},
-		{"bad policy", "- {name: a, cgroup: x, resources: {limits: {cpu: 1}}, annotations: {cpuset-scheduler: \"true\", cpu-policy: fast}}", true, 1, cpualloc.FullPCPUs, 0, memqos.Burstable, false, "InvalidCPUPolicy"},
+		{"bad policy", "- {name: a, cgroup: x, resources: {limits: {cpu: 1}}, annotations: {cpuset-scheduler: \"true\", cpu-policy: fast}}", true, 1, cpualloc.Policy(""), 0, memqos.Burstable, false, "InvalidCPUPolicy"},
 		{"be class", "- {name: a, command: [x], qosClass: be}", false, 0, "", 0, memqos.BestEffort, true, ""},
 	}
 	for _, tc := range cases {
@@ -95,15 +96,34 @@ func TestDefaultConfigFitsTheMachine(t *testing.T) {
 }
 
 func TestEventLogKeepsTheLastEvents(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(fmt.Sprintf("held=%v", held), func(t *testing.T) { testEventLog(t, held) })
+	}
+}
+
+func testEventLog(t *testing.T, held bool) {
 	dir := t.TempDir()
 	l, err := openEventLog(filepath.Join(dir, EventsFile), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := MaxEvents + MaxEvents/10 + 5
+	release := func() {}
 	for i := 0; i < total; i++ {
+		if held && i%300 == 0 {
+			release()
+			release = l.hold() // holds that together cross a trim
+			inner := l.hold()  // and nest
+			l.Emit(Normal, "Test", "w", "event %d", i)
+			inner()
+			if evs, _ := ReadEvents(dir); len(evs) > 0 && evs[len(evs)-1].Message == fmt.Sprintf("event %d", i) {
+				t.Fatalf("event %d written before its hold ended", i)
+			}
+			continue
+		}
 		l.Emit(Normal, "Test", "w", "event %d", i)
 	}
+	release()
 	evs, err := ReadEvents(dir)
 	if err != nil {
 		t.Fatal(err)

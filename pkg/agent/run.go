@@ -44,6 +44,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	resync := time.NewTicker(a.opts.Resync)
 	defer resync.Stop()
+	// Editors and ConfigMap updates change the directory in several steps;
+	// the reconcile runs once they pause for configSettle.
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	defer settle.Stop()
 	live := time.NewTicker(time.Second)
 	defer live.Stop()
 	a.log.Info("agent started", "config", a.configName(), "stateDir", a.opts.StateDir,
@@ -56,8 +61,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-a.trigger:
 		case <-resync.C:
 		case <-changes:
-			a.wake(100 * time.Millisecond) // let the writer finish
+			settle.Reset(configSettle)
 			continue
+		case <-settle.C:
 		case err := <-watchErrs:
 			a.log.Warn("config watch", "err", err)
 			continue
@@ -87,14 +93,16 @@ func (a *Agent) logResult(res Result) {
 	}
 }
 
-// anyExited reports whether a process the agent started has died.
+// configSettle is how long the config directory must stay quiet after an
+// event before the config is read: long enough for an editor's or a
+// ConfigMap's steps to land together, short next to a reconcile.
+const configSettle = 20 * time.Millisecond
+
+// anyExited reports whether a process the agent started (as the last
+// reconcile recorded them) has died.
 func (a *Agent) anyExited() bool {
-	ck, err := a.store.Load()
-	if err != nil {
-		return false
-	}
-	for _, e := range ck.Workloads {
-		if e.Started != nil && !a.procAlive(e.Started) {
+	for i := range a.started {
+		if !a.procAlive(&a.started[i]) {
 			return true
 		}
 	}

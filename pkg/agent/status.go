@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"time"
 
-	"github.com/locus-project/locus/pkg/atomicfile"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -70,12 +70,50 @@ type ProcessState struct {
 	Restarts  int    `json:"restarts"`
 }
 
+// saveStatus publishes a reconcile's status: /status always, the metrics and
+// status.json only when something besides the time changed, so that a
+// resync at rest writes nothing. The file's time is thus when the status
+// last changed.
+func (a *Agent) saveStatus(st Status) error {
+	a.setStatus(st)
+	bare := st
+	bare.Time = time.Time{}
+	if a.lastSaved != nil && reflect.DeepEqual(bare, *a.lastSaved) {
+		return nil
+	}
+	a.metrics.setWorkloads(st.Workloads)
+	if err := writeStatus(a.opts.StateDir, st); err != nil {
+		return err
+	}
+	a.lastSaved = &bare
+	return nil
+}
+
+// writeStatus replaces status.json atomically (a temp file renamed over it),
+// so readers see the old status or the new one. Unlike the checkpoint it is
+// not fsynced: it is derived from the state and written again by the first
+// reconcile after a restart, so a power cut may lose it but costs nothing.
 func writeStatus(dir string, s Status) error {
 	raw, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(dir, StatusFile), append(raw, '\n'), 0o644)
+	tmp, err := os.CreateTemp(dir, "."+StatusFile+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing to remove
+	_, err = tmp.Write(append(raw, '\n'))
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, StatusFile))
 }
 
 // ReadStatus reads the status an agent wrote to stateDir.

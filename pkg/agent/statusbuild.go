@@ -1,7 +1,11 @@
 package agent
 
 import (
-	"k8s.io/utils/cpuset"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/agent/state"
@@ -9,9 +13,11 @@ import (
 	"github.com/locus-project/locus/pkg/memqos"
 )
 
-// buildStatus describes the node after a reconcile, reading memory QoS
-// files back so it shows what is in force, not what was meant.
-func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state.Checkpoint) Status {
+// buildStatus describes the node after a reconcile, with the memory QoS
+// files as read back, so it shows what is in force, not what was meant.
+// Files the reconcile read or wrote are taken from seen; the others are read.
+func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state.Checkpoint,
+	ready map[string]bool, seen readBack) Status {
 	st := Status{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr}
 	st.Node = NodeStatus{
 		CgroupVersion: a.h.Version().String(),
@@ -44,12 +50,6 @@ func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
 		}
-		if a.cgroupExists(r.cgroup) {
-			ws.MemoryQOS.Values = a.readMemQoS(r.cgroup)
-			if pids, err := a.h.Procs(r.cgroup); err == nil && pids != nil {
-				ws.PIDs = pids
-			}
-		}
 		if r.source == FromCommand {
 			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.restarts(name)}
 			if p := ck.Workloads[name].Started; p != nil && a.procAlive(p) {
@@ -60,14 +60,43 @@ func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state
 		}
 		st.Workloads = append(st.Workloads, ws)
 	}
+	// The read-back is a few files per workload, read by a few goroutines.
+	forEach(len(rs), func(i int) {
+		if ws := &st.Workloads[i]; ready[ws.Cgroup] || a.cgroupExists(ws.Cgroup) {
+			ws.MemoryQOS.Values = a.readMemQoS(ws.Cgroup, seen[ws.Cgroup])
+			if pids, err := a.h.Procs(ws.Cgroup); err == nil && pids != nil {
+				ws.PIDs = pids
+			}
+		}
+	})
 	return st
 }
 
-// readMemQoS reads every memory QoS file the cgroup has.
-func (a *Agent) readMemQoS(rel string) map[string]string {
+// forEach runs f(0) … f(n-1) on a few goroutines and waits for them.
+func forEach(n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, 4, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// readMemQoS gives every memory QoS file the cgroup has, from seen or read.
+func (a *Agent) readMemQoS(rel string, seen map[cgroup.Knob]fileState) map[string]string {
 	out := map[string]string{}
 	for _, k := range memqos.Knobs {
 		if k.Knob == memqos.MemorySoftLimit && !a.opts.V1SoftLimitForLow {
+			continue
+		}
+		if f, ok := seen[cgroup.Knob(k.Knob)]; ok {
+			if f.present {
+				out[string(k.Knob)] = f.text
+			}
 			continue
 		}
 		if v, err := a.h.ReadKnob(rel, cgroup.Knob(k.Knob)); err == nil {
@@ -80,11 +109,25 @@ func (a *Agent) readMemQoS(rel string) map[string]string {
 	return out
 }
 
-// cpuCount is the number of CPUs in a Linux CPU list, 0 if it does not parse.
+// cpuCount is the number of CPUs in a canonical Linux CPU list (as the
+// status spells it), 0 if it does not parse. It counts ranges instead of
+// building a set: it runs for every workload whenever the status changes.
 func cpuCount(list string) int {
-	s, err := cpuset.Parse(list)
-	if err != nil {
+	if list == "" {
 		return 0
 	}
-	return s.Size()
+	n := 0
+	for r := range strings.SplitSeq(list, ",") {
+		a, b, isRange := strings.Cut(r, "-")
+		lo, err := strconv.Atoi(a)
+		hi := lo
+		if err == nil && isRange {
+			hi, err = strconv.Atoi(b)
+		}
+		if err != nil || hi < lo {
+			return 0
+		}
+		n += hi - lo + 1
+	}
+	return n
 }

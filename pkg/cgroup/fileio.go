@@ -3,7 +3,6 @@ package cgroup
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -46,51 +45,77 @@ func errnoHint(err error) string {
 		return "a CPU or memory node in the list is not present"
 	case unix.ESRCH:
 		return "no such process"
+	case unix.ELOOP:
+		return "the file is a symlink, which Locus never follows inside the cgroup tree"
 	}
 	return ""
 }
 
 // readFile returns a cgroup file's content without surrounding whitespace. It
-// never follows a symlink in the last component.
+// never follows a symlink in the last component. It uses open(2), read(2) and
+// close(2) directly: an *os.File also registers each file with the runtime's
+// poller (cgroup files support poll, so it succeeds), which adds several
+// system calls at open and close to each of the thousands of files a
+// reconcile reads.
 func readFile(path string) (string, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", err
+	fd, err := openFile(path, unix.O_RDONLY)
+	if errors.Is(err, unix.ELOOP) {
+		return "", fmt.Errorf("%s is a symlink, which Locus never follows inside the cgroup tree: %w", path, unix.ELOOP)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(f)
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
+		return "", &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return strings.TrimSpace(string(b)), nil
+	defer unix.Close(fd)
+	var small [256]byte // nearly every cgroup file fits
+	buf := small[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("read %s: %w", path, err)
+		}
+		if n == 0 {
+			return strings.TrimSpace(string(buf)), nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }
 
 // writeFile writes value to an existing cgroup file in one write(2): no
 // O_CREAT, because a missing file means an unsupported knob, never one to
 // create; O_TRUNC only matters to fixture trees on ordinary filesystems.
 func writeFile(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := openFile(path, unix.O_WRONLY|unix.O_TRUNC)
 	if err != nil {
-		return &WriteError{Path: path, Value: value, Err: unwrapPathError(err)}
+		return &WriteError{Path: path, Value: value, Err: err}
 	}
-	_, werr := f.WriteString(value)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
+	for {
+		_, err = unix.Write(fd, []byte(value))
+		if err != unix.EINTR {
+			break
+		}
 	}
-	if werr != nil {
-		return &WriteError{Path: path, Value: value, Err: unwrapPathError(werr)}
+	if cerr := unix.Close(fd); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return &WriteError{Path: path, Value: value, Err: err}
 	}
 	return nil
 }
 
-// unwrapPathError drops the *PathError layer so WriteError prints the path once.
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
+func openFile(path string, mode int) (int, error) {
+	for {
+		fd, err := unix.Open(path, mode|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
 	}
-	return err
 }
 
 func mkdirCgroup(dir string) error { return os.Mkdir(dir, 0o755) }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // DefaultRoot is where hosts mount cgroups.
@@ -33,6 +34,11 @@ type Hierarchy struct {
 	root    string // as configured, absolute and clean
 	real    string // root with symlinks resolved, for containment checks
 	version Version
+
+	mu     sync.Mutex
+	scopes int             // open scopes (see Scope)
+	inside map[string]bool // directories verified inside the root in this scope
+	mounts []Controller    // v1Mounts, found once in this scope
 }
 
 // Open checks root (DefaultRoot when "") and detects its version unless v
@@ -81,10 +87,10 @@ func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
 		if ctrl == "" || strings.ContainsAny(string(ctrl), "/\x00") || ctrl == "." || ctrl == ".." {
 			return "", fmt.Errorf("v1 controller %q is not a controller name", ctrl)
 		}
-		p = filepath.Join(p, string(ctrl))
+		p = joinClean(p, string(ctrl))
 	}
 	if rel != "" {
-		p = filepath.Join(p, rel)
+		p = joinClean(p, rel)
 	}
 	if err := h.contain(p); err != nil {
 		return "", err
@@ -92,22 +98,38 @@ func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
 	return p, nil
 }
 
-// file resolves a file inside cgroup rel of controller ctrl.
+// file resolves a file inside cgroup rel of controller ctrl. Only the
+// directory is resolved: the file itself is always opened with O_NOFOLLOW
+// (readFile, writeFile), so a symlink planted in its place is refused by
+// open(2) rather than followed.
 func (h *Hierarchy) file(ctrl Controller, rel, name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, "/\x00") {
+	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
 		return "", fmt.Errorf("cgroup file name %q is invalid", name)
 	}
 	dir, err := h.Dir(ctrl, rel)
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(dir, name)
-	return p, h.contain(p)
+	return joinClean(dir, name), nil
+}
+
+// joinClean joins a clean absolute path and a relative one already checked
+// to hold no ".", ".." or empty component (CheckRel, or a single name), so
+// the result is clean without filepath.Clean, which shows in profiles when
+// thousands of cgroup files are resolved per reconcile.
+func joinClean(dir, rel string) string {
+	if dir == "/" {
+		return "/" + rel
+	}
+	return dir + "/" + rel
 }
 
 // key names a file relative to the root; it identifies originals and the
 // cgroups Locus created, and stays stable while the root does.
 func (h *Hierarchy) key(path string) string {
+	if rel, ok := strings.CutPrefix(path, h.root+"/"); ok && h.root != "/" {
+		return rel // paths come from Dir and file: already clean
+	}
 	rel, err := filepath.Rel(h.root, path)
 	if err != nil {
 		return path
@@ -115,12 +137,70 @@ func (h *Hierarchy) key(path string) string {
 	return filepath.ToSlash(rel)
 }
 
-// contain resolves the symlinks of the longest existing prefix of p and checks
-// the result lies inside the root. Lexical checks alone would accept a symlink
-// planted in the tree that points elsewhere. (On a real cgroupfs only root can
-// change the tree, and cgroupfs itself has no symlinks; v1 roots do, e.g.
-// cpu -> cpu,cpuacct, which resolve inside the root and pass.)
+// Scope makes h remember, until the returned function is called, the
+// directories it has verified to lie inside the root, so that a batch of
+// writes or one reconcile resolves each cgroup directory once instead of once
+// per file. Scopes nest; the memory goes when the outermost ends. Outside a
+// scope every path is resolved afresh.
+func (h *Hierarchy) Scope() (end func()) {
+	h.mu.Lock()
+	h.scopes++
+	if h.inside == nil {
+		h.inside = map[string]bool{}
+	}
+	h.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			if h.scopes--; h.scopes == 0 {
+				h.inside, h.mounts = nil, nil
+			}
+			h.mu.Unlock()
+		})
+	}
+}
+
+// verified says whether dir was verified in the current scope, and whether
+// a scope is open at all.
+func (h *Hierarchy) verified(dir string) (ok, scoped bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.inside[dir], h.scopes > 0
+}
+
+func (h *Hierarchy) remember(dir string) {
+	h.mu.Lock()
+	if h.scopes > 0 {
+		h.inside[dir] = true
+	}
+	h.mu.Unlock()
+}
+
+// contain checks that directory p lies inside the root. Lexical checks alone
+// would accept a symlink planted in the tree that points elsewhere, so the
+// symlinks of the longest existing prefix of p are resolved. (On a real
+// cgroupfs only root can change the tree, and cgroupfs itself has no
+// symlinks; v1 roots do, e.g. cpu -> cpu,cpuacct, which resolve inside the
+// root and pass.) Within a Scope an existing directory is verified once, and
+// a real directory (not a symlink) in a verified one is inside too, which
+// costs one lstat instead of resolving the whole path.
 func (h *Hierarchy) contain(p string) error {
+	ok, scoped := h.verified(p)
+	if ok {
+		return nil
+	}
+	if scoped && strings.HasPrefix(p, h.root+string(filepath.Separator)) {
+		parent := filepath.Dir(p)
+		if h.contain(parent) == nil {
+			if ok, _ := h.verified(parent); ok {
+				if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+					h.remember(p)
+					return nil
+				}
+			}
+		}
+	}
 	existing, rest := p, ""
 	var resolved string
 	for {
@@ -144,6 +224,11 @@ func (h *Hierarchy) contain(p string) error {
 	}
 	if resolved != h.real && !strings.HasPrefix(resolved, h.real+string(filepath.Separator)) {
 		return fmt.Errorf("%s resolves to %s, outside the cgroup root %s", p, resolved, h.root)
+	}
+	if rest == "" {
+		// Only directories that exist are remembered: a missing one may yet
+		// be created as something else.
+		h.remember(p)
 	}
 	return nil
 }
@@ -174,5 +259,19 @@ func (h *Hierarchy) hierarchies() []Controller {
 	if h.version == V2 {
 		return []Controller{""}
 	}
-	return h.v1Mounts()
+	h.mu.Lock()
+	mounts, scoped := h.mounts, h.scopes > 0
+	h.mu.Unlock()
+	if mounts != nil {
+		return mounts
+	}
+	mounts = h.v1Mounts()
+	if scoped {
+		h.mu.Lock()
+		if h.scopes > 0 {
+			h.mounts = mounts
+		}
+		h.mu.Unlock()
+	}
+	return mounts
 }

@@ -34,6 +34,7 @@ func (h *Hierarchy) createdKey(dir string) string { return h.key(dir) + "/" }
 func (w *Writer) EnsureCgroup(rel string) ([]string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.h.Scope()()
 	if err := CheckRel(rel); err != nil {
 		return nil, err
 	}
@@ -180,6 +181,7 @@ func (w *Writer) delegate(rel string) error {
 func (w *Writer) RemoveCgroup(rel string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.h.Scope()()
 	if err := CheckRel(rel); err != nil {
 		return err
 	}

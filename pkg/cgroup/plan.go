@@ -2,8 +2,6 @@ package cgroup
 
 import (
 	"fmt"
-
-	"k8s.io/utils/cpuset"
 )
 
 // TreeInput is one ordered knob's values over a tree of cgroups. A cgroup's
@@ -15,7 +13,9 @@ type TreeInput struct {
 	// child outside its parent: the v1 cpuset rule the kernel enforces.
 	Strict bool
 	// Current holds the value now of every target, of its ancestors that
-	// have the file, and of its direct children (the executor reads them).
+	// have the file, and, when Strict, of its direct children (the executor
+	// reads them; only the nesting check looks at children it does not
+	// change).
 	Current map[string]string
 	// Want holds the desired value of each target.
 	Want map[string]string
@@ -50,6 +50,9 @@ func PlanTree(in TreeInput) ([]Step, error) {
 	}
 	sortTopDown(targets)
 	for c, v := range in.Current {
+		if _, target := in.Want[c]; !target && !in.Strict {
+			continue // only a strict plan compares values it does not change
+		}
 		if err := lat.check(v); err != nil {
 			return nil, fmt.Errorf("%s of cgroup %q: current value %q: %v", in.Knob, c, v, err)
 		}
@@ -163,10 +166,10 @@ func latticeFor(o Order) (lattice, error) {
 	switch o {
 	case Nested:
 		return lattice{
-			check: func(s string) error { _, err := cpuset.Parse(s); return err },
-			join:  func(a, b string) string { return mustSet(a).Union(mustSet(b)).String() },
-			leq:   func(a, b string) bool { return mustSet(a).IsSubsetOf(mustSet(b)) },
-			eq:    func(a, b string) bool { return mustSet(a).Equals(mustSet(b)) },
+			check: func(s string) error { _, err := parseSpans(s); return err },
+			join:  func(a, b string) string { return mustSpans(a).union(mustSpans(b)).String() },
+			leq:   func(a, b string) bool { return mustSpans(a).within(mustSpans(b)) },
+			eq:    func(a, b string) bool { return mustSpans(a).equal(mustSpans(b)) },
 		}, nil
 	case Protection:
 		n := func(s string) int64 { v, _ := normBytes(s); return v }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,7 @@ type ProcsReport struct {
 func (w *Writer) AddProcs(rel string, pids []int) (ProcsReport, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.h.Scope()()
 	var rep ProcsReport
 	for _, p := range pids {
 		if p <= 0 {
@@ -80,14 +82,14 @@ func (h *Hierarchy) Threads(rel string) ([]int, error) {
 
 func (h *Hierarchy) readPids(rel, file string) ([]int, error) {
 	for _, c := range h.hierarchies() {
-		if !h.Exists(c, rel) {
-			continue
-		}
 		path, err := h.file(c, rel, file)
 		if err != nil {
 			return nil, err
 		}
 		text, err := readFile(path)
+		if errors.Is(err, fs.ErrNotExist) && !h.Exists(c, rel) {
+			continue // not in this hierarchy
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -139,3 +139,15 @@ func (s *Spec) Encode(v Version, value string) (string, error) {
 func (s *Spec) Equal(v Version, current, want string) bool {
 	return s.kind.equal(v, current, want)
 }
+
+// Verbatim reports whether the kernel keeps this knob's encoded text as it
+// is, so that a file just written reads back the text written: CPU lists
+// (encoded in the kernel's own spelling) and plain integers. Memory sizes
+// are not (the kernel rounds them to pages), nor files it reformats.
+func (s *Spec) Verbatim() bool {
+	switch s.kind.(type) {
+	case cpuList, intRange:
+		return true
+	}
+	return false
+}

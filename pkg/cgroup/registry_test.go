@@ -143,3 +143,12 @@ func TestRegistryShape(t *testing.T) {
 		t.Error("memory.wmark_high is computed by the kernel and must be read-only")
 	}
 }
+
+func TestVerbatim(t *testing.T) {
+	for k, want := range map[Knob]bool{CPUSetCPUs: true, CPUSetMems: true, MemoryWmarkRatio: true, MemoryWmarkMinAdj: true,
+		MemoryLow: false, MemoryHigh: false, MemoryLimit: false, CPUQuota: false, CPUShares: false} {
+		if spec, _ := Lookup(k); spec.Verbatim() != want {
+			t.Errorf("%s: Verbatim() = %v, want %v", k, !want, want)
+		}
+	}
+}

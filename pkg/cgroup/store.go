@@ -17,7 +17,8 @@ import (
 // changed it, and marks the cgroups Locus created, so both can be undone.
 // Keys are paths relative to the cgroup root.
 type OriginalStore interface {
-	// Original returns the recorded value of key.
+	// Original returns the recorded value of key. A Writer may call it
+	// from several goroutines at once.
 	Original(key string) (string, bool)
 	// RecordOriginals records values for keys not recorded yet; a key's first
 	// value is kept forever because only it is the true original. The

@@ -6,8 +6,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"k8s.io/utils/cpuset"
 )
 
 // pageSize is the granularity memcg stores byte values in: the kernel keeps
@@ -26,11 +24,11 @@ type valueKind interface {
 type cpuList struct{}
 
 func (cpuList) validate(s string) error {
-	set, err := cpuset.Parse(s)
+	set, err := parseSpans(s)
 	if err != nil {
 		return fmt.Errorf("want a list like 0-3,8: %v", err)
 	}
-	if set.IsEmpty() {
+	if len(set) == 0 {
 		// An empty cpuset evicts nothing but starves every task in it (v1
 		// refuses with ENOSPC); no Locus decision ever means that.
 		return fmt.Errorf("empty list")
@@ -38,20 +36,15 @@ func (cpuList) validate(s string) error {
 	return nil
 }
 
-func (cpuList) encode(_ Version, s string) string { return mustSet(s).String() }
+func (cpuList) encode(_ Version, s string) string { return mustSpans(s).String() }
 
 func (cpuList) equal(_ Version, current, want string) bool {
-	a, errA := cpuset.Parse(current)
-	b, errB := cpuset.Parse(want)
+	a, errA := parseSpans(current)
+	b, errB := parseSpans(want)
 	if errA != nil || errB != nil {
 		return current == want
 	}
-	return a.Equals(b)
-}
-
-func mustSet(s string) cpuset.CPUSet {
-	set, _ := cpuset.Parse(s)
-	return set
+	return a.equal(b)
 }
 
 // bytesKind is a memory size in bytes or "max". v1Unlimited is how v1 files

@@ -65,6 +65,9 @@ type Writer struct {
 	// DryRun plans without touching anything: no cgroup writes, no
 	// directories, no originals recorded.
 	DryRun bool
+	// BetweenBatches, when set, runs between the batches ApplyBatches
+	// writes; crash tests use it to widen the window between them.
+	BetweenBatches func()
 
 	h     *Hierarchy
 	store OriginalStore
@@ -93,66 +96,16 @@ func (w *Writer) Hierarchy() *Hierarchy { return w.h }
 // originals of files about to change are recorded durably before any write.
 // It stops at the first failed write and returns the report so far.
 func (w *Writer) Apply(ops []Op) (Report, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	wants := make([]string, len(ops))
-	targets := make([]Target, len(ops))
-	for i, op := range ops {
-		spec, err := writableSpec(op.Knob)
-		if err != nil {
-			return Report{}, err
-		}
-		if err := spec.Validate(op.Value); err != nil {
-			return Report{}, fmt.Errorf("cgroup %q: %w", op.Cgroup, err)
-		}
-		targets[i] = Target{op.Cgroup, op.Knob}
-		wants[i] = op.Value
-	}
-	items, rep, err := w.resolveAll(targets)
-	if err != nil {
-		return rep, err
-	}
-	for _, it := range items {
-		it.want, _ = it.spec.Encode(w.h.version, wants[it.idx])
-	}
-	return w.execute(items, rep)
+	r := w.ApplyBatches([]Batch{{Ops: ops}})[0]
+	return r.Report, r.Err
 }
 
 // Restore writes back the recorded originals of targets, ordered like Apply,
 // and forgets them once restored. Targets without a record are reported as
 // NoOriginal.
 func (w *Writer) Restore(targets []Target) (Report, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, t := range targets {
-		if _, err := writableSpec(t.Knob); err != nil {
-			return Report{}, err
-		}
-	}
-	items, rep, err := w.resolveAll(targets)
-	if err != nil {
-		return rep, err
-	}
-	var keep []*item
-	for _, it := range items {
-		orig, ok := w.store.Original(it.key)
-		if !ok {
-			r := &rep.Results[it.idx]
-			r.Outcome, r.After, r.Reason = NoOriginal, it.cur, "no original recorded"
-			continue
-		}
-		it.want = orig
-		keep = append(keep, it)
-	}
-	rep, err = w.execute(keep, rep)
-	if err != nil || w.DryRun {
-		return rep, err
-	}
-	var done []string
-	for _, it := range keep {
-		done = append(done, it.key)
-	}
-	return rep, w.store.Forget(done...)
+	r := w.ApplyBatches([]Batch{{Restores: targets}})[0]
+	return r.Report, r.Err
 }
 
 func writableSpec(k Knob) (*Spec, error) {

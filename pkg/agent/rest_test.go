@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+// stamp identifies one version of a file: atomic replacement gives it a new
+// inode, an append a new size.
+type stamp struct {
+	ino  uint64
+	size int64
+}
+
+func stamps(t *testing.T, dir string) map[string]stamp {
+	t.Helper()
+	out := map[string]stamp{}
+	for _, name := range []string{"checkpoint.json", OriginalsFile, StatusFile, EventsFile} {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = stamp{fi.Sys().(*syscall.Stat_t).Ino, fi.Size()}
+	}
+	return out
+}
+
+// TestResyncAtRestWritesNothing: a reconcile with nothing to change reuses
+// the last decision and writes no state file; any change to what the
+// decision depends on (here a lease) decides again.
+func TestResyncAtRestWritesNothing(t *testing.T) {
+	tree := newCgroupTree(t, cgroup.V2, true, "0-3")
+	tree.mkcg("pods/redis", "pods/batch")
+	h := newHarness(t, tree, redisAndBatch, nil)
+	h.reconcile()
+	h.reconcile() // the first decision had no previous assignments as input
+	before, memo, files := stamps(t, h.opts.StateDir), h.a.memo, tree.snapshot()
+	time.Sleep(10 * time.Millisecond) // a rewrite would show in the time, too
+	if res := h.reconcile(); res.Writes != 0 {
+		t.Fatalf("a reconcile at rest wrote %d cgroup files", res.Writes)
+	}
+	for name, s := range stamps(t, h.opts.StateDir) {
+		if s != before[name] {
+			t.Errorf("%s was written at rest", name)
+		}
+	}
+	if h.a.memo != memo {
+		t.Error("the decision was computed again with the same input")
+	}
+	if h.a.status.Time.Equal(time.Time{}) || !h.a.status.Time.After(mustStatus(t, h).Time) {
+		t.Error("/status does not show the last reconcile's time")
+	}
+	// Drift is still repaired at rest.
+	tree.set("", "pods/batch", "cpuset.cpus", "0-3")
+	if res := h.reconcile(); res.Writes != 1 || tree.file("pods/batch", "cpuset.cpus") != files["/pods/batch/cpuset.cpus"] {
+		t.Errorf("drift not repaired: %d writes, cpuset.cpus %q", res.Writes, tree.file("pods/batch", "cpuset.cpus"))
+	}
+	lease := state.Lease{Cgroup: "locus.slice/run-1", Owner: self(t),
+		Assignment: plan.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"}}
+	if err := h.a.store.Update(func(c *state.Checkpoint) error { c.Leases["run-1"] = lease; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	h.reconcile()
+	if h.a.memo == memo || h.checkpoint().Assignments["redis"].CPUs.Contains(3) {
+		t.Error("a new lease did not lead to a new decision")
+	}
+	if stamps(t, h.opts.StateDir)[StatusFile] == before[StatusFile] {
+		t.Error("status.json not rewritten after the shared pool changed")
+	}
+}
+
+func mustStatus(t *testing.T, h *harness) Status {
+	t.Helper()
+	st, err := ReadStatus(h.opts.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestCPUCount(t *testing.T) {
+	for list, want := range map[string]int{"": 0, "3": 1, "0-3": 4, "1-95,97-191": 190, "0,2,4-5": 4, "x": 0, "3-1": 0, "1-": 0} {
+		if got := cpuCount(list); got != want {
+			t.Errorf("cpuCount(%q) = %d, want %d", list, got, want)
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package cgroup
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// countingStore counts the store updates a Writer asks for.
+type countingStore struct {
+	*MemoryStore
+	records, forgets int
+}
+
+func (s *countingStore) RecordOriginals(m map[string]string) error {
+	s.records++
+	return s.MemoryStore.RecordOriginals(m)
+}
+
+func (s *countingStore) Forget(keys ...string) error {
+	s.forgets++
+	return s.MemoryStore.Forget(keys...)
+}
+
+func TestApplyBatchesOneStoreUpdate(t *testing.T) {
+	f := newFixture(t, V1, true)
+	f.mkcg("p/a", "p/b", "p/c", "q")
+	store := &countingStore{MemoryStore: NewMemoryStore()}
+	w, rec := f.writer(store)
+	paused := 0
+	w.BetweenBatches = func() { paused++ }
+	bs := []Batch{
+		{Ops: []Op{{"p/a", CPUSetCPUs, "1"}, {"p/a", MemoryMin, "8192"}}},
+		{Ops: []Op{{"p/b", CPUSetCPUs, "2"}}},
+		{Ops: []Op{{"q", MemoryLow, "4096"}}},
+	}
+	for i, r := range w.ApplyBatches(bs) {
+		if r.Err != nil {
+			t.Fatalf("batch %d: %v", i, r.Err)
+		}
+	}
+	if store.records != 1 || paused != 2 || rec.count() != 4 {
+		t.Fatalf("%d originals updates, %d pauses, %d writes; want 1, 2, 4", store.records, paused, rec.count())
+	}
+	if got := f.get(CPUSet, "p/b", "cpuset.cpus"); got != "2" {
+		t.Errorf("p/b cpuset.cpus = %q", got)
+	}
+	// Nothing to do: no write, no store update.
+	w.ApplyBatches(bs)
+	if store.records != 1 || rec.count() != 4 {
+		t.Errorf("an idempotent call made %d store updates and %d writes", store.records-1, rec.count()-4)
+	}
+	// Restores of several batches are forgotten in one update.
+	reps := w.ApplyBatches([]Batch{{Restores: []Target{{"p/a", CPUSetCPUs}, {"p/a", MemoryMin}}},
+		{Restores: []Target{{"p/b", CPUSetCPUs}, {"p/b", CPUShares}}}, {Restores: []Target{{"q", MemoryLow}}}})
+	if store.forgets != 1 || len(store.Keys()) != 0 {
+		t.Errorf("%d forget updates, originals left %v; want 1 and none", store.forgets, store.Keys())
+	}
+	if reps[1].Results[1].Outcome != NoOriginal || f.get(CPUSet, "p/b", "cpuset.cpus") != "0-7" {
+		t.Errorf("p/b restore: %+v, cpuset.cpus %q", reps[1].Results, f.get(CPUSet, "p/b", "cpuset.cpus"))
+	}
+}
+
+func TestApplyBatchesFailureStaysInItsBatch(t *testing.T) {
+	f := newFixture(t, V1, true)
+	f.mkcg("a", "b", "c")
+	store := &countingStore{MemoryStore: NewMemoryStore()}
+	w, rec := f.writer(store)
+	rec.fail = func(path, _ string) error {
+		if strings.Contains(path, filepath.Join("cpuset", "b")) {
+			return unix.EBUSY
+		}
+		return nil
+	}
+	reps := w.ApplyBatches([]Batch{
+		{Ops: []Op{{"a", CPUShares, "512"}}},
+		{Ops: []Op{{"b", CPUSetCPUs, "3"}, {"b", CPUShares, "512"}}}, // its first write fails
+		{Ops: []Op{{"missing", CPUShares, "512"}}},                   // fails to resolve
+		{Ops: []Op{{"c", CPUShares, "512"}}},
+	})
+	if reps[0].Err != nil || reps[3].Err != nil {
+		t.Fatalf("healthy batches failed: %v, %v", reps[0].Err, reps[3].Err)
+	}
+	if reps[1].Err == nil || reps[1].Results[0].Outcome != Failed || reps[1].Results[1].Outcome != NotRun {
+		t.Errorf("broken batch: %v %+v", reps[1].Err, reps[1].Results)
+	}
+	if reps[2].Err == nil || !strings.Contains(reps[2].Err.Error(), `"missing" does not exist`) {
+		t.Errorf("missing cgroup: %v", reps[2].Err)
+	}
+	if f.get(CPU, "a", "cpu.shares") != "512" || f.get(CPU, "c", "cpu.shares") != "512" || f.get(CPU, "b", "cpu.shares") != "1024" {
+		t.Error("a failure in one batch changed what the others wrote")
+	}
+	// The failed batch's originals were recorded with the others, in one update.
+	if _, ok := store.Original("cpuset/b/cpuset.cpus"); !ok || store.records != 1 {
+		t.Errorf("originals: b recorded %v, %d updates", ok, store.records)
+	}
+}
+
+func TestApplyBatchesRefusesNestedBatches(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("p/a", "p/b")
+	w, rec := f.writer(NewMemoryStore())
+	reps := w.ApplyBatches([]Batch{
+		{Ops: []Op{{"p/a", CPUShares, "512"}}},
+		{Ops: []Op{{"p", CPUShares, "512"}}},
+		{Ops: []Op{{"p/b", CPUShares, "512"}}, Restores: []Target{{"p/b", MemoryLow}}},
+		{Restores: []Target{{"p/b", MemoryMin}}},
+	})
+	for i, want := range []string{"contains", "contains", "two batches", "two batches"} {
+		if reps[i].Err == nil || !strings.Contains(reps[i].Err.Error(), want) {
+			t.Errorf("batch %d: err %v, want %q", i, reps[i].Err, want)
+		}
+	}
+	if rec.count() != 0 {
+		t.Errorf("refused batches wrote %v", rec.writes)
+	}
+}
+
+func TestScopeKeepsContainment(t *testing.T) {
+	f := newFixture(t, V1, false)
+	f.mkcg("ok")
+	outside := t.TempDir()
+	h, err := Open(f.root, V1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := h.Scope()
+	if _, err := h.Dir(CPUSet, "ok"); err != nil {
+		t.Fatal(err)
+	}
+	// Under a verified directory, a planted symlink is still resolved.
+	if err := os.Symlink(outside, filepath.Join(f.dir(CPUSet, "ok"), "evil")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Dir(CPUSet, "ok/evil"); err == nil || !strings.Contains(err.Error(), "outside the cgroup root") {
+		t.Errorf("symlink under a verified directory: %v", err)
+	}
+	end()
+	// Once the scope ends nothing is remembered: a directory replaced by a
+	// symlink is caught.
+	if err := os.RemoveAll(f.dir(CPUSet, "ok")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, f.dir(CPUSet, "ok")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Dir(CPUSet, "ok"); err == nil {
+		t.Error("a directory swapped for a symlink after the scope passed")
+	}
+}
+
+// failingStore cannot record originals: nothing may be written then.
+type failingStore struct{ *MemoryStore }
+
+func (failingStore) RecordOriginals(map[string]string) error { return errors.New("disk full") }
+
+func TestApplyBatchesWritesNothingWithoutOriginals(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a", "b")
+	f.set("", "b", "cpu.weight", "39") // already what batch b wants
+	w, rec := f.writer(failingStore{NewMemoryStore()})
+	reps := w.ApplyBatches([]Batch{{Ops: []Op{{"a", CPUShares, "1024"}, {"a", MemoryHigh, "1048576"}}},
+		{Ops: []Op{{"b", CPUShares, "1024"}}}})
+	if rec.count() != 0 {
+		t.Fatalf("wrote %v without recording originals", rec.writes)
+	}
+	if reps[0].Err == nil || !strings.Contains(reps[0].Err.Error(), "disk full") || reps[0].Results[1].Outcome != NotRun {
+		t.Errorf("batch a: %v %+v", reps[0].Err, reps[0].Results)
+	}
+	if reps[1].Err != nil || reps[1].Results[0].Outcome != Unchanged {
+		t.Errorf("batch b had nothing to write, yet: %v %+v", reps[1].Err, reps[1].Results)
+	}
+}
