@@ -43,8 +43,11 @@ type Problem struct {
 	Message  string `json:"message"`
 }
 
-// Assign keeps every previous assignment that still matches its workload's need
-// and allocates the rest in name order, so the result depends only on inputs.
+// Assign keeps every previous assignment that still matches its workload's need,
+// then applies the decisions made elsewhere, then allocates the rest, each in
+// name order, so the result depends only on inputs. What is in force comes
+// first: a new decision that collides with CPUs a workload already holds is
+// refused (CPUSetConflict) rather than moving that workload.
 func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]CPUNeed,
 	prev map[string]Assignment) (map[string]Assignment, []Problem) {
 	out := map[string]Assignment{}
@@ -52,32 +55,40 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]CPUNe
 	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
 	online := t.CPUSet()
 
-	// Pass 1: decisions made elsewhere, then kept assignments, claim their CPUs
-	// first so new allocations route around them.
+	// Pass 1: kept assignments (a decided workload's only while its
+	// decision stands) claim their CPUs first.
 	for _, name := range sortedNames(needs) {
 		need := needs[name]
-		if !need.Exclusive {
-			continue
-		}
-		if !need.Decided.IsEmpty() {
-			if msg := conflict(need.Decided, online, state); msg != "" {
-				problems = append(problems, Problem{name, "CPUSetConflict", msg})
-				continue
-			}
-			a := Assignment{CPUs: need.Decided, Policy: need.Policy,
-				RequestMilli: need.RequestMilli}
-			state = claim(state, a, need)
-			out[name] = a
-			continue
-		}
 		old, ok := prev[name]
-		if !ok || !stillFits(old, need, online, reserved) || conflict(old.CPUs, online, state) != "" {
+		if !need.Exclusive || !ok {
+			continue
+		}
+		fits := stillFits(old, need, online, reserved)
+		if !need.Decided.IsEmpty() {
+			fits = old.CPUs.Equals(need.Decided) && old.Policy == need.Policy && old.RequestMilli == need.RequestMilli
+		}
+		if !fits || conflict(old.CPUs, online, state) != "" {
 			continue
 		}
 		state = claim(state, old, need)
 		out[name] = old
 	}
-	// Pass 2: allocate what is left.
+	// Pass 2: new decisions made elsewhere, so allocations route around them.
+	for _, name := range sortedNames(needs) {
+		need := needs[name]
+		if _, done := out[name]; done || !need.Exclusive || need.Decided.IsEmpty() {
+			continue
+		}
+		if msg := conflict(need.Decided, online, state); msg != "" {
+			problems = append(problems, Problem{name, "CPUSetConflict", msg})
+			continue
+		}
+		a := Assignment{CPUs: need.Decided, Policy: need.Policy,
+			RequestMilli: need.RequestMilli}
+		state = claim(state, a, need)
+		out[name] = a
+	}
+	// Pass 3: allocate what is left.
 	for _, name := range sortedNames(needs) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() {

@@ -153,3 +153,32 @@ func TestAssignmentJSONRoundTrip(t *testing.T) {
 		t.Fatal("bad cpus accepted")
 	}
 }
+
+// A new decision made elsewhere never moves a workload that already holds
+// the CPUs it names, whatever the name order: it is refused instead. A
+// decision already in force is kept like any assignment.
+func TestAssignKeepsWhatIsInForce(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Small4)
+	needs := map[string]CPUNeed{
+		"zzz-kept": {Exclusive: true, CPUs: 2, Policy: cpualloc.FullPCPUs},
+		"mmm-held": {Exclusive: true, CPUs: 1, Policy: cpualloc.FullPCPUs, Decided: cpuset.New(3)},
+		"aaa-new":  {Exclusive: true, CPUs: 2, Policy: cpualloc.FullPCPUs, Decided: cpuset.New(1, 2)},
+	}
+	prev := map[string]Assignment{
+		"zzz-kept": {CPUs: cpuset.New(0, 1), Policy: cpualloc.FullPCPUs},
+		"mmm-held": {CPUs: cpuset.New(3), Policy: cpualloc.FullPCPUs},
+	}
+	out, problems := Assign(topo, cpuset.New(), needs, prev)
+	if !out["zzz-kept"].CPUs.Equals(cpuset.New(0, 1)) || !out["mmm-held"].CPUs.Equals(cpuset.New(3)) {
+		t.Fatalf("held CPUs moved: %v", out)
+	}
+	if _, ok := out["aaa-new"]; ok || len(problems) != 1 || problems[0].Workload != "aaa-new" || problems[0].Reason != "CPUSetConflict" {
+		t.Fatalf("aaa-new: %v, problems %v; want a CPUSetConflict", out["aaa-new"], problems)
+	}
+	// Once the CPUs are free the decision applies.
+	delete(needs, "zzz-kept")
+	out, problems = Assign(topo, cpuset.New(), needs, out)
+	if !out["aaa-new"].CPUs.Equals(cpuset.New(1, 2)) || len(problems) != 0 {
+		t.Fatalf("after zzz-kept left: %v, %v", out, problems)
+	}
+}

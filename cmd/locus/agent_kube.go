@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/kube/nodeagent"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+)
+
+// kubeFlags are the flags of the agent's Kubernetes mode (--node-name).
+type kubeFlags struct {
+	node, kubeconfig             string
+	configNS, resQoSCM, podQoSCM string
+	driver, reserved             string
+	nrtInterval                  time.Duration
+	noNRT                        bool
+	standaloneOnly, kubeOnly     []string // flag names, to refuse them in the other mode
+}
+
+func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
+	f.StringVar(&k.node, "node-name", "", "Kubernetes mode: manage the pods bound to this node")
+	f.StringVar(&k.kubeconfig, "kubeconfig", "", "Kubernetes mode: kubeconfig file (default: the in-cluster service account)")
+	f.StringVar(&k.configNS, "config-namespace", nodeagent.DefaultConfigNamespace, "Kubernetes mode: namespace of the ConfigMaps below")
+	f.StringVar(&k.resQoSCM, "resource-qos-configmap", nodeagent.DefaultResourceQoSConfigMap, "Kubernetes mode: ConfigMap with key resource-qos-config")
+	f.StringVar(&k.podQoSCM, "pod-qos-configmap", nodeagent.DefaultPodQoSConfigMap, "Kubernetes mode: ConfigMap with key memory-qos")
+	f.StringVar(&k.driver, "cgroup-driver", "auto", "Kubernetes mode: the kubelet's cgroup driver: auto, systemd or cgroupfs")
+	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64)")
+	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
+	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
+	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
+		"cgroup-driver", "reserved-cpus", "nrt-min-interval", "no-nrt"}
+	k.standaloneOnly = []string{"config"}
+}
+
+// checkMode refuses flags of the other mode, so that a flag never silently
+// does nothing.
+func (k *kubeFlags) checkMode(f *pflag.FlagSet, standalone bool) error {
+	switch {
+	case standalone && k.node != "":
+		return usagef("give either --standalone or --node-name, not both")
+	case !standalone && k.node == "":
+		return usagef("give --standalone (workloads of a HostConfig) or --node-name NODE (the pods of a Kubernetes node)")
+	}
+	wrong := k.kubeOnly
+	if !standalone {
+		wrong = k.standaloneOnly
+	}
+	for _, name := range wrong {
+		if f.Changed(name) {
+			mode := "--node-name"
+			if standalone {
+				mode = "--standalone"
+			}
+			return usagef("--%s does not apply with %s", name, mode)
+		}
+	}
+	return nil
+}
+
+// runKube runs the agent on the node's pods until ctx ends.
+func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
+	driver, err := podcgroup.ParseDriver(k.driver)
+	if err != nil {
+		return usageError{fmt.Errorf("--cgroup-driver: %w", err)}
+	}
+	reserved, err := cpuset.Parse(k.reserved)
+	if err != nil {
+		return usagef("--reserved-cpus: %q is not a CPU list", k.reserved)
+	}
+	cfg, err := k.restConfig()
+	if err != nil {
+		return err
+	}
+	return nodeagent.Run(ctx, nodeagent.Options{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NoNRT: k.noNRT,
+		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
+			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, Reserved: reserved}})
+}
+
+func (k *kubeFlags) restConfig() (*rest.Config, error) {
+	if k.kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", k.kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig %s: %w", k.kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := rest.InClusterConfig()
+	if errors.Is(err, rest.ErrNotInCluster) {
+		return nil, usagef("not running in a pod of the cluster: give --kubeconfig")
+	}
+	return cfg, err
+}

@@ -1,0 +1,87 @@
+package agent
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+// restoreBelow finishes the removal of a pod: the agent wrote its container
+// cgroups, children of the pod cgroup, which restoreAll (the pod cgroup's
+// own files) does not cover. Files of containers still there get their
+// original values back; the originals of cgroups that are gone (the kubelet
+// removed the pod) are forgotten, so originals.json does not keep growing
+// with every pod the node has run.
+func (a *Agent) restoreBelow(name, rel string, res *Result) error {
+	lister, ok := a.originals.(interface{ Keys() []string })
+	if !ok {
+		return nil
+	}
+	var targets []cgroup.Target
+	var gone []string
+	for _, key := range lister.Keys() {
+		ctrl, cg, knob, ok := a.originalOf(key)
+		if !ok || (cg != rel && !strings.HasPrefix(cg, rel+"/")) {
+			continue
+		}
+		switch {
+		case !a.h.Exists(ctrl, cg):
+			gone = append(gone, key)
+		case cg != rel: // rel's own files are restoreAll's
+			targets = append(targets, cgroup.Target{Cgroup: cg, Knob: knob})
+		}
+	}
+	if a.opts.DryRun {
+		for _, t := range targets {
+			fmt.Fprintf(a.opts.Out, "restore %s %s\n", t.Cgroup, t.Knob)
+		}
+		return nil
+	}
+	if len(targets) > 0 {
+		rep, err := a.w.Restore(targets)
+		owner := map[string]string{}
+		for _, t := range targets {
+			owner[t.Cgroup] = name
+		}
+		a.account(rep, owner, res)
+		if err != nil {
+			return fmt.Errorf("restore the containers of %s: %w", rel, err)
+		}
+	}
+	if len(gone) > 0 {
+		if err := a.originals.Forget(gone...); err != nil {
+			return fmt.Errorf("forget the originals of removed cgroups under %s: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+// originalOf splits an originals key ("[controller/]cgroup/file", see
+// hasOriginal) into the cgroup and the writable knob it records.
+func (a *Agent) originalOf(key string) (cgroup.Controller, string, cgroup.Knob, bool) {
+	v := a.h.Version()
+	dir, file := path.Split(key)
+	dir = strings.TrimSuffix(dir, "/")
+	for _, k := range cgroup.Knobs() {
+		spec, _ := cgroup.Lookup(k)
+		pl := spec.Placement(v)
+		if pl == nil || spec.ReadOnly || pl.File != file {
+			continue
+		}
+		cg := dir
+		if pl.Controller != "" {
+			rest, ok := strings.CutPrefix(dir, string(pl.Controller)+"/")
+			if !ok {
+				continue
+			}
+			cg = rest
+		}
+		if cgroup.CheckRel(cg) != nil || cg == "" {
+			continue
+		}
+		return pl.Controller, cg, k, true
+	}
+	return "", "", "", false
+}

@@ -1,0 +1,255 @@
+// Package nodeagent is the agent's Kubernetes mode: it watches the pods bound
+// to one node and the cluster's memory QoS ConfigMaps, hands them to the
+// reconcile loop of pkg/agent as workloads, posts the agent's events on the
+// pods, and publishes the node's NodeResourceTopology.
+package nodeagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/kube/podplan"
+)
+
+// Source is an agent.WorkloadSource backed by the apiserver.
+type Source struct {
+	opts    SourceOptions
+	log     *slog.Logger
+	pods    cache.SharedIndexInformer
+	configs *configWatch
+	events  *eventPoster
+	nrt     *nrt.Publisher
+	changed chan struct{}
+
+	// Used by the reconcile loop only (Snapshot, Decided).
+	driver  podcgroup.Driver
+	memReq  map[string]int64 // summed memory requests, by workload
+	badPods map[string]string
+
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     sync.WaitGroup
+}
+
+// SourceOptions configure a Source.
+type SourceOptions struct {
+	NodeName string
+	Client   kubernetes.Interface
+	// ConfigNamespace holds the ConfigMaps (default kube-system); the agent's
+	// Role lets it read ConfigMaps there only.
+	ConfigNamespace      string
+	ResourceQoSConfigMap string // default ack-slo-config
+	PodQoSConfigMap      string // default ack-slo-pod-config
+	// CgroupDriver is forced when set; else it is detected from the
+	// kubepods cgroup the kubelet made.
+	CgroupDriver podcgroup.Driver
+	Reserved     cpuset.CPUSet
+	// PodResync replays every pod to the loop this often (default 5m); the
+	// agent's own --resync reconciles more often from its cache anyway.
+	PodResync time.Duration
+	// NRT publishes the NodeResourceTopology when set.
+	NRT *nrt.Publisher
+	// Quiet posts no events (a dry run changes nothing in the cluster).
+	Quiet  bool
+	Logger *slog.Logger
+}
+
+// Defaults for SourceOptions.
+const (
+	DefaultConfigNamespace      = "kube-system"
+	DefaultResourceQoSConfigMap = "ack-slo-config"
+	DefaultPodQoSConfigMap      = "ack-slo-pod-config"
+)
+
+// NewSource prepares the watches; Start runs them.
+func NewSource(o SourceOptions) (*Source, error) {
+	if o.NodeName == "" {
+		return nil, errors.New("--node-name is required in Kubernetes mode")
+	}
+	if o.ConfigNamespace == "" {
+		o.ConfigNamespace = DefaultConfigNamespace
+	}
+	if o.ResourceQoSConfigMap == "" {
+		o.ResourceQoSConfigMap = DefaultResourceQoSConfigMap
+	}
+	if o.PodQoSConfigMap == "" {
+		o.PodQoSConfigMap = DefaultPodQoSConfigMap
+	}
+	if o.PodResync <= 0 {
+		o.PodResync = 5 * time.Minute
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Source{opts: o, log: o.Logger, nrt: o.NRT, changed: make(chan struct{}, 1),
+		driver: o.CgroupDriver, badPods: map[string]string{}}
+	s.events = newEventPoster(o.Client, o.NodeName, o.Quiet)
+	s.pods = podInformer(o.Client, o.NodeName, o.PodResync)
+	if _, err := s.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.poke() },
+		UpdateFunc: func(any, any) { s.poke() },
+		DeleteFunc: func(any) { s.poke() },
+	}); err != nil {
+		return nil, err
+	}
+	s.configs = newConfigWatch(o, s.events, s.poke)
+	return s, nil
+}
+
+// Start runs the watches and returns once every cache holds the current
+// state: a reconcile before that would take the pods it has not seen yet
+// for deleted ones and undo their settings.
+func (s *Source) Start(ctx context.Context) error {
+	ctx, s.cancel = context.WithCancel(ctx)
+	synced := []cache.InformerSynced{s.pods.HasSynced}
+	for _, inf := range s.configs.informers {
+		synced = append(synced, inf.HasSynced)
+	}
+	for _, inf := range append([]cache.SharedIndexInformer{s.pods}, s.configs.informers...) {
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			inf.RunWithContext(ctx)
+		}()
+	}
+	if s.nrt != nil {
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			s.nrt.Run(ctx)
+		}()
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		s.Stop()
+		return fmt.Errorf("pods of node %s and ConfigMaps in %s: caches did not sync: %w", s.opts.NodeName, s.opts.ConfigNamespace, context.Cause(ctx))
+	}
+	s.log.Info("watching the node's pods and the cluster configuration", "node", s.opts.NodeName,
+		"configMaps", s.opts.ConfigNamespace+"/"+s.opts.ResourceQoSConfigMap+","+s.opts.PodQoSConfigMap)
+	return nil
+}
+
+// Stop ends the watches and the event posting; it waits for them.
+func (s *Source) Stop() {
+	s.stopOnce.Do(func() {
+		if s.cancel != nil {
+			s.cancel()
+		}
+		s.done.Wait()
+		s.events.stop()
+	})
+}
+
+func (s *Source) poke() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// Name implements agent.WorkloadSource.
+func (s *Source) Name() string { return "kubernetes node " + s.opts.NodeName }
+
+// Changed implements agent.WorkloadSource.
+func (s *Source) Changed() <-chan struct{} { return s.changed }
+
+// Emit is the agent's event sink: it posts each event on its pod (or, for
+// node-wide ones, on the Node).
+func (s *Source) Emit(e agent.Event) { s.events.post(e) }
+
+// Snapshot implements agent.WorkloadSource: every pod of the node whose
+// cgroup exists, sorted by name, with the ConfigMaps' last good settings.
+func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
+	snap := agent.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
+		ResourceQoSConfig: s.configs.resQoS.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError()}
+	if s.driver == "" {
+		d, ok := podcgroup.DetectDriver(env.Exists)
+		if !ok {
+			snap.Error = joinErr(snap.Error, "cannot tell the kubelet's cgroup driver: expected exactly one of kubepods.slice (systemd) and kubepods (cgroupfs) under the cgroup root; give --cgroup-driver")
+			return snap
+		}
+		s.driver = d // kept: the kubelet does not change drivers under running pods
+		s.log.Info("kubelet cgroup driver detected", "driver", d)
+	}
+	penv := podplan.Env{Driver: s.driver, Exists: env.Exists, Topology: env.Topology}
+	s.memReq = map[string]int64{}
+	live := map[string]*corev1.Pod{}
+	bad := map[string]string{}
+	var missing []string
+	for _, obj := range s.pods.GetStore().List() {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Spec.NodeName != s.opts.NodeName || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		w, err := podplan.FromPod(pod, penv)
+		if errors.Is(err, podplan.ErrNoCgroup) {
+			// Not set up by the kubelet yet, or torn down: normal while
+			// pending; a running pod without one is not.
+			if pod.Status.Phase == corev1.PodRunning {
+				missing = append(missing, podplan.Name(pod))
+			}
+			continue
+		}
+		if err != nil {
+			bad[string(pod.UID)] = err.Error()
+			if s.badPods[string(pod.UID)] != err.Error() {
+				s.events.onPod(pod, corev1.EventTypeWarning, "PodNotManaged", fmt.Sprintf("%v; the agent leaves this pod alone", err))
+			}
+			continue
+		}
+		live[w.Plan.Name] = pod
+		var req int64
+		for _, c := range w.Plan.MemQoS.Containers {
+			req += c.RequestBytes
+		}
+		s.memReq[w.Plan.Name] = req
+		snap.Workloads = append(snap.Workloads, agent.SourceWorkload{Plan: w.Plan, Class: w.Class, Problems: w.Problems})
+	}
+	s.badPods = bad
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		snap.Error = joinErr(snap.Error, fmt.Sprintf("%d running pods have no cgroup under the cgroup root (%s): are --cgroup-root and --cgroup-driver (%s) right?",
+			len(missing), strings.Join(missing[:min(3, len(missing))], ", "), s.driver))
+	}
+	sort.Slice(snap.Workloads, func(i, j int) bool { return snap.Workloads[i].Plan.Name < snap.Workloads[j].Plan.Name })
+	s.events.track(live)
+	return snap
+}
+
+// Decided implements agent.WorkloadSource: it publishes the node's
+// NodeResourceTopology from the decision.
+func (s *Source) Decided(d agent.Decision) {
+	if s.nrt == nil {
+		return
+	}
+	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved,
+		Assignments: d.Assignments, MemoryRequests: s.memReq})
+	if err != nil {
+		s.log.Warn("cannot build the NodeResourceTopology", "err", err)
+		return
+	}
+	s.nrt.Set(obj)
+}
+
+func joinErr(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// ensure the interface is met.
+var _ agent.WorkloadSource = (*Source)(nil)

@@ -1,0 +1,124 @@
+package nrt
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// Input is what the object is built from.
+type Input struct {
+	Node     string
+	Topology *topology.Topology
+	Reserved cpuset.CPUSet
+	// Assignments are the pods' CPU holdings by namespace/pod.
+	Assignments map[string]plan.Assignment
+	// MemoryRequests are the pods' summed memory requests in bytes, by
+	// namespace/pod; only pods with an assignment count against a zone.
+	MemoryRequests map[string]int64
+}
+
+// LabelManagedBy marks the objects the agent writes.
+const LabelManagedBy = "app.kubernetes.io/managed-by"
+
+// Build makes the object. Per zone (NUMA node):
+//
+//   - cpu: capacity = its online CPUs; allocatable = capacity minus reserved
+//     and isolated CPUs; available = allocatable minus CPUs held exclusively
+//     (static-burst CPUs stay available: they are shared).
+//   - memory: capacity = allocatable = MemTotal of the node; available =
+//     allocatable minus the memory requests of pods holding CPUs there (a pod
+//     on several nodes counts evenly on each), since their memory is bound
+//     to those nodes.
+//   - costs: the SLIT distance to every zone, itself included.
+//   - attribute "cpus": the zone's online CPUs.
+//
+// Equal inputs give byte-equal JSON.
+func Build(in Input) (*Object, error) {
+	t := in.Topology
+	if t == nil {
+		return nil, fmt.Errorf("no topology")
+	}
+	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	ct := CPUTopology{CPUs: t.CPUs, Reserved: in.Reserved.String(), Isolated: t.Isolated.String(),
+		Exclusive: map[string]string{}, StaticBurst: map[string]Burst{}, BurstMilli: map[string]int64{}}
+	memPerNode := map[int]int64{}
+	for _, name := range sortedKeys(in.Assignments) {
+		a := in.Assignments[name]
+		state = state.With(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli})
+		if a.Policy == cpualloc.StaticBurst {
+			ct.StaticBurst[name] = Burst{CPUs: a.CPUs.String(), RequestMilli: a.RequestMilli}
+		} else {
+			ct.Exclusive[name] = a.CPUs.String()
+		}
+		if nodes := t.NodesOf(a.CPUs); len(nodes) > 0 {
+			share := in.MemoryRequests[name] / int64(len(nodes))
+			for _, n := range nodes {
+				memPerNode[n] += share
+			}
+		}
+	}
+	for id, m := range state.BurstMilli {
+		ct.BurstMilli[strconv.Itoa(id)] = m
+	}
+	raw, err := json.Marshal(ct)
+	if err != nil {
+		return nil, err
+	}
+	obj := &Object{APIVersion: APIVersion, Kind: Kind, Metadata: Metadata{Name: in.Node,
+		Labels:      map[string]string{LabelManagedBy: "locus"},
+		Annotations: map[string]string{AnnotationCPUTopology: string(raw)}}}
+	unusable := in.Reserved.Union(t.Isolated)
+	for _, n := range t.Nodes {
+		z := Zone{Name: ZoneName(n.ID), Type: ZoneType}
+		for _, other := range t.Nodes {
+			z.Costs = append(z.Costs, Cost{Name: ZoneName(other.ID), Value: int64(t.Distance(n.ID, other.ID))})
+		}
+		if !n.CPUs.IsEmpty() {
+			z.Attributes = []Attribute{{Name: "cpus", Value: n.CPUs.String()}}
+			alloc := n.CPUs.Difference(unusable)
+			avail := alloc.Difference(state.Exclusive)
+			z.Resources = append(z.Resources, Resource{Name: "cpu",
+				Capacity: count(n.CPUs.Size()), Allocatable: count(alloc.Size()), Available: count(avail.Size())})
+		}
+		total := int64(n.MemoryTotal)
+		z.Resources = append(z.Resources, Resource{Name: "memory",
+			Capacity: byteQty(total), Allocatable: byteQty(total), Available: byteQty(max(total-memPerNode[n.ID], 0))})
+		obj.Zones = append(obj.Zones, z)
+	}
+	return obj, nil
+}
+
+// ZoneName names the zone of a NUMA node.
+func ZoneName(node int) string { return "node-" + strconv.Itoa(node) }
+
+// ReadCPUTopology parses the annotation of a published object.
+func ReadCPUTopology(raw string) (CPUTopology, error) {
+	var ct CPUTopology
+	if err := json.Unmarshal([]byte(raw), &ct); err != nil {
+		return ct, fmt.Errorf("annotation %s: %w", AnnotationCPUTopology, err)
+	}
+	return ct, nil
+}
+
+func count(n int) resource.Quantity { return *resource.NewQuantity(int64(n), resource.DecimalSI) }
+func byteQty(n int64) resource.Quantity {
+	return *resource.NewQuantity(n, resource.BinarySI)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,82 @@
+package podplan
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"k8s.io/utils/cpuset"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+)
+
+// AnnotationResourceStatus carries the scheduler's decision for a pod: the
+// exact CPUs it binds the pod to, chosen at cluster level together with the
+// node. The agent applies it instead of allocating on its own. Format:
+//
+//	locus.io/resource-status: '{"cpuset": "0-3", "numaNodes": [0], "policy": "full-pcpus"}'
+//
+// cpuset (required) is a Linux CPU list; numaNodes (optional) are the NUMA
+// nodes the scheduler meant those CPUs to be on; policy (optional) is the
+// allocation policy it applied, one of the cpu-policy values. Unknown fields
+// are ignored, so a newer scheduler can add some.
+const AnnotationResourceStatus = "locus.io/resource-status"
+
+// ResourceStatus is a parsed resource-status annotation.
+type ResourceStatus struct {
+	CPUs      cpuset.CPUSet
+	NUMANodes []int // nil when not given
+	Policy    cpualloc.Policy
+}
+
+type resourceStatusJSON struct {
+	CPUSet    *string         `json:"cpuset"`
+	NUMANodes []int           `json:"numaNodes"`
+	Policy    cpualloc.Policy `json:"policy"`
+}
+
+// ParseResourceStatus reads the annotation's value. Errors name the field.
+func ParseResourceStatus(raw string) (ResourceStatus, error) {
+	var j resourceStatusJSON
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	if err := dec.Decode(&j); err != nil {
+		return ResourceStatus{}, fmt.Errorf("not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return ResourceStatus{}, fmt.Errorf("text after the JSON object")
+	}
+	if j.CPUSet == nil || *j.CPUSet == "" {
+		return ResourceStatus{}, fmt.Errorf("cpuset: missing or empty")
+	}
+	cpus, err := cpuset.Parse(*j.CPUSet)
+	if err != nil {
+		return ResourceStatus{}, fmt.Errorf("cpuset: %q is not a CPU list", *j.CPUSet)
+	}
+	for i, n := range j.NUMANodes {
+		if n < 0 {
+			return ResourceStatus{}, fmt.Errorf("numaNodes[%d]: %d is negative", i, n)
+		}
+	}
+	p, err := parsePolicy(string(j.Policy))
+	if err != nil {
+		return ResourceStatus{}, fmt.Errorf("policy: %v", err)
+	}
+	return ResourceStatus{CPUs: cpus, NUMANodes: j.NUMANodes, Policy: p}, nil
+}
+
+// Format writes the annotation's value, for the scheduler and for tests.
+func (s ResourceStatus) Format() string {
+	cs := s.CPUs.String()
+	raw, _ := json.Marshal(resourceStatusJSON{CPUSet: &cs, NUMANodes: s.NUMANodes, Policy: s.Policy})
+	return string(raw)
+}
+
+// parsePolicy accepts the cpu-policy values; "" is the allocator's default.
+func parsePolicy(s string) (cpualloc.Policy, error) {
+	switch p := cpualloc.Policy(s); p {
+	case "", cpualloc.StaticBurst, cpualloc.FullPCPUs, cpualloc.SpreadByPCPUs, cpualloc.DistributeAcrossNUMA,
+		cpualloc.FullPCPUsThenThreads:
+		return p, nil
+	}
+	return "", fmt.Errorf("%q is not one of static-burst, full-pcpus, spread-by-pcpus, distribute-across-numa", s)
+}

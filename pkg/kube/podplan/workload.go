@@ -1,0 +1,190 @@
+// Package podplan turns a pod bound to this node into the agent's view of a
+// workload (plan.Workload): its cgroups, what it asks of the CPU allocator or
+// what the scheduler decided for it, its QoS class and its memory QoS inputs.
+// It is pure; whether a cgroup exists is asked through Env.
+package podplan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// The annotations that ask for CPUs of a pod's own (seed: CPU topology-aware
+// scheduling); the memory QoS ones are read by pkg/memqos.
+const (
+	AnnotationCPUSet    = "cpuset-scheduler" // "true" opts in
+	AnnotationCPUPolicy = "cpu-policy"       // static-burst, full-pcpus, spread-by-pcpus, distribute-across-numa
+)
+
+// Env is what the mapping needs from the machine.
+type Env struct {
+	Driver   podcgroup.Driver
+	Exists   func(rel string) bool // does this cgroup exist (relative to the root)
+	Topology *topology.Topology
+}
+
+// Workload is a pod as the agent manages it.
+type Workload struct {
+	Plan plan.Workload
+	// Class is the QoS class shown in status: the koordinator class label
+	// (upper case) or, without one, the Kubernetes QoS class.
+	Class    string
+	Problems []plan.Problem
+}
+
+// ErrNoCgroup says the pod's cgroup does not exist (yet): the kubelet has
+// not set the pod up, or has torn it down. The pod is left alone meanwhile.
+var ErrNoCgroup = errors.New("the pod's cgroup does not exist")
+
+// Name is how the agent names a pod's workload: namespace/name.
+func Name(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
+
+// FromPod maps a pod. It fails only when the pod has no usable cgroup (an
+// invalid UID or QoS class, or ErrNoCgroup); everything else that is wrong
+// with the pod (a fractional CPU limit, a malformed annotation, a container
+// ID that is not one) becomes a problem on a workload that still runs, with
+// what could be derived.
+func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
+	kube := KubeQoS(pod)
+	podCg, err := podcgroup.PodCgroup(env.Driver, string(kube), string(pod.UID))
+	if err != nil {
+		return Workload{}, err
+	}
+	if !env.Exists(podCg) {
+		return Workload{}, fmt.Errorf("%w: %s", ErrNoCgroup, podCg)
+	}
+	name := Name(pod)
+	w := Workload{Plan: plan.Workload{Name: name, Cgroup: podCg}}
+	problem := func(reason, format string, args ...any) {
+		w.Problems = append(w.Problems, plan.Problem{Workload: name, Reason: reason, Message: fmt.Sprintf(format, args...)})
+	}
+	w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
+	w.Plan.CPU = cpuNeed(pod, env.Topology, problem)
+
+	labels := pod.Labels
+	mem := memqos.Workload{Namespace: pod.Namespace, Labels: labels, Annotations: pod.Annotations, KubeQoS: memqos.KubeQoS(kube)}
+	for _, c := range pod.Spec.Containers {
+		mc := memqos.Container{Name: c.Name}
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			mc.LimitBytes = q.Value()
+		}
+		mc.RequestBytes = mc.LimitBytes // Kubernetes defaulting: a limit alone requests the limit
+		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+			mc.RequestBytes = q.Value()
+		}
+		mem.Containers = append(mem.Containers, mc)
+	}
+	w.Plan.MemQoS = mem
+	w.Class = classOf(pod)
+	w.Plan.BE = w.Class == string(memqos.ClassBE) || w.Class == string(memqos.BestEffort)
+	return w, nil
+}
+
+// containerCgroups finds the cgroup of every running container whose ID the
+// kubelet reported. Containers not running have no cgroup and are skipped
+// until they do; a bad ID or a missing cgroup is a problem.
+func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(string, string, ...any)) []plan.Container {
+	var out []plan.Container
+	for i, st := range pod.Status.ContainerStatuses {
+		if st.State.Running == nil || st.ContainerID == "" {
+			continue
+		}
+		id, err := podcgroup.ParseContainerID(st.ContainerID)
+		if err != nil {
+			problem("InvalidContainerID", "status.containerStatuses[%d] (container %q): %v; its cgroup is left alone", i, st.Name, err)
+			continue
+		}
+		cands, err := podcgroup.ContainerCandidates(env.Driver, podCg, id)
+		if err != nil {
+			problem("InvalidContainerID", "status.containerStatuses[%d] (container %q): %v", i, st.Name, err)
+			continue
+		}
+		found := ""
+		for _, c := range cands {
+			if env.Exists(c) {
+				found = c
+				break
+			}
+		}
+		if found == "" {
+			problem("ContainerCgroupNotFound", "container %q is running but none of %s exists (wrong --cgroup-driver?)", st.Name, strings.Join(cands, ", "))
+			continue
+		}
+		out = append(out, plan.Container{Name: st.Name, Cgroup: found})
+	}
+	return out
+}
+
+// classOf is the koordinator class (label, legacy label, legacy annotation)
+// in upper case, else the Kubernetes QoS class.
+func classOf(pod *corev1.Pod) string {
+	for _, v := range []string{pod.Labels[memqos.LabelQoSClass], pod.Labels[memqos.LegacyQoSClass], pod.Annotations[memqos.LegacyQoSClass]} {
+		if v = strings.ToUpper(strings.TrimSpace(v)); v != "" {
+			return v
+		}
+	}
+	return string(KubeQoS(pod))
+}
+
+// KubeQoS is the pod's Kubernetes QoS class: status.qosClass, which the
+// apiserver sets at creation, or else derived from the containers the way
+// Kubernetes derives it.
+func KubeQoS(pod *corev1.Pod) corev1.PodQOSClass {
+	if q := pod.Status.QOSClass; q != "" {
+		return q
+	}
+	return deriveQoS(pod)
+}
+
+// deriveQoS: no CPU or memory request or limit anywhere is BestEffort; CPU
+// and memory limits on every container, each request equal to its limit,
+// is Guaranteed; anything else Burstable. Init containers count too.
+func deriveQoS(pod *corev1.Pod) corev1.PodQOSClass {
+	set, guaranteed := false, true
+	check := func(cs []corev1.Container) {
+		for _, c := range cs {
+			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+				req, hasReq := c.Resources.Requests[r]
+				lim, hasLim := c.Resources.Limits[r]
+				if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
+					set = true
+				}
+				if !hasLim || lim.IsZero() || (hasReq && req.Cmp(lim) != 0) {
+					guaranteed = false
+				}
+			}
+		}
+	}
+	check(pod.Spec.InitContainers)
+	check(pod.Spec.Containers)
+	switch {
+	case !set:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
+
+// policyOf reads cpu-policy; a bad value is a problem and the default applies.
+func policyOf(pod *corev1.Pod, problem func(string, string, ...any)) cpualloc.Policy {
+	raw := pod.Annotations[AnnotationCPUPolicy]
+	p, err := parsePolicy(strings.ToLower(strings.TrimSpace(raw)))
+	if err != nil {
+		problem("InvalidCPUPolicy", "annotation %s: %v; using the default", AnnotationCPUPolicy, err)
+	}
+	if p == "" {
+		// Named, so that events and status say which policy applied.
+		p = cpualloc.FullPCPUsThenThreads
+	}
+	return p
+}

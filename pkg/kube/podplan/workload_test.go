@@ -1,0 +1,264 @@
+package podplan
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/cpuset"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+const (
+	uid  = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+	id1  = "1111111111111111111111111111111111111111111111111111111111111111"
+	id2  = "2222222222222222222222222222222222222222222222222222222222222222"
+	podB = "kubepods/burstable/pod" + uid
+)
+
+// res builds requests/limits from "cpu=2,memory=1Gi".
+func res(spec string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, kv := range strings.Split(spec, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			out[corev1.ResourceName(k)] = resource.MustParse(v)
+		}
+	}
+	return out
+}
+
+type ctr struct {
+	name, req, lim, id string
+	running            bool
+}
+
+func pod(ann, labels map[string]string, qos corev1.PodQOSClass, cs ...ctr) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "team", UID: uid, Annotations: ann, Labels: labels},
+		Status:     corev1.PodStatus{QOSClass: qos, Phase: corev1.PodRunning},
+	}
+	for _, c := range cs {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c.name,
+			Resources: corev1.ResourceRequirements{Requests: res(c.req), Limits: res(c.lim)}})
+		st := corev1.ContainerStatus{Name: c.name, ContainerID: c.id}
+		if c.running {
+			st.State.Running = &corev1.ContainerStateRunning{}
+		} else {
+			st.State.Waiting = &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}
+		}
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, st)
+	}
+	return p
+}
+
+func env(present ...string) Env {
+	set := map[string]bool{}
+	for _, p := range present {
+		set[p] = true
+	}
+	return Env{Driver: podcgroup.Cgroupfs, Exists: func(rel string) bool { return set[rel] },
+		Topology: fixture.MustBuild(fixture.MemoryOnly)}
+}
+
+func reasons(w Workload) string {
+	var out []string
+	for _, p := range w.Problems {
+		out = append(out, p.Reason)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestFromPodContainers(t *testing.T) {
+	p := pod(nil, nil, corev1.PodQOSBurstable,
+		ctr{name: "app", req: "memory=1Gi", lim: "memory=2Gi", id: "containerd://" + id1, running: true},
+		ctr{name: "side", id: "containerd://" + id2, running: true},
+		ctr{name: "late", running: false})
+	w, err := FromPod(p, env(podB, podB+"/"+id1, podB+"/"+id2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Plan.Name != "team/web" || w.Plan.Cgroup != podB || reasons(w) != "" {
+		t.Fatalf("workload %q cgroup %q problems %v", w.Plan.Name, w.Plan.Cgroup, w.Problems)
+	}
+	if len(w.Plan.Containers) != 2 || w.Plan.Containers[0].Cgroup != podB+"/"+id1 || w.Plan.Containers[1].Name != "side" {
+		t.Fatalf("containers = %+v, want app and side, not the waiting one", w.Plan.Containers)
+	}
+	// Memory QoS sees every container of the spec, a request defaulting to nothing here.
+	mc := w.Plan.MemQoS.Containers
+	if len(mc) != 3 || mc[0].RequestBytes != 1<<30 || mc[0].LimitBytes != 2<<30 || w.Plan.MemQoS.Namespace != "team" || w.Plan.MemQoS.KubeQoS != memqos.Burstable {
+		t.Fatalf("memqos = %+v", w.Plan.MemQoS)
+	}
+	if w.Class != "Burstable" || w.Plan.BE {
+		t.Fatalf("class %q BE %v, want Burstable, not BE", w.Class, w.Plan.BE)
+	}
+
+	// A container whose ID is not one, and one whose cgroup is missing, are
+	// problems; the pod is still managed.
+	p.Status.ContainerStatuses[0].ContainerID = "containerd://../../x"
+	w, err = FromPod(p, env(podB))
+	if err != nil || reasons(w) != "InvalidContainerID,ContainerCgroupNotFound" || len(w.Plan.Containers) != 0 {
+		t.Fatalf("err %v problems %v containers %v", err, w.Problems, w.Plan.Containers)
+	}
+	if !strings.Contains(w.Problems[0].Message, "status.containerStatuses[0]") || !strings.Contains(w.Problems[1].Message, `"side"`) {
+		t.Fatalf("messages do not name the container: %v", w.Problems)
+	}
+}
+
+func TestFromPodCgroupErrors(t *testing.T) {
+	p := pod(nil, nil, corev1.PodQOSBurstable)
+	if _, err := FromPod(p, env()); !errors.Is(err, ErrNoCgroup) {
+		t.Fatalf("no pod cgroup: error = %v, want ErrNoCgroup", err)
+	}
+	p.UID = "../../../etc"
+	if _, err := FromPod(p, env("kubepods/burstable/pod../../../etc")); err == nil || !strings.Contains(err.Error(), "metadata.uid") {
+		t.Fatalf("bad uid: error = %v", err)
+	}
+}
+
+func TestFromPodSystemdCRIO(t *testing.T) {
+	p := pod(nil, nil, corev1.PodQOSGuaranteed, ctr{name: "app", req: "cpu=1,memory=1Gi", lim: "cpu=1,memory=1Gi", id: "cri-o://" + id1, running: true})
+	sd := "kubepods.slice/kubepods-pod1b4e28ba_2fa1_11d2_883f_0016d3cca427.slice"
+	e := env(sd, sd+"/crio-"+id1+".scope")
+	e.Driver = podcgroup.Systemd
+	w, err := FromPod(p, e)
+	if err != nil || len(w.Plan.Containers) != 1 || w.Plan.Containers[0].Cgroup != sd+"/crio-"+id1+".scope" {
+		t.Fatalf("= %+v, %v", w.Plan.Containers, err)
+	}
+}
+
+func TestFromPodCPUNeed(t *testing.T) {
+	opt := map[string]string{AnnotationCPUSet: "true"}
+	with := func(extra map[string]string) map[string]string {
+		m := map[string]string{}
+		for k, v := range opt {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	four := []ctr{{name: "a", req: "cpu=1", lim: "cpu=2"}, {name: "b", req: "cpu=500m", lim: "cpu=2"}}
+	tests := []struct {
+		name     string
+		ann      map[string]string
+		cs       []ctr
+		excl     bool
+		cpus     int
+		policy   cpualloc.Policy
+		reqMilli int64
+		decided  string
+		problems string
+	}{
+		{name: "not opted in", ann: nil, cs: four},
+		{name: "two containers", ann: opt, cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads},
+		{name: "static burst", ann: with(map[string]string{AnnotationCPUPolicy: "Static-Burst"}), cs: four, excl: true, cpus: 4, policy: cpualloc.StaticBurst, reqMilli: 1500},
+		{name: "bad policy", ann: with(map[string]string{AnnotationCPUPolicy: "fast"}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidCPUPolicy"},
+		{name: "fraction", ann: opt, cs: []ctr{{name: "a", lim: "cpu=1500m"}}, problems: "InvalidCPULimit"},
+		{name: "no limit", ann: opt, cs: []ctr{{name: "a", lim: "cpu=1"}, {name: "b"}}, problems: "InvalidCPULimit"},
+		{name: "decided", ann: with(map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3,10-11","numaNodes":[0],"policy":"full-pcpus"}`}),
+			cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUs, decided: "2-3,10-11"},
+		{name: "decided without opt-in", ann: map[string]string{AnnotationResourceStatus: `{"cpuset":"4"}`}, cs: four, excl: true, cpus: 1, policy: cpualloc.FullPCPUsThenThreads, decided: "4"},
+		{name: "decided on the wrong node", ann: with(map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3","numaNodes":[1]}`}),
+			cs: four, excl: true, cpus: 2, policy: cpualloc.FullPCPUsThenThreads, decided: "2-3", problems: "CPUSetConflict"},
+		{name: "malformed decision, opted in", ann: with(map[string]string{AnnotationResourceStatus: `{"cpuset":"x"}`}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidResourceStatus"},
+		{name: "malformed decision alone", ann: map[string]string{AnnotationResourceStatus: `{"numaNodes":[0]}`}, cs: four, problems: "InvalidResourceStatus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, err := FromPod(pod(tt.ann, nil, corev1.PodQOSBurstable, tt.cs...), env(podB))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := w.Plan.CPU
+			if n.Exclusive != tt.excl || n.CPUs != tt.cpus || n.Policy != tt.policy || n.RequestMilli != tt.reqMilli ||
+				n.Decided.String() != tt.decided || reasons(w) != tt.problems {
+				t.Fatalf("need %+v decided %q problems %v", n, n.Decided.String(), w.Problems)
+			}
+		})
+	}
+}
+
+func TestFromPodClass(t *testing.T) {
+	tests := []struct {
+		labels map[string]string
+		ann    map[string]string
+		qos    corev1.PodQOSClass
+		class  string
+		be     bool
+	}{
+		{map[string]string{memqos.LabelQoSClass: "ls"}, nil, corev1.PodQOSBestEffort, "LS", false},
+		{map[string]string{memqos.LabelQoSClass: "BE"}, nil, corev1.PodQOSGuaranteed, "BE", true},
+		{map[string]string{memqos.LegacyQoSClass: "BE"}, nil, corev1.PodQOSBurstable, "BE", true},
+		{nil, map[string]string{memqos.LegacyQoSClass: "be"}, corev1.PodQOSBurstable, "BE", true},
+		{nil, nil, corev1.PodQOSBestEffort, "BestEffort", true},
+		{nil, nil, corev1.PodQOSGuaranteed, "Guaranteed", false},
+	}
+	for _, tt := range tests {
+		e := env(podB, "kubepods/pod"+uid, "kubepods/besteffort/pod"+uid)
+		w, err := FromPod(pod(tt.ann, tt.labels, tt.qos), e)
+		if err != nil || w.Class != tt.class || w.Plan.BE != tt.be {
+			t.Errorf("%v %v %s: class %q BE %v, %v; want %q %v", tt.labels, tt.ann, tt.qos, w.Class, w.Plan.BE, err, tt.class, tt.be)
+		}
+	}
+}
+
+func TestKubeQoSDerived(t *testing.T) {
+	tests := []struct {
+		cs   []ctr
+		want corev1.PodQOSClass
+	}{
+		{[]ctr{{name: "a"}}, corev1.PodQOSBestEffort},
+		{[]ctr{{name: "a", lim: "cpu=1,memory=1Gi"}}, corev1.PodQOSGuaranteed},
+		{[]ctr{{name: "a", req: "cpu=1,memory=1Gi", lim: "cpu=1,memory=1Gi"}, {name: "b", lim: "cpu=2,memory=2Gi"}}, corev1.PodQOSGuaranteed},
+		{[]ctr{{name: "a", req: "cpu=1", lim: "cpu=2,memory=1Gi"}}, corev1.PodQOSBurstable},
+		{[]ctr{{name: "a", lim: "cpu=1,memory=1Gi"}, {name: "b"}}, corev1.PodQOSBurstable},
+	}
+	for i, tt := range tests {
+		if got := KubeQoS(pod(nil, nil, "", tt.cs...)); got != tt.want {
+			t.Errorf("case %d: = %s, want %s", i, got, tt.want)
+		}
+	}
+}
+
+func TestParseResourceStatus(t *testing.T) {
+	tests := []struct {
+		in, wantErr string
+		cpus        string
+	}{
+		{in: `{"cpuset":"0-3","numaNodes":[0],"policy":"full-pcpus"}`, cpus: "0-3"},
+		{in: `{"cpuset":"1,3","future":{"x":1}}`, cpus: "1,3"},
+		{in: `{"cpuset":""}`, wantErr: "cpuset: missing"},
+		{in: `{"numaNodes":[0]}`, wantErr: "cpuset: missing"},
+		{in: `{"cpuset":"0-"}`, wantErr: `cpuset: "0-" is not a CPU list`},
+		{in: `{"cpuset":"0","numaNodes":[-1]}`, wantErr: "numaNodes[0]"},
+		{in: `{"cpuset":"0","policy":"fast"}`, wantErr: "policy:"},
+		{in: `{"cpuset":0}`, wantErr: "not a JSON object"},
+		{in: `{"cpuset":"0"} x`, wantErr: "text after"},
+		{in: ``, wantErr: "not a JSON object"},
+	}
+	for _, tt := range tests {
+		got, err := ParseResourceStatus(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error = %v, want one containing %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.CPUs.String() != tt.cpus {
+			t.Errorf("%s: = %v, %v", tt.in, got.CPUs, err)
+		}
+	}
+	rs := ResourceStatus{CPUs: cpuset.New(0, 1, 2), NUMANodes: []int{0}, Policy: cpualloc.FullPCPUs}
+	back, err := ParseResourceStatus(rs.Format())
+	if err != nil || !back.CPUs.Equals(rs.CPUs) || back.Policy != rs.Policy || len(back.NUMANodes) != 1 {
+		t.Fatalf("round trip of %s = %+v, %v", rs.Format(), back, err)
+	}
+}
