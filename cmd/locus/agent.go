@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,14 +12,16 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/locality"
 )
 
 func newAgentCmd() *cobra.Command {
 	var o agent.Options
 	var standalone bool
-	var version string
+	var version, margin string
+	var kube kubeFlags
 	cmd := &cobra.Command{
-		Use:   "agent --standalone [flags]",
+		Use:   "agent (--standalone | --node-name NODE) [flags]",
 		Short: "Run the node agent: bind workloads to CPUs and tune their memory QoS",
 		Long: `Run the standalone node agent. It reads a HostConfig (--config; without it,
 a built-in config that starts two gentle demo workloads), binds each workload
@@ -29,29 +32,44 @@ assignments across restarts, the original cgroup values to restore, status.json
 
 --once reconciles once and exits (status 1 if a write failed); it does not
 start command workloads. --dry-run prints the writes it would make and changes
-nothing. docs/agent.md describes the config, the lifecycle and the metrics.`,
+nothing. docs/agent.md describes the config, the lifecycle and the metrics.
+
+With --node-name instead of --standalone it manages the pods bound to that
+Kubernetes node (docs/kubernetes.md): it watches them and the ConfigMaps
+kube-system/ack-slo-config and ack-slo-pod-config, writes their cgroups as the
+kubelet laid them out, posts events on the pods and publishes the node's
+NodeResourceTopology.`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if !standalone {
-				return usagef("only --standalone is available: give --standalone")
+			if err := kube.checkMode(cmd.Flags(), standalone); err != nil {
+				return err
 			}
 			v, err := cgroup.ParseVersion(version)
 			if err != nil {
 				return usageError{err}
 			}
 			o.CgroupVersion, o.Out = v, cmd.OutOrStdout()
+			if margin != "" {
+				if o.LocalityMargin, err = locality.ParseMargin(margin); err != nil {
+					return usageError{fmt.Errorf("--locality-margin: %w", err)}
+				}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			defer stop()
+			if !standalone {
+				return kube.run(ctx, o)
+			}
 			a, err := agent.New(o)
 			if err != nil {
 				return err
 			}
 			defer a.Close()
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
 			return a.Run(ctx)
 		},
 	}
 	f := cmd.Flags()
 	f.BoolVar(&standalone, "standalone", false, "manage the workloads of a HostConfig (no Kubernetes)")
+	addKubeFlags(f, &kube)
 	f.StringVar(&o.ConfigFile, "config", "", "HostConfig file (default: the built-in demo config)")
 	f.StringVar(&o.StateDir, "state-dir", agent.DefaultStateDir, "checkpoint, originals, status and events")
 	f.StringVar(&o.SysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted")
@@ -65,6 +83,8 @@ nothing. docs/agent.md describes the config, the lifecycle and the metrics.`,
 	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")
 	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
 	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")
+	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a single page-moving call may stall a workload")
+	f.StringVar(&margin, "locality-margin", "", `memory locality: free memory a target node keeps, "256Mi", "3%" or both (default max(256Mi, 3%))`)
 	_ = f.MarkHidden("debug-write-delay")
 	return cmd
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -42,6 +43,17 @@ type Options struct {
 	Exe               string    // binary with the shim; default this executable
 	Out               io.Writer // --dry-run output; default stdout
 	Logger            *slog.Logger
+	// Source, when set, supplies the workloads instead of ConfigFile (the
+	// Kubernetes node agent's pods).
+	Source WorkloadSource
+	// EventSink, when set, also receives every event (to post it to
+	// Kubernetes); it must not block.
+	EventSink func(Event)
+	// LocalityBudget bounds one page-moving call of a memory locality run
+	// (default locality.DefaultBudget); LocalityMargin is the free memory a
+	// target node keeps (zero: locality.DefaultMargin).
+	LocalityBudget time.Duration
+	LocalityMargin locality.Margin
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -59,6 +71,7 @@ type Agent struct {
 	events    *eventLog
 	metrics   *metrics
 	cfg       configLoader
+	src       *sourceLoader // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
 	topoStamp string    // the topology files topo was discovered with
 	memo      *planMemo // the last decision, reused while its input holds
@@ -69,10 +82,14 @@ type Agent struct {
 	now       func() time.Time
 	trigger   chan struct{}
 
+	// containerNames names the container cgroups of pods, for events.
+	containerNames map[string]string
+
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
 	lastProblems     map[string]bool
 	lastProblemList  []plan.Problem
+	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 
 	statusMu sync.Mutex
 	status   Status
@@ -91,7 +108,9 @@ func New(opts Options) (*Agent, error) {
 	if err = a.refreshTopology(); err != nil {
 		return nil, err
 	}
-	if _, err := a.cfg.load(len(a.topo.CPUs)); err != nil {
+	if opts.Source != nil {
+		a.src = &sourceLoader{src: opts.Source}
+	} else if _, err := a.cfg.load(len(a.topo.CPUs)); err != nil {
 		return nil, err
 	}
 	if err := a.openState(); err != nil {
@@ -163,8 +182,11 @@ func (a *Agent) openState() error {
 	if a.originals, err = cgroup.OpenFileStore(a.store.Path(OriginalsFile)); err != nil {
 		return err
 	}
-	a.events, err = openEventLog(a.store.Path(EventsFile), a.log)
-	return err
+	if a.events, err = openEventLog(a.store.Path(EventsFile), a.log); err != nil {
+		return err
+	}
+	a.events.sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
+	return nil
 }
 
 // OriginalsFile keeps the original cgroup values, under the state directory.
@@ -172,6 +194,7 @@ const OriginalsFile = "originals.json"
 
 // Close releases the agent lock. It leaves workloads running.
 func (a *Agent) Close() {
+	a.stopLocality()
 	if a.lock != nil {
 		a.lock.Close()
 		a.lock = nil
@@ -215,6 +238,9 @@ func (a *Agent) debugDelay() {
 }
 
 func (a *Agent) configName() string {
+	if a.src != nil {
+		return a.src.src.Name()
+	}
 	if a.opts.ConfigFile == "" {
 		return "built-in"
 	}

@@ -213,7 +213,7 @@ func (a *Agent) account(rep cgroup.Report, owner map[string]string, res *Result)
 	for _, r := range rep.Results {
 		if r.Outcome == cgroup.Written {
 			name := owner[r.Cgroup]
-			changed[name] = append(changed[name], fmt.Sprintf("%s=%s", r.Knob, r.After))
+			changed[name] = append(changed[name], a.containerPrefix(r.Cgroup)+fmt.Sprintf("%s=%s", r.Knob, r.After))
 		}
 	}
 	for _, name := range sortedKeys(changed) {

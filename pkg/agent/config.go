@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/hostconfig"
+	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
 )
 
@@ -22,7 +23,11 @@ func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfigYAML..
 type config struct {
 	host             *hostconfig.HostConfig
 	memQoS           memqos.Config
+	namespaces       memqos.NamespaceConfig // the HostConfig has none
 	reserved, bePool cpuset.CPUSet
+	// locality holds the memoryLocality sections of resourceQOSConfig, by
+	// class key (lsClass, beClass, ...).
+	locality map[string]locality.Settings
 }
 
 // parseConfig validates everything the agent derives from a HostConfig, so
@@ -42,6 +47,9 @@ func deriveConfig(hc *hostconfig.HostConfig) (*config, error) {
 		if c.memQoS, err = memqos.ParseResourceQoSConfig(string(hc.ResourceQOSConfig)); err != nil {
 			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
 		}
+	}
+	if c.locality, err = localityClasses(hc.ResourceQOSConfig); err != nil {
+		return nil, fmt.Errorf("resourceQOSConfig: %w", err)
 	}
 	if c.reserved, c.bePool, err = cpuLists(hc); err != nil {
 		return nil, err

@@ -31,6 +31,10 @@ var (
 func locusBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
+		if inGuest() { // the NUMA test guest has no Go toolchain, but ships locus built from this tree
+			binPath = guestLocus
+			return
+		}
 		if binDir, binErr = os.MkdirTemp("", "locus-agent-bin-"); binErr != nil {
 			return
 		}
@@ -89,7 +93,11 @@ func (r *crashRig) killAt(delay time.Duration) {
 // but not yet recorded, and checks that the window was hit.
 func (r *crashRig) killAfterStart(name string) {
 	r.t.Helper()
-	c := r.cmd("--resync", "20ms", "--debug-write-delay", "40ms")
+	window := "40ms"
+	if inGuest() { // an emulated CPU scans /proc far slower than the window
+		window = "500ms"
+	}
+	c := r.cmd("--resync", "20ms", "--debug-write-delay", window)
 	if err := c.Start(); err != nil {
 		r.t.Fatal(err)
 	}

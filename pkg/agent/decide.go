@@ -108,7 +108,7 @@ func inputKey(prev map[string]plan.Assignment, ws []plan.Workload) string {
 // nothing to route around and is left out.
 func (a *Agent) planInput(cfg *config, rs []resolved, c *state.Checkpoint) plan.Input {
 	in := plan.Input{Topology: a.topo, Reserved: cfg.reserved, BEPool: cfg.bePool,
-		UnrestrictedMems: cfg.host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.memQoS,
+		UnrestrictedMems: cfg.host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.memQoS, Namespaces: cfg.namespaces,
 		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow}}
 	for _, r := range rs {
 		in.Workloads = append(in.Workloads, r.plan)

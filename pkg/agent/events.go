@@ -46,7 +46,8 @@ type eventLog struct {
 	lines int // in the file
 	log   *slog.Logger
 	now   func() time.Time
-	holds int // open holds (see hold)
+	sink  func(Event) // also receives every event, when set
+	holds int         // open holds (see hold)
 	// pending holds the lines of events emitted under a hold, appended to
 	// the file in one write when the last hold ends.
 	pending      []byte
@@ -78,6 +79,9 @@ func (l *eventLog) Emit(typ, reason, workload, format string, args ...any) {
 		attrs = append(attrs, "workload", workload)
 	}
 	l.log.Log(context.Background(), level, e.Message, attrs...)
+	if l.sink != nil {
+		l.sink(e)
+	}
 	if l.path == "" {
 		return
 	}

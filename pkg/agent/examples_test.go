@@ -10,6 +10,9 @@ import (
 // The shipped examples and the built-in config must load as they are.
 func TestExamplesParse(t *testing.T) {
 	files, _ := filepath.Glob("../../examples/*.yaml")
+	if len(files) == 0 && inGuest() {
+		t.Skip("the NUMA test guest holds this package's directory only, not examples/")
+	}
 	if len(files) == 0 {
 		t.Fatal("no examples found")
 	}

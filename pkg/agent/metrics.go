@@ -20,6 +20,7 @@ type metrics struct {
 	errors      prometheus.Counter
 	writes      prometheus.Counter
 	unsupported *prometheus.GaugeVec
+	locality    *localityMetrics
 }
 
 func newMetrics() *metrics {
@@ -45,6 +46,7 @@ func newMetrics() *metrics {
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
 	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.writes, m.unsupported)
+	m.locality = newLocalityMetrics(m.reg)
 	return m
 }
 

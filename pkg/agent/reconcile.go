@@ -40,16 +40,12 @@ func (a *Agent) Reconcile() Result {
 	if err := a.refreshTopology(); err != nil {
 		a.log.Warn("topology", "err", err) // keep the last one
 	}
-	cfg, err := a.cfg.load(len(a.topo.CPUs))
-	if err != nil {
-		a.events.Emit(Warning, "ConfigInvalid", "", "%v; keeping the last good config", err)
-	}
+	cfg, rs := a.loadWorkloads()
 	ck, err := a.store.Load()
 	if err != nil {
 		res.Errors = append(res.Errors, err)
 		return res
 	}
-	rs := resolveWorkloads(cfg.host)
 	keep := map[string]bool{}
 	byName := map[string]*resolved{}
 	for i := range rs {
@@ -88,6 +84,7 @@ func (a *Agent) Reconcile() Result {
 		}
 		ok, probs := a.prepare(r, &entry)
 		ready[r.cgroup] = ok
+		markContainers(r, ready)
 		r.problems = append(r.problems, probs...)
 		ck.Workloads[r.spec.Name] = entry
 	}
@@ -104,12 +101,10 @@ func (a *Agent) Reconcile() Result {
 		return res
 	}
 	a.reportAssignments(prev, d.Assignments)
+	a.sourceDecided(cfg, d)
 	a.debugDelay()
 
-	owner := map[string]string{}
-	for _, r := range rs {
-		owner[r.cgroup] = r.spec.Name
-	}
+	owner := a.owners(rs)
 	var ops []cgroup.Op
 	for _, op := range d.Ops {
 		if ready[op.Cgroup] {
@@ -124,6 +119,7 @@ func (a *Agent) Reconcile() Result {
 	}
 	seen := a.writeBatches(batches(ops, restores), owner, &res)
 
+	a.scheduleLocality(cfg, rs, d)
 	res.Problems = a.collectProblems(rs, d)
 	if !a.opts.DryRun {
 		st := a.buildStatus(cfg, rs, d, ck, ready, seen)

@@ -32,6 +32,11 @@ func (a *Agent) removeWorkload(name string, e state.Workload, keep map[string]bo
 		if err := a.restoreAll(name, e.Cgroup, res); err != nil {
 			return err
 		}
+		if a.src != nil { // a pod: its containers are cgroups of their own
+			if err := a.restoreBelow(name, e.Cgroup, res); err != nil {
+				return err
+			}
+		}
 		if err := a.removeCgroup(e.Cgroup); err != nil {
 			return err
 		}

@@ -42,6 +42,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		changes, watchErrs = w.Events, w.Errors
 	}
+	var sourceChanged <-chan struct{}
+	if a.src != nil {
+		sourceChanged = a.src.src.Changed()
+	}
 	resync := time.NewTicker(a.opts.Resync)
 	defer resync.Stop()
 	// Editors and ConfigMap updates change the directory in several steps;
@@ -59,6 +63,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return a.shutdown()
 		case <-a.trigger:
+		case <-sourceChanged:
 		case <-resync.C:
 		case <-changes:
 			settle.Reset(configSettle)
@@ -113,6 +118,7 @@ func (a *Agent) anyExited() bool {
 // built-in demo ones); every other workload keeps running and keeps its
 // cgroup values, so restarting the agent changes nothing.
 func (a *Agent) shutdown() error {
+	a.stopLocality() // before stopping workloads: a migration ends between two batches
 	cfg := a.cfg.good
 	ck, err := a.store.Load()
 	if err != nil {

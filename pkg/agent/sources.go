@@ -21,7 +21,7 @@ func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs [
 	problem := func(reason, format string, args ...any) {
 		probs = append(probs, plan.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
-	if r.source == FromCgroup {
+	if r.source == FromCgroup || r.source == FromPod {
 		if !a.cgroupExists(r.cgroup) {
 			problem("CgroupNotFound", "cgroup %s does not exist under %s; nothing written", r.cgroup, a.h.Root())
 			return false, probs

@@ -52,6 +52,8 @@ type WorkloadStatus struct {
 	PIDs      []int         `json:"pids"`
 	Process   *ProcessState `json:"process,omitempty"`
 	Problems  []string      `json:"problems,omitempty"`
+	// MemoryLocality is the last memory locality run, while it applies.
+	MemoryLocality *LocalityStatus `json:"memoryLocality,omitempty"`
 }
 
 // MemQoSStatus is the memory QoS decision and the files as read back.

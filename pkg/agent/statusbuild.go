@@ -45,7 +45,7 @@ func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state
 	for _, r := range rs {
 		name := r.spec.Name
 		ws := WorkloadStatus{Name: name, Source: r.source, Cgroup: r.cgroup, QOSClass: r.class,
-			Problems: problems[name], PIDs: []int{}}
+			Problems: problems[name], PIDs: []int{}, MemoryLocality: a.localityStatus(name)}
 		if s, ok := states[name]; ok {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}

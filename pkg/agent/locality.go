@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// Memory locality in the agent: which workloads get their remote memory moved
+// to the NUMA nodes of their CPUs, and when. Everything in this file is pure;
+// the worker that runs migrations is in locality_run.go.
+
+// localityTarget is a workload whose memory locality is on: bound to CPUs of
+// its own, with policy bestEffort from its annotation or its class.
+type localityTarget struct {
+	Name       string
+	Containers []plan.Container
+	CPUs       string // the cpuset the run is for
+	Local      []int  // the NUMA nodes of CPUs
+	Nodes      []int  // the machine's memory nodes
+	Settings   locality.Settings
+	// Skip is set when there is nothing to move whatever the memory holds:
+	// one memory node, or CPUs on every node (locality.ReasonNoTargetNUMA).
+	Skip string
+}
+
+// boundPools are the pools whose workloads have CPUs chosen for them, and so
+// local NUMA nodes: exclusive CPUs, or static-burst ones (shared only with
+// other static-burst workloads, placed by the same allocator).
+var boundPools = []string{"exclusive", "static-burst"}
+
+// localityTargets picks the workloads memory locality is on for. A bad
+// annotation is a problem naming the field, and turns it off for that
+// workload rather than falling back to the class: the annotation says the
+// workload wants its own setting. Workloads without CPUs of their own are
+// left out: their memory has no local node to go to.
+func localityTargets(ws []plan.Workload, states []plan.WorkloadState, classes map[string]locality.Settings,
+	memNodes []int) ([]localityTarget, []plan.Problem) {
+	byName := map[string]plan.WorkloadState{}
+	for _, s := range states {
+		byName[s.Name] = s
+	}
+	var out []localityTarget
+	var probs []plan.Problem
+	for _, w := range ws {
+		var pod *locality.Settings
+		if raw, ok := w.MemQoS.Annotations[locality.AnnotationKey]; ok {
+			s, err := locality.ParseAnnotation(raw)
+			if err != nil {
+				probs = append(probs, plan.Problem{Workload: w.Name, Reason: "InvalidMemoryLocality",
+					Message: err.Error() + "; memory locality is off for this workload until the annotation is fixed"})
+				continue
+			}
+			pod = &s
+		}
+		class, guaranteed := localityClass(w.MemQoS)
+		fromClass, _ := locality.ClassSettings(classes, class, guaranteed)
+		settings := locality.Resolve(pod, fromClass)
+		st, ok := byName[w.Name]
+		if settings.Policy != locality.PolicyBestEffort || !ok || !slices.Contains(boundPools, st.Pool) {
+			continue
+		}
+		t := localityTarget{Name: w.Name, Containers: w.Containers, CPUs: st.CPUs, Local: st.NUMANodes,
+			Nodes: memNodes, Settings: settings}
+		if !slices.ContainsFunc(memNodes, func(n int) bool { return !slices.Contains(st.NUMANodes, n) }) {
+			t.Skip = locality.ReasonNoTargetNUMA
+		}
+		out = append(out, t)
+	}
+	return out, probs
+}
+
+// localityClass resolves a workload's QoS class as memory QoS does: the
+// class label (current or legacy spelling), else the Kubernetes QoS class
+// (BestEffort is BE, the others LS). unlabelledGuaranteed marks a Guaranteed
+// workload without a label, which only lsrClass governs.
+func localityClass(w memqos.Workload) (class string, unlabelledGuaranteed bool) {
+	for _, v := range []string{w.Labels[memqos.LabelQoSClass], w.Labels[memqos.LegacyQoSClass],
+		w.Annotations[memqos.LegacyQoSClass]} {
+		if v = strings.TrimSpace(v); v != "" {
+			return strings.ToUpper(v), false
+		}
+	}
+	switch {
+	case strings.EqualFold(string(w.KubeQoS), string(memqos.BestEffort)):
+		return string(memqos.ClassBE), false
+	case strings.EqualFold(string(w.KubeQoS), string(memqos.Guaranteed)):
+		return string(memqos.ClassLS), true
+	}
+	return string(memqos.ClassLS), false
+}
+
+// localityClasses reads the memoryLocality sections of a HostConfig's
+// resourceQOSConfig; the other keys belong to other features.
+func localityClasses(raw json.RawMessage) (map[string]locality.Settings, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	return locality.ParseClassConfig(string(raw))
+}
+
+// memoryNodes lists the nodes that have memory. A topology that reports no
+// node sizes (some fixture trees) counts every node.
+func memoryNodes(t *topology.Topology) []int {
+	var with, all []int
+	for _, n := range t.Nodes {
+		all = append(all, n.ID)
+		if n.MemoryTotal > 0 {
+			with = append(with, n.ID)
+		}
+	}
+	if len(with) == 0 {
+		return all
+	}
+	return with
+}
+
+// localityRecord is what the last run for a workload was and said. It is
+// kept across agent restarts (LocalityFile).
+type localityRecord struct {
+	CPUs     string            `json:"cpus"`
+	Settings locality.Settings `json:"settings"`
+	Ran      time.Time         `json:"ran"` // when the last run started
+	// Reported is what the last Event said, for the interval's rule.
+	Reported locality.Report `json:"reported"`
+	Last     LocalityStatus  `json:"last"`
+}
+
+// LocalityStatus is the last memory locality run of a workload, for status.
+type LocalityStatus struct {
+	Time   time.Time `json:"time"`   // when the run ended
+	Reason string    `json:"reason"` // MemoryLocalityCompleted, ...Skipped or ...Failed
+	// LocalRatio is the percentage of the workload's pages on its NUMA nodes
+	// afterwards; absent when no container could be measured.
+	LocalRatio    *int   `json:"localRatio,omitempty"`
+	PagesMigrated uint64 `json:"pagesMigrated"`
+}
+
+// sameSeries says whether a target continues the record's series of runs:
+// same cpuset, same settings. Anything else starts afresh, so a new cpuset
+// (its memory is remote again) or a changed annotation runs now.
+func (r *localityRecord) sameSeries(t localityTarget) bool {
+	return r != nil && r.CPUs == t.CPUs && r.Settings == t.Settings
+}
+
+// localityDue says whether a target should run now: once per cpuset and
+// setting with no interval, else again once the interval has passed.
+func localityDue(r *localityRecord, t localityTarget, now time.Time) bool {
+	if !r.sameSeries(t) {
+		return t.Settings.Due(false, time.Time{}, now)
+	}
+	return t.Settings.Due(true, r.Ran, now)
+}
+
+// containerRun is one container's migration: a result, or why it could
+// not run.
+type containerRun struct {
+	Name   string
+	Result locality.Result
+	Err    error
+}
+
+// podOutcome turns a target's runs into the Event's data. A target decided
+// skipped reports every container skipped.
+func podOutcome(t localityTarget, runs []containerRun) locality.PodOutcome {
+	var p locality.PodOutcome
+	if t.Skip != "" {
+		for _, c := range t.Containers {
+			p.Containers = append(p.Containers, locality.ContainerOutcome{Name: c.Name,
+				Status: locality.ContainerSkipped, Reason: t.Skip})
+		}
+		return p
+	}
+	for _, r := range runs {
+		if r.Err != nil {
+			p.Containers = append(p.Containers, locality.FailedOutcome(r.Name, r.Err))
+		} else {
+			p.Containers = append(p.Containers, r.Result.Outcome(r.Name))
+		}
+	}
+	return p
+}
+
+// localityStatusOf summarises a run for status.
+func localityStatusOf(p locality.PodOutcome, runs []containerRun, end time.Time) LocalityStatus {
+	reason, _ := p.Event()
+	s := LocalityStatus{Time: end.UTC(), Reason: reason}
+	for _, r := range runs {
+		if r.Err == nil {
+			s.PagesMigrated += r.Result.Moved
+		}
+	}
+	if completed, failed, _ := p.Counts(); p.Err == nil && (completed > 0 || failed == 0) {
+		ratio, _ := p.LocalRatio()
+		s.LocalRatio = &ratio
+	}
+	return s
+}

@@ -1,0 +1,166 @@
+package agent
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/memqos"
+)
+
+// locWorkload is a workload as the plan sees it, with one container.
+func locWorkload(name string, kube memqos.KubeQoS, labels, annotations map[string]string) plan.Workload {
+	return plan.Workload{Name: name, Cgroup: "pods/" + name, Containers: []plan.Container{{Name: name, Cgroup: "pods/" + name}},
+		MemQoS: memqos.Workload{Labels: labels, Annotations: annotations, KubeQoS: kube}}
+}
+
+func TestLocalityTargets(t *testing.T) {
+	bestEffort := locality.Settings{Policy: locality.PolicyBestEffort}
+	every10 := locality.Settings{Policy: locality.PolicyBestEffort, MigrateIntervalMinutes: 10}
+	classes := map[string]locality.Settings{"lsClass": bestEffort, "lsrClass": every10}
+	ann := func(v string) map[string]string { return map[string]string{locality.AnnotationKey: v} }
+	ls := map[string]string{memqos.LabelQoSClass: "LS"}
+	be := map[string]string{memqos.LabelQoSClass: "be"}
+	onNode0 := plan.WorkloadState{Pool: "exclusive", CPUs: "1", NUMANodes: []int{0}}
+	tests := []struct {
+		name    string
+		w       plan.Workload
+		st      plan.WorkloadState
+		classes map[string]locality.Settings
+		nodes   []int
+		want    *locality.Settings // nil: not a target
+		skip    string
+		problem string
+	}{
+		{"class config alone", locWorkload("w", memqos.Burstable, ls, nil), onNode0, classes, []int{0, 1}, &bestEffort, "", ""},
+		{"annotation wins over the class", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort","migrateIntervalMinutes":10}`)),
+			onNode0, classes, []int{0, 1}, &every10, "", ""},
+		{"annotation none beats the class", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"none"}`)), onNode0, classes, []int{0, 1}, nil, "", ""},
+		{"annotation alone, policy in any case", locWorkload("w", memqos.Burstable, nil, ann(`{"policy":"BestEffort"}`)), onNode0, nil, []int{0, 1}, &bestEffort, "", ""},
+		{"neither: off", locWorkload("w", memqos.Burstable, ls, nil), onNode0, nil, []int{0, 1}, nil, "", ""},
+		{"BE reads beClass, absent", locWorkload("w", memqos.BestEffort, be, nil), onNode0, classes, []int{0, 1}, nil, "", ""},
+		{"unlabelled Guaranteed reads lsrClass", locWorkload("w", memqos.Guaranteed, nil, nil), onNode0, classes, []int{0, 1}, &every10, "", ""},
+		{"unlabelled BestEffort is BE", locWorkload("w", memqos.BestEffort, nil, nil), onNode0,
+			map[string]locality.Settings{"lsClass": bestEffort}, []int{0, 1}, nil, "", ""},
+		{"bad JSON is a problem naming the annotation", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":`)), onNode0, classes, []int{0, 1},
+			nil, "", locality.AnnotationKey + `: "{\"policy\":" is not a JSON object`},
+		{"bad field is a problem naming it", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"always"}`)), onNode0, classes, []int{0, 1},
+			nil, "", locality.AnnotationKey + `.policy: "always" is not bestEffort or none`},
+		{"shared pool ignored", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort"}`)),
+			plan.WorkloadState{Pool: "shared", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
+		{"BE pool ignored", locWorkload("w", memqos.BestEffort, be, ann(`{"policy":"bestEffort"}`)),
+			plan.WorkloadState{Pool: "be", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
+		{"static-burst is bound", locWorkload("w", memqos.Burstable, ls, nil),
+			plan.WorkloadState{Pool: "static-burst", CPUs: "2-3", NUMANodes: []int{1}}, classes, []int{0, 1}, &bestEffort, "", ""},
+		{"one memory node: no target", locWorkload("w", memqos.Burstable, ls, nil), onNode0, classes, []int{0}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
+		{"cpuset on every node: no target", locWorkload("w", memqos.Burstable, ls, nil),
+			plan.WorkloadState{Pool: "exclusive", CPUs: "1-2", NUMANodes: []int{0, 1}}, classes, []int{0, 1}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
+		{"a CPU-less memory node is remote", locWorkload("w", memqos.Burstable, ls, nil),
+			plan.WorkloadState{Pool: "exclusive", CPUs: "1-2", NUMANodes: []int{0, 1}}, classes, []int{0, 1, 2}, &bestEffort, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.st
+			st.Name = tc.w.Name
+			got, probs := localityTargets([]plan.Workload{tc.w}, []plan.WorkloadState{st}, tc.classes, tc.nodes)
+			if tc.problem != "" {
+				if len(probs) != 1 || probs[0].Workload != "w" || probs[0].Reason != "InvalidMemoryLocality" ||
+					!strings.HasPrefix(probs[0].Message, tc.problem) {
+					t.Errorf("problems %+v, want one starting %q", probs, tc.problem)
+				}
+			} else if len(probs) != 0 {
+				t.Errorf("unexpected problems %+v", probs)
+			}
+			if tc.want == nil {
+				if len(got) != 0 {
+					t.Errorf("targets %+v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 {
+				t.Fatalf("targets %+v, want one", got)
+			}
+			g := got[0]
+			if g.Settings != *tc.want || g.Skip != tc.skip || g.CPUs != st.CPUs || len(g.Containers) != 1 ||
+				!slices.Equal(g.Local, st.NUMANodes) || !slices.Equal(g.Nodes, tc.nodes) {
+				t.Errorf("target %+v, want settings %+v skip %q on %s", g, *tc.want, tc.skip, st.CPUs)
+			}
+		})
+	}
+}
+
+func TestLocalityDue(t *testing.T) {
+	t0 := time.Date(2024, 2, 27, 10, 0, 0, 0, time.UTC)
+	once := locality.Settings{Policy: locality.PolicyBestEffort}
+	every10 := locality.Settings{Policy: locality.PolicyBestEffort, MigrateIntervalMinutes: 10}
+	target := func(cpus string, s locality.Settings) localityTarget {
+		return localityTarget{Name: "w", CPUs: cpus, Settings: s}
+	}
+	rec := func(cpus string, s locality.Settings) *localityRecord {
+		return &localityRecord{CPUs: cpus, Settings: s, Ran: t0}
+	}
+	tests := []struct {
+		name string
+		rec  *localityRecord
+		t    localityTarget
+		now  time.Time
+		want bool
+	}{
+		{"never ran", nil, target("1", once), t0, true},
+		{"once: ran", rec("1", once), target("1", once), t0.Add(24 * time.Hour), false},
+		{"once: new cpuset runs again", rec("1", once), target("2", once), t0.Add(time.Minute), true},
+		{"once: changed setting runs again", rec("1", every10), target("1", once), t0.Add(time.Minute), true},
+		{"interval: not yet", rec("1", every10), target("1", every10), t0.Add(9*time.Minute + 59*time.Second), false},
+		{"interval: passed", rec("1", every10), target("1", every10), t0.Add(10 * time.Minute), true},
+		{"interval: new cpuset runs now", rec("1", every10), target("2", every10), t0.Add(time.Minute), true},
+		{"policy none never runs", nil, target("1", locality.Settings{Policy: locality.PolicyNone}), t0, false},
+	}
+	for _, tc := range tests {
+		if got := localityDue(tc.rec, tc.t, tc.now); got != tc.want {
+			t.Errorf("%s: due = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestPodOutcomeAndStatus(t *testing.T) {
+	end := time.Date(2024, 2, 27, 10, 0, 0, 0, time.UTC)
+	containers := []plan.Container{{Name: "a", Cgroup: "pods/p/a"}, {Name: "b", Cgroup: "pods/p/b"}}
+	moved := locality.Result{Local: []int{0}, Before: locality.NodePages{0: 10, 1: 90}, After: locality.NodePages{0: 100},
+		Moved: 90, Processes: []locality.ProcessResult{{PID: 7, Moved: []locality.Move{{From: 1, To: 0, Pages: 90}}}}}
+	tests := []struct {
+		name      string
+		t         localityTarget
+		runs      []containerRun
+		reason    string
+		message   string
+		ratio     *int
+		pagesMove uint64
+	}{
+		{"skipped without reading memory", localityTarget{Containers: containers, Skip: locality.ReasonNoTargetNUMA}, nil,
+			locality.EventSkipped, "no target numa", intp(100), 0},
+		{"one moved, one failed", localityTarget{Containers: containers}, []containerRun{{Name: "a", Result: moved},
+			{Name: "b", Err: errors.New("cgroup gone")}}, locality.EventCompleted,
+			"Container a completed: migrated memory from remote numa: 1 to local numa: 0\nContainer b failed: cgroup gone\n" +
+				"Total: 1 container(s) completed, 1 failed, 0 skipped; cur local memory ratio 100, rest remote memory pages 0", intp(100), 90},
+		{"every container failed: no ratio", localityTarget{Containers: containers[:1]}, []containerRun{{Name: "a", Err: errors.New("boom")}},
+			locality.EventFailed, "Container a failed: boom\nTotal: 0 container(s) completed, 1 failed, 0 skipped; cur local memory ratio 100, rest remote memory pages 0", nil, 0},
+	}
+	for _, tc := range tests {
+		p := podOutcome(tc.t, tc.runs)
+		reason, msg := p.Event()
+		if reason != tc.reason || msg != tc.message {
+			t.Errorf("%s: event %s %q, want %s %q", tc.name, reason, msg, tc.reason, tc.message)
+		}
+		s := localityStatusOf(p, tc.runs, end)
+		if s.Reason != tc.reason || !s.Time.Equal(end) || s.PagesMigrated != tc.pagesMove || (s.LocalRatio == nil) != (tc.ratio == nil) ||
+			(s.LocalRatio != nil && *s.LocalRatio != *tc.ratio) {
+			t.Errorf("%s: status %+v (ratio %v), want reason %s ratio %v pages %d", tc.name, s, s.LocalRatio, tc.reason, tc.ratio, tc.pagesMove)
+		}
+	}
+}
+
+func intp(i int) *int { return &i }
