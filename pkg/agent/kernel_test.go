@@ -38,36 +38,40 @@ func realV1(t *testing.T) string {
 	return parent
 }
 
-// removeTree kills what is left in the test's sub-tree and removes it,
-// deepest first.
+// removeTree kills what is left in the test's v1 sub-tree and removes it.
 func removeTree(t *testing.T, parent string) {
 	for _, c := range v1Controllers {
-		root := filepath.Join(cgroup.DefaultRoot, c, parent)
-		var dirs []string
-		_ = filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && fi.IsDir() {
-				dirs = append(dirs, p)
+		removeDirs(t, filepath.Join(cgroup.DefaultRoot, c, parent))
+	}
+}
+
+// removeDirs kills the processes of every cgroup under root and removes the
+// cgroups, deepest first; rmdir is retried while killed tasks leave.
+func removeDirs(t *testing.T, root string) {
+	var dirs []string
+	_ = filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil {
+			for _, f := range strings.Fields(string(b)) {
+				var pid int
+				fmt.Sscan(f, &pid)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
-			return nil
-		})
-		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-		for _, d := range dirs {
-			if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil {
-				for _, f := range strings.Fields(string(b)) {
-					var pid int
-					fmt.Sscan(f, &pid)
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
+		}
+		for i := 0; i < 300; i++ {
+			if err := syscall.Rmdir(d); err == nil || err == syscall.ENOENT {
+				break
 			}
-			for i := 0; i < 100; i++ {
-				if err := syscall.Rmdir(d); err == nil || err == syscall.ENOENT {
-					break
-				}
-				syscall.Nanosleep(&syscall.Timespec{Nsec: 10e6}, nil)
-			}
-			if _, err := os.Stat(d); err == nil {
-				t.Errorf("could not remove test cgroup %s", d)
-			}
+			syscall.Nanosleep(&syscall.Timespec{Nsec: 10e6}, nil)
+		}
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("could not remove test cgroup %s", d)
 		}
 	}
 }

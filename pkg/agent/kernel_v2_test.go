@@ -7,9 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,35 +57,9 @@ func realV2(t *testing.T) string {
 	return parent
 }
 
-// removeTreeV2 kills what is left in the test's sub-tree and removes it,
-// deepest first.
+// removeTreeV2 kills what is left in the test's v2 sub-tree and removes it.
 func removeTreeV2(t *testing.T, parent string) {
-	var dirs []string
-	_ = filepath.Walk(filepath.Join(cgroup.DefaultRoot, parent), func(p string, fi os.FileInfo, err error) error {
-		if err == nil && fi.IsDir() {
-			dirs = append(dirs, p)
-		}
-		return nil
-	})
-	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
-	for _, d := range dirs {
-		if b, err := os.ReadFile(filepath.Join(d, "cgroup.procs")); err == nil {
-			for _, f := range strings.Fields(string(b)) {
-				var pid int
-				fmt.Sscan(f, &pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-		for i := 0; i < 300; i++ {
-			if err := syscall.Rmdir(d); err == nil || err == syscall.ENOENT {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("could not remove test cgroup %s", d)
-		}
-	}
+	removeDirs(t, filepath.Join(cgroup.DefaultRoot, parent))
 }
 
 func readV2(t *testing.T, rel, file string) string {
