@@ -27,6 +27,7 @@ var chartValueSets = []struct {
 	{name: "defaults"},
 	{name: "scheduler-unprivileged", set: []string{"scheduler.enabled=true", "agent.privileged=false", "image.pullPolicy=Always"}},
 	{name: "no-default-configs", set: []string{"defaultConfigs.resourceQOS.create=false", "defaultConfigs.podConfig.create=false"}},
+	{name: "agent-flags", set: []string{`agent.reservedCPUs=0\,64`, "agent.cgroupDriver=systemd"}},
 }
 
 // helm runs the pinned helm (hack/helm-check.sh installs it) with its state in a

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The Kubernetes-mode agent under load: 300 pods on one 192-CPU fixture node
+# (a real kube-apiserver and etcd, a fake kubelet writing cgroups on /dev/shm),
+# churned in 12 waves of 30 deletions and 30 creations, 5 s apart. Prints the
+# LOAD summary line: reconcile duration (the agent's histogram), end-to-end
+# CPU binding latency, the test process's RSS and Go heap, and its CPU time.
+# The control-plane binaries come from hack/build-controlplane.sh.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+"$repo/hack/build-controlplane.sh" >/dev/null
+LOCUS_LOAD=1 "${GO:-go}" test -count=1 -timeout 10m -run '^TestLoad$' -v ./pkg/kube/nodeagent/

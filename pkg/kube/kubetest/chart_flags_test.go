@@ -1,0 +1,72 @@
+package kubetest_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/locus-project/locus/pkg/kube/kubetest"
+)
+
+// agentArgs renders the DaemonSet with the given --set values and returns
+// the agent container's arguments.
+func agentArgs(t *testing.T, set ...string) []string {
+	t.Helper()
+	chart := kubetest.RepoPath(t, chartDir)
+	out := helm(t, "", append([]string{"template", "locus", chart, "--show-only", "templates/daemonset.yaml"}, setFlags(set)...)...)
+	var ds struct {
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Name string   `json:"name"`
+						Args []string `json:"args"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(out), &ds); err != nil {
+		t.Fatalf("rendered DaemonSet: %v\n%s", err, out)
+	}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		if c.Name == "agent" {
+			return c.Args
+		}
+	}
+	t.Fatalf("rendered DaemonSet has no agent container:\n%s", out)
+	return nil
+}
+
+// The agent's Kubernetes-mode flags appear exactly when their values are set;
+// empty values leave the agent's own defaults (no reserved CPUs, driver
+// auto-detection).
+func TestHelmChartAgentFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		set     []string
+		want    []string
+		wantNot []string
+	}{
+		{name: "defaults", wantNot: []string{"--reserved-cpus", "--cgroup-driver"}},
+		{name: "reserved", set: []string{`agent.reservedCPUs=0\,64`}, want: []string{"--reserved-cpus=0,64"}, wantNot: []string{"--cgroup-driver"}},
+		{name: "driver", set: []string{"agent.cgroupDriver=systemd"}, want: []string{"--cgroup-driver=systemd"}, wantNot: []string{"--reserved-cpus"}},
+		{name: "both", set: []string{"agent.reservedCPUs=0-1", "agent.cgroupDriver=cgroupfs"}, want: []string{"--reserved-cpus=0-1", "--cgroup-driver=cgroupfs"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := agentArgs(t, tc.set...)
+			for _, w := range tc.want {
+				if !slices.Contains(args, w) {
+					t.Errorf("args %q: missing %q", args, w)
+				}
+			}
+			for _, flag := range tc.wantNot {
+				if slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, flag) }) {
+					t.Errorf("args %q: want no %s", args, flag)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,127 @@
+package nodeagent_test
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// What the load run measures of the process and of the agent's metrics.
+
+// usage is the test process's resident memory and CPU time.
+type usage struct {
+	rss, hwm int64
+	cpu      time.Duration
+}
+
+func sample() usage {
+	var u usage
+	if raw, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && (f[0] == "VmRSS:" || f[0] == "VmHWM:") {
+				kb, _ := strconv.ParseInt(f[1], 10, 64)
+				if f[0] == "VmRSS:" {
+					u.rss = kb << 10
+				} else {
+					u.hwm = kb << 10
+				}
+			}
+		}
+	}
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		u.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return u
+}
+
+func heapInuse() int64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapInuse)
+}
+
+// histogram is locus_reconcile_duration_seconds as scraped: cumulative
+// counts by upper bound.
+type histogram struct {
+	bounds []float64
+	counts []float64
+	count  float64
+	sum    float64
+}
+
+func scrapeHistogram(t *testing.T, addr string) histogram {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h histogram
+	const name = "locus_reconcile_duration_seconds"
+	for _, line := range strings.Split(string(body), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(f[0], name+`_bucket{le="`):
+			le := strings.TrimSuffix(strings.TrimPrefix(f[0], name+`_bucket{le="`), `"}`)
+			b, err := strconv.ParseFloat(le, 64) // "+Inf" parses to +Inf
+			if err != nil {
+				t.Fatalf("metrics: bucket bound %q", le)
+			}
+			h.bounds, h.counts = append(h.bounds, b), append(h.counts, v)
+		case f[0] == name+"_count":
+			h.count = v
+		case f[0] == name+"_sum":
+			h.sum = v
+		}
+	}
+	if h.bounds == nil {
+		t.Fatalf("metrics at %s have no %s", addr, name)
+	}
+	return h
+}
+
+func (h histogram) minus(o histogram) histogram {
+	d := histogram{bounds: h.bounds, counts: slices.Clone(h.counts), count: h.count - o.count, sum: h.sum - o.sum}
+	for i := range d.counts {
+		d.counts[i] -= o.counts[i]
+	}
+	return d
+}
+
+func (h histogram) mean() time.Duration {
+	if h.count == 0 {
+		return 0
+	}
+	return time.Duration(h.sum / h.count * float64(time.Second)).Round(10 * time.Microsecond)
+}
+
+// quantile is the upper bound of the bucket that holds the q-quantile: the
+// histogram says no more than that.
+func (h histogram) quantile(q float64) time.Duration {
+	for i, c := range h.counts {
+		if c >= q*h.count {
+			return time.Duration(h.bounds[i] * float64(time.Second))
+		}
+	}
+	return 0
+}

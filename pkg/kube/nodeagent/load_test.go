@@ -1,0 +1,260 @@
+package nodeagent_test
+
+import (
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/kube/nodeagent"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+// The load run: a 192-CPU node with loadPods pods churned in waves. It takes
+// a minute or two, so it runs only with LOCUS_LOAD=1 (bench/kube/run.sh).
+const (
+	loadPods      = 300
+	loadWaves     = 12
+	loadWaveEvery = 5 * time.Second
+	loadWaveSize  = 30 // pods deleted and as many created per wave
+)
+
+// loadNode is newNode on the big fixture machine, its cgroup tree on tmpfs
+// like the kernel's in-memory cgroupfs.
+func loadNode(t *testing.T) *node {
+	t.Helper()
+	// t.TempDir follows TMPDIR; everything of the test (cgroups, sysfs,
+	// state) then lives on tmpfs and is removed at its end.
+	t.Setenv("TMPDIR", "/dev/shm")
+	ns := cp.CreateNamespace(t, "load")
+	n := &node{t: t, name: ns, ns: ns, kubelet: newFakeKubelet(t, cgroup.V2, true, "0-191", "0-1"),
+		stateDir: filepath.Join(t.TempDir(), "state"), logFile: filepath.Join(t.TempDir(), "agent.log"),
+		resQoS: nodeagent.DefaultResourceQoSConfigMap, podQoS: nodeagent.DefaultPodQoSConfigMap}
+	cp.CreateNode(t, n.name, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("192"), corev1.ResourceMemory: resource.MustParse("768Gi")})
+	n.sysfs = filepath.Join(t.TempDir(), "sys")
+	if err := fixture.WriteSysfs(fixture.Intel2S96C, n.sysfs); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// loadPod is the i-th pod of the mix: a fifth bind two CPUs (40% of the
+// machine at most), two fifths are LS or BE with memory QoS, the rest plain.
+func loadPod(i int) *corev1.Pod {
+	p := webPod(fmt.Sprintf("p%04d", i))
+	switch i % 5 {
+	case 0:
+		p.Annotations = map[string]string{"cpuset-scheduler": "true"}
+		r := &p.Spec.Containers[0].Resources
+		r.Limits[corev1.ResourceCPU] = resource.MustParse("2")
+		r.Requests[corev1.ResourceCPU] = resource.MustParse("2")
+	case 1:
+		p.Annotations = map[string]string{memqos.AnnotationMemoryQoS: `{"policy": "auto"}`}
+	case 2:
+		p.Labels[memqos.LabelQoSClass] = "BE"
+		p.Annotations = map[string]string{memqos.AnnotationMemoryQoS: `{"policy": "auto"}`}
+	}
+	return p
+}
+
+func isBound(p *corev1.Pod) bool { return p.Annotations["cpuset-scheduler"] == "true" }
+
+func TestLoad(t *testing.T) {
+	if os.Getenv("LOCUS_LOAD") != "1" {
+		t.Skip("the load run takes minutes: LOCUS_LOAD=1 (bench/kube/run.sh)")
+	}
+	n := loadNode(t)
+	metricsAddr := freeAddr(t)
+	before := sample()
+	n.start(func(o *nodeagent.Options) {
+		o.Agent.MetricsAddr = metricsAddr
+		o.Agent.Logger = quietLogger(t, n.logFile)
+	})
+
+	live := map[string]*corev1.Pod{}
+	next := 0
+	lat := &bindLatency{n: n}
+	spawn := func() {
+		p := n.create(loadPod(next))
+		next++
+		live[p.Name] = p
+		if isBound(p) {
+			lat.watch(p)
+		}
+	}
+	t0 := time.Now()
+	for range loadPods {
+		spawn()
+	}
+	lat.wait(t, 60*time.Second)
+	setup := time.Since(t0)
+	initialP50, initialP99 := lat.quantile(0.5), lat.quantile(0.99)
+
+	runtime.GC()
+	initial := len(lat.done)
+	lat.done = nil // the churn's own latencies from here on
+	h0, start := scrapeHistogram(t, metricsAddr), sample()
+	churnStart := time.Now()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for w := range loadWaves {
+		waveStart := time.Now()
+		names := sortedKeys(live)
+		rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+		for _, name := range names[:loadWaveSize] {
+			deletePod(t, live[name])
+			n.kubelet.Remove(live[name])
+			delete(live, name)
+		}
+		for range loadWaveSize {
+			spawn()
+		}
+		lat.wait(t, 30*time.Second)
+		if w < loadWaves-1 {
+			time.Sleep(max(0, loadWaveEvery-time.Since(waveStart)))
+		}
+	}
+	churn := time.Since(churnStart)
+	end, h1 := sample(), scrapeHistogram(t, metricsAddr)
+	runtime.GC()
+	heap := heapInuse()
+
+	d := h1.minus(h0)
+	cpu := end.cpu - start.cpu
+	p50, p99 := lat.quantile(0.5), lat.quantile(0.99)
+	t.Logf("%d pods created in %v, %d of them bound: e2e p50=%v p99=%v", loadPods, setup.Round(time.Millisecond),
+		initial, initialP50, initialP99)
+	warned := warnings(t, n.logFile, live)
+	t.Logf("agent warnings by reason: %v", warned)
+	for reason, count := range warned {
+		if strings.HasSuffix(reason, "/live") {
+			t.Errorf("%d warnings %s about pods still running", count, reason)
+		}
+	}
+	t.Logf("LOAD pods=%d churn=%d waves x %d deleted+%d created in %v (%.1f pod changes/s) | reconcile n=%.0f mean=%v p50<=%v p99<=%v (histogram buckets) | cpuset bind e2e p50=%v p99=%v (n=%d) | process RSS %d MiB (+%d MiB since agent start, peak %d MiB) Go heap in use %d MiB | CPU %.2f s = %.0f%% of a core during churn (test process: agent + API clients + fake kubelet; control plane excluded)",
+		len(live), loadWaves, loadWaveSize, loadWaveSize, churn.Round(time.Millisecond), float64(2*loadWaves*loadWaveSize)/churn.Seconds(),
+		d.count, d.mean(), d.quantile(0.5), d.quantile(0.99), p50, p99, len(lat.done),
+		end.rss>>20, (end.rss-before.rss)>>20, end.hwm>>20, heap>>20, cpu.Seconds(), 100*cpu.Seconds()/churn.Seconds())
+	if d.count == 0 {
+		t.Fatal("no reconcile observed during the churn")
+	}
+}
+
+// quietLogger keeps warnings and errors only, in file: debug logging of
+// every reconcile would be part of what is measured.
+func quietLogger(t *testing.T, file string) *slog.Logger {
+	t.Helper()
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// warnings counts the agent's logged warnings by reason, those about a
+// pod still running at the end apart ("reason/live"). Pods deleted while a
+// reconcile is under way leave CgroupNotFound/CgroupWriteFailed: the
+// kubelet removes the cgroups as the agent writes them.
+func warnings(t *testing.T, file string, live map[string]*corev1.Pod) map[string]int {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.Contains(line, "level=WARN") && !strings.Contains(line, "level=ERROR") {
+			continue
+		}
+		reason := "unspecified"
+		if _, r, ok := strings.Cut(line, " reason="); ok {
+			reason, _, _ = strings.Cut(r, " ")
+		}
+		if _, w, ok := strings.Cut(line, " workload="); ok {
+			_, name, _ := strings.Cut(strings.Fields(w)[0], "/")
+			if live[name] != nil {
+				reason += "/live"
+			}
+		}
+		out[reason]++
+	}
+	return out
+}
+
+func sortedKeys(m map[string]*corev1.Pod) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// bindLatency times each bound pod from its Running status to the moment
+// its container's cpuset.cpus holds exactly its CPUs.
+type bindLatency struct {
+	n       *node
+	pending []pendingBind
+	done    []time.Duration
+}
+
+type pendingBind struct {
+	pod   *corev1.Pod
+	since time.Time
+}
+
+func (b *bindLatency) watch(p *corev1.Pod) { b.pending = append(b.pending, pendingBind{p, time.Now()}) }
+
+// wait polls the pending pods until each is bound.
+func (b *bindLatency) wait(t *testing.T, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for len(b.pending) > 0 {
+		if time.Now().After(deadline) {
+			p := b.pending[0].pod
+			t.Fatalf("%d pods still not bound after %v, e.g. %s: cpuset.cpus %q", len(b.pending), limit, p.Name,
+				b.n.kubelet.File(b.n.kubelet.ContainerCgroup(p, "web"), "cpuset.cpus"))
+		}
+		b.pending = slices.DeleteFunc(b.pending, func(pb pendingBind) bool {
+			cpus, err := cpuset.Parse(b.n.kubelet.File(b.n.kubelet.ContainerCgroup(pb.pod, "web"), "cpuset.cpus"))
+			if err != nil || cpus.Size() != 2 {
+				return false
+			}
+			b.done = append(b.done, time.Since(pb.since))
+			return true
+		})
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (b *bindLatency) quantile(q float64) time.Duration {
+	if len(b.done) == 0 {
+		return 0
+	}
+	s := slices.Clone(b.done)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Millisecond)
+}
