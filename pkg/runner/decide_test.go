@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -201,12 +202,12 @@ func TestStaleLeases(t *testing.T) {
 
 func TestStartTime(t *testing.T) {
 	line := "4242 (a (weird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 1000 200"
-	if v, err := parseStartTime(line); err != nil || v != 987654 {
-		t.Fatalf("parseStartTime = %d, %v; want 987654", v, err)
+	if st, err := procfs.ParseStat(line); err != nil || st.StartTime != 987654 {
+		t.Fatalf("ParseStat start time = %d, %v; want 987654", st.StartTime, err)
 	}
 	for _, bad := range []string{"no parens", "1 (x) S 1 2", "1 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x"} {
-		if _, err := parseStartTime(bad); err == nil {
-			t.Errorf("parseStartTime(%q) accepted a bad line", bad)
+		if _, err := procfs.ParseStat(bad); err == nil {
+			t.Errorf("ParseStat(%q) accepted a bad line", bad)
 		}
 	}
 	me, err := Self()

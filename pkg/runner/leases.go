@@ -1,12 +1,10 @@
 package runner
 
 import (
-	"fmt"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/procfs"
 )
 
 // StaleLeases names the leases whose owner (`locus run`) is gone and whose
@@ -43,29 +41,6 @@ func Self() (state.Process, error) {
 // StartTime reads a process's start time in clock ticks since boot, field 22
 // of /proc/PID/stat.
 func StartTime(pid int) (uint64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseStartTime(string(raw))
-}
-
-// parseStartTime reads field 22 of a /proc/PID/stat line. The command name
-// (field 2) is in parentheses and may hold spaces and ')', so fields are
-// counted from the last ')'.
-func parseStartTime(stat string) (uint64, error) {
-	end := strings.LastIndexByte(stat, ')')
-	if end < 0 {
-		return 0, fmt.Errorf("/proc stat line %q has no command name", stat)
-	}
-	fields := strings.Fields(stat[end+1:])
-	// fields[0] is field 3 (state), so field 22 is fields[19].
-	if len(fields) < 20 {
-		return 0, fmt.Errorf("/proc stat line has %d fields after the command name, want at least 20", len(fields))
-	}
-	v, err := strconv.ParseUint(fields[19], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("/proc stat start time %q: %w", fields[19], err)
-	}
-	return v, nil
+	st, err := procfs.New("").Stat(pid)
+	return st.StartTime, err
 }
