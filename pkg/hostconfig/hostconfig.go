@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/cpuset"
 	"sigs.k8s.io/yaml"
+
+	"github.com/locus-project/locus/pkg/cgroup"
 )
 
 const (
@@ -116,7 +118,7 @@ func (c *HostConfig) validate() error {
 		}
 	}
 	if c.CgroupParent != "" {
-		if err := checkRelPath(c.CgroupParent); err != nil {
+		if err := cgroup.CheckRel(c.CgroupParent); err != nil {
 			return fmt.Errorf("cgroupParent: %w", err)
 		}
 	}
@@ -140,7 +142,7 @@ func (w Workload) validate() error {
 	sources := 0
 	if w.Cgroup != "" {
 		sources++
-		if err := checkRelPath(w.Cgroup); err != nil {
+		if err := cgroup.CheckRel(w.Cgroup); err != nil {
 			return fmt.Errorf("cgroup: %w", err)
 		}
 	}
@@ -181,20 +183,6 @@ func (r Resources) validate() error {
 	}
 	if r.Requests.Memory != nil && r.Limits.Memory != nil && r.Requests.Memory.Cmp(*r.Limits.Memory) > 0 {
 		return fmt.Errorf("resources: requests.memory %s exceeds limits.memory %s", r.Requests.Memory, r.Limits.Memory)
-	}
-	return nil
-}
-
-// checkRelPath rejects cgroup paths that could leave the cgroup root. The
-// cgroup package checks again at write time; this gives the error at load time.
-func checkRelPath(p string) error {
-	if strings.HasPrefix(p, "/") || strings.ContainsRune(p, 0) {
-		return fmt.Errorf("%q must be relative to the cgroup root", p)
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == "" || part == "." || part == ".." {
-			return fmt.Errorf("%q has an empty, '.' or '..' component", p)
-		}
 	}
 	return nil
 }
