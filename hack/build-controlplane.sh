@@ -90,5 +90,5 @@ done
 echo "$stamp" >"$bin/STAMP"
 echo "built in $(($(date +%s) - start)) s"
 "$bin/kube-apiserver" --version
-"$bin/etcd" --version | head -1
-"$bin/kwok" --version 2>/dev/null | head -1 || true
+"$bin/etcd" --version | sed -n 1p
+"$bin/kwok" --version 2>/dev/null | sed -n 1p || true

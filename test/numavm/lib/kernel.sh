@@ -28,20 +28,20 @@ numavm_kernel() {
 	numavm_log "kernel: apt-get download linux-image-amd64"
 	(cd "$work" && apt-get download -qq linux-image-amd64 >&2)
 	local meta real
-	meta="$(find "$work" -name 'linux-image-amd64_*.deb' | head -n 1)"
+	meta="$(find "$work" -name 'linux-image-amd64_*.deb' | sed -n 1p)"
 	[ -n "$meta" ] || numavm_die "apt-get download linux-image-amd64 left no .deb in $work"
 	real="$(dpkg-deb -f "$meta" Depends | tr ',' '\n' |
-		sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\)\( .*\)\?$/\1/p' | head -n 1)"
+		sed -n 's/^ *\(linux-image-[0-9][^ ]*-amd64\)\( .*\)\?$/\1/p' | sed -n 1p)"
 	[ -n "$real" ] || numavm_die "$meta: no linux-image-<version>-amd64 in Depends: $(dpkg-deb -f "$meta" Depends)"
 
 	numavm_log "kernel: apt-get download $real"
 	(cd "$work" && apt-get download -qq "$real" >&2)
 	local deb
-	deb="$(find "$work" -name "${real}_*.deb" | head -n 1)"
+	deb="$(find "$work" -name "${real}_*.deb" | sed -n 1p)"
 	[ -n "$deb" ] || numavm_die "apt-get download $real left no .deb in $work"
 	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$work" --wildcards './boot/vmlinuz-*'
 	local image
-	image="$(find "$work/boot" -name 'vmlinuz-*' | head -n 1)"
+	image="$(find "$work/boot" -name 'vmlinuz-*' | sed -n 1p)"
 	[ -n "$image" ] || numavm_die "$deb holds no ./boot/vmlinuz-*"
 	mv "$image" "$dir/"
 	rm -rf "$work"
