@@ -138,6 +138,10 @@ func envValue(env []string, key string) string {
 // start launches the workload's command through the shim in a session of
 // its own (so a terminal's Ctrl-C reaches the agent only), with output
 // appended to <state-dir>/logs/<name>.log.
+// joinSettle is how long after a start the agent looks again: enough for the
+// shim (a Go binary) to start and write itself into cgroup.procs.
+const joinSettle = 300 * time.Millisecond
+
 func (s *supervisor) start(name, rel string, argv []string) (state.Process, error) {
 	logDir := filepath.Join(s.stateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
@@ -164,6 +168,9 @@ func (s *supervisor) start(name, rel string, argv []string) (state.Process, erro
 	s.mu.Lock()
 	rs.startedAt, rs.lastExit = time.Now(), ""
 	s.mu.Unlock()
+	// The shim joins the cgroup a moment after Start returns; a follow-up
+	// reconcile then shows its pid in the status instead of at the next resync.
+	s.wake(joinSettle)
 	go func() {
 		// Reap it and wake the agent so it restarts the workload.
 		err := cmd.Wait()
