@@ -12,12 +12,14 @@ import (
 
 func newTopologyCmd() *cobra.Command {
 	var sysfsRoot, output string
+	var svg svgFlags
 	cmd := &cobra.Command{
-		Use:   "topology",
+		Use:   "topology [--svg FILE]",
 		Short: "Show the CPU, cache and NUMA layout of this machine",
 		Long: `Show the machine as Locus sees it: sockets, NUMA nodes with their CPUs and
 memory, L3 cache groups and the node distance matrix. -o json prints the form
-that "locus plan --topology" reads back.`,
+that "locus plan --topology" reads back. --svg FILE draws it as a map, with the
+running agent's CPU and memory owners (docs/ui.md).`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -27,6 +29,9 @@ that "locus plan --topology" reads back.`,
 			if err != nil {
 				return err
 			}
+			if svg.file != "" {
+				return writeSVG(cmd, svg, t)
+			}
 			if output == "json" {
 				return writeJSON(cmd.OutOrStdout(), t)
 			}
@@ -35,6 +40,7 @@ that "locus plan --topology" reads back.`,
 	}
 	cmd.Flags().StringVar(&sysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted (a tree from 'locus topology fixture' works too)")
 	outputFlag(cmd, &output)
+	addSVGFlags(cmd, &svg)
 	cmd.AddCommand(newTopologyFixtureCmd())
 	return cmd
 }

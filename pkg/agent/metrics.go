@@ -21,6 +21,7 @@ type metrics struct {
 	writes      prometheus.Counter
 	unsupported *prometheus.GaugeVec
 	locality    *localityMetrics
+	nodeCPUs    *nodeCPUCollector // locus_numa_node_cpus, see ui_metrics.go
 }
 
 func newMetrics() *metrics {
@@ -45,7 +46,8 @@ func newMetrics() *metrics {
 		unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_unsupported_knobs",
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
-	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.writes, m.unsupported)
+	m.nodeCPUs = newNodeCPUCollector()
+	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.writes, m.unsupported, m.nodeCPUs)
 	m.locality = newLocalityMetrics(m.reg)
 	return m
 }

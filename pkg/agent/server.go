@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// server serves /metrics, /healthz and /status.
+// server serves /metrics, /healthz, /status and the /ui map (ui.go).
 type server struct {
 	srv  *http.Server
 	addr string // where it listens
@@ -51,6 +51,7 @@ func (a *Agent) serve(addr string) (*server, error) {
 		enc.SetIndent("", "  ")
 		_ = enc.Encode(st)
 	})
+	a.newUI().register(mux)
 	s := &server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, addr: ln.Addr().String()}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locus-project/locus/pkg/atomicfile"
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/view"
+)
+
+// svgFlags are `locus topology --svg FILE` and where it asks the agent.
+type svgFlags struct {
+	file      string
+	agentAddr string
+}
+
+func addSVGFlags(cmd *cobra.Command, f *svgFlags) {
+	cmd.Flags().StringVar(&f.file, "svg", "", `draw the machine as an SVG map into FILE ("-" for stdout)`)
+	cmd.Flags().StringVar(&f.agentAddr, "agent-addr", "127.0.0.1:9316",
+		`--svg: the agent whose CPU and memory owners to draw ("" for none; not asked with --sysfs-root)`)
+}
+
+// writeSVG draws t, with the owners the running agent reports when it runs
+// on this machine. With --sysfs-root the machine is another one (a
+// fixture), so no agent is asked.
+func writeSVG(cmd *cobra.Command, f svgFlags, t *topology.Topology) error {
+	snap := view.Snapshot{Time: time.Now().UTC(), Source: "host", Topology: t}
+	if f.agentAddr != "" && !cmd.Flags().Changed("sysfs-root") {
+		src := &snapshotSource{agentAddr: f.agentAddr}
+		if s, err := src.fromAgent(); err == nil {
+			snap = s
+		} else {
+			fmt.Fprintf(cmd.ErrOrStderr(), "locus: no agent at %s (%v): drawing the machine without owners\n", f.agentAddr, err)
+		}
+	}
+	out := view.SVG(&snap)
+	if f.file == "-" {
+		_, err := cmd.OutOrStdout().Write(out)
+		return err
+	}
+	// Replaced whole, so a viewer reloading it never reads half a map.
+	return atomicfile.Write(f.file, out, 0o644)
+}
