@@ -5,14 +5,20 @@ TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: build run test k8s-tools lint unit bench-vet numa-test bench tools clean
+.PHONY: build locus locus-scheduler run test k8s-tools lint unit bench-vet numa-test bench tools clean
 
-build:
+build: locus locus-scheduler
+
+locus:
 	$(GO) build -o $(BIN)/locus ./cmd/locus
+
+# kube-scheduler with Locus's plugin; the only binary built from k8s.io/kubernetes.
+locus-scheduler:
+	$(GO) build -o $(BIN)/locus-scheduler ./cmd/locus-scheduler
 
 # The main job with its embedded default: the standalone agent managing two
 # demo workloads (LS bound to its own CPU, BE in the BE pool) until Ctrl-C.
-run: build
+run: locus
 	$(BIN)/locus agent --standalone
 
 # Every test: static checks, unit and real-kernel tests (the Kubernetes ones

@@ -100,6 +100,7 @@ func TestHelmChartAppliesToRealAPIServer(t *testing.T) {
 			wantDeployments, wantConfigMaps := 0, 2
 			if strings.Contains(vs.name, "scheduler") {
 				wantDeployments = 1
+				wantConfigMaps++ // its KubeSchedulerConfiguration
 			}
 			if vs.name == "no-default-configs" {
 				wantConfigMaps = 0
@@ -150,6 +151,11 @@ func checkDefaultConfig(t *testing.T, kind, name string, obj map[string]any) {
 	case "ack-slo-pod-config":
 		if _, err := memqos.ParseNamespaceConfig(cm.Data[memqos.ConfigKeyNamespaces]); err != nil {
 			t.Fatalf("chart's %s: %v", name, err)
+		}
+	case "locus-scheduler-config":
+		// Loaded and run by pkg/scheduler/integration; here, only that it is one.
+		if !strings.Contains(cm.Data["config.yaml"], "kind: KubeSchedulerConfiguration") {
+			t.Fatalf("chart's %s holds no KubeSchedulerConfiguration:\n%s", name, cm.Data["config.yaml"])
 		}
 	default:
 		t.Fatalf("unexpected ConfigMap %s in the chart", name)

@@ -19,7 +19,7 @@ import (
 // the agent for that many CPUs. Anything malformed leaves the pod in the
 // shared pool (or, for a bad decision, lets the agent choose) and says why.
 func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) plan.CPUNeed {
-	optIn := strings.EqualFold(strings.TrimSpace(pod.Annotations[AnnotationCPUSet]), "true")
+	optIn := OptedIn(pod)
 	raw, hasDecision := pod.Annotations[AnnotationResourceStatus]
 	if !optIn && !hasDecision {
 		return plan.CPUNeed{}
@@ -60,6 +60,75 @@ func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, stri
 		need.RequestMilli = requestMilli(pod)
 	}
 	return need
+}
+
+// OptedIn says whether the pod asks for CPUs of its own: cpuset-scheduler
+// "true" as an annotation (the seed's way) or a label.
+func OptedIn(pod *corev1.Pod) bool {
+	for _, v := range []string{pod.Annotations[AnnotationCPUSet], pod.Labels[AnnotationCPUSet]} {
+		if strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
+}
+
+// CPURequest is what an opted-in pod asks of the allocator, as the agent
+// reads it: the summed integer CPU limits, the cpu-policy (named, never
+// empty) and, for static-burst only, the summed CPU requests.
+type CPURequest struct {
+	CPUs         int
+	Policy       cpualloc.Policy
+	RequestMilli int64
+}
+
+// ParseCPURequest reads an opted-in pod's request with the agent's rules,
+// but strictly: where the agent falls back (a bad cpu-policy to the
+// default, a bad limit to the shared pool) it returns an error saying what
+// to fix, for a scheduler that must not place a pod it cannot bind.
+func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
+	cpus, err := limitCPUs(pod)
+	if err != nil {
+		return CPURequest{}, fmt.Errorf("%s needs an integer resources.limits.cpu on every container, at least 1 in all: %v", AnnotationCPUSet, err)
+	}
+	raw := pod.Annotations[AnnotationCPUPolicy]
+	p, err := parsePolicy(strings.ToLower(strings.TrimSpace(raw)))
+	if err != nil {
+		return CPURequest{}, fmt.Errorf("annotation %s: %v", AnnotationCPUPolicy, err)
+	}
+	if p == "" {
+		p = cpualloc.FullPCPUsThenThreads
+	}
+	req := CPURequest{CPUs: cpus, Policy: p}
+	if p == cpualloc.StaticBurst {
+		req.RequestMilli = requestMilli(pod)
+	}
+	return req, nil
+}
+
+// Decision reads the scheduler's decision on a pod (its resource-status
+// annotation) as the agent applies it: the CPUs, the policy (the pod's
+// cpu-policy when the decision names none) and, for static-burst, the
+// request that counts on them. ok is false when the pod has none; err says
+// why one does not parse.
+func Decision(pod *corev1.Pod) (a plan.Assignment, ok bool, err error) {
+	raw, has := pod.Annotations[AnnotationResourceStatus]
+	if !has {
+		return plan.Assignment{}, false, nil
+	}
+	rs, err := ParseResourceStatus(raw)
+	if err != nil {
+		return plan.Assignment{}, false, err
+	}
+	p := rs.Policy
+	if p == "" {
+		p = policyOf(pod, func(string, string, ...any) {})
+	}
+	a = plan.Assignment{CPUs: rs.CPUs, Policy: p}
+	if p == cpualloc.StaticBurst {
+		a.RequestMilli = requestMilli(pod)
+	}
+	return a, true, nil
 }
 
 // limitCPUs sums the containers' CPU limits, each of which must be whole.

@@ -1,0 +1,51 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+// BenchmarkCycle is the core's share of one scheduling cycle on a cluster
+// of 1000 two-socket 96-core nodes, each with a third of its cores held:
+// one pod changed since the last cycle (a new snapshot, one view rebuilt),
+// then a 4-CPU placement tried on every node, as Filter would.
+func BenchmarkCycle(b *testing.B) {
+	const nodes = 1000
+	c := NewCluster()
+	shape := fixture.Intel2S96C
+	for i := range nodes {
+		name := fmt.Sprintf("n%d", i)
+		held := map[string]plan.Assignment{}
+		for k := range 16 { // 16 pods of 2 cores: 64 CPUs
+			core := (i + k*3) % shape.TotalCores()
+			ids := []int{core, core + shape.TotalCores(), (core + 1) % shape.TotalCores(), (core+1)%shape.TotalCores() + shape.TotalCores()}
+			held[fmt.Sprintf("ns/p%d-%d", i, k)] = plan.Assignment{CPUs: cpuset.New(ids...), Policy: cpualloc.FullPCPUs}
+			c.SetPod(fmt.Sprintf("ns/p%d-%d", i, k), name, nil)
+		}
+		o := publish(b, shape, name, cpuset.New(0, shape.TotalCores()), held)
+		c.SetNRT(name, o)
+	}
+	r := req(4, "", 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		c.SetPod("ns/churn", fmt.Sprintf("n%d", i%nodes), nil)
+		snap := c.Snapshot()
+		fit := 0
+		for _, v := range snap {
+			if _, err := Place(v, 0, r); err == nil {
+				fit++
+			}
+		}
+		if fit != nodes {
+			b.Fatalf("%d of %d nodes fit", fit, nodes)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/nodes, "ns/node")
+}

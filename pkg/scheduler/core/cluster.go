@@ -1,0 +1,287 @@
+package core
+
+import (
+	"sync"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+)
+
+// Cluster is the CPU state of every node. Its inputs are events (a
+// NodeResourceTopology or a pod changed or went away, the scheduler assumed
+// or forgot an allocation); Snapshot hands out immutable views. Safe for
+// concurrent use.
+type Cluster struct {
+	mu       sync.Mutex
+	reports  map[string]*report  // by node
+	machines map[string]*machine // by fingerprint, shared by nodes
+	pods     map[string]boundPod // by namespace/pod, bound pods only
+	assumed  map[string]assumed  // by namespace/pod
+	byNode   map[string]map[string]struct{}
+	views    map[string]*NodeView // current; a missing entry is rebuilt
+	snap     map[string]*NodeView // the last snapshot handed out
+}
+
+// boundPod is a pod bound to a node and the scheduler's decision on it, if
+// it carries a valid one.
+type boundPod struct {
+	node     string
+	decision *plan.Assignment
+}
+
+type assumed struct {
+	node string
+	a    plan.Assignment
+}
+
+// NewCluster returns an empty cluster.
+func NewCluster() *Cluster {
+	return &Cluster{reports: map[string]*report{}, machines: map[string]*machine{}, pods: map[string]boundPod{},
+		assumed: map[string]assumed{}, byNode: map[string]map[string]struct{}{}, views: map[string]*NodeView{}}
+}
+
+// SetNRT reads a node's NodeResourceTopology (node is its name). One that
+// cannot be read makes the node unusable, with the reason, until a good one
+// arrives. It says whether the node can take more than before (usable now,
+// or more CPU free): pods waiting for room are worth trying again.
+func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
+	topo, key, r, err := readNRT(obj)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	before := c.view(node)
+	defer func() {
+		after := c.view(node)
+		freed = after.Err == nil && (before.Err != nil || after.freeMilli > before.freeMilli)
+	}()
+	old := c.reports[node]
+	if err != nil {
+		r = report{err: unfit(BadTopology, "NodeResourceTopology %s: %v", node, err)}
+	} else if m := c.machines[key]; m != nil {
+		r.machine = m
+	} else if alloc, aerr := cpualloc.NewAllocator(topo); aerr != nil {
+		r = report{err: unfit(BadTopology, "NodeResourceTopology %s: %v", node, aerr)}
+	} else {
+		r.machine = &machine{key: key, topo: topo, alloc: alloc}
+		c.machines[key] = r.machine
+	}
+	if r.machine != nil {
+		r.machine.refs++
+	}
+	c.release(old)
+	c.reports[node] = &r
+	c.dirty(node)
+	return false // set by the deferred comparison
+}
+
+// DeleteNRT forgets a node's NodeResourceTopology: the node takes no pods
+// with CPUs of their own until one is published again.
+func (c *Cluster) DeleteNRT(node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.release(c.reports[node])
+	delete(c.reports, node)
+	c.dirty(node)
+}
+
+func (c *Cluster) release(r *report) {
+	if r == nil || r.machine == nil {
+		return
+	}
+	if r.machine.refs--; r.machine.refs == 0 {
+		delete(c.machines, r.machine.key)
+	}
+}
+
+// SetPod records a pod. Only bound pods count (node != ""); decision is the
+// scheduler's decision the pod carries (nil: none, or one that does not
+// parse). A bound pod's allocation assumed by the scheduler is dropped: the
+// pod itself now says what it holds.
+func (c *Cluster) SetPod(key, node string, decision *plan.Assignment) {
+	if node == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.assumed[key]; ok {
+		delete(c.assumed, key)
+		c.unindex(a.node, key)
+		c.dirty(a.node)
+	}
+	old, had := c.pods[key]
+	if had && old.node == node && samePtr(old.decision, decision) {
+		return // a status change: nothing the CPU state sees
+	}
+	if had && old.node != node {
+		c.unindex(old.node, key)
+		c.dirty(old.node)
+	}
+	c.pods[key] = boundPod{node: node, decision: decision}
+	c.index(node, key)
+	c.dirty(node)
+}
+
+func samePtr(a, b *plan.Assignment) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Policy == b.Policy && sameHolding(*a, *b)
+}
+
+// DeletePod forgets a pod that is gone (deleted, or finished): its CPUs are
+// free, whatever the node's report still says. It says whether the pod was
+// bound or assumed, i.e. may have held CPUs.
+func (c *Cluster) DeletePod(key string) (freed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.pods[key]; ok {
+		delete(c.pods, key)
+		c.unindex(p.node, key)
+		c.dirty(p.node)
+		freed = true
+	}
+	if a, ok := c.assumed[key]; ok {
+		delete(c.assumed, key)
+		c.unindex(a.node, key)
+		c.dirty(a.node)
+		freed = true
+	}
+	return freed
+}
+
+// DeleteNode forgets the allocations assumed on a node that left the
+// cluster; the binding of their pods fails and they are scheduled again.
+func (c *Cluster) DeleteNode(node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for key, a := range c.assumed {
+		if a.node == node {
+			delete(c.assumed, key)
+			c.unindex(node, key)
+		}
+	}
+	c.dirty(node)
+}
+
+func (c *Cluster) index(node, key string) {
+	m := c.byNode[node]
+	if m == nil {
+		m = map[string]struct{}{}
+		c.byNode[node] = m
+	}
+	m[key] = struct{}{}
+}
+
+// unindex drops key from node's index unless it is still there as a bound
+// pod or an assumed allocation.
+func (c *Cluster) unindex(node, key string) {
+	if p, ok := c.pods[key]; ok && p.node == node {
+		return
+	}
+	if a, ok := c.assumed[key]; ok && a.node == node {
+		return
+	}
+	delete(c.byNode[node], key)
+	if len(c.byNode[node]) == 0 {
+		delete(c.byNode, node)
+	}
+}
+
+func (c *Cluster) dirty(node string) {
+	delete(c.views, node)
+	c.snap = nil
+}
+
+// view returns the node's current view, building it if something changed.
+func (c *Cluster) view(node string) *NodeView {
+	if v, ok := c.views[node]; ok {
+		return v
+	}
+	r := c.reports[node]
+	var hs []plan.Assignment
+	if r != nil && r.err == nil {
+		for key, h := range r.holdings {
+			// A pod the report lists but that is gone is free: the agent
+			// will release it.
+			if p, ok := c.pods[key]; ok && p.node == node {
+				hs = append(hs, h)
+			}
+		}
+		for key := range c.byNode[node] {
+			if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
+				if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
+					hs = append(hs, *p.decision)
+				}
+			}
+			if a, ok := c.assumed[key]; ok && a.node == node {
+				hs = append(hs, a.a)
+			}
+		}
+	}
+	v := newView(node, r, hs)
+	c.views[node] = v
+	return v
+}
+
+// Snapshot returns every node's current view, by name: nodes with a
+// NodeResourceTopology, readable or not. The map is shared and must not be
+// changed; it stays valid while the cluster changes.
+func (c *Cluster) Snapshot() map[string]*NodeView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.snap != nil {
+		return c.snap
+	}
+	snap := make(map[string]*NodeView, len(c.reports))
+	for node := range c.reports {
+		snap[node] = c.view(node)
+	}
+	c.snap = snap
+	return snap
+}
+
+// Assume records the allocation of a pod being bound to node (the
+// framework's Reserve). seen is the view the placement was made on: when
+// the node changed since, the pod is placed again on the current state, so
+// that two pods never get the same exclusive CPUs. It returns the
+// placement in force.
+func (c *Cluster) Assume(key, node string, seen *NodeView, p Placement, req Request) (Placement, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cur := c.view(node); cur != seen {
+		var err error
+		if p, err = Place(cur, 0, req); err != nil {
+			return Placement{}, err
+		}
+	}
+	if old, ok := c.assumed[key]; ok {
+		delete(c.assumed, key)
+		c.unindex(old.node, key)
+		c.dirty(old.node)
+	}
+	c.assumed[key] = assumed{node: node, a: plan.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: req.RequestMilli}}
+	c.index(node, key)
+	c.dirty(node)
+	return p, nil
+}
+
+// Forget drops the allocation assumed for a pod on node (the framework's
+// Unreserve: the binding failed).
+func (c *Cluster) Forget(key, node string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.assumed[key]; ok && a.node == node {
+		delete(c.assumed, key)
+		c.unindex(node, key)
+		c.dirty(node)
+	}
+}
+
+// Assumed says whether an allocation is assumed for the pod (for tests and
+// status).
+func (c *Cluster) Assumed(key string) (node string, a plan.Assignment, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x, ok := c.assumed[key]
+	return x.node, x.a, ok
+}

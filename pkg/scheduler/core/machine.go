@@ -1,0 +1,173 @@
+// Package core is the pure decision core of Locus's topology-aware scheduler
+// plugin: the CPU state of every node (what its NodeResourceTopology reports,
+// the decisions on the pods bound to it, and the scheduler's own assumed
+// allocations), where a pod's CPUs would go on a node (pkg/cpuset, the same
+// allocator the node agent runs), and how good that is. No I/O, no clocks:
+// the framework adapter in pkg/scheduler/plugin feeds it from informers.
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// machine is one kind of machine: its topology and the allocator indexed on
+// it. Nodes of the same kind share one (a cluster of 1000 identical nodes
+// indexes its topology once).
+type machine struct {
+	key   string // the fingerprint it is shared under
+	topo  *topology.Topology
+	alloc *cpualloc.Allocator
+	refs  int
+}
+
+// report is a node's NodeResourceTopology as read: its machine, reserved
+// CPUs and who holds which CPUs, or why it cannot be used.
+type report struct {
+	machine  *machine
+	reserved cpuset.CPUSet
+	holdings map[string]plan.Assignment // by namespace/pod
+	err      *Unfit
+}
+
+// readNRT reads what the node agent publishes (see pkg/kube/nrt): the zones
+// give the NUMA nodes, their distances and memory; the annotation
+// locus.io/cpu-topology the CPUs, reserved and isolated CPUs and holdings.
+// The machine comes back unindexed, with its fingerprint.
+func readNRT(obj *nrt.Object) (*topology.Topology, string, report, error) {
+	raw, ok := obj.Metadata.Annotations[nrt.AnnotationCPUTopology]
+	if !ok {
+		return nil, "", report{}, fmt.Errorf("it has no annotation %s: it was not published by the locus agent", nrt.AnnotationCPUTopology)
+	}
+	ct, err := nrt.ReadCPUTopology(raw)
+	if err != nil {
+		return nil, "", report{}, err
+	}
+	topo, err := buildTopology(ct, obj.Zones)
+	if err != nil {
+		return nil, "", report{}, err
+	}
+	reserved, err := cpuset.Parse(ct.Reserved)
+	if err != nil {
+		return nil, "", report{}, fmt.Errorf("reserved: %q is not a CPU list", ct.Reserved)
+	}
+	r := report{reserved: reserved, holdings: map[string]plan.Assignment{}}
+	for name, cpus := range ct.Exclusive {
+		set, err := cpuset.Parse(cpus)
+		if err != nil {
+			return nil, "", report{}, fmt.Errorf("exclusive[%s]: %q is not a CPU list", name, cpus)
+		}
+		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.FullPCPUs}
+	}
+	for name, b := range ct.StaticBurst {
+		set, err := cpuset.Parse(b.CPUs)
+		if err != nil {
+			return nil, "", report{}, fmt.Errorf("staticBurst[%s].cpus: %q is not a CPU list", name, b.CPUs)
+		}
+		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
+	}
+	key, err := fingerprint(ct, obj.Zones)
+	if err != nil {
+		return nil, "", report{}, err
+	}
+	return topo, key, r, nil
+}
+
+// buildTopology makes the machine model the allocator needs: CPUs from the
+// annotation, one NUMA node per zone node-<id> with its distances (costs) and
+// memory capacity.
+func buildTopology(ct nrt.CPUTopology, zones []nrt.Zone) (*topology.Topology, error) {
+	t := &topology.Topology{CPUs: slices.Clone(ct.CPUs)}
+	slices.SortFunc(t.CPUs, func(a, b topology.CPU) int { return a.ID - b.ID })
+	var err error
+	if t.Isolated, err = cpuset.Parse(ct.Isolated); err != nil {
+		return nil, fmt.Errorf("isolated: %q is not a CPU list", ct.Isolated)
+	}
+	type zone struct {
+		id int
+		z  nrt.Zone
+	}
+	var zs []zone
+	for _, z := range zones {
+		id, ok := zoneID(z)
+		if !ok {
+			continue
+		}
+		zs = append(zs, zone{id, z})
+	}
+	if len(zs) == 0 {
+		return nil, fmt.Errorf("it has no zones of type %s named node-<id>", nrt.ZoneType)
+	}
+	slices.SortFunc(zs, func(a, b zone) int { return a.id - b.id })
+	for _, z := range zs {
+		n := topology.NUMANode{ID: z.id, CPUs: t.CPUsWhere(func(c topology.CPU) bool { return c.NUMA == z.id })}
+		for _, r := range z.z.Resources {
+			if r.Name == "memory" {
+				n.MemoryTotal = uint64(r.Capacity.Value())
+			}
+		}
+		for _, other := range zs {
+			d := int64(-1)
+			for _, c := range z.z.Costs {
+				if c.Name == other.z.Name {
+					d = c.Value
+				}
+			}
+			if d < 0 {
+				return nil, fmt.Errorf("zone %s has no cost to zone %s", z.z.Name, other.z.Name)
+			}
+			n.Distances = append(n.Distances, int(d))
+		}
+		t.Nodes = append(t.Nodes, n)
+	}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	return t, nil
+}
+
+func zoneID(z nrt.Zone) (int, bool) {
+	s, ok := strings.CutPrefix(z.Name, "node-")
+	if !ok || z.Type != nrt.ZoneType {
+		return 0, false
+	}
+	id, err := strconv.Atoi(s)
+	return id, err == nil && id >= 0
+}
+
+// fingerprint identifies a machine: every input of buildTopology, and
+// nothing that changes with allocations (available counts, holdings).
+func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
+	type zoneKey struct {
+		Name   string
+		Type   string
+		Costs  []nrt.Cost
+		Memory string
+	}
+	k := struct {
+		CPUs     []topology.CPU
+		Isolated string
+		Zones    []zoneKey
+	}{CPUs: ct.CPUs, Isolated: ct.Isolated}
+	for _, z := range zones {
+		zk := zoneKey{Name: z.Name, Type: z.Type, Costs: z.Costs}
+		for _, r := range z.Resources {
+			if r.Name == "memory" {
+				zk.Memory = r.Capacity.String()
+			}
+		}
+		k.Zones = append(k.Zones, zk)
+	}
+	raw, err := json.Marshal(k)
+	return string(raw), err
+}

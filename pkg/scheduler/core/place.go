@@ -1,0 +1,183 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kube/podplan"
+)
+
+// Scoring chooses between nodes where a pod fits equally well.
+type Scoring string
+
+const (
+	// MostAllocated packs: prefer the node with the least free CPU left.
+	MostAllocated Scoring = "MostAllocated"
+	// LeastAllocated spreads: prefer the node with the most free CPU left.
+	LeastAllocated Scoring = "LeastAllocated"
+)
+
+// Request is what a pod asks for, with the cluster's strategies.
+type Request struct {
+	podplan.CPURequest
+	// NUMAStrategy picks CPUs inside a node (the allocator's; "" is
+	// most-allocated, as on the agent).
+	NUMAStrategy cpualloc.NUMAStrategy
+	// Scoring ranks nodes ("" is MostAllocated).
+	Scoring Scoring
+}
+
+// shareMilli is what the pod takes of each of its CPUs.
+func (r Request) shareMilli() int64 {
+	if r.Policy != cpualloc.StaticBurst {
+		return 1000
+	}
+	m := r.RequestMilli
+	if m == 0 {
+		m = int64(r.CPUs) * 1000
+	}
+	return cpualloc.BurstShare(m, r.CPUs)
+}
+
+func (r Request) alloc() cpualloc.Request {
+	return cpualloc.Request{CPUs: r.CPUs, Policy: r.Policy, RequestMilli: r.RequestMilli, NUMAStrategy: r.NUMAStrategy}
+}
+
+// Kind says why a pod does not fit a node.
+type Kind int
+
+const (
+	// NoTopology: the node has no NodeResourceTopology.
+	NoTopology Kind = iota
+	// BadTopology: its NodeResourceTopology cannot be read.
+	BadTopology
+	// Stale: its NodeResourceTopology describes another machine.
+	Stale
+	// Invalid: the request can never be served on this node (full-pcpus
+	// with a count that is not whole cores, say).
+	Invalid
+	// Insufficient: not enough free CPUs now.
+	Insufficient
+)
+
+// Unfit says why a pod's CPUs cannot be placed on a node. Detail is the
+// node-specific explanation (for logs); Reason a node-independent one, so
+// that the framework's "0/N nodes are available" message adds nodes up.
+type Unfit struct {
+	Kind   Kind
+	Detail string
+}
+
+func (u *Unfit) Error() string { return u.Detail }
+
+// Reason is the node-independent explanation for the pod's condition.
+func (u *Unfit) Reason(req Request) string {
+	switch u.Kind {
+	case NoTopology:
+		return "node(s) had no NodeResourceTopology from the locus agent"
+	case BadTopology:
+		return "node(s) had a NodeResourceTopology that cannot be read"
+	case Stale:
+		return "node(s) had a stale NodeResourceTopology (its CPUs are not the node's)"
+	case Invalid:
+		return "node(s) cannot serve the pod's CPU request: " + u.Detail
+	}
+	if req.Policy == cpualloc.StaticBurst {
+		return fmt.Sprintf("node(s) had not enough CPUs with room for static-burst (%d CPUs, request %dm)", req.CPUs, req.RequestMilli)
+	}
+	return fmt.Sprintf("node(s) had not enough free CPUs for %d exclusive CPUs (%s)", req.CPUs, req.Policy)
+}
+
+func unfit(k Kind, format string, args ...any) *Unfit {
+	return &Unfit{Kind: k, Detail: fmt.Sprintf(format, args...)}
+}
+
+// Locality is how close together a placement's CPUs are.
+type Locality int
+
+const (
+	// SeveralNUMA: the CPUs span NUMA nodes.
+	SeveralNUMA Locality = iota
+	// OneNUMA: one NUMA node, several L3 caches (or no L3 reported).
+	OneNUMA
+	// OneL3: one L3 cache of one NUMA node.
+	OneL3
+)
+
+// Placement is where a pod's CPUs would go on a node, and its score.
+type Placement struct {
+	Result   cpualloc.Result
+	Locality Locality
+	// Score is in [0, MaxScore]: locality first (one L3 beats one NUMA node
+	// beats several), then the scoring strategy on the CPU left free.
+	Score int64
+}
+
+// MaxScore is the highest Placement.Score.
+const MaxScore = int64(OneL3)*1000 + 1000
+
+// Place decides where req's CPUs go on the node v shows. nodeCPUs is the
+// node's CPU capacity (the kubelet's count of online CPUs), checked against
+// the NodeResourceTopology so that a report from another machine (a node
+// replaced under the same name, its agent not yet reporting) is not used;
+// 0 skips the check.
+func Place(v *NodeView, nodeCPUs int64, req Request) (Placement, error) {
+	if v == nil {
+		return Placement{}, unfit(NoTopology, "no NodeResourceTopology")
+	}
+	if v.Err != nil {
+		return Placement{}, v.Err
+	}
+	topo := v.machine.topo
+	if nodeCPUs > 0 && nodeCPUs != int64(len(topo.CPUs)) {
+		return Placement{}, unfit(Stale, "its NodeResourceTopology lists %d online CPUs, the node reports %d", len(topo.CPUs), nodeCPUs)
+	}
+	// Cheap refusal of a full node, before the allocator: every CPU the pod
+	// gets needs room for its share (all of it, for an exclusive policy).
+	if need := int64(req.CPUs) * req.shareMilli(); req.CPUs > 0 && v.freeMilli < need {
+		return Placement{}, unfit(Insufficient, "%s: %dm of CPU free, the pod needs %dm", req.Policy, v.freeMilli, need)
+	}
+	res, err := v.machine.alloc.Allocate(v.State, v.Reserved, req.alloc())
+	switch {
+	case errors.Is(err, cpualloc.ErrInvalidRequest):
+		return Placement{}, unfit(Invalid, "%v", err)
+	case errors.Is(err, cpualloc.ErrInsufficient):
+		return Placement{}, unfit(Insufficient, "%v", err)
+	case err != nil:
+		return Placement{}, unfit(BadTopology, "%v", err)
+	}
+	p := Placement{Result: res, Locality: locality(v, res)}
+	p.Score = int64(p.Locality)*1000 + v.strategyScore(req, res)
+	return p, nil
+}
+
+func locality(v *NodeView, res cpualloc.Result) Locality {
+	if len(res.NUMANodes) > 1 {
+		return SeveralNUMA
+	}
+	l3 := -2
+	for _, id := range res.CPUs.UnsortedList() {
+		c, _ := v.machine.topo.CPU(id)
+		if c.L3 < 0 || (l3 != -2 && c.L3 != l3) {
+			return OneNUMA
+		}
+		l3 = c.L3
+	}
+	return OneL3
+}
+
+// strategyScore is in [0, 1000]: the share of the node's allocatable CPU
+// left free after the placement (LeastAllocated), or taken (MostAllocated).
+func (v *NodeView) strategyScore(req Request, res cpualloc.Result) int64 {
+	if v.allocMilli <= 0 {
+		return 0
+	}
+	used := int64(res.CPUs.Size()) * req.shareMilli()
+	free := min(max(v.freeMilli-used, 0), v.allocMilli)
+	s := free * 1000 / v.allocMilli
+	if req.Scoring == LeastAllocated {
+		return s
+	}
+	return 1000 - s
+}

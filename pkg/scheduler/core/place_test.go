@@ -1,0 +1,219 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+)
+
+// Pods placed back to back on one node, before the agent reports any of
+// them, get disjoint exclusive CPUs: whole cores of one NUMA node, never a
+// reserved CPU, until the node is full.
+func TestBackToBackPodsAreDisjoint(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		r      Request
+		fit    int // pods that fit on the node
+		sizeOK func(cpus int) bool
+	}{
+		{"default 4 CPUs", req(4, "", 0), 3, func(n int) bool { return n == 4 }},
+		{"full-pcpus 2 CPUs", req(2, cpualloc.FullPCPUs, 0), 7, func(n int) bool { return n == 2 }},
+		{"spread 4 CPUs", req(4, cpualloc.SpreadByPCPUs, 0), 3, func(n int) bool { return n == 4 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCluster()
+			c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
+			topo := c.Snapshot()["n1"].Topology()
+			taken := cpuset.New()
+			for i := 0; ; i++ {
+				p, err := place(t, c, fmt.Sprintf("ns/p%d", i), "n1", tc.r)
+				if err != nil {
+					if i != tc.fit || kind(err) != Insufficient {
+						t.Fatalf("pod %d: %v (kind %d); want %d pods to fit, then Insufficient", i, err, kind(err), tc.fit)
+					}
+					break
+				}
+				cpus := p.Result.CPUs
+				switch {
+				case !tc.sizeOK(cpus.Size()):
+					t.Fatalf("pod %d got %s", i, cpus)
+				case !cpus.Intersection(taken).IsEmpty():
+					t.Fatalf("pod %d got %s, overlapping %s", i, cpus, taken)
+				case !cpus.Intersection(reservedCore).IsEmpty():
+					t.Fatalf("pod %d got reserved CPUs: %s", i, cpus)
+				case len(p.Result.NUMANodes) != 1 || len(topo.NodesOf(cpus)) != 1:
+					t.Fatalf("pod %d got %s on NUMA nodes %v", i, cpus, p.Result.NUMANodes)
+				case tc.r.Policy != cpualloc.SpreadByPCPUs && !wholeCores(topo, cpus):
+					t.Fatalf("pod %d got %s: not whole cores", i, cpus)
+				}
+				taken = taken.Union(cpus)
+			}
+		})
+	}
+}
+
+// static-burst pods share CPUs while their requests fit (request 1 on
+// limit 4 adds 250 millicores to each CPU: four pods fill four CPUs), use
+// fragments before whole cores, and exclusive pods never land on them.
+func TestStaticBurst(t *testing.T) {
+	c := NewCluster()
+	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
+	burst := req(4, cpualloc.StaticBurst, 1000)
+	first := mustPlace(t, c, "ns/b0", "n1", burst)
+	for i := 1; i < 4; i++ {
+		p := mustPlace(t, c, fmt.Sprintf("ns/b%d", i), "n1", burst)
+		if !p.Result.CPUs.Equals(first.Result.CPUs) || p.Result.Policy != cpualloc.StaticBurst {
+			t.Fatalf("burst pod %d got %s (%s), want the shared %s", i, p.Result.CPUs, p.Result.Policy, first.Result.CPUs)
+		}
+	}
+	fifth := mustPlace(t, c, "ns/b4", "n1", burst)
+	if !fifth.Result.CPUs.Intersection(first.Result.CPUs).IsEmpty() {
+		t.Fatalf("fifth burst pod %s shares the full CPUs %s", fifth.Result.CPUs, first.Result.CPUs)
+	}
+	v := c.Snapshot()["n1"]
+	for _, id := range first.Result.CPUs.List() {
+		if v.State.BurstMilli[id] != 1000 {
+			t.Errorf("cpu %d carries %d millicores, want 1000", id, v.State.BurstMilli[id])
+		}
+	}
+	// 14 usable CPUs, 8 carry burst load: 6 left, 3 whole cores.
+	ex := mustPlace(t, c, "ns/ex", "n1", req(2, "", 0))
+	if burstCPUs := first.Result.CPUs.Union(fifth.Result.CPUs); !ex.Result.CPUs.Intersection(burstCPUs).IsEmpty() {
+		t.Fatalf("exclusive pod got %s, on static-burst CPUs %s", ex.Result.CPUs, burstCPUs)
+	}
+	if got, want := c.Snapshot()["n1"].FreeMilli(), int64(14000-4000-1000-2000); got != want {
+		t.Errorf("free = %dm, want %dm (14 CPUs - 4 full burst CPUs - 1000m on 4 more - 2 exclusive)", got, want)
+	}
+}
+
+// A node without a NodeResourceTopology, with one that cannot be read, or
+// with one describing another machine is refused with a reason; pods never
+// land on a guess.
+func TestUnusableReports(t *testing.T) {
+	good := publish(t, twoNode, "n1", reservedCore, nil)
+	noAnnotation := publish(t, twoNode, "n2", reservedCore, nil)
+	noAnnotation.Metadata.Annotations = nil
+	badJSON := publish(t, twoNode, "n3", reservedCore, nil)
+	badJSON.Metadata.Annotations[nrt.AnnotationCPUTopology] = "{"
+	noZones := publish(t, twoNode, "n4", reservedCore, nil)
+	noZones.Zones = nil
+
+	c := NewCluster()
+	c.SetNRT("n1", good)
+	c.SetNRT("n2", noAnnotation)
+	c.SetNRT("n3", badJSON)
+	c.SetNRT("n4", noZones)
+	snap := c.Snapshot()
+	r := req(2, "", 0)
+	for _, tc := range []struct {
+		node     string
+		nodeCPUs int64
+		want     Kind
+		says     string
+	}{
+		{"n0", 16, NoTopology, "no NodeResourceTopology"},
+		{"n1", 32, Stale, "lists 16 online CPUs, the node reports 32"},
+		{"n2", 16, BadTopology, "not published by the locus agent"},
+		{"n3", 16, BadTopology, nrt.AnnotationCPUTopology},
+		{"n4", 16, BadTopology, "no zones"},
+	} {
+		_, err := Place(snap[tc.node], tc.nodeCPUs, r)
+		if kind(err) != tc.want || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: %v (kind %d), want kind %d saying %q", tc.node, err, kind(err), tc.want, tc.says)
+		}
+		if reason := err.(*Unfit).Reason(r); strings.Contains(reason, tc.node) {
+			t.Errorf("%s: reason %q names the node: the framework could not add nodes up", tc.node, reason)
+		}
+	}
+	if _, err := Place(snap["n1"], 16, r); err != nil {
+		t.Errorf("n1 with matching capacity: %v", err)
+	}
+	// A good report replaces a bad one; a deleted one makes the node unusable.
+	c.SetNRT("n3", publish(t, twoNode, "n3", reservedCore, nil))
+	c.DeleteNRT("n1")
+	snap = c.Snapshot()
+	if _, err := Place(snap["n3"], 16, r); err != nil {
+		t.Errorf("n3 after a good report: %v", err)
+	}
+	if _, err := Place(snap["n1"], 16, r); kind(err) != NoTopology {
+		t.Errorf("n1 after its report was deleted: %v", err)
+	}
+}
+
+// A request a node can never serve (full-pcpus on half a core) is Invalid,
+// not Insufficient: preemption cannot help.
+func TestInvalidForNode(t *testing.T) {
+	c := NewCluster()
+	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
+	_, err := Place(c.Snapshot()["n1"], 16, req(3, cpualloc.FullPCPUs, 0))
+	if kind(err) != Invalid || !strings.Contains(err.Error(), "not a multiple of 2") {
+		t.Fatalf("full-pcpus 3: %v", err)
+	}
+}
+
+// What the agent reports counts for the pods that exist; a pod the report
+// still lists but that was deleted is free at once.
+func TestReportedHoldings(t *testing.T) {
+	held := map[string]plan.Assignment{
+		"ns/running": {CPUs: cpuset.New(4, 5, 12, 13), Policy: cpualloc.FullPCPUs},
+		"ns/deleted": {CPUs: cpuset.New(6, 7, 14, 15), Policy: cpualloc.FullPCPUs},
+	}
+	c := NewCluster()
+	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, held))
+	c.SetPod("ns/running", "n1", nil) // bound, placed by the agent itself
+	v := c.Snapshot()["n1"]
+	if want := cpuset.New(4, 5, 12, 13); !v.State.Exclusive.Equals(want) {
+		t.Fatalf("exclusive %s, want %s (the deleted pod's CPUs are free)", v.State.Exclusive, want)
+	}
+	c.DeletePod("ns/running")
+	if v := c.Snapshot()["n1"]; !v.State.Exclusive.IsEmpty() {
+		t.Fatalf("exclusive %s after the pod was deleted, want none", v.State.Exclusive)
+	}
+}
+
+// Scores: one L3 beats one NUMA node beats several; then MostAllocated
+// prefers the fuller node and LeastAllocated the emptier.
+func TestScores(t *testing.T) {
+	c := NewCluster()
+	c.SetNRT("split", publish(t, splitL3, "split", cpuset.New(), nil))
+	v := c.Snapshot()["split"]
+	oneL3, err := Place(v, 0, req(4, "", 0))
+	if err != nil || oneL3.Locality != OneL3 {
+		t.Fatalf("4 CPUs on split L3s: %+v %v", oneL3, err)
+	}
+	oneNUMA, _ := Place(v, 0, req(6, "", 0))
+	several, _ := Place(v, 0, req(12, "", 0))
+	if oneNUMA.Locality != OneNUMA || several.Locality != SeveralNUMA {
+		t.Fatalf("localities %d %d", oneNUMA.Locality, several.Locality)
+	}
+	if !(oneL3.Score > oneNUMA.Score && oneNUMA.Score > several.Score) || oneL3.Score > MaxScore || several.Score < 0 {
+		t.Fatalf("scores L3 %d, NUMA %d, several %d", oneL3.Score, oneNUMA.Score, several.Score)
+	}
+
+	c.SetNRT("empty", publish(t, twoNode, "empty", reservedCore, nil))
+	c.SetNRT("busy", publish(t, twoNode, "busy", reservedCore, nil))
+	mustPlace(t, c, "ns/x", "busy", req(4, "", 0))
+	snap := c.Snapshot()
+	for _, tc := range []struct {
+		s         Scoring
+		preferred string
+	}{{MostAllocated, "busy"}, {"", "busy"}, {LeastAllocated, "empty"}} {
+		r := req(2, "", 0)
+		r.Scoring = tc.s
+		e, _ := Place(snap["empty"], 16, r)
+		b, _ := Place(snap["busy"], 16, r)
+		best := "empty"
+		if b.Score > e.Score {
+			best = "busy"
+		}
+		if best != tc.preferred || e.Locality != b.Locality {
+			t.Errorf("%q: empty %d, busy %d: prefers %s, want %s", tc.s, e.Score, b.Score, best, tc.preferred)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/scheduler/core"
+)
+
+var errNoState = errors.New(Name + ": no cycle state (PreFilter did not run)")
+
+// Reserve assumes the pod's CPUs on the chosen node, so that the next pods
+// are placed around them before the pod is bound and long before the agent
+// reports them. If the node changed since Filter, the pod is placed again
+// on its current state; when it no longer fits, the pod is unschedulable
+// for now and is tried again.
+func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	s, ok := readState(cs)
+	if !ok {
+		return nil // not a pod of ours
+	}
+	pl, ok := s.get(node)
+	if !ok {
+		pl.view = s.snap[node]
+		var err error
+		if pl.p, err = core.Place(pl.view, 0, s.req); err != nil {
+			return unfitStatus(ctx, pod, node, err, s.req)
+		}
+	}
+	final, err := p.cluster.Assume(podplan.Name(pod), node, pl.view, pl.p, s.req)
+	if err != nil {
+		p.waiting.add(pod)
+		return unfitStatus(ctx, pod, node, err, s.req)
+	}
+	s.mu.Lock()
+	s.final = &final
+	s.mu.Unlock()
+	klog.FromContext(ctx).V(2).Info("CPUs assumed", "pod", klog.KObj(pod), "node", node,
+		"cpus", final.Result.CPUs.String(), "numaNodes", final.Result.NUMANodes, "policy", final.Result.Policy)
+	return nil
+}
+
+// Unreserve releases what Reserve assumed: the pod was not bound.
+func (p *Plugin) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, node string) {
+	if _, ok := readState(cs); ok {
+		p.cluster.Forget(podplan.Name(pod), node)
+		p.activate(klog.FromContext(ctx))
+	}
+}
+
+// PreBind writes the decision on the pod (locus.io/resource-status) before
+// it is bound, so the agent finds it as soon as the pod reaches the node.
+func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
+	s, ok := readState(cs)
+	if !ok {
+		return nil
+	}
+	s.mu.Lock()
+	final := s.final
+	s.mu.Unlock()
+	if final == nil {
+		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+		podplan.AnnotationResourceStatus: Decision(*final).Format()}}})
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	_, err = p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: Name})
+	if err != nil {
+		return framework.AsStatus(err)
+	}
+	return nil
+}
+
+// Decision is the annotation's content for a placement.
+func Decision(pl core.Placement) podplan.ResourceStatus {
+	return podplan.ResourceStatus{CPUs: pl.Result.CPUs, NUMANodes: pl.Result.NUMANodes, Policy: pl.Result.Policy}
+}

@@ -1,0 +1,73 @@
+package plugin
+
+import (
+	"os"
+
+	"github.com/spf13/pflag"
+	"sigs.k8s.io/yaml"
+)
+
+// DefaultWeight is the plugin's score weight in the default configuration;
+// kube-scheduler's own score plugins weigh 1 to 3.
+const DefaultWeight = 5
+
+// DefaultConfig is the KubeSchedulerConfiguration locus-scheduler runs with
+// when given no --config: kube-scheduler's defaults, as default-scheduler,
+// with this plugin added (default args), so that it replaces kube-scheduler
+// as it is. The connection flags kube-scheduler honours only without
+// --config (--kubeconfig, --kube-api-qps, --kube-api-burst,
+// --kube-api-content-type) are carried into it; leader election flags apply
+// either way.
+func DefaultConfig(fs *pflag.FlagSet) ([]byte, error) {
+	conn := map[string]any{}
+	for flag, key := range map[string]string{"kubeconfig": "kubeconfig", "kube-api-content-type": "contentType"} {
+		if f := fs.Lookup(flag); f != nil && f.Value.String() != "" && (f.Changed || flag == "kubeconfig") {
+			conn[key] = f.Value.String()
+		}
+	}
+	if q, err := fs.GetFloat32("kube-api-qps"); err == nil && fs.Changed("kube-api-qps") {
+		conn["qps"] = q
+	}
+	if b, err := fs.GetInt32("kube-api-burst"); err == nil && fs.Changed("kube-api-burst") {
+		conn["burst"] = b
+	}
+	cfg := map[string]any{
+		"apiVersion":       "kubescheduler.config.k8s.io/v1",
+		"kind":             "KubeSchedulerConfiguration",
+		"clientConnection": conn,
+		"profiles": []any{map[string]any{
+			"schedulerName": "default-scheduler",
+			"plugins": map[string]any{"multiPoint": map[string]any{
+				"enabled": []any{map[string]any{"name": Name, "weight": DefaultWeight}}}},
+		}},
+	}
+	return yaml.Marshal(cfg)
+}
+
+// withDefaultConfig gives a command line without --config the default
+// configuration, in a temporary file removed when run returns.
+func withDefaultConfig(fs *pflag.FlagSet, run func() error) error {
+	if fs.Changed("config") {
+		return run()
+	}
+	raw, err := DefaultConfig(fs)
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp("", "locus-scheduler-*.yaml")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(raw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fs.Set("config", f.Name()); err != nil {
+		return err
+	}
+	return run()
+}

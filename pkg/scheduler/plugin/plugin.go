@@ -1,0 +1,180 @@
+// Package plugin is the kube-scheduler framework adapter of Locus's
+// topology-aware CPU scheduling: for pods with cpuset-scheduler "true" it
+// chooses the node and the exact CPUs together (pkg/scheduler/core decides),
+// keeps the choice while the pod is bound, and writes it on the pod as
+// locus.io/resource-status for the node agent to apply. Other pods are left
+// to the other plugins.
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/scheduler/core"
+)
+
+// Name is the plugin's name in a KubeSchedulerConfiguration.
+const Name = "LocusCPUTopology"
+
+// Args are the plugin's arguments (pluginConfig[].args).
+type Args struct {
+	// ScoringStrategy ranks the nodes where a pod fits equally well:
+	// MostAllocated (default) packs, LeastAllocated spreads.
+	ScoringStrategy core.Scoring `json:"scoringStrategy,omitempty"`
+	// NUMAStrategy picks the CPUs inside a node, as the agent's allocator
+	// does: most-allocated (default) or least-allocated.
+	NUMAStrategy cpualloc.NUMAStrategy `json:"numaStrategy,omitempty"`
+}
+
+// Validate checks the values and fills in the defaults.
+func (a *Args) Validate() error {
+	switch a.ScoringStrategy {
+	case "":
+		a.ScoringStrategy = core.MostAllocated
+	case core.MostAllocated, core.LeastAllocated:
+	default:
+		return fmt.Errorf("%s args: scoringStrategy %q: want %s or %s", Name, a.ScoringStrategy, core.MostAllocated, core.LeastAllocated)
+	}
+	switch a.NUMAStrategy {
+	case "":
+		a.NUMAStrategy = cpualloc.MostAllocated
+	case cpualloc.MostAllocated, cpualloc.LeastAllocated:
+	default:
+		return fmt.Errorf("%s args: numaStrategy %q: want %s or %s", Name, a.NUMAStrategy, cpualloc.MostAllocated, cpualloc.LeastAllocated)
+	}
+	return nil
+}
+
+// Plugin is the framework plugin. Its state is a core.Cluster fed by the
+// framework's pod and node informers and its own NodeResourceTopology
+// informer.
+type Plugin struct {
+	args    Args
+	handle  framework.Handle
+	cluster *core.Cluster
+	synced  []cache.InformerSynced
+	ready   atomic.Bool
+	waited  atomic.Bool
+	waiting waiting
+}
+
+var (
+	_ framework.PreFilterPlugin   = (*Plugin)(nil)
+	_ framework.FilterPlugin      = (*Plugin)(nil)
+	_ framework.PostFilterPlugin  = (*Plugin)(nil)
+	_ framework.PreScorePlugin    = (*Plugin)(nil)
+	_ framework.ScorePlugin       = (*Plugin)(nil)
+	_ framework.ReservePlugin     = (*Plugin)(nil)
+	_ framework.PreBindPlugin     = (*Plugin)(nil)
+	_ framework.EnqueueExtensions = (*Plugin)(nil)
+)
+
+// New is the plugin factory (app.WithPlugin(plugin.Name, plugin.New)). It
+// reads NodeResourceTopology objects through the scheduler's kubeconfig.
+func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
+	dyn, err := dynamic.NewForConfig(h.KubeConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	return NewWithClient(ctx, obj, h, dyn)
+}
+
+// NewWithClient is New with the client NodeResourceTopology objects are
+// read through (a fake one in tests).
+func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, dyn dynamic.Interface) (*Plugin, error) {
+	var args Args
+	if err := decodeArgs(obj, &args); err != nil {
+		return nil, err
+	}
+	p := &Plugin{args: args, handle: h, cluster: core.NewCluster()}
+	if err := p.watch(ctx, dyn); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func decodeArgs(obj runtime.Object, args *Args) error {
+	if err := frameworkruntime.DecodeInto(obj, args); err != nil {
+		return fmt.Errorf("%s args: %w", Name, err)
+	}
+	return args.Validate()
+}
+
+// Name implements framework.Plugin.
+func (p *Plugin) Name() string { return Name }
+
+// Cluster is the plugin's state (for tests and benchmarks).
+func (p *Plugin) Cluster() *core.Cluster { return p.cluster }
+
+// waitSynced holds the first scheduling cycle until every event of the
+// initial lists reached the cluster state: before that, pods already bound
+// would look absent and their CPUs free. It waits once (up to 30s); later
+// cycles only check, so that a missing CRD or permission does not stall the
+// scheduler for everyone.
+func (p *Plugin) waitSynced(ctx context.Context) bool {
+	if p.ready.Load() {
+		return true
+	}
+	synced := func() bool {
+		for _, s := range p.synced {
+			if !s() {
+				return false
+			}
+		}
+		return true
+	}
+	if p.waited.Swap(true) {
+		if synced() {
+			p.ready.Store(true)
+		}
+		return p.ready.Load()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+		p.ready.Store(true)
+		klog.FromContext(ctx).V(2).Info("CPU state synced", "plugin", Name)
+	}
+	return p.ready.Load()
+}
+
+// EventsToRegister implements framework.EnqueueExtensions: a pod rejected
+// here may fit after a bound pod goes, a node arrives or grows, or the pod
+// itself is changed. NodeResourceTopology changes are not registered: the
+// plugin activates waiting pods itself once its state has them (see
+// waiting), which also spares the scheduler a second watch on them.
+func (p *Plugin) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
+	return []framework.ClusterEventWithHint{
+		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: afterPodDelete},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Update}, QueueingHintFn: afterPodUpdate},
+	}, nil
+}
+
+// afterPodDelete: only a bound pod held CPUs.
+func afterPodDelete(_ klog.Logger, _ *v1.Pod, oldObj, _ any) (framework.QueueingHint, error) {
+	if old, ok := oldObj.(*v1.Pod); ok && old.Spec.NodeName == "" {
+		return framework.QueueSkip, nil
+	}
+	return framework.Queue, nil
+}
+
+// afterPodUpdate: the rejected pod itself was changed (its cpu-policy
+// fixed, say); another pod's update frees nothing.
+func afterPodUpdate(_ klog.Logger, pod *v1.Pod, _, newObj any) (framework.QueueingHint, error) {
+	if updated, ok := newObj.(*v1.Pod); ok && updated.UID == pod.UID {
+		return framework.Queue, nil
+	}
+	return framework.QueueSkip, nil
+}

@@ -1,0 +1,126 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/kube/podplan"
+)
+
+// watch feeds the cluster state: pods and nodes from the framework's
+// informers (the scheduler's pod informer already leaves out finished
+// pods), NodeResourceTopology objects from an informer of its own.
+func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
+	logger := klog.FromContext(ctx)
+	f := p.handle.SharedInformerFactory()
+	podReg, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.onPod(logger, obj) },
+		UpdateFunc: func(_, obj any) { p.onPod(logger, obj) },
+		DeleteFunc: func(obj any) {
+			if pod, ok := untombstone(obj).(*v1.Pod); ok {
+				p.podGone(logger, podplan.Name(pod))
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%s: pod informer: %w", Name, err)
+	}
+	nodeReg, err := f.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj any) {
+			if node, ok := untombstone(obj).(*v1.Node); ok {
+				p.cluster.DeleteNode(node.Name)
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%s: node informer: %w", Name, err)
+	}
+	nrtInf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0).ForResource(nrt.GVR).Informer()
+	nrtReg, err := nrtInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { p.onNRT(logger, obj) },
+		UpdateFunc: func(_, obj any) { p.onNRT(logger, obj) },
+		DeleteFunc: func(obj any) {
+			if u, ok := untombstone(obj).(*unstructured.Unstructured); ok {
+				p.cluster.DeleteNRT(u.GetName())
+			}
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%s: NodeResourceTopology informer: %w", Name, err)
+	}
+	go nrtInf.RunWithContext(ctx)
+	p.synced = []cache.InformerSynced{podReg.HasSynced, nodeReg.HasSynced, nrtReg.HasSynced}
+	return nil
+}
+
+// onPod records a bound pod and the decision it carries. A decision that
+// does not parse counts for nothing here: the agent chooses the CPUs itself
+// (and reports them) or runs the pod in the shared pool.
+func (p *Plugin) onPod(logger klog.Logger, obj any) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok || pod.Spec.NodeName == "" {
+		return
+	}
+	key := podplan.Name(pod)
+	p.waiting.remove(key)
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		p.podGone(logger, key)
+		return
+	}
+	var decision *plan.Assignment
+	a, ok, err := podplan.Decision(pod)
+	switch {
+	case err != nil:
+		logger.V(2).Info("ignoring an unreadable decision", "pod", klog.KObj(pod), "annotation", podplan.AnnotationResourceStatus, "err", err)
+	case ok:
+		decision = &a
+	}
+	p.cluster.SetPod(key, pod.Spec.NodeName, decision)
+}
+
+func (p *Plugin) onNRT(logger klog.Logger, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	var o nrt.Object
+	raw, err := json.Marshal(u.Object)
+	if err == nil {
+		err = json.Unmarshal(raw, &o)
+	}
+	if err != nil {
+		// Schema validation makes this unlikely; the node is then as one
+		// without a report.
+		logger.Error(err, "cannot decode NodeResourceTopology", "name", u.GetName())
+		p.cluster.DeleteNRT(u.GetName())
+		return
+	}
+	if p.cluster.SetNRT(u.GetName(), &o) {
+		p.activate(logger)
+	}
+}
+
+// podGone frees a pod's CPUs and retries the pods waiting for some.
+func (p *Plugin) podGone(logger klog.Logger, key string) {
+	p.waiting.remove(key)
+	if p.cluster.DeletePod(key) {
+		p.activate(logger)
+	}
+}
+
+func untombstone(obj any) any {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return t.Obj
+	}
+	return obj
+}
