@@ -2,6 +2,7 @@ package kubetest_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ var chartValueSets = []struct {
 	{name: "defaults"},
 	{name: "scheduler-unprivileged", set: []string{"scheduler.enabled=true", "agent.privileged=false", "image.pullPolicy=Always"}},
 	{name: "no-default-configs", set: []string{"defaultConfigs.resourceQOS.create=false", "defaultConfigs.podConfig.create=false"}},
+	{name: "grafana-dashboard", set: []string{"grafana.dashboard.enabled=true"}},
 	{name: "agent-flags", set: []string{`agent.reservedCPUs=0\,64`, "agent.cgroupDriver=systemd"}},
 }
 
@@ -105,6 +107,9 @@ func TestHelmChartAppliesToRealAPIServer(t *testing.T) {
 			if vs.name == "no-default-configs" {
 				wantConfigMaps = 0
 			}
+			if vs.name == "grafana-dashboard" {
+				wantConfigMaps++ // the dashboard, for Grafana's sidecar
+			}
 			if kinds["DaemonSet"] != 1 || kinds["CustomResourceDefinition"] != 1 ||
 				kinds["Deployment"] != wantDeployments || kinds["ConfigMap"] != wantConfigMaps {
 				t.Fatalf("rendered kinds %v: want 1 DaemonSet, 1 CRD, %d Deployment(s), %d ConfigMap(s)", kinds, wantDeployments, wantConfigMaps)
@@ -156,6 +161,22 @@ func checkDefaultConfig(t *testing.T, kind, name string, obj map[string]any) {
 		// Loaded and run by pkg/scheduler/integration; here, only that it is one.
 		if !strings.Contains(cm.Data["config.yaml"], "kind: KubeSchedulerConfiguration") {
 			t.Fatalf("chart's %s holds no KubeSchedulerConfiguration:\n%s", name, cm.Data["config.yaml"])
+		}
+	case "locus-grafana-dashboard":
+		// Its queries are checked against a live /metrics in pkg/agent; here,
+		// that Grafana's sidecar finds it and it is JSON.
+		var labels struct {
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(raw, &labels); err != nil || labels.Metadata.Labels["grafana_dashboard"] != "1" {
+			t.Fatalf("chart's %s lacks the label grafana_dashboard: \"1\" (%v)", name, err)
+		}
+		for key, text := range cm.Data {
+			if !json.Valid([]byte(text)) {
+				t.Fatalf("chart's %s: %s is not JSON", name, key)
+			}
 		}
 	default:
 		t.Fatalf("unexpected ConfigMap %s in the chart", name)
