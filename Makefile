@@ -5,7 +5,7 @@ TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: build locus locus-scheduler run test k8s-tools lint unit bench-vet numa-test bench tools clean
+.PHONY: build locus locus-scheduler run test k8s-tools lint unit bench-vet numa-test e2e bench tools clean
 
 build: locus locus-scheduler
 
@@ -47,6 +47,11 @@ bench-vet:
 # numactl and busybox-static with apt. Packages run there: test/numavm/packages.
 numa-test:
 	bash test/numavm/run.sh
+
+# End-to-end tests on a real one-node cluster of this machine (root; installs
+# containerd and runc with apt when missing): docs/e2e.md.
+e2e:
+	hack/e2e.sh test
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

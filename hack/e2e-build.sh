@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds what hack/e2e-up.sh runs besides the control plane: the kubelet and
+# kube-controller-manager v1.33.13 from tools/kubelet (the release's own module
+# graph, stamped as hack/build-controlplane.sh stamps its binaries), cached in
+# .cache/e2e/bin with a STAMP like the control plane's; locus and locus-scheduler
+# from this checkout; and the pause and workload images (tools/images) as
+# docker-archive tarballs in .cache/e2e/images.
+set -euo pipefail
+# shellcheck source=hack/e2e-lib.sh
+. "$(dirname "$0")/e2e-lib.sh"
+go=${GO:-go}
+kube_version=v1.33.13
+export CGO_ENABLED=0
+t0=$(now)
+
+"$repo/hack/build-controlplane.sh"
+
+stamp=$({
+	"$go" version
+	cat "$0" "$repo/tools/kubelet/go.mod" "$repo/tools/kubelet/go.sum"
+} | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$E2E_BIN/STAMP" 2>/dev/null)" = "$stamp" ] && [ -x "$E2E_BIN/kubelet" ] && [ -x "$E2E_BIN/kube-controller-manager" ]; then
+	log "kubelet and kube-controller-manager up to date in $E2E_BIN"
+else
+	log "building kubelet and kube-controller-manager $kube_version into $E2E_BIN"
+	minor=${kube_version#v1.}
+	minor=${minor%%.*}
+	mkdir -p "$E2E_BIN"
+	rm -f "$E2E_BIN/STAMP"
+	(cd "$repo/tools/kubelet" && "$go" build -trimpath -o "$E2E_BIN/" -ldflags "-s -w
+		-X k8s.io/component-base/version.gitVersion=$kube_version
+		-X k8s.io/component-base/version.gitMajor=1
+		-X k8s.io/component-base/version.gitMinor=$minor
+		-X k8s.io/component-base/version.gitTreeState=clean" \
+		k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager)
+	echo "$stamp" >"$E2E_BIN/STAMP"
+	"$E2E_BIN/kubelet" --version
+fi
+
+# The project's own binaries and images: quick with a warm build cache.
+cd "$repo"
+"$go" build -o "$E2E_BIN/locus" ./cmd/locus
+if [ -d cmd/locus-scheduler ]; then
+	"$go" build -o "$E2E_BIN/locus-scheduler" ./cmd/locus-scheduler
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$go" build -trimpath -ldflags "-s -w" -o "$tmp/" ./tools/images ./tools/images/pause ./tools/images/workload
+mkdir -p "$E2E_IMAGES"
+"$tmp/images" -ref "$PAUSE_IMAGE" -o "$E2E_IMAGES/pause.tar" -file "/pause=$tmp/pause"
+"$tmp/images" -ref "$WORKLOAD_IMAGE" -o "$E2E_IMAGES/workload.tar" -file "/workload=$tmp/workload"
+log "built in $(since "$t0") s"

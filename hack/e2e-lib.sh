@@ -1,0 +1,246 @@
+# shellcheck shell=bash disable=SC2034 # sourced: the variables are used by the scripts
+# Shared by hack/e2e*.sh (sourced, not run): where things live and how the
+# end-to-end node's processes are started and stopped.
+#
+# Every process runs in the network namespace $E2E_NETNS, made by e2e-up.sh: the
+# fixed ports below never collide with the host's, the kubelet's iptables chains
+# vanish with the namespace, and the node IP is an address of that namespace.
+# Mounts, cgroups and sysctls are the host's: e2e-down.sh puts them back.
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+E2E_DIR=${LOCUS_E2E_DIR:-/tmp/locus-e2e}
+E2E_NETNS=locus-e2e
+E2E_NODE=locus-e2e
+E2E_NODE_IP=198.51.100.10 # TEST-NET-2, only inside the namespace
+E2E_BIN=$repo/.cache/e2e/bin
+E2E_IMAGES=$repo/.cache/e2e/images
+CP_BIN=${LOCUS_CONTROLPLANE_BIN:-$repo/.cache/controlplane/bin}
+CTRD_SOCK=$E2E_DIR/containerd/containerd.sock
+APISERVER_PORT=6443
+ETCD_PORT=2379
+KUBELET_PORT=10250
+KUBELET_HEALTHZ_PORT=10248
+AGENT_METRICS=127.0.0.1:9316
+PAUSE_IMAGE=locus.local/e2e/pause:1
+WORKLOAD_IMAGE=locus.local/e2e/workload:1
+
+# The kernel tunables the kubelet sets at start (kubelet/cm's setupKernelTunables),
+# saved by up and restored by down.
+E2E_SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops
+	kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
+# Host paths the node uses whatever its configuration says; down removes the ones
+# that up found missing.
+E2E_HOST_PATHS=(/var/lib/kubelet /var/log/containers /var/log/pods /run/containerd
+	/opt/containerd /var/lib/containerd /usr/libexec/kubernetes /etc/kubernetes /var/lib/cni
+	/run/mount) # /run/mount: libmount's utab, made by the first mount(8) that needs it
+# The cgroup hierarchies (under /sys/fs/cgroup) where the kubelet and runc create
+# kubepods: every v1 controller the kubelet uses, the named systemd one and the v2
+# mount of a hybrid host.
+E2E_CGROUP_TOP=kubepods
+
+now() { date +%s.%N; }
+since() { awk "BEGIN{printf \"%.1f\", $(now) - $1}"; }
+
+log() { echo "e2e: $*" >&2; }
+die() {
+	log "$*"
+	exit 1
+}
+
+in_ns() { nsenter --net="/run/netns/$E2E_NETNS" -- "$@"; }
+
+# start NAME CMD...: runs CMD in the namespace, in a session of its own (it
+# outlives this script), output in logs/NAME.log, pid in pids/NAME.
+start() {
+	local name=$1
+	shift
+	mkdir -p "$E2E_DIR/logs" "$E2E_DIR/pids"
+	# Not a process-group leader, so setsid execs in place: $! is CMD's pid.
+	nsenter --net="/run/netns/$E2E_NETNS" -- setsid "$@" </dev/null >>"$E2E_DIR/logs/$name.log" 2>&1 &
+	echo $! >"$E2E_DIR/pids/$name"
+}
+
+# ours PID: the process runs one of our binaries or names our run directory,
+# so a recycled pid is never signalled.
+ours() {
+	local cmd
+	[ -r "/proc/$1/cmdline" ] && cmd=$(tr "\0" " " 2>/dev/null <"/proc/$1/cmdline") || return 1
+	case "$cmd" in
+	*"$E2E_DIR"* | *"$E2E_BIN"* | *"$CP_BIN"*) return 0 ;;
+	esac
+	return 1
+}
+
+running() {
+	local pid
+	pid=$(cat "$E2E_DIR/pids/$1" 2>/dev/null) || return 1
+	ours "$pid"
+}
+
+# stop NAME [GRACE]: SIGTERM, then SIGKILL after GRACE seconds (default 10).
+stop() {
+	local name=$1 grace=${2:-10} pid i
+	pid=$(cat "$E2E_DIR/pids/$name" 2>/dev/null) || return 0
+	if ours "$pid"; then
+		kill -TERM "$pid" 2>/dev/null || true
+		for ((i = 0; i < grace * 10; i++)); do
+			ours "$pid" || break
+			# A zombie child of this shell would look alive: reap it.
+			wait "$pid" 2>/dev/null || true
+			sleep 0.1
+		done
+		if ours "$pid"; then
+			log "$name (pid $pid) ignored SIGTERM for ${grace}s: SIGKILL"
+			kill -KILL "$pid" 2>/dev/null || true
+			sleep 0.2
+		fi
+	fi
+	rm -f "$E2E_DIR/pids/$name"
+}
+
+# wait_for NAME SECONDS CMD...: polls CMD every 0.2 s; gives up at once when the
+# component NAME (if started by start) has exited.
+wait_for() {
+	local name=$1 secs=$2 i
+	shift 2
+	for ((i = 0; i < secs * 5; i++)); do
+		if "$@" >/dev/null 2>&1; then
+			return 0
+		fi
+		if [ -f "$E2E_DIR/pids/$name" ] && ! running "$name"; then
+			log "$name exited; end of its log:"
+			tail -n 15 "$E2E_DIR/logs/$name.log" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+	log "$name not ready after ${secs}s"
+	return 1
+}
+
+kubectl_e2e() { in_ns "$CP_BIN/kubectl" --kubeconfig "$E2E_DIR/kubeconfig" --cache-dir "$E2E_DIR/kubectl-cache" "$@"; }
+
+# The components, each startable again by "hack/e2e.sh restart NAME".
+start_etcd() {
+	start etcd "$CP_BIN/etcd" --name=e2e --data-dir="$E2E_DIR/etcd" \
+		--listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+		--listen-peer-urls=http://127.0.0.1:2380 --initial-advertise-peer-urls=http://127.0.0.1:2380 \
+		--initial-cluster=e2e=http://127.0.0.1:2380 --unsafe-no-fsync --log-level=warn
+}
+
+start_apiserver() {
+	local p=$E2E_DIR/pki
+	# As pkg/kube/kubetest's, with the admission plugins that need absent
+	# controllers off.
+	start apiserver "$CP_BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
+		--tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
+		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
+		--service-account-key-file="$p/sa.key" --service-account-signing-key-file="$p/sa.key" \
+		--service-cluster-ip-range=10.0.0.0/24 --authorization-mode=RBAC --allow-privileged=true \
+		--disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
+		--endpoint-reconciler-type=none --profiling=false
+}
+
+start_controller_manager() {
+	# Only what a Deployment needs, and no node lifecycle controller: the node is
+	# NotReady (no CNI) and must not be tainted or have its pods evicted.
+	start controller-manager "$E2E_BIN/kube-controller-manager" --kubeconfig="$E2E_DIR/kubeconfig" \
+		--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller \
+		--leader-elect=false --secure-port=0 --use-service-account-credentials=false
+}
+
+start_containerd() {
+	start containerd /usr/bin/containerd --config "$E2E_DIR/containerd/config.toml"
+}
+
+start_kubelet() {
+	start kubelet "$E2E_BIN/kubelet" --config="$E2E_DIR/kubelet/config.yaml" \
+		--kubeconfig="$E2E_DIR/kubeconfig" --root-dir="$E2E_DIR/kubelet/root" \
+		--cert-dir="$E2E_DIR/kubelet/pki" --hostname-override="$E2E_NODE" --node-ip="$E2E_NODE_IP" --v=2
+}
+
+# LOCUS_E2E_SCHEDULER_ARGS and LOCUS_E2E_AGENT_ARGS add flags, split on spaces.
+# shellcheck disable=SC2086
+start_scheduler() {
+	start scheduler "$E2E_BIN/locus-scheduler" --kubeconfig="$E2E_DIR/kubeconfig" \
+		--leader-elect=false --secure-port=0 ${LOCUS_E2E_SCHEDULER_ARGS:-}
+}
+
+# shellcheck disable=SC2086
+start_agent() {
+	# The node's cgroups are the host's: the agent writes them as the DaemonSet would.
+	start agent "$E2E_BIN/locus" agent --node-name="$E2E_NODE" --kubeconfig="$E2E_DIR/kubeconfig" \
+		--state-dir="$E2E_DIR/agent" --cgroup-driver=cgroupfs --metrics-addr="$AGENT_METRICS" \
+		--memory-v1-soft-limit ${LOCUS_E2E_AGENT_ARGS:-}
+}
+
+kubelet_healthy() { in_ns curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"; }
+node_registered() { kubectl_e2e get node "$E2E_NODE"; }
+ctr_e2e() { ctr --address "$CTRD_SOCK" "$@"; }
+
+# containerd_config: the CRI plugin on cgroupfs with the project's pause image,
+# everything under $E2E_DIR but the shims' sockets (/run/containerd/s, fixed in
+# containerd 1.6). restrict_oom_score_adj: this machine's processes lack
+# CAP_SYS_RESOURCE, and without it runc fails ("can't get final child's PID from
+# pipe") when asked to lower a container's oom_score_adj.
+containerd_config() {
+	cat <<EOF2
+version = 2
+root = "$E2E_DIR/containerd/root"
+state = "$E2E_DIR/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.tracing.processor.v1.otlp", "io.containerd.internal.v1.tracing"]
+[grpc]
+  address = "$CTRD_SOCK"
+[plugins."io.containerd.internal.v1.opt"]
+  path = "$E2E_DIR/containerd/opt"
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = "$E2E_DIR/containerd/runc"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$E2E_DIR/containerd/net.d"
+EOF2
+}
+
+# kubelet_config: what this cgroup v1 host needs (failCgroupV1, failSwapOn,
+# cgroupfs, oomScoreAdj 0 for want of CAP_SYS_RESOURCE), the seeds' CPU manager
+# policy none, and no image garbage collection (the images cannot be pulled again).
+kubelet_config() {
+	cat <<EOF2
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+authentication: {anonymous: {enabled: true}, webhook: {enabled: false}}
+authorization: {mode: AlwaysAllow}
+cgroupDriver: cgroupfs
+cgroupRoot: /
+cgroupsPerQOS: true
+failCgroupV1: false
+failSwapOn: false
+oomScoreAdj: 0
+cpuManagerPolicy: none
+port: $KUBELET_PORT
+healthzBindAddress: 127.0.0.1
+healthzPort: $KUBELET_HEALTHZ_PORT
+readOnlyPort: 0
+containerRuntimeEndpoint: unix://$CTRD_SOCK
+podLogsDir: $E2E_DIR/kubelet/pod-logs
+volumePluginDir: $E2E_DIR/kubelet/volume-plugins
+makeIPTablesUtilChains: false
+evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+syncFrequency: 10s
+serializeImagePulls: false
+EOF2
+}

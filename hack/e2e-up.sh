@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Brings up a real one-node Kubernetes cluster on this machine for the end-to-end
+# tests (test/e2e): etcd and kube-apiserver (hack/build-controlplane.sh), the kubelet
+# and kube-controller-manager v1.33.13 (hack/e2e-build.sh), containerd and runc from
+# Debian, the project's pause and workload images, locus-scheduler and the Locus
+# agent in Kubernetes mode. Runs as root; hack/e2e-down.sh undoes everything.
+# Everything of the run lives in $LOCUS_E2E_DIR (default /tmp/locus-e2e).
+set -euo pipefail
+# shellcheck source=hack/e2e-lib.sh
+. "$(dirname "$0")/e2e-lib.sh"
+
+t0=$(now)
+[ "$(id -u)" = 0 ] || die "run as root (the node writes cgroups, mounts and sysctls)"
+# containerd 1.6 and runc 1.1 from Debian, installed here when missing (CI's
+# fresh machine); the shims, runc and ctr come with them.
+if ! command -v containerd >/dev/null || ! command -v runc >/dev/null; then
+	command -v apt-get >/dev/null || die "containerd and runc missing, and no apt-get to install them"
+	log "installing containerd and runc with apt-get"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc >/dev/null
+fi
+for b in containerd containerd-shim-runc-v2 runc ctr curl openssl nsenter setsid ip findmnt sysctl pgrep; do
+	command -v "$b" >/dev/null || die "$b missing"
+done
+for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kubelet" \
+	"$E2E_BIN/kube-controller-manager" "$E2E_BIN/locus" "$E2E_IMAGES/pause.tar" "$E2E_IMAGES/workload.tar"; do
+	[ -e "$b" ] || die "$b missing: run hack/e2e-build.sh (and hack/build-controlplane.sh)"
+done
+[ ! -e "$E2E_DIR" ] || die "$E2E_DIR exists: a node is up (hack/e2e-down.sh takes it down)"
+[ ! -e "/run/netns/$E2E_NETNS" ] || die "network namespace $E2E_NETNS exists: run hack/e2e-down.sh"
+for h in /sys/fs/cgroup/*/; do
+	[ ! -e "$h$E2E_CGROUP_TOP" ] || die "${h}$E2E_CGROUP_TOP exists: another kubelet runs here, or a node was not taken down"
+done
+
+mkdir -p "$E2E_DIR"/{host,pki,agent,logs,pids,containerd,kubelet}
+# What down restores: the kubelet's sysctls and the host paths that did not exist.
+for s in "${E2E_SYSCTLS[@]}"; do
+	echo "$s=$(sysctl -n "$s")"
+done >"$E2E_DIR/host/sysctls"
+# /run/netns first, /run/mount (E2E_HOST_PATHS' last) last: down unmounts the former with umount(8),
+# which makes the latter.
+for p in /run/netns "${E2E_HOST_PATHS[@]}"; do
+	[ -e "$p" ] || echo "$p"
+done >"$E2E_DIR/host/absent"
+# Armed from here: a failed start leaves nothing behind.
+# shellcheck disable=SC2154 # rc is set inside the trap
+trap 'rc=$?; if [ $rc != 0 ]; then log "start failed; taking it down"; bash "$repo/hack/e2e-down.sh"; fi' EXIT
+
+ip netns add "$E2E_NETNS"
+in_ns ip link set lo up
+in_ns ip link add e2e0 type veth peer name e2e1
+in_ns ip addr add "$E2E_NODE_IP/24" dev e2e0
+in_ns ip link set e2e1 up
+in_ns ip link set e2e0 up
+
+# Throw-away credentials: a CA, the apiserver's serving certificate (also for the
+# node IP), the admin's client certificate (every component acts as the admin)
+# and the service-account signing key.
+(
+	cd "$E2E_DIR/pki"
+	exec 2>openssl.log
+	openssl ecparam -name prime256v1 -genkey -noout -out ca.key
+	openssl req -x509 -new -key ca.key -subj /CN=locus-e2e-ca -days 2 -out ca.crt
+	cert() { # NAME SUBJECT EXTENSIONS
+		openssl ecparam -name prime256v1 -genkey -noout -out "$1.key"
+		openssl req -new -key "$1.key" -subj "$2" -out "$1.csr"
+		printf '%s\n' "$3" >"$1.ext"
+		openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 -extfile "$1.ext" -out "$1.crt"
+	}
+	cert apiserver /CN=kube-apiserver "subjectAltName=IP:127.0.0.1,IP:$E2E_NODE_IP,DNS:localhost,DNS:kubernetes.default.svc
+extendedKeyUsage=serverAuth"
+	cert admin "/O=system:masters/CN=locus-e2e-admin" "extendedKeyUsage=clientAuth"
+	openssl genrsa -out sa.key 2048
+)
+b64() { base64 -w0 <"$1"; }
+cat >"$E2E_DIR/kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters: [{name: e2e, cluster: {server: "https://127.0.0.1:$APISERVER_PORT", certificate-authority-data: $(b64 "$E2E_DIR/pki/ca.crt")}}]
+users: [{name: admin, user: {client-certificate-data: $(b64 "$E2E_DIR/pki/admin.crt"), client-key-data: $(b64 "$E2E_DIR/pki/admin.key")}}]
+contexts: [{name: e2e, context: {cluster: e2e, user: admin}}]
+current-context: e2e
+EOF
+
+start_etcd
+wait_for etcd 30 in_ns curl -fsS "http://127.0.0.1:$ETCD_PORT/health" || die "etcd not healthy"
+start_apiserver
+wait_for apiserver 90 kubectl_e2e get namespace kube-system || die "kube-apiserver not ready"
+# The agent publishes a NodeResourceTopology, and the scheduler reads them.
+kubectl_e2e apply --server-side -f "$repo/deploy/helm/locus/crds/" >/dev/null
+kubectl_e2e wait --for=condition=Established --timeout=30s crd/noderesourcetopologies.topology.node.k8s.io >/dev/null
+t_cp=$(now)
+
+containerd_config >"$E2E_DIR/containerd/config.toml"
+start_containerd
+wait_for containerd 30 ctr_e2e version || die "containerd not ready"
+for img in pause workload; do
+	ctr_e2e -n k8s.io images import --no-unpack=false "$E2E_IMAGES/$img.tar" >/dev/null
+done
+kubelet_config >"$E2E_DIR/kubelet/config.yaml"
+start_kubelet
+wait_for kubelet 60 kubelet_healthy || die "kubelet not healthy"
+wait_for kubelet 60 node_registered || die "node $E2E_NODE not registered"
+start_controller_manager
+if [ -x "$E2E_BIN/locus-scheduler" ]; then
+	start_scheduler
+else
+	log "no locus-scheduler binary: pods are not scheduled (only the agent scenarios can run)"
+fi
+start_agent
+wait_for agent 30 in_ns curl -fsS "http://$AGENT_METRICS/healthz" || die "agent not healthy"
+
+cat >"$E2E_DIR/env" <<EOF
+LOCUS_E2E_DIR=$E2E_DIR
+LOCUS_E2E_KUBECONFIG=$E2E_DIR/kubeconfig
+LOCUS_E2E_NODE=$E2E_NODE
+LOCUS_E2E_AGENT_METRICS=$AGENT_METRICS
+LOCUS_E2E_WORKLOAD_IMAGE=$WORKLOAD_IMAGE
+EOF
+trap - EXIT
+log "node $E2E_NODE up in $(since "$t0") s (control plane $(awk "BEGIN{printf \"%.1f\", $t_cp - $t0}") s); $E2E_DIR/env"

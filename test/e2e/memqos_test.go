@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// memcgDefaultSoftLimit is memory.soft_limit_in_bytes of a new memory cgroup on
+// a 4 KiB-page kernel: "no soft limit".
+const memcgDefaultSoftLimit = "9223372036854771712"
+
+// The seed's ack-slo-config, memory QoS on for the LS and BE classes, for the
+// duration of one test.
+func (n *e2eNode) sloConfig(t *testing.T) {
+	t.Helper()
+	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ack-slo-config.yaml"))
+	t.Cleanup(func() {
+		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
+	})
+}
+
+// Scenario 2: the seed's memory QoS manifests, an LS redis-like pod and a BE
+// stress pod, both with koordinator.sh/memoryQOS policy auto. This kernel is
+// upstream cgroup v1: of the seed's files it has none (memory.min/low/high and
+// the wmark files are Alibaba Cloud Linux extensions on v1), so the agent
+// (run with --memory-v1-soft-limit) writes the one v1 approximation it has,
+// memory.soft_limit_in_bytes = memory.low, on the pod and its container, and
+// says on the Node which files the kernel lacks; policy none puts the values
+// the container was created with back.
+func TestMemoryQoSSeedManifests(t *testing.T) {
+	n := need(t)
+	n.sloConfig(t)
+	ns := n.namespace(t, "memqos")
+	start := time.Now()
+	redis := n.applySeed(t, ns, "pkg/kube/nodeagent/testdata/redis-demo.yaml", "-mem", "32Mi").Pods[0]
+	stress := n.applySeed(t, ns, "pkg/kube/nodeagent/testdata/stress-demo.yaml", "-mem", "32Mi").Pods[0]
+	redis = n.waitRunning(t, ns, redis.Name)
+	stress = n.waitRunning(t, ns, stress.Name)
+	if redis.Status.QOSClass != corev1.PodQOSBurstable || stress.Status.QOSClass != corev1.PodQOSBestEffort {
+		t.Fatalf("QoS classes %s, %s; want Burstable, BestEffort as the seed's resources say",
+			redis.Status.QOSClass, stress.Status.QOSClass)
+	}
+
+	// LS, policy auto: memory.low = the request, 2Gi, on the container and the
+	// pod (its total).
+	container := n.containerCgroup(t, redis, "redis", "memory")
+	pod := filepath.Dir(container)
+	waitFile(t, filepath.Join(container, "memory.soft_limit_in_bytes"), "2147483648")
+	waitFile(t, filepath.Join(pod, "memory.soft_limit_in_bytes"), "2147483648")
+	// The limits are the kubelet's and containerd's, untouched: memsw equal to
+	// the limit is containerd's doing on v1.
+	for _, f := range []string{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"} {
+		if got := readFile(t, filepath.Join(container, f)); got != "6442450944" {
+			t.Errorf("redis %s = %s, want 6442450944 (the limit, 6Gi)", f, got)
+		}
+	}
+	n.waitEvent(t, ns, "Pod", redis.Name, corev1.EventTypeNormal, "CgroupUpdated", "redis:memory.soft_limit_in_bytes=2147483648")
+	// The kernel lacks the seed's files: one Warning on the Node for each the
+	// two pods' decisions needed.
+	for _, knob := range []string{"memory.low", "memory.high", "memory.wmark_ratio", "memory.wmark_min_adj"} {
+		n.waitEvent(t, "default", "Node", n.name, corev1.EventTypeWarning, "KnobUnsupported", knob+" is not supported by this kernel")
+	}
+	m := n.metrics(t)
+	for _, knob := range []string{"memory.low", "memory.high", "memory.wmark_ratio", "memory.wmark_min_adj"} {
+		if _, err := readFileErr(filepath.Join(container, knob)); err == nil {
+			t.Errorf("%s exists in the container's cgroup: the kernel has it, yet the agent said it lacks it", knob)
+		}
+		if got := m[`locus_unsupported_knobs{knob="`+knob+`"}`]; got != 1 {
+			t.Errorf("locus_unsupported_knobs{knob=%q} = %v, want 1", knob, got)
+		}
+	}
+	// BE, no memory request: no protection, nothing to write.
+	be := n.containerCgroup(t, stress, "stress", "memory")
+	if got := readFile(t, filepath.Join(be, "memory.soft_limit_in_bytes")); got != memcgDefaultSoftLimit {
+		t.Errorf("stress memory.soft_limit_in_bytes = %s, want the default %s (a BE pod gets no protection)", got, memcgDefaultSoftLimit)
+	}
+	t.Logf("memory QoS in place %s after the pods were created", time.Since(start).Round(time.Millisecond))
+
+	// policy none: the values the container was created with, which the pod's
+	// sandbox container (never managed) still has.
+	sandbox := n.sandboxCgroup(t, redis, "memory")
+	if got := readFile(t, filepath.Join(sandbox, "memory.soft_limit_in_bytes")); got != memcgDefaultSoftLimit {
+		t.Fatalf("sandbox %s has memory.soft_limit_in_bytes %s, not the kernel default", sandbox, got)
+	}
+	patch := []byte(`{"metadata":{"annotations":{"koordinator.sh/memoryQOS":"{\"policy\": \"none\"}"}}}`)
+	if _, err := n.cp.Client.CoreV1().Pods(ns).Patch(ctxT(t), redis.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(container, "memory.soft_limit_in_bytes"), memcgDefaultSoftLimit)
+	waitFile(t, filepath.Join(pod, "memory.soft_limit_in_bytes"), memcgDefaultSoftLimit)
+	n.waitEvent(t, ns, "Pod", redis.Name, corev1.EventTypeNormal, "CgroupUpdated", "redis:memory.soft_limit_in_bytes="+memcgDefaultSoftLimit)
+}
