@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -184,6 +185,13 @@ func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) r
 }
 
 func (a *Agent) writeFailed(who string, err error, res *Result) {
+	if errors.Is(err, cgroup.ErrCgroupGone) {
+		// Removed by its owner (a pod going away) between the reconcile's
+		// look and its write: nothing failed, and the next reconcile no
+		// longer sees it.
+		a.log.Debug("cgroup removed while written", "workload", who, "err", err)
+		return
+	}
 	res.Errors = append(res.Errors, fmt.Errorf("%s: %w", who, err))
 	a.events.Emit(Warning, "CgroupWriteFailed", who, "%v", err)
 }

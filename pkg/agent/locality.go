@@ -49,6 +49,9 @@ func localityTargets(ws []plan.Workload, states []plan.WorkloadState, classes ma
 	var out []localityTarget
 	var probs []plan.Problem
 	for _, w := range ws {
+		if w.Terminating { // its memory goes with it
+			continue
+		}
 		var pod *locality.Settings
 		if raw, ok := w.MemQoS.Annotations[locality.AnnotationKey]; ok {
 			s, err := locality.ParseAnnotation(raw)

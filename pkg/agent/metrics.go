@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/locus-project/locus/pkg/memqos"
 )
@@ -48,6 +49,9 @@ func newMetrics() *metrics {
 	}
 	m.nodeCPUs = newNodeCPUCollector()
 	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.writes, m.unsupported, m.nodeCPUs)
+	// The agent's own heap, goroutines and resident memory (go_*, process_*):
+	// what tells a leak from the Go runtime keeping freed memory.
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.locality = newLocalityMetrics(m.reg)
 	return m
 }

@@ -15,7 +15,27 @@ import (
 // workload's, then ancestors no other workload uses). It drops the workload
 // from the checkpoint only once all of that is done, so an interrupted
 // removal resumes on the next reconcile. keep lists cgroups still in use.
+//
+// A pod's cgroups are removed by the kubelet while this runs: a restore
+// that meets a cgroup gone (cgroup.ErrCgroupGone) starts over, and the
+// next attempt finds that cgroup absent, skips it and forgets its
+// originals. Should cgroups keep vanishing under every attempt, the
+// removal is left for the next reconcile, quietly: nothing failed.
 func (a *Agent) removeWorkload(name string, e state.Workload, keep map[string]bool, res *Result) error {
+	for range removeAttempts {
+		err := a.removeOnce(name, e, keep, res)
+		if !errors.Is(err, cgroup.ErrCgroupGone) {
+			return err
+		}
+	}
+	a.log.Info("removal left for the next reconcile: its cgroups are being removed", "workload", name)
+	return nil
+}
+
+// removeAttempts bounds the attempts of one removal in one reconcile.
+const removeAttempts = 3
+
+func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, res *Result) error {
 	if e.Started != nil && a.procAlive(e.Started) {
 		if a.opts.DryRun {
 			fmt.Fprintf(a.opts.Out, "stop %s: process %d\n", name, e.Started.PID)

@@ -21,6 +21,13 @@ func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs [
 	problem := func(reason, format string, args ...any) {
 		probs = append(probs, plan.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
+	if r.source == FromPod && (r.plan.Terminating || !a.cgroupExists(r.cgroup)) {
+		// The source lists a pod only while its cgroup exists: one missing
+		// now was removed since (the pod is going away), and a terminating
+		// pod is written no more. Neither is a problem; the source drops
+		// the pod at its next look once its cgroup is gone.
+		return false, probs
+	}
 	if r.source == FromCgroup || r.source == FromPod {
 		if !a.cgroupExists(r.cgroup) {
 			problem("CgroupNotFound", "cgroup %s does not exist under %s; nothing written", r.cgroup, a.h.Root())

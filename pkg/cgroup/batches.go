@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -33,8 +34,10 @@ type BatchReport struct {
 //
 // Because every batch is read before any is written, batches must not share
 // a cgroup, nor hold a cgroup and one of its ancestors: a batch that does is
-// refused, with the one it clashes with. Files already right are not written,
-// so a call with nothing to do writes nothing, the store included.
+// refused, with the one it clashes with. A batch that fails because one of
+// its cgroups was removed meanwhile fails with a GoneError (ErrCgroupGone).
+// Files already right are not written, so a call with nothing to do writes
+// nothing, the store included.
 func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -52,7 +55,7 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 			return
 		}
 		p, rep, err := w.prepare(bs[i], rd)
-		out[i].Report, out[i].Err = rep, err
+		out[i].Report, out[i].Err = rep, w.goneOf(bs[i], err)
 		if err == nil {
 			plans[i] = p
 		}
@@ -90,7 +93,10 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 	commit := func(i int) {
 		if p := plans[i]; p != nil {
 			if err := w.commit(p, &out[i].Report); err != nil {
-				out[i].Err = err
+				out[i].Err = w.goneOf(bs[i], err)
+				if errors.Is(out[i].Err, ErrCgroupGone) {
+					markGone(&out[i].Report)
+				}
 			}
 		}
 	}

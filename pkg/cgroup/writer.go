@@ -33,6 +33,7 @@ const (
 	Unsupported Outcome = "unsupported"
 	NoOriginal  Outcome = "no-original" // Restore: nothing recorded to restore
 	Failed      Outcome = "failed"      // its write failed; see the returned error
+	Gone        Outcome = "gone"        // its write failed because its cgroup was removed (ErrCgroupGone)
 	NotRun      Outcome = "not-run"     // planned, but an earlier write failed
 )
 

@@ -23,6 +23,10 @@ type Workload struct {
 	// BE workloads run in the BE pool when they hold no CPUs of their own.
 	BE     bool
 	MemQoS memqos.Workload
+	// Terminating is a workload on its way out (a pod being deleted): it
+	// keeps the CPUs it holds, so none of them is handed to another while
+	// its processes may still run, but nothing is written for it any more.
+	Terminating bool
 }
 
 // Container is one container's cgroup; its name matches MemQoS.Containers.
@@ -94,6 +98,11 @@ func Compute(in Input) Desired {
 		st.CPUs = cpus.String()
 		st.Mems = Mems(in.Topology, cpus, in.UnrestrictedMems)
 		st.NUMANodes = in.Topology.NodesOf(cpus)
+		if w.Terminating {
+			st.MemQoSWhy = "terminating: nothing is written any more"
+			d.Workloads = append(d.Workloads, st)
+			continue
+		}
 		for _, c := range w.Containers {
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already.

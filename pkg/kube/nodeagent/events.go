@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -21,6 +22,27 @@ const Component = "locus"
 // forgetRefsAfter is how long a pod that left the node still receives the
 // agent's events about it (CPUsReleased, WorkloadRemoved come after).
 const forgetRefsAfter = 10 * time.Minute
+
+// eventCacheSize bounds each of the recorder's three event caches (the
+// aggregation of similar events, the count of repeated ones, the per-object
+// spam filter). client-go sizes them (4096) for a whole cluster's
+// controllers; the agent speaks of one node's pods, and with pods churning
+// every deleted pod's entries would stay until that many others push them
+// out: several MiB of keys about pods long gone. 1024 covers a node's pods
+// (the kubelet's default limit is 110) several times over; an entry pushed
+// out only means a later event of that pod is posted anew rather than
+// counted into an earlier one.
+const eventCacheSize = 1024
+
+// Events are posted at up to eventQPS a second, bursts of eventBurst (the
+// kubelet's own event limits). With client-go's default client limit (5 a
+// second, shared with everything else) a node churning pods makes events
+// faster than they are posted: they queue in memory, post minutes late,
+// and past a thousand are dropped.
+const (
+	eventQPS   = 50
+	eventBurst = 100
+)
 
 // eventPoster posts the agent's events as Kubernetes events, through
 // client-go's recorder: asynchronous, with its aggregation and spam filter,
@@ -40,8 +62,13 @@ type seenRef struct {
 	seen time.Time
 }
 
-// newEventPoster posts through client; a quiet one (a dry run) posts nothing.
-func newEventPoster(client kubernetes.Interface, node string, quiet bool) *eventPoster {
+// clientSink posts events to the apiserver.
+func clientSink(client kubernetes.Interface) record.EventSink {
+	return &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}
+}
+
+// newEventPoster posts to sink; a quiet one (a dry run) posts nothing.
+func newEventPoster(sink record.EventSink, node string, quiet bool) *eventPoster {
 	p := &eventPoster{
 		// As the kubelet does, a node's events name it by its name for UID.
 		node: &corev1.ObjectReference{Kind: "Node", Name: node, UID: types.UID(node)},
@@ -51,9 +78,8 @@ func newEventPoster(client kubernetes.Interface, node string, quiet bool) *event
 	if quiet {
 		return p
 	}
-	p.broadcaster = record.NewBroadcaster()
-	p.broadcaster.StartRecordingToSink(&reportingSink{EventSinkImpl: typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")},
-		instance: truncate(Component+"-"+node, 128)})
+	p.broadcaster = record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCacheSize}))
+	p.broadcaster.StartRecordingToSink(&reportingSink{EventSink: sink, instance: truncate(Component+"-"+node, 128)})
 	p.recorder = p.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component, Host: node})
 	return p
 }
@@ -117,13 +143,20 @@ func podRef(pod *corev1.Pod) *corev1.ObjectReference {
 // reportingSink fills in the reporting controller and instance, which the
 // recorder leaves empty, so that every view of the event names Locus.
 type reportingSink struct {
-	typedcorev1.EventSinkImpl
+	record.EventSink
 	instance string
 }
 
 func (s *reportingSink) Create(e *corev1.Event) (*corev1.Event, error) {
 	e.ReportingController, e.ReportingInstance = Component, s.instance
-	return s.EventSinkImpl.Create(e)
+	out, err := s.EventSink.Create(e)
+	if apierrors.IsNotFound(err) {
+		// Only a missing namespace fails a create so: the pod went with
+		// it, and nobody is left to read the event. Taken as posted, so
+		// the recorder does not log an error for every pod of it.
+		return e, nil
+	}
+	return out, err
 }
 
 func truncate(s string, n int) string {

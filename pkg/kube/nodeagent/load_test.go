@@ -165,9 +165,7 @@ func quietLogger(t *testing.T, file string) *slog.Logger {
 }
 
 // warnings counts the agent's logged warnings by reason, those about a
-// pod still running at the end apart ("reason/live"). Pods deleted while a
-// reconcile is under way leave CgroupNotFound/CgroupWriteFailed: the
-// kubelet removes the cgroups as the agent writes them.
+// pod still running at the end apart ("reason/live").
 func warnings(t *testing.T, file string, live map[string]*corev1.Pod) map[string]int {
 	t.Helper()
 	raw, err := os.ReadFile(file)

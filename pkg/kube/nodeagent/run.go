@@ -42,7 +42,13 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	o.Source.Client, o.Source.Logger = client, o.Agent.Logger
+	evCfg := rest.CopyConfig(cfg)
+	evCfg.QPS, evCfg.Burst = eventQPS, eventBurst
+	events, err := kubernetes.NewForConfig(evCfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	o.Source.Client, o.Source.EventClient, o.Source.Logger = client, events, o.Agent.Logger
 	o.Source.Quiet = o.Source.Quiet || o.Agent.DryRun
 	// A dry run changes nothing, in the cluster either.
 	if !o.NoNRT && !o.Agent.DryRun {

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/agent"
@@ -39,6 +40,8 @@ type Source struct {
 	driver  podcgroup.Driver
 	memReq  map[string]int64 // summed memory requests, by workload
 	badPods map[string]string
+	lagging laggingContainers
+	now     func() time.Time
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -49,6 +52,9 @@ type Source struct {
 type SourceOptions struct {
 	NodeName string
 	Client   kubernetes.Interface
+	// EventClient posts the events (default Client); Run gives it a rate
+	// limit of its own (eventQPS), so events never wait behind the watches.
+	EventClient kubernetes.Interface
 	// ConfigNamespace holds the ConfigMaps (default kube-system); the agent's
 	// Role lets it read ConfigMaps there only.
 	ConfigNamespace      string
@@ -96,8 +102,16 @@ func NewSource(o SourceOptions) (*Source, error) {
 		o.Logger = slog.Default()
 	}
 	s := &Source{opts: o, log: o.Logger, nrt: o.NRT, changed: make(chan struct{}, 1),
-		driver: o.CgroupDriver, badPods: map[string]string{}}
-	s.events = newEventPoster(o.Client, o.NodeName, o.Quiet)
+		driver: o.CgroupDriver, badPods: map[string]string{}, now: time.Now}
+	events := o.EventClient
+	if events == nil {
+		events = o.Client
+	}
+	var sink record.EventSink // a quiet poster posts nothing
+	if !o.Quiet {
+		sink = clientSink(events)
+	}
+	s.events = newEventPoster(sink, o.NodeName, o.Quiet)
 	s.pods = podInformer(o.Client, o.NodeName, o.PodResync)
 	if _, err := s.pods.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.poke() },
@@ -186,6 +200,7 @@ func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
 	}
 	penv := podplan.Env{Driver: s.driver, Exists: env.Exists, Topology: env.Topology}
 	s.memReq = map[string]int64{}
+	lag := s.lagging.begin(s.now())
 	live := map[string]*corev1.Pod{}
 	bad := map[string]string{}
 	var missing []string
@@ -197,8 +212,8 @@ func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
 		w, err := podplan.FromPod(pod, penv)
 		if errors.Is(err, podplan.ErrNoCgroup) {
 			// Not set up by the kubelet yet, or torn down: normal while
-			// pending; a running pod without one is not.
-			if pod.Status.Phase == corev1.PodRunning {
+			// pending or being deleted; a running pod without one is not.
+			if pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
 				missing = append(missing, podplan.Name(pod))
 			}
 			continue
@@ -216,9 +231,10 @@ func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
 			req += c.RequestBytes
 		}
 		s.memReq[w.Plan.Name] = req
-		snap.Workloads = append(snap.Workloads, agent.SourceWorkload{Plan: w.Plan, Class: w.Class, Problems: w.Problems})
+		snap.Workloads = append(snap.Workloads, agent.SourceWorkload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
 	s.badPods = bad
+	s.lagging.end(lag)
 	if len(missing) > 0 {
 		sort.Strings(missing)
 		snap.Error = joinErr(snap.Error, fmt.Sprintf("%d running pods have no cgroup under the cgroup root (%s): are --cgroup-root and --cgroup-driver (%s) right?",

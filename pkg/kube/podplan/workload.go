@@ -41,6 +41,10 @@ type Workload struct {
 	Problems []plan.Problem
 }
 
+// ReasonContainerCgroupNotFound is the problem of a container whose status
+// says running but whose cgroup does not exist.
+const ReasonContainerCgroupNotFound = "ContainerCgroupNotFound"
+
 // ErrNoCgroup says the pod's cgroup does not exist (yet): the kubelet has
 // not set the pod up, or has torn it down. The pod is left alone meanwhile.
 var ErrNoCgroup = errors.New("the pod's cgroup does not exist")
@@ -53,6 +57,12 @@ func Name(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 // with the pod (a fractional CPU limit, a malformed annotation, a container
 // ID that is not one) becomes a problem on a workload that still runs, with
 // what could be derived.
+//
+// A pod being deleted (deletionTimestamp set) is terminating: the kubelet
+// stops its containers and removes their cgroups while its status may still
+// say Running. It keeps its CPU need, so the CPUs it holds stay its own
+// until it is gone, but it lists no container and has no problem: nothing
+// is written for it any more, and nothing about it is worth a warning.
 func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	kube := KubeQoS(pod)
 	podCg, err := podcgroup.PodCgroup(env.Driver, string(kube), string(pod.UID))
@@ -67,7 +77,10 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	problem := func(reason, format string, args ...any) {
 		w.Problems = append(w.Problems, plan.Problem{Workload: name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
-	w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
+	w.Plan.Terminating = pod.DeletionTimestamp != nil
+	if !w.Plan.Terminating {
+		w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
+	}
 	w.Plan.CPU = cpuNeed(pod, env.Topology, problem)
 
 	labels := pod.Labels
@@ -86,6 +99,9 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	w.Plan.MemQoS = mem
 	w.Class = classOf(pod)
 	w.Plan.BE = w.Class == string(memqos.ClassBE) || w.Class == string(memqos.BestEffort)
+	if w.Plan.Terminating {
+		w.Problems = nil // said while it ran, if at all
+	}
 	return w, nil
 }
 
@@ -116,7 +132,10 @@ func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(strin
 			}
 		}
 		if found == "" {
-			problem("ContainerCgroupNotFound", "container %q is running but none of %s exists (wrong --cgroup-driver?)", st.Name, strings.Join(cands, ", "))
+			// The pod's cgroup was found with this driver, so the driver is
+			// right: the container has most likely just exited and its
+			// status lags (the source reports this only if it lasts).
+			problem(ReasonContainerCgroupNotFound, "container %q is running but none of %s exists (it exited and the kubelet has not said so yet, or the runtime names its cgroups unlike containerd, CRI-O and Docker)", st.Name, strings.Join(cands, ", "))
 			continue
 		}
 		out = append(out, plan.Container{Name: st.Name, Cgroup: found})

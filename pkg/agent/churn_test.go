@@ -1,0 +1,93 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+// agentSizes are the sizes of everything the agent keeps per workload, in
+// memory and in its state directory.
+type agentSizes struct {
+	problems, containerNames, originals, checkpoint, assignments, status, series, supervised int
+}
+
+func (n *podNode) sizes() agentSizes {
+	n.t.Helper()
+	a := n.a
+	ck, err := a.store.Load()
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	mfs, err := a.metrics.reg.Gather()
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	series := 0
+	for _, mf := range mfs {
+		if !strings.HasPrefix(mf.GetName(), "go_") && !strings.HasPrefix(mf.GetName(), "process_") {
+			series += len(mf.GetMetric())
+		}
+	}
+	a.sup.mu.Lock()
+	supervised := len(a.sup.runs)
+	a.sup.mu.Unlock()
+	return agentSizes{problems: len(a.lastProblems), containerNames: len(a.containerNames),
+		originals: len(a.originals.(interface{ Keys() []string }).Keys()), checkpoint: len(ck.Workloads),
+		assignments: len(ck.Assignments), status: len(a.status.Workloads), series: series, supervised: supervised}
+}
+
+// Pods coming and going in waves, deleted as the kubelet deletes them
+// (terminating while their containers' cgroups go, then their pod cgroup),
+// leave nothing behind: after every wave everything the agent keeps per
+// workload is back to its size after the first.
+func TestChurnLeavesNothingBehind(t *testing.T) {
+	for _, v := range []cgroup.Version{cgroup.V1, cgroup.V2} {
+		t.Run(v.String(), func(t *testing.T) {
+			stay := pod("stay", 0)
+			n := newPodNode(t, v, stay)
+			n.quietReconcile("start")
+			var first agentSizes
+			for wave := range 8 {
+				var ws []SourceWorkload
+				for i := range 6 {
+					cpus := 0
+					if i%3 == 0 { // two of six with a CPU of their own
+						cpus = 1
+					}
+					w := pod(fmt.Sprintf("w%d-%d", wave, i), cpus)
+					n.tree.mkcg(w.Plan.Containers[0].Cgroup)
+					ws = append(ws, w)
+				}
+				n.setPods(append([]SourceWorkload{stay}, ws...)...)
+				n.quietReconcile(fmt.Sprintf("wave %d up", wave))
+				if got := n.sizes(); got.checkpoint != 7 || got.status != 7 {
+					t.Fatalf("wave %d: %+v, want 7 workloads managed", wave, got)
+				}
+				for i := range ws {
+					n.removeCgroup(ws[i].Plan.Containers[0].Cgroup)
+					ws[i].Plan.Terminating, ws[i].Plan.Containers = true, nil
+				}
+				n.setPods(append([]SourceWorkload{stay}, ws...)...)
+				n.quietReconcile(fmt.Sprintf("wave %d terminating", wave))
+				for _, w := range ws {
+					n.removeCgroup(w.Plan.Cgroup)
+				}
+				n.setPods(stay)
+				n.quietReconcile(fmt.Sprintf("wave %d gone", wave))
+				got := n.sizes()
+				if wave == 0 {
+					first = got
+					if first.checkpoint != 1 || first.originals == 0 || first.series == 0 {
+						t.Fatalf("after the first wave: %+v", first)
+					}
+				}
+				if got != first {
+					t.Fatalf("after wave %d the agent keeps %+v; after the first it kept %+v", wave, got, first)
+				}
+			}
+		})
+	}
+}
