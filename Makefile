@@ -23,9 +23,9 @@ run: locus
 
 # Every test: static checks, unit and real-kernel tests (the Kubernetes ones
 # against a real kube-apiserver and etcd), the benchmark module's own tests
-# (built against k8s.io/kubernetes, kept out of the main module), and the NUMA
-# tests in a multi-node QEMU guest (last: its summary closes the run).
-test: k8s-tools lint unit bench-vet numa-test
+# (built against k8s.io/kubernetes, kept out of the main module), the NUMA
+# tests in a multi-node QEMU guest, and the end-to-end tests on a real node.
+test: k8s-tools lint unit bench-vet numa-test e2e
 
 # kube-apiserver, etcd, kubectl and kwok built from Go modules, and helm, all
 # cached under .cache/ (cold: several minutes; warm: instant).
