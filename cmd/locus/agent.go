@@ -85,6 +85,7 @@ NodeResourceTopology.`,
 	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")
 	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a single page-moving call may stall a workload")
 	f.StringVar(&margin, "locality-margin", "", `memory locality: free memory a target node keeps, "256Mi", "3%" or both (default max(256Mi, 3%))`)
+	agent.AddBalancerFlags(f, &o.NUMABalancer)
 	_ = f.MarkHidden("debug-write-delay")
 	return cmd
 }

@@ -54,6 +54,9 @@ type Options struct {
 	// target node keeps (zero: locality.DefaultMargin).
 	LocalityBudget time.Duration
 	LocalityMargin locality.Margin
+	// NUMABalancer settles the workloads without CPUs of their own on NUMA
+	// nodes (balancer*.go).
+	NUMABalancer BalancerOptions
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -90,6 +93,7 @@ type Agent struct {
 	lastProblems     map[string]bool
 	lastProblemList  []plan.Problem
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
+	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
 
 	statusMu sync.Mutex
 	status   Status

@@ -69,6 +69,7 @@ func (a *Agent) scheduleLocality(cfg *config, rs []resolved, d plan.Desired) {
 		ws[i] = rs[i].plan
 	}
 	targets, probs := localityTargets(ws, d.Workloads, cfg.locality, memoryNodes(a.topo))
+	targets = append(targets, a.balancerTargets()...)
 	for _, p := range probs {
 		for i := range rs {
 			if rs[i].spec.Name == p.Workload {

@@ -100,6 +100,7 @@ func (a *Agent) Reconcile() Result {
 		res.Errors = append(res.Errors, err)
 		return res
 	}
+	d = a.balance(rs, d)
 	a.reportAssignments(prev, d.Assignments)
 	a.sourceDecided(cfg, d)
 	a.debugDelay()

@@ -1,0 +1,76 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/locus-project/locus/pkg/atomicfile"
+	"github.com/locus-project/locus/pkg/balancer"
+)
+
+// BalancerFile keeps the balancer's placements under the state directory,
+// so a restarted agent moves nothing, and names the cgroups outside the
+// workloads it wrote, so turning it off can restore them.
+const BalancerFile = "numa-balancer.json"
+
+type balancerRecord struct {
+	State balancer.State `json:"state"`
+	// Settled maps a group to the partitions (joined by commas) where its
+	// memory was moved home and its cpuset.mems narrowed.
+	Settled map[string]string `json:"settled,omitempty"`
+	// Extra are the cgroups written that are no workload's.
+	Extra []string `json:"extraCgroups,omitempty"`
+}
+
+// view is the record without what changes every interval (loads), so the
+// file is written only when a placement, an overflow or a cgroup changes.
+func (r balancerRecord) view() string {
+	v := r
+	v.State.Background = nil
+	v.State.Groups = map[string]balancer.GroupState{}
+	for k, g := range r.State.Groups {
+		g.Load = 0
+		v.State.Groups[k] = g
+	}
+	raw, _ := json.Marshal(v)
+	return string(raw)
+}
+
+// load reads BalancerFile; a missing or unreadable one starts afresh.
+func (r *balancerRunner) load() balancerRecord {
+	var rec balancerRecord
+	raw, err := os.ReadFile(filepath.Join(r.a.opts.StateDir, BalancerFile))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.a.log.Warn("numa balancer: cannot read the last placements", "err", err)
+		}
+		return rec
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		r.a.log.Warn("numa balancer: ignoring the last placements", "file", BalancerFile, "err", err)
+		return balancerRecord{}
+	}
+	return rec
+}
+
+// save writes BalancerFile when a placement, an overflow or the cgroups
+// changed. A failure is logged: the record in memory still holds.
+func (r *balancerRunner) save() {
+	v := r.rec.view()
+	if v == r.saved {
+		return
+	}
+	raw, err := json.MarshalIndent(r.rec, "", "  ")
+	if err == nil {
+		err = atomicfile.Write(filepath.Join(r.a.opts.StateDir, BalancerFile), append(raw, '\n'), 0o600)
+	}
+	if err != nil {
+		r.a.log.Warn("numa balancer: cannot save the placements", "err", fmt.Errorf("%s: %w", BalancerFile, err))
+		return
+	}
+	r.saved = v
+}

@@ -1,0 +1,87 @@
+package probe
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/balancer"
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReaderOnFixtureTrees(t *testing.T) {
+	dir := t.TempDir()
+	proc, sys, cg := filepath.Join(dir, "proc"), filepath.Join(dir, "sys"), filepath.Join(dir, "cg")
+	write(t, filepath.Join(proc, "stat"), "cpu  1 0 1 10 0 0 0 0 0 0\ncpu0 1 0 1 10 0 0 0 0 0 0\n")
+	write(t, filepath.Join(sys, "devices/system/node/node1/meminfo"),
+		"Node 1 MemTotal:       1048576 kB\nNode 1 MemFree:         524288 kB\n")
+	write(t, filepath.Join(cg, "vm/cpu.stat"), "usage_usec 2500000\nuser_usec 2000000\n")
+	write(t, filepath.Join(cg, "vm/memory.numa_stat"), "anon N0=4096 N1=1048576\nfile N0=1 N1=1\n")
+	write(t, filepath.Join(cg, "vm/pids.current"), "7\n")
+	write(t, filepath.Join(cg, "vm/cpuset.cpus"), "2-3\n")
+	write(t, filepath.Join(cg, "bare/cpu.stat"), "usage_usec 10\n")
+	write(t, filepath.Join(cg, "bare/memory.numa_stat"), "anon N0=0\n")
+	write(t, filepath.Join(cg, "bare/cgroup.threads"), "11\n12\n")
+	h, err := cgroup.Open(cg, cgroup.V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Reader{ProcRoot: proc, SysfsRoot: sys, H: h}
+	st, err := r.CPUStat()
+	if err != nil || st[0].Busy != 2 || st[0].Total != 12 {
+		t.Fatalf("CPUStat: %v %v", st, err)
+	}
+	mem, err := r.NodeMemory([]int{1})
+	if err != nil || mem[1] != (balancer.NodeMemory{Total: 1 << 30, Free: 512 << 20}) {
+		t.Fatalf("NodeMemory: %v %v", mem, err)
+	}
+	g, err := r.Group("vm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := GroupSample{CPU: 2500 * time.Millisecond, Mem: map[int]uint64{0: 4096, 1: 1 << 20}, Threads: 7, CPUs: cpuset.New(2, 3)}
+	if !reflect.DeepEqual(g, want) {
+		t.Fatalf("Group(vm) = %+v, want %+v", g, want)
+	}
+	if g, err := r.Group("bare"); err != nil || g.Threads != 2 || !g.CPUs.IsEmpty() {
+		t.Fatalf("Group(bare) = %+v, %v: want 2 threads from cgroup.threads, no cpuset", g, err)
+	}
+	if _, err := r.Group("missing"); err == nil {
+		t.Fatal("a missing cgroup read fine")
+	}
+	if _, err := r.Group("../etc"); err == nil {
+		t.Fatal("a path outside the root was read")
+	}
+}
+
+func TestWindow(t *testing.T) {
+	parts := []balancer.Partition{{Name: "node0", CPUs: cpuset.New(0)}, {Name: "node1", CPUs: cpuset.New(1)}}
+	before := Sample{At: t0, CPUs: map[int]balancer.CPUTimes{0: {Busy: 0, Total: 0}, 1: {Busy: 0, Total: 0}},
+		Groups: map[string]GroupSample{"a": {CPU: time.Second, CPUs: cpuset.New(0)}, "gone": {}}}
+	after := Sample{At: t0.Add(2 * time.Second), CPUs: map[int]balancer.CPUTimes{0: {Busy: 150, Total: 200}, 1: {Busy: 0, Total: 200}},
+		Groups: map[string]GroupSample{"a": {CPU: 4 * time.Second, Mem: map[int]uint64{0: 1}, Threads: 2, CPUs: cpuset.New(1)}, "new": {}}}
+	ps, gs := Window(parts, before, after)
+	if ps[0].Busy != 0.75 || ps[1].Busy != 0 || parts[0].Busy != 0 {
+		t.Fatalf("busy %v %v (input changed: %v)", ps[0].Busy, ps[1].Busy, parts[0].Busy)
+	}
+	want := []balancer.Group{{Name: "a", CPU: 1.5, Mem: map[int]uint64{0: 1}, Threads: 2, Current: cpuset.New(1)}}
+	if !reflect.DeepEqual(gs, want) {
+		t.Fatalf("groups %+v, want %+v", gs, want)
+	}
+}
+
+var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
