@@ -121,8 +121,8 @@ func (r *balancerRunner) collect(rs []resolved, d plan.Desired) []balancerGroup 
 	var out []balancerGroup
 	for i, st := range d.Workloads {
 		w := byName[st.Name]
-		if w == nil || (st.Pool != "shared" && st.Pool != "be") {
-			continue
+		if w == nil || w.plan.Terminating || (st.Pool != "shared" && st.Pool != "be") {
+			continue // a terminating pod is written no more
 		}
 		allowed := d.Pools.Shared
 		if st.Pool == "be" {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -196,7 +197,7 @@ func (r *balancerRunner) writeExtra(g balancerGroup, cpus, mems string) {
 		r.a.metrics.writes.Add(float64(len(rep.Writes)))
 		r.a.events.Emit(Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, cgroup.ErrCgroupGone) { // a group that went away is no failure
 		r.a.events.Emit(Warning, "CgroupWriteFailed", g.name, "%v", err)
 	}
 }
@@ -231,6 +232,9 @@ func (r *balancerRunner) restore(cg string) {
 		return
 	}
 	_, err := r.a.w.Restore([]cgroup.Target{{Cgroup: cg, Knob: cgroup.CPUSetCPUs}, {Cgroup: cg, Knob: cgroup.CPUSetMems}})
+	if errors.Is(err, cgroup.ErrCgroupGone) {
+		return
+	}
 	if err != nil {
 		r.a.events.Emit(Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
 		return
