@@ -70,8 +70,11 @@ func (s *tmuxSession) waitFor(what string, ok func(screen string) bool) string {
 	}
 }
 
+// dead reports whether the pane's process has exited and tmux has its exit
+// status or signal (pane_dead turns 1 a moment before the status is filled in).
 func (s *tmuxSession) dead() bool {
-	return strings.TrimSpace(s.run("display-message", "-p", "-t", "top", "#{pane_dead}")) == "1"
+	st := strings.TrimSpace(s.run("display-message", "-p", "-t", "top", "#{pane_dead}:#{pane_dead_status}#{pane_dead_signal}"))
+	return strings.HasPrefix(st, "1:") && len(st) > 2
 }
 
 // `locus top` in a real terminal: the example workloads with the CPUs and
