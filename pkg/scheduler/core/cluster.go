@@ -4,7 +4,6 @@ import (
 	"sync"
 
 	"github.com/locus-project/locus/pkg/agent/plan"
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 
@@ -21,6 +20,9 @@ type Cluster struct {
 	byNode   map[string]map[string]struct{}
 	views    map[string]*NodeView // current; a missing entry is rebuilt
 	snap     map[string]*NodeView // the last snapshot handed out
+	changed  map[string]struct{}  // nodes changed since snap
+	nodeCPUs map[string]int64     // the nodes' CPU capacities (SetNodeCPUs)
+	names    map[string]string    // the snapshots' keys (see internNames)
 }
 
 // boundPod is a pod bound to a node and the scheduler's decision on it, if
@@ -38,7 +40,8 @@ type assumed struct {
 // NewCluster returns an empty cluster.
 func NewCluster() *Cluster {
 	return &Cluster{reports: map[string]*report{}, machines: map[string]*machine{}, pods: map[string]boundPod{},
-		assumed: map[string]assumed{}, byNode: map[string]map[string]struct{}{}, views: map[string]*NodeView{}}
+		assumed: map[string]assumed{}, byNode: map[string]map[string]struct{}{}, views: map[string]*NodeView{},
+		changed: map[string]struct{}{}, nodeCPUs: map[string]int64{}}
 }
 
 // SetNRT reads a node's NodeResourceTopology (node is its name). One that
@@ -46,7 +49,7 @@ func NewCluster() *Cluster {
 // arrives. It says whether the node can take more than before (usable now,
 // or more CPU free): pods waiting for room are worth trying again.
 func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
-	topo, key, r, err := readNRT(obj)
+	build, key, r, err := readNRT(obj)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	before := c.view(node)
@@ -59,11 +62,11 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 		r = report{err: unfit(BadTopology, "NodeResourceTopology %s: %v", node, err)}
 	} else if m := c.machines[key]; m != nil {
 		r.machine = m
-	} else if alloc, aerr := cpualloc.NewAllocator(topo); aerr != nil {
-		r = report{err: unfit(BadTopology, "NodeResourceTopology %s: %v", node, aerr)}
+	} else if m, err := newMachine(key, build); err != nil {
+		r = report{err: unfit(BadTopology, "NodeResourceTopology %s: %v", node, err)}
 	} else {
-		r.machine = &machine{key: key, topo: topo, alloc: alloc}
-		c.machines[key] = r.machine
+		r.machine = m
+		c.machines[key] = m
 	}
 	if r.machine != nil {
 		r.machine.refs++
@@ -93,76 +96,6 @@ func (c *Cluster) release(r *report) {
 	}
 }
 
-// SetPod records a pod. Only bound pods count (node != ""); decision is the
-// scheduler's decision the pod carries (nil: none, or one that does not
-// parse). A bound pod's allocation assumed by the scheduler is dropped: the
-// pod itself now says what it holds.
-func (c *Cluster) SetPod(key, node string, decision *plan.Assignment) {
-	if node == "" {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if a, ok := c.assumed[key]; ok {
-		delete(c.assumed, key)
-		c.unindex(a.node, key)
-		c.dirty(a.node)
-	}
-	old, had := c.pods[key]
-	if had && old.node == node && samePtr(old.decision, decision) {
-		return // a status change: nothing the CPU state sees
-	}
-	if had && old.node != node {
-		c.unindex(old.node, key)
-		c.dirty(old.node)
-	}
-	c.pods[key] = boundPod{node: node, decision: decision}
-	c.index(node, key)
-	c.dirty(node)
-}
-
-func samePtr(a, b *plan.Assignment) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Policy == b.Policy && sameHolding(*a, *b)
-}
-
-// DeletePod forgets a pod that is gone (deleted, or finished): its CPUs are
-// free, whatever the node's report still says. It says whether the pod was
-// bound or assumed, i.e. may have held CPUs.
-func (c *Cluster) DeletePod(key string) (freed bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if p, ok := c.pods[key]; ok {
-		delete(c.pods, key)
-		c.unindex(p.node, key)
-		c.dirty(p.node)
-		freed = true
-	}
-	if a, ok := c.assumed[key]; ok {
-		delete(c.assumed, key)
-		c.unindex(a.node, key)
-		c.dirty(a.node)
-		freed = true
-	}
-	return freed
-}
-
-// DeleteNode forgets the allocations assumed on a node that left the
-// cluster; the binding of their pods fails and they are scheduled again.
-func (c *Cluster) DeleteNode(node string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for key, a := range c.assumed {
-		if a.node == node {
-			delete(c.assumed, key)
-			c.unindex(node, key)
-		}
-	}
-	c.dirty(node)
-}
-
 func (c *Cluster) index(node, key string) {
 	m := c.byNode[node]
 	if m == nil {
@@ -189,7 +122,7 @@ func (c *Cluster) unindex(node, key string) {
 
 func (c *Cluster) dirty(node string) {
 	delete(c.views, node)
-	c.snap = nil
+	c.changed[node] = struct{}{}
 }
 
 // view returns the node's current view, building it if something changed.
@@ -219,25 +152,11 @@ func (c *Cluster) view(node string) *NodeView {
 		}
 	}
 	v := newView(node, r, hs)
+	if cpus, ok := c.nodeCPUs[node]; ok && v.Err == nil && cpus > 0 && cpus != int64(len(v.machine.topo.CPUs)) {
+		v = &NodeView{Name: node, Err: staleErr(len(v.machine.topo.CPUs), cpus)}
+	}
 	c.views[node] = v
 	return v
-}
-
-// Snapshot returns every node's current view, by name: nodes with a
-// NodeResourceTopology, readable or not. The map is shared and must not be
-// changed; it stays valid while the cluster changes.
-func (c *Cluster) Snapshot() map[string]*NodeView {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.snap != nil {
-		return c.snap
-	}
-	snap := make(map[string]*NodeView, len(c.reports))
-	for node := range c.reports {
-		snap[node] = c.view(node)
-	}
-	c.snap = snap
-	return snap
 }
 
 // Assume records the allocation of a pod being bound to node (the

@@ -29,6 +29,37 @@ type machine struct {
 	topo  *topology.Topology
 	alloc *cpualloc.Allocator
 	refs  int
+	empty map[string]*memo // by reserved CPUs: the placements on an empty node
+}
+
+// newMachine builds and indexes a kind of machine not seen before.
+func newMachine(key string, build func() (*topology.Topology, error)) (*machine, error) {
+	topo, err := build()
+	if err != nil {
+		return nil, err
+	}
+	alloc, err := cpualloc.NewAllocator(topo)
+	if err != nil {
+		return nil, err
+	}
+	return &machine{key: key, topo: topo, alloc: alloc}, nil
+}
+
+// emptyMemo is the memo the views of this machine's empty nodes with
+// these reserved CPUs share: a fresh cluster of a thousand identical
+// nodes places each request once, not once per node. The cluster's lock
+// guards it.
+func (m *machine) emptyMemo(reserved cpuset.CPUSet) *memo {
+	key := reserved.String()
+	if m.empty == nil {
+		m.empty = map[string]*memo{}
+	}
+	if e := m.empty[key]; e != nil {
+		return e
+	}
+	e := &memo{}
+	m.empty[key] = e
+	return e
 }
 
 // report is a node's NodeResourceTopology as read: its machine, reserved
@@ -43,8 +74,9 @@ type report struct {
 // readNRT reads what the node agent publishes (see pkg/kube/nrt): the zones
 // give the NUMA nodes, their distances and memory; the annotation
 // locus.io/cpu-topology the CPUs, reserved and isolated CPUs and holdings.
-// The machine comes back unindexed, with its fingerprint.
-func readNRT(obj *nrt.Object) (*topology.Topology, string, report, error) {
+// The machine comes back as its fingerprint and a way to build it, wanted
+// only for a kind of machine not seen yet.
+func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key string, r report, err error) {
 	raw, ok := obj.Metadata.Annotations[nrt.AnnotationCPUTopology]
 	if !ok {
 		return nil, "", report{}, fmt.Errorf("it has no annotation %s: it was not published by the locus agent", nrt.AnnotationCPUTopology)
@@ -53,15 +85,12 @@ func readNRT(obj *nrt.Object) (*topology.Topology, string, report, error) {
 	if err != nil {
 		return nil, "", report{}, err
 	}
-	topo, err := buildTopology(ct, obj.Zones)
-	if err != nil {
-		return nil, "", report{}, err
-	}
+	build = func() (*topology.Topology, error) { return buildTopology(ct, obj.Zones) }
 	reserved, err := cpuset.Parse(ct.Reserved)
 	if err != nil {
 		return nil, "", report{}, fmt.Errorf("reserved: %q is not a CPU list", ct.Reserved)
 	}
-	r := report{reserved: reserved, holdings: map[string]plan.Assignment{}}
+	r = report{reserved: reserved, holdings: map[string]plan.Assignment{}}
 	for name, cpus := range ct.Exclusive {
 		set, err := cpuset.Parse(cpus)
 		if err != nil {
@@ -76,11 +105,10 @@ func readNRT(obj *nrt.Object) (*topology.Topology, string, report, error) {
 		}
 		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
 	}
-	key, err := fingerprint(ct, obj.Zones)
-	if err != nil {
+	if key, err = fingerprint(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
-	return topo, key, r, nil
+	return build, key, r, nil
 }
 
 // buildTopology makes the machine model the allocator needs: CPUs from the

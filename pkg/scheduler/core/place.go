@@ -121,18 +121,70 @@ const MaxScore = int64(OneL3)*1000 + 1000
 // node's CPU capacity (the kubelet's count of online CPUs), checked against
 // the NodeResourceTopology so that a report from another machine (a node
 // replaced under the same name, its agent not yet reporting) is not used;
-// 0 skips the check.
+// 0 skips the check (the cluster makes the same check on the capacities
+// SetNodeCPUs gave it, so a view of such a node already says Stale).
 func Place(v *NodeView, nodeCPUs int64, req Request) (Placement, error) {
+	if err := usable(v, nodeCPUs); err != nil {
+		return Placement{}, err
+	}
+	p, _, err := v.entry(req, true)
+	return p, err
+}
+
+// Fits is Place's error alone, cheaper where the view placed req before:
+// Filter asks it of every node in every cycle.
+func Fits(v *NodeView, nodeCPUs int64, req Request) error {
+	if err := usable(v, nodeCPUs); err != nil {
+		return err
+	}
+	_, _, err := v.entry(req, false)
+	return err
+}
+
+// ScoreOf is Place's score alone, cheaper where the view placed req
+// before (Score, after Filter did).
+func ScoreOf(v *NodeView, req Request) (int64, error) {
+	if err := usable(v, 0); err != nil {
+		return 0, err
+	}
+	_, score, err := v.entry(req, false)
+	return score, err
+}
+
+func usable(v *NodeView, nodeCPUs int64) error {
 	if v == nil {
-		return Placement{}, unfit(NoTopology, "no NodeResourceTopology")
+		return unfit(NoTopology, "no NodeResourceTopology")
 	}
 	if v.Err != nil {
-		return Placement{}, v.Err
+		return v.Err
 	}
-	topo := v.machine.topo
-	if nodeCPUs > 0 && nodeCPUs != int64(len(topo.CPUs)) {
-		return Placement{}, unfit(Stale, "its NodeResourceTopology lists %d online CPUs, the node reports %d", len(topo.CPUs), nodeCPUs)
+	if n := len(v.machine.topo.CPUs); nodeCPUs > 0 && nodeCPUs != int64(n) {
+		return staleErr(n, nodeCPUs)
 	}
+	return nil
+}
+
+func staleErr(listed int, nodeCPUs int64) *Unfit {
+	return unfit(Stale, "its NodeResourceTopology lists %d online CPUs, the node reports %d", listed, nodeCPUs)
+}
+
+// entry is what the view remembers of req (see memo), placing it first
+// if need be; the placement itself only when full is set.
+func (v *NodeView) entry(req Request, full bool) (Placement, int64, error) {
+	key, ok := req.memoKey()
+	if !ok {
+		p, err := v.allocate(req)
+		return p, p.Score, err
+	}
+	if e, score, hit := v.memo.get(key, full); hit {
+		return e.p, score, e.err
+	}
+	p, err := v.allocate(req)
+	v.memo.put(key, p, err)
+	return p, p.Score, err
+}
+
+func (v *NodeView) allocate(req Request) (Placement, error) {
 	// Cheap refusal of a full node, before the allocator: every CPU the pod
 	// gets needs room for its share (all of it, for an exclusive policy).
 	if need := int64(req.CPUs) * req.shareMilli(); req.CPUs > 0 && v.freeMilli < need {

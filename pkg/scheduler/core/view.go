@@ -9,7 +9,8 @@ import (
 )
 
 // NodeView is one node's CPU state at one moment. It is immutable: a change
-// makes a new view, so a scheduling cycle can keep one without locks.
+// makes a new view, so a scheduling cycle can keep one without locks (only
+// the placements it remembers are guarded, internally).
 type NodeView struct {
 	Name string
 	// Err says why the node cannot take pods with CPUs of their own (no,
@@ -26,6 +27,8 @@ type NodeView struct {
 	machine    *machine
 	freeMilli  int64 // allocatable CPU nobody holds (static-burst: the room left)
 	allocMilli int64 // allocatable CPU: online, not reserved, not isolated
+
+	memo *memo // placements made on this view (place); shared by empty views
 }
 
 // Topology is the node's machine, nil when Err is set. It is shared: do not
@@ -63,7 +66,12 @@ func newView(name string, r *report, hs []plan.Assignment) *NodeView {
 	}
 	// One union for every exclusive holding: cheaper than a With each.
 	st.Exclusive = cpuset.New(exclusive...)
-	v := &NodeView{Name: name, Reserved: r.reserved, State: st, Holdings: len(hs), machine: r.machine}
+	v := &NodeView{Name: name, Reserved: r.reserved, State: st, Holdings: len(hs), machine: r.machine, memo: &memo{}}
+	if len(hs) == 0 {
+		// Nothing held: the same state as every other empty node of this
+		// machine with these reserved CPUs, so the same placements.
+		v.memo = r.machine.emptyMemo(r.reserved)
+	}
 	topo := r.machine.topo
 	for _, c := range topo.CPUs {
 		if r.reserved.Contains(c.ID) || topo.Isolated.Contains(c.ID) {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/locus-project/locus/pkg/kube/podplan"
@@ -27,15 +28,12 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 	if !ok {
 		return nil // not a pod of ours
 	}
-	pl, ok := s.get(node)
-	if !ok {
-		pl.view = s.snap[node]
-		var err error
-		if pl.p, err = core.Place(pl.view, 0, s.req); err != nil {
-			return unfitStatus(ctx, pod, node, err, s.req)
-		}
+	view := s.snap[node]
+	pl, err := core.Place(view, 0, s.req)
+	if err != nil {
+		return unfitStatus(ctx, pod, node, err, s.req)
 	}
-	final, err := p.cluster.Assume(podplan.Name(pod), node, pl.view, pl.p, s.req)
+	final, err := p.cluster.Assume(podplan.Name(pod), node, view, pl, s.req)
 	if err != nil {
 		p.waiting.add(pod)
 		return unfitStatus(ctx, pod, node, err, s.req)
@@ -57,15 +55,15 @@ func (p *Plugin) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v
 }
 
 // PreBind writes the decision on the pod (locus.io/resource-status) before
-// it is bound, so the agent finds it as soon as the pod reaches the node.
+// it is bound, so the agent finds it as soon as the pod reaches the node;
+// where the plugin's Bind runs first (bindsFirst), Bind writes it with
+// the binding instead and PreBind does nothing.
 func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
 	s, ok := readState(cs)
-	if !ok {
+	if !ok || p.bindsFirst() {
 		return nil
 	}
-	s.mu.Lock()
-	final := s.final
-	s.mu.Unlock()
+	final := s.decision()
 	if final == nil {
 		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
 	}
@@ -79,6 +77,51 @@ func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.
 		return framework.AsStatus(err)
 	}
 	return nil
+}
+
+// Bind binds an opted-in pod with its decision as an annotation of the
+// Binding, which the apiserver copies onto the pod in the same write: the
+// pod reaches its node with its CPUs, and costs the cluster one write,
+// like any other pod, instead of a patch and a binding (at scale the
+// apiserver's work is what bounds a scheduler's throughput). Other pods
+// are left to the next binder, DefaultBinder.
+func (p *Plugin) Bind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
+	s, ok := readState(cs)
+	if !ok {
+		return framework.NewStatus(framework.Skip)
+	}
+	final := s.decision()
+	if final == nil {
+		return framework.AsStatus(errors.New(Name + ": Bind without Reserve"))
+	}
+	b := &v1.Binding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+			Annotations: map[string]string{podplan.AnnotationResourceStatus: Decision(*final).Format()}},
+		Target: v1.ObjectReference{Kind: "Node", Name: node},
+	}
+	if err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
+		return framework.AsStatus(err)
+	}
+	return nil
+}
+
+// bindsFirst says whether the profile runs this plugin's Bind before any
+// other binder: the configuration enables it at bind as well as in
+// multiPoint (as DefaultConfig does), which puts it ahead of DefaultBinder.
+// A configuration that only enables it in multiPoint puts it after, where
+// it never runs, so PreBind writes the decision. Known once the framework
+// is built; asked at the first PreBind.
+func (p *Plugin) bindsFirst() bool {
+	p.bindOnce.Do(func() {
+		l, ok := p.handle.(interface{ ListPlugins() *config.Plugins })
+		if !ok {
+			return
+		}
+		if ps := l.ListPlugins(); ps != nil && len(ps.Bind.Enabled) > 0 {
+			p.binds = ps.Bind.Enabled[0].Name == Name
+		}
+	})
+	return p.binds
 }
 
 // Decision is the annotation's content for a placement.

@@ -14,38 +14,27 @@ import (
 
 const stateKey framework.StateKey = Name
 
-// cycleState is one pod's scheduling cycle: its request, the nodes' views
-// taken once in PreFilter, and every node's placement found by Filter, so
-// that Score and Reserve compute nothing again.
+// cycleState is one pod's scheduling cycle: its request and the nodes'
+// views taken once in PreFilter. Filter, Score and Reserve place the pod
+// on the same view, and a view remembers its placements, so Score and
+// Reserve compute nothing again.
 type cycleState struct {
 	req  core.Request
 	snap map[string]*core.NodeView
 
-	mu     sync.Mutex
-	placed map[string]placed
-	final  *core.Placement // set by Reserve
-}
-
-type placed struct {
-	view *core.NodeView
-	p    core.Placement
+	mu    sync.Mutex
+	final *core.Placement // set by Reserve
 }
 
 // Clone shares the state: placements depend only on the snapshot, which
-// every copy shares, so a copy's cache is as good as the original's.
+// every copy shares.
 func (s *cycleState) Clone() framework.StateData { return s }
 
-func (s *cycleState) get(node string) (placed, bool) {
+// decision is the placement Reserve assumed, nil before.
+func (s *cycleState) decision() *core.Placement {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pl, ok := s.placed[node]
-	return pl, ok
-}
-
-func (s *cycleState) put(node string, pl placed) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.placed[node] = pl
+	return s.final
 }
 
 func readState(cs *framework.CycleState) (*cycleState, bool) {
@@ -75,7 +64,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 	}
 	cs.Write(stateKey, &cycleState{
 		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy},
-		snap: p.cluster.Snapshot(), placed: map[string]placed{},
+		snap: p.cluster.Snapshot(),
 	})
 	return nil, nil
 }
@@ -85,8 +74,8 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 func (p *Plugin) PreFilterExtensions() framework.PreFilterExtensions { return nil }
 
 // Filter passes a node whose NodeResourceTopology is there, matches the
-// node, and has CPUs for the pod under its policy; the placement is kept
-// for Score and Reserve.
+// node, and has CPUs for the pod under its policy; the node's view keeps
+// the placement for Score and Reserve.
 func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
 	s, ok := readState(cs)
 	if !ok {
@@ -96,12 +85,11 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	if node == nil {
 		return framework.NewStatus(framework.UnschedulableAndUnresolvable, "node not found")
 	}
-	v := s.snap[node.Name]
-	pl, err := core.Place(v, node.Status.Capacity.Cpu().Value(), s.req)
-	if err != nil {
+	// The node's capacity is checked against its report in its view (see
+	// onNode).
+	if err := core.Fits(s.snap[node.Name], 0, s.req); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
-	s.put(node.Name, placed{view: v, p: pl})
 	return nil
 }
 
@@ -126,17 +114,17 @@ func (p *Plugin) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod
 	return nil
 }
 
-// Score is the placement's score from Filter.
+// Score is the score of the placement Filter made (remembered by the view).
 func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	s, ok := readState(cs)
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}
-	pl, ok := s.get(ni.Node().Name)
-	if !ok {
-		return 0, nil
+	score, err := core.ScoreOf(s.snap[ni.Node().Name], s.req)
+	if err != nil {
+		return 0, nil // Filter let it through: it cannot fail here
 	}
-	return pl.p.Score, nil
+	return score, nil
 }
 
 // ScoreExtensions: NormalizeScore.

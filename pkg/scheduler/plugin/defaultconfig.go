@@ -13,8 +13,8 @@ const DefaultWeight = 5
 
 // DefaultConfig is the KubeSchedulerConfiguration locus-scheduler runs with
 // when given no --config: kube-scheduler's defaults, as default-scheduler,
-// with this plugin added (default args), so that it replaces kube-scheduler
-// as it is. The connection flags kube-scheduler honours only without
+// with this plugin added (default args) and binding its own pods, so that
+// it replaces kube-scheduler as it is. The connection flags kube-scheduler honours only without
 // --config (--kubeconfig, --kube-api-qps, --kube-api-burst,
 // --kube-api-content-type) are carried into it; leader election flags apply
 // either way.
@@ -37,8 +37,12 @@ func DefaultConfig(fs *pflag.FlagSet) ([]byte, error) {
 		"clientConnection": conn,
 		"profiles": []any{map[string]any{
 			"schedulerName": "default-scheduler",
-			"plugins": map[string]any{"multiPoint": map[string]any{
-				"enabled": []any{map[string]any{"name": Name, "weight": DefaultWeight}}}},
+			"plugins": map[string]any{
+				"multiPoint": map[string]any{"enabled": []any{map[string]any{"name": Name, "weight": DefaultWeight}}},
+				// Enabled at bind as well, it binds before DefaultBinder:
+				// its pods' decisions go with their bindings (Bind).
+				"bind": map[string]any{"enabled": []any{map[string]any{"name": Name}}},
+			},
 		}},
 	}
 	return yaml.Marshal(cfg)

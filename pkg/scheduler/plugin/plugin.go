@@ -9,6 +9,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,9 @@ type Plugin struct {
 	ready   atomic.Bool
 	waited  atomic.Bool
 	waiting waiting
+
+	bindOnce sync.Once
+	binds    bool // see bindsFirst
 }
 
 var (
@@ -77,6 +81,7 @@ var (
 	_ framework.ScorePlugin       = (*Plugin)(nil)
 	_ framework.ReservePlugin     = (*Plugin)(nil)
 	_ framework.PreBindPlugin     = (*Plugin)(nil)
+	_ framework.BindPlugin        = (*Plugin)(nil)
 	_ framework.EnqueueExtensions = (*Plugin)(nil)
 )
 

@@ -73,13 +73,24 @@ func TestMalformedPods(t *testing.T) {
 }
 
 // Filter refuses nodes without a usable report (unresolvable: preemption
-// cannot help) and full ones (unschedulable), with node-independent
-// reasons, and passes the rest.
+// cannot help; a report whose CPUs are not the node object's is stale)
+// and full ones (unschedulable), with node-independent reasons, and
+// passes the rest.
 func TestFilter(t *testing.T) {
 	full := map[string]plan.Assignment{"ns/big": {CPUs: cpuset.New(1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15), Policy: cpualloc.FullPCPUs}}
 	e := newEnv(t, nil, []*nrt.Object{report(t, "fits", nil), report(t, "replaced", nil), report(t, "full", full)},
 		st.MakePod().Namespace("ns").Name("big").Node("full").Obj())
-	_, got := e.cycle(pod("p", nil), node("fits", "16"), node("none", "16"), node("replaced", "64"), node("full", "16"))
+	nodes := []*framework.NodeInfo{node("fits", "16"), node("none", "16"), node("replaced", "64"), node("full", "16")}
+	for _, ni := range nodes {
+		if _, err := e.client.CoreV1().Nodes().Create(e.ctx, ni.Node(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the replaced node's capacity", func() bool {
+		v := e.pl.Cluster().Snapshot()["replaced"]
+		return v.Err != nil && v.Err.Kind == core.Stale
+	})
+	_, got := e.cycle(pod("p", nil), nodes...)
 	for name, want := range map[string]struct {
 		code framework.Code
 		says string

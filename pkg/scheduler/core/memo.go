@@ -1,0 +1,109 @@
+package core
+
+import (
+	"sync"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+)
+
+// memoSize is how many placements a view remembers: distinct requests are
+// few (counts and policies; the strategies are the scheduler's).
+const memoSize = 16
+
+// memo is a view's remembered placements. A view never changes, and from
+// one scheduling cycle to the next every node but the one or two that
+// changed keeps its view, so a pod asking what an earlier pod asked costs
+// a scan of a few words per node instead of an allocation. The keys sit
+// in the view itself: Filter asks every node, and a lookup that touches
+// one more cache line per node shows at a thousand nodes.
+type memo struct {
+	mu     sync.Mutex
+	keys   [memoSize]uint64 // memoKey; 0 is an empty slot
+	scores [memoSize]int64  // the placements' scores
+	failed uint16           // the slots whose request does not fit
+	next   int              // the slot to fill next, round robin
+	vals   *[memoSize]placed
+}
+
+type placed struct {
+	p   Placement
+	err error
+}
+
+// get finds key: the placement and its error (the placement only if full
+// is set), and its score. The placements themselves lie apart, read only
+// when wanted.
+func (m *memo) get(key uint64, full bool) (e placed, score int64, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range m.keys {
+		if k != key {
+			continue
+		}
+		if full || m.failed&(1<<i) != 0 {
+			e = m.vals[i]
+		}
+		return e, m.scores[i], true
+	}
+	return placed{}, 0, false
+}
+
+func (m *memo) put(key uint64, p Placement, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.vals == nil {
+		m.vals = new([memoSize]placed)
+	}
+	i := m.next
+	m.keys[i], m.scores[i], m.vals[i] = key, p.Score, placed{p, err}
+	m.failed &^= 1 << i
+	if err != nil {
+		m.failed |= 1 << i
+	}
+	m.next = (i + 1) % memoSize
+}
+
+// memoKey packs a request into a word: CPUs in bits 0-15, the policy in
+// 16-18, the NUMA strategy in 19-20, the scoring in 21-22, the request in
+// millicores from bit 23, and bit 63 set. A request with a value that
+// does not fit has none (ok false) and is placed every time.
+func (r Request) memoKey() (key uint64, ok bool) {
+	var pol, numa, score uint64
+	switch r.Policy {
+	case "":
+	case cpualloc.FullPCPUs:
+		pol = 1
+	case cpualloc.FullPCPUsThenThreads:
+		pol = 2
+	case cpualloc.SpreadByPCPUs:
+		pol = 3
+	case cpualloc.DistributeAcrossNUMA:
+		pol = 4
+	case cpualloc.StaticBurst:
+		pol = 5
+	default:
+		return 0, false
+	}
+	switch r.NUMAStrategy {
+	case "":
+	case cpualloc.MostAllocated:
+		numa = 1
+	case cpualloc.LeastAllocated:
+		numa = 2
+	default:
+		return 0, false
+	}
+	switch r.Scoring {
+	case "":
+	case MostAllocated:
+		score = 1
+	case LeastAllocated:
+		score = 2
+	default:
+		return 0, false
+	}
+	if r.CPUs < 0 || r.CPUs >= 1<<16 || r.RequestMilli < 0 || r.RequestMilli >= 1<<40 {
+		return 0, false
+	}
+	return 1<<63 | uint64(r.RequestMilli)<<23 | score<<21 | numa<<19 | pol<<16 | uint64(r.CPUs), true
+}

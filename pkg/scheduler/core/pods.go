@@ -1,0 +1,110 @@
+package core
+
+import "github.com/locus-project/locus/pkg/agent/plan"
+
+// SetPod records a pod. Only bound pods count (node != ""); decision is the
+// scheduler's decision the pod carries (nil: none, or one that does not
+// parse). A bound pod's allocation assumed by the scheduler is dropped: the
+// pod itself now says what it holds. A pod with no decision that its
+// node's report does not list holds nothing the state sees (most pods):
+// it is recorded, and no view is rebuilt.
+func (c *Cluster) SetPod(key, node string, decision *plan.Assignment) {
+	if node == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.boundAsAssumed(key, node, decision) {
+		return
+	}
+	if a, ok := c.assumed[key]; ok {
+		delete(c.assumed, key)
+		c.unindex(a.node, key)
+		c.dirty(a.node)
+	}
+	old, had := c.pods[key]
+	if had && old.node == node && samePtr(old.decision, decision) {
+		return // a status change: nothing the CPU state sees
+	}
+	was := had && c.counts(old.node, key, old)
+	p := boundPod{node: node, decision: decision}
+	c.pods[key] = p
+	if had && old.node != node {
+		c.unindex(old.node, key)
+	}
+	if was {
+		c.dirty(old.node)
+	}
+	if c.counts(node, key, p) {
+		c.index(node, key)
+		c.dirty(node)
+	}
+}
+
+// boundAsAssumed records the usual end of an allocation the scheduler
+// assumed: the pod is bound where it was assumed, with the decision it
+// was given, and its node's report does not list it yet. The node's CPUs
+// are then held as before, so its view (and the placements it remembers)
+// stays.
+func (c *Cluster) boundAsAssumed(key, node string, decision *plan.Assignment) bool {
+	a, ok := c.assumed[key]
+	if !ok || a.node != node || decision == nil || !sameHolding(a.a, *decision) {
+		return false
+	}
+	if _, had := c.pods[key]; had {
+		return false
+	}
+	if r := c.reports[node]; r != nil && r.err == nil {
+		if _, listed := r.holdings[key]; listed {
+			return false
+		}
+	}
+	delete(c.assumed, key)
+	c.pods[key] = boundPod{node: node, decision: decision} // indexed on node already
+	return true
+}
+
+// counts says whether a bound pod holds CPUs in its node's view: it
+// carries a decision, or the node's report lists it.
+func (c *Cluster) counts(node, key string, p boundPod) bool {
+	if p.decision != nil {
+		return true
+	}
+	r := c.reports[node]
+	if r == nil || r.err != nil {
+		return false
+	}
+	_, listed := r.holdings[key]
+	return listed
+}
+
+func samePtr(a, b *plan.Assignment) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Policy == b.Policy && sameHolding(*a, *b)
+}
+
+// DeletePod forgets a pod that is gone (deleted, or finished): its CPUs are
+// free, whatever the node's report still says. It says whether the pod
+// held CPUs the state counted (a decision, a report listing it, or an
+// allocation assumed for it).
+func (c *Cluster) DeletePod(key string) (freed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.pods[key]; ok {
+		freed = c.counts(p.node, key, p)
+		delete(c.pods, key)
+		c.unindex(p.node, key)
+		if freed {
+			c.dirty(p.node)
+		}
+	}
+	if a, ok := c.assumed[key]; ok {
+		delete(c.assumed, key)
+		c.unindex(a.node, key)
+		c.dirty(a.node)
+		freed = true
+	}
+	return freed
+}

@@ -1,0 +1,100 @@
+package core
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/agent/plan"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+)
+
+// When few nodes changed, a snapshot is the last one with those nodes
+// replaced: the changed views are new, a removed report's node is gone,
+// the others are the same views, and the snapshot handed out before is
+// untouched.
+func TestSnapshotPatchesChangedNodes(t *testing.T) {
+	c := NewCluster()
+	for i := range 16 { // two changes of sixteen: the patched path
+		node := fmt.Sprintf("n%d", i)
+		c.SetNRT(node, publish(t, twoNode, node, reservedCore, nil))
+	}
+	before := c.Snapshot()
+	mustPlace(t, c, "ns/a", "n1", req(4, "", 0))
+	c.DeleteNRT("n2")
+	after := c.Snapshot()
+	if len(before) != 16 || len(after) != 15 {
+		t.Fatalf("%d nodes before, %d after; want 16 and 15", len(before), len(after))
+	}
+	if _, ok := after["n2"]; ok {
+		t.Error("n2's report was deleted but the snapshot still has it")
+	}
+	if before["n2"] == nil || !before["n1"].State.Exclusive.IsEmpty() {
+		t.Error("the earlier snapshot changed")
+	}
+	if after["n1"].State.Exclusive.Size() != 4 {
+		t.Errorf("n1 after placing: exclusive %s", after["n1"].State.Exclusive)
+	}
+	for _, node := range []string{"n0", "n3", "n15"} {
+		if after[node] != before[node] {
+			t.Errorf("%s did not change but has a new view", node)
+		}
+	}
+}
+
+// A bound pod without a decision that its node's report does not list
+// holds nothing the state sees: its node keeps its view, and its deletion
+// frees nothing. One the report lists counts.
+func TestPlainPodsLeaveViews(t *testing.T) {
+	c := NewCluster()
+	listed := map[string]plan.Assignment{"ns/listed": {CPUs: cpuset.New(1, 9), Policy: cpualloc.FullPCPUs}}
+	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, listed))
+	before := c.Snapshot()["n1"]
+	c.SetPod("ns/plain", "n1", nil)
+	if c.Snapshot()["n1"] != before {
+		t.Error("a plain pod rebuilt its node's view")
+	}
+	if c.DeletePod("ns/plain") {
+		t.Error("deleting a plain pod freed something")
+	}
+	c.SetPod("ns/listed", "n1", nil)
+	v := c.Snapshot()["n1"]
+	if v == before || !v.State.Exclusive.Equals(cpuset.New(1, 9)) {
+		t.Fatalf("a pod the report lists: exclusive %s", v.State.Exclusive)
+	}
+	if !c.DeletePod("ns/listed") {
+		t.Error("deleting a pod the report lists freed nothing")
+	}
+	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.IsEmpty() {
+		t.Errorf("after its deletion: exclusive %s", ex)
+	}
+}
+
+// A pod bound where it was assumed, with the decision it was given, holds
+// what it held: its node keeps its view. Bound with another decision, the
+// node's view changes.
+func TestBindingAsAssumedKeepsView(t *testing.T) {
+	c := NewCluster()
+	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
+	r := req(4, "", 0)
+	p := mustPlace(t, c, "ns/a", "n1", r)
+	assumedView := c.Snapshot()["n1"]
+	c.SetPod("ns/a", "n1", decision(p, r))
+	if c.Snapshot()["n1"] != assumedView {
+		t.Error("binding a pod as assumed rebuilt its node's view")
+	}
+	if _, _, ok := c.Assumed("ns/a"); ok {
+		t.Error("the bound pod is still assumed")
+	}
+	if !c.DeletePod("ns/a") || !c.Snapshot()["n1"].State.Exclusive.IsEmpty() {
+		t.Error("the bound pod's CPUs are not freed by its deletion")
+	}
+
+	q := mustPlace(t, c, "ns/b", "n1", r)
+	other := &plan.Assignment{CPUs: cpuset.New(7, 15), Policy: cpualloc.FullPCPUs}
+	c.SetPod("ns/b", "n1", other)
+	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.Equals(other.CPUs) || ex.Equals(q.Result.CPUs) {
+		t.Errorf("bound with another decision: exclusive %s, want %s", ex, other.CPUs)
+	}
+}

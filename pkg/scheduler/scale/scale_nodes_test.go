@@ -1,0 +1,117 @@
+package scale
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+// shape is every node's machine: 2 sockets of 48 two-thread cores, one
+// NUMA node and one L3 each (192 CPUs, the seeds' ecs.ebmc8i.48xlarge);
+// reserved is its first core, the kubelet's --reserved-cpus.
+var (
+	shape    = fixture.Intel2S96C
+	reserved = cpuset.New(0, shape.TotalCores())
+)
+
+// makeNodes creates the kwok nodes, waits until kwok has them all Ready,
+// and publishes each one's NodeResourceTopology as an idle Locus agent
+// would (nothing held). Both schedulers then see the same nodes; only
+// locus-scheduler reads the reports.
+func makeNodes(t *testing.T, n int) []string {
+	t.Helper()
+	cp.InstallNodeResourceTopologyCRD(t)
+	cp.StartKwok(t)
+	cpus := resource.MustParse(fmt.Sprint(shape.TotalCores() * shape.ThreadsPerCore))
+	capacity := corev1.ResourceList{corev1.ResourceCPU: cpus,
+		corev1.ResourceMemory: resource.MustParse("768Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	start := time.Now()
+	names := cp.CreateFakeNodes(t, "scale", n, capacity)
+	waitReady(t, n, 5*time.Minute)
+	t.Logf("%d nodes Ready in %s", n, time.Since(start).Round(time.Millisecond))
+
+	start = time.Now()
+	topo := fixture.MustBuild(shape)
+	err := parallel(16, len(names), func(ctx context.Context, i int) error {
+		o, err := nrt.Build(nrt.Input{Node: names[i], Topology: topo, Reserved: reserved})
+		if err != nil {
+			return err
+		}
+		raw, err := json.Marshal(o)
+		if err != nil {
+			return err
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(raw); err != nil {
+			return err
+		}
+		_, err = cp.Dynamic.Resource(nrt.GVR).Create(ctx, u, metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("publishing NodeResourceTopology: %v", err)
+	}
+	t.Logf("%d NodeResourceTopology objects published in %s", n, time.Since(start).Round(time.Millisecond))
+	return names
+}
+
+// waitReady waits until n kwok nodes report Ready.
+func waitReady(t *testing.T, n int, timeout time.Duration) {
+	t.Helper()
+	kubetest.WaitFor(t, fmt.Sprintf("%d nodes Ready", n), timeout, func(ctx context.Context) (bool, error) {
+		list, err := cp.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, nd := range list.Items {
+			for _, c := range nd.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		if ready < n {
+			return false, fmt.Errorf("%d of %d Ready", ready, n)
+		}
+		return true, nil
+	})
+}
+
+// parallel runs do(0..n-1) on workers goroutines and joins the errors.
+func parallel(workers, n int, do func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+time.Duration(n)*50*time.Millisecond)
+	defer cancel()
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = do(ctx, i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,62 @@
+package scale
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/locus-project/locus/pkg/kube/podplan"
+)
+
+// podSpec is one pod of the workload: cpusetPercent of them (half by
+// default) ask for CPUs of their own (cpuset-scheduler, 1-16 whole CPUs,
+// request = limit), the others are plain pods with small requests,
+// shuffled with a fixed seed so that both schedulers get the very same
+// sequence.
+type podSpec struct {
+	name   string
+	cpuset bool
+	milli  int64 // CPU request (and, for cpuset pods, limit)
+}
+
+func workload(n, cpusetPercent int, seed int64) []podSpec {
+	r := rand.New(rand.NewPCG(uint64(seed), 0x5ca1e))
+	specs := make([]podSpec, n)
+	for i := range specs {
+		s := podSpec{name: fmt.Sprintf("p-%05d", i), cpuset: i*100 < n*cpusetPercent}
+		if s.cpuset {
+			s.milli = int64(1+r.IntN(16)) * 1000
+		} else {
+			s.milli = int64(1+r.IntN(5)) * 100
+		}
+		specs[i] = s
+	}
+	r.Shuffle(len(specs), func(i, j int) { specs[i], specs[j] = specs[j], specs[i] })
+	return specs
+}
+
+// pod is the spec as a Pod. For kube-scheduler (optIn false) the
+// cpuset-scheduler annotation is left out: the pod is otherwise the same.
+func (s podSpec) pod(ns string, optIn bool) *corev1.Pod {
+	cpu := *resource.NewMilliQuantity(s.milli, resource.DecimalSI)
+	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
+		corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("256Mi")}}
+	var ann map[string]string
+	if s.cpuset {
+		res.Limits = corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("256Mi")}
+		if optIn {
+			ann = map[string]string{podplan.AnnotationCPUSet: "true"}
+		}
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: ns, Annotations: ann, Labels: map[string]string{"app": "scale"}},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: "app", Resources: res}},
+			// Deleted at once between passes.
+			TerminationGracePeriodSeconds: new(int64),
+		},
+	}
+}

@@ -1,0 +1,152 @@
+package scale
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSchedulerScale schedules the same workload on the same kwok nodes
+// through locus-scheduler and kube-scheduler v1.33, in alternating order
+// over cfg.rounds rounds, and prints each pass and the ratios (lines
+// starting with SCALE). It fails if a pod is left unbound or a decision
+// is wrong, and, when LOCUS_SCHED_MIN_RATIO is set, if locus-scheduler's
+// throughput over all rounds is below that share of kube-scheduler's.
+func TestSchedulerScale(t *testing.T) {
+	cfg := loadConfig(t)
+	t.Logf("SCALE config %s; scheduler log %s", cfg, schedulerLog)
+	makeNodes(t, cfg.nodes)
+	specs := workload(cfg.pods, cfg.cpusetPercent, cfg.seed)
+
+	var all []result
+	for round := 1; round <= cfg.rounds; round++ {
+		order := []kind{vanilla, locus}
+		if round%2 == 0 {
+			order = []kind{locus, vanilla}
+		}
+		for _, k := range order {
+			time.Sleep(cfg.settle)
+			r := runPass(t, cfg, k, round, specs)
+			one, decisions := check(t, r, specs)
+			t.Log(passLine(r, one, decisions))
+			all = append(all, r)
+		}
+		if t.Failed() {
+			t.FailNow()
+		}
+	}
+	ratio := summarize(t, cfg, all)
+	if min := os.Getenv("LOCUS_SCHED_MIN_RATIO"); min != "" {
+		want, err := strconv.ParseFloat(min, 64)
+		if err != nil {
+			t.Fatalf("LOCUS_SCHED_MIN_RATIO=%q: %v", min, err)
+		}
+		if ratio < want {
+			t.Errorf("locus-scheduler's throughput is %.2f of kube-scheduler's, below %.2f", ratio, want)
+		}
+	}
+}
+
+func passLine(r result, oneNUMA, decisions int) string {
+	var cpu []string
+	for _, name := range []string{"test+scheduler", "kube-apiserver", "etcd", "kwok"} {
+		cpu = append(cpu, fmt.Sprintf("%s %.1fs", name, r.cpu[name].Seconds()))
+	}
+	s := fmt.Sprintf("SCALE pass round=%d %-15s %6.1f pods/s (%d pods in %s, the first bound after %s)  create->bound p50 %s p99 %s  attempt p50 %s p99 %s  algorithm p99 %s  attempts %.0f scheduled, %.0f unschedulable, %.0f error  cpu: %s  load %.0f->%.0f",
+		r.round, r.kind, r.podsPerSec(), len(r.e2e), r.elapsed.Round(time.Millisecond), r.firstBound.Round(time.Millisecond),
+		ms(quantile(r.e2e, 0.5)), ms(quantile(r.e2e, 0.99)), ms(r.attempt.quantile(0.5)), ms(r.attempt.quantile(0.99)),
+		ms(r.algorithm.quantile(0.99)), r.attempts["scheduled"], r.attempts["unschedulable"], r.attempts["error"],
+		strings.Join(cpu, ", "), r.load[0], r.load[1])
+	if r.kind == locus {
+		s += fmt.Sprintf("  one NUMA node: %d of %d cpuset pods", oneNUMA, decisions)
+	}
+	var reqs []string
+	for k, n := range r.requests {
+		if n >= float64(len(r.e2e))/10 {
+			reqs = append(reqs, fmt.Sprintf("%s %.2f", k, n/float64(len(r.e2e))))
+		}
+	}
+	slices.Sort(reqs)
+	return s + "  API requests per pod: " + strings.Join(reqs, ", ")
+}
+
+// summarize prints each round's ratios and the overall one: all pods over
+// all time, per scheduler. It returns the overall throughput ratio.
+func summarize(t *testing.T, cfg config, all []result) float64 {
+	t.Helper()
+	type sum struct {
+		pods    int
+		elapsed time.Duration
+		e2e     []time.Duration
+		attempt histogram
+	}
+	tot := map[kind]*sum{locus: {}, vanilla: {}}
+	var ratios []float64
+	for round := 1; round <= cfg.rounds; round++ {
+		var l, v result
+		for _, r := range all {
+			if r.round == round && r.kind == locus {
+				l = r
+			} else if r.round == round {
+				v = r
+			}
+		}
+		ratios = append(ratios, l.podsPerSec()/v.podsPerSec())
+		t.Logf("SCALE round %d: throughput locus/vanilla %.2f, create->bound p99 %.2f, attempt p99 %.2f", round,
+			l.podsPerSec()/v.podsPerSec(), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
+			ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)))
+	}
+	for _, r := range all {
+		s := tot[r.kind]
+		s.pods += len(r.e2e)
+		s.elapsed += r.elapsed
+		s.e2e = append(s.e2e, r.e2e...)
+		s.attempt = addHistograms(s.attempt, r.attempt)
+	}
+	for _, s := range tot {
+		slices.Sort(s.e2e)
+	}
+	l, v := tot[locus], tot[vanilla]
+	lt, vt := float64(l.pods)/l.elapsed.Seconds(), float64(v.pods)/v.elapsed.Seconds()
+	t.Logf("SCALE summary %s", cfg)
+	t.Logf("SCALE | scheduler | pods/s | create->bound p50 | p99 | attempt p99 |")
+	t.Logf("SCALE | kube-scheduler | %.1f | %s | %s | %s |", vt, ms(quantile(v.e2e, 0.5)), ms(quantile(v.e2e, 0.99)), ms(v.attempt.quantile(0.99)))
+	t.Logf("SCALE | locus-scheduler | %.1f | %s | %s | %s |", lt, ms(quantile(l.e2e, 0.5)), ms(quantile(l.e2e, 0.99)), ms(l.attempt.quantile(0.99)))
+	t.Logf("SCALE ratio locus/vanilla: throughput %.2f (rounds: %s), create->bound p99 %.2f, attempt p99 %.2f",
+		lt/vt, floats(ratios), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
+		ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)))
+	return lt / vt
+}
+
+func addHistograms(a, b histogram) histogram {
+	if len(a.counts) == 0 {
+		return histogram{bounds: b.bounds, counts: slices.Clone(b.counts)}
+	}
+	for i := range a.counts {
+		if i < len(b.counts) {
+			a.counts[i] += b.counts[i]
+		}
+	}
+	return a
+}
+
+func ratioOf(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.0fms", float64(d)/float64(time.Millisecond)) }
+
+func floats(fs []float64) string {
+	var s []string
+	for _, f := range fs {
+		s = append(s, fmt.Sprintf("%.2f", f))
+	}
+	return strings.Join(s, " ")
+}
