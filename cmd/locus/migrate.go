@@ -139,7 +139,9 @@ type migrateResultJSON struct {
 	ThroughputMBps float64              `json:"throughputMBps"`
 	Seconds        float64              `json:"seconds"`
 	LongestStallMS float64              `json:"longestStallMs"`
+	P99StallMS     float64              `json:"p99StallMs"`
 	Calls          int                  `json:"calls"`
+	OverBudget     int                  `json:"callsOverBudget"`
 	Stopped        []int                `json:"stoppedAtMargin,omitempty"`
 	Processes      []migrateProcessJSON `json:"processes"`
 }
@@ -147,8 +149,8 @@ type migrateResultJSON struct {
 func migrateJSON(t resolvedTarget, r locality.Result) migrateResultJSON {
 	out := migrateResultJSON{resolvedTarget: t, Strategy: string(r.Strategy), Skipped: r.Skipped, PagesMoved: r.Moved,
 		RemotePages: r.RemoteLeft, RatioBefore: r.RatioBefore, RatioAfter: r.RatioAfter, ThroughputMBps: r.Throughput(),
-		Seconds: r.Elapsed.Seconds(), LongestStallMS: float64(r.LongestStall.Microseconds()) / 1000, Calls: r.Calls,
-		Stopped: r.Stopped, Processes: []migrateProcessJSON{}}
+		Seconds: r.Elapsed.Seconds(), LongestStallMS: float64(r.LongestStall.Microseconds()) / 1000,
+		P99StallMS: float64(r.StallP99.Microseconds()) / 1000, Calls: r.Calls, OverBudget: r.OverBudget, Stopped: r.Stopped, Processes: []migrateProcessJSON{}}
 	out.Local = r.Local
 	for _, p := range r.Processes {
 		out.Processes = append(out.Processes, migrateProcessJSON{PID: p.PID, Moved: p.Moved, Skipped: p.Skipped, Error: p.Err,
@@ -167,7 +169,8 @@ func renderMigrate(w io.Writer, t resolvedTarget, r locality.Result, opts locali
 	fmt.Fprintf(w, "remote pages left:  %d\n", r.RemoteLeft)
 	fmt.Fprintf(w, "local ratio:        %d%% -> %d%%\n", r.RatioBefore, r.RatioAfter)
 	fmt.Fprintf(w, "throughput:         %.1f MB/s (%s)\n", r.Throughput(), r.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "longest stall:      %s in %d call(s) (budget %s)\n", r.LongestStall.Round(time.Microsecond), r.Calls, opts.Budget)
+	fmt.Fprintf(w, "longest stall:      %s in %d call(s) (budget %s; p99 %s, %d over)\n", r.LongestStall.Round(time.Microsecond), r.Calls,
+		opts.Budget, r.StallP99.Round(time.Microsecond), r.OverBudget)
 	if len(r.Stopped) > 0 {
 		fmt.Fprintf(w, "stopped at the free-memory margin (%s) on numa %s\n", opts.Margin, locality.FormatNodeList(r.Stopped))
 	}

@@ -2,58 +2,95 @@ package locality
 
 import "time"
 
+// PageClass tells apart pages whose move costs differ by orders of
+// magnitude per call slot: a base page copies 4 KiB, a huge page (a
+// transparent huge page named by its head, or a hugetlb page) 2 MiB or more.
+type PageClass int
+
+const (
+	BasePages PageClass = iota
+	HugePages
+)
+
 // BatchController sizes move_pages(2) calls so that no single call holds the
 // process's pages longer than Budget. While a page migrates, the process
-// faults on it and waits, and the call holds the mm's lock for reading
-// throughout, so a call's duration bounds the longest stall it can cause.
+// faults on it and waits, so a call's duration bounds the longest stall it
+// can cause.
 //
-// It aims at half the budget to leave room for noise: after each call it
-// estimates the cost per page (an average of the last calls), and
+// Sizes are in base pages (bytes, not call entries: one 2 MiB huge page
+// weighs 512), learned apart for each PageClass since a huge page's copy
+// and a base page's bookkeeping cost differently per byte. For each class it
+// aims at half the budget to leave room for noise: after each call it
+// estimates the cost per base page (an average of the last calls, which also
+// spreads the call's fixed cost, so the size settles where a call's whole
+// cost meets the aim), and
 //   - a call over the budget shrinks the next batch at once, in proportion
 //     to the overshoot;
 //   - otherwise the batch moves towards what fits half the budget, growing
 //     at most twofold per call so one cheap call cannot cause a huge one.
+//
+// A huge page cannot be split by the caller, so a huge batch always holds at
+// least one; when one huge page alone outlasts the budget, so does its call.
 type BatchController struct {
 	Budget   time.Duration
-	Min, Max int
+	Min, Max int // base pages per call
 
-	size    int
-	perPage float64 // estimated nanoseconds per page; 0 before the first call
+	class [2]classCost
 }
 
-// NewBatchController starts at start pages per call within [lo, hi].
+type classCost struct {
+	size    int
+	perPage float64 // estimated nanoseconds per base page; 0 before the first call
+}
+
+// hugeStart is where huge batches start: one 2 MiB page.
+const hugeStart = 512
+
+// NewBatchController starts base-page batches at start pages per call, and
+// huge-page batches at one 2 MiB page, within [lo, hi].
 func NewBatchController(budget time.Duration, start, lo, hi int) *BatchController {
 	lo = max(lo, 1)
 	hi = max(hi, lo)
-	return &BatchController{Budget: budget, Min: lo, Max: hi, size: clamp(start, lo, hi)}
+	c := &BatchController{Budget: budget, Min: lo, Max: hi}
+	c.class[BasePages].size = clamp(start, lo, hi)
+	c.class[HugePages].size = clamp(hugeStart, lo, hi)
+	return c
 }
 
-// Size is the number of pages for the next call.
-func (c *BatchController) Size() int { return c.size }
+// Size is the number of base pages (bytes / 4 KiB) for the next call of the
+// class.
+func (c *BatchController) Size(k PageClass) int { return c.class[k].size }
 
-// Observe records that a call of pages pages took took.
-func (c *BatchController) Observe(pages int, took time.Duration) {
+// PerPage is the estimated cost of one base page of the class, 0 before
+// any call.
+func (c *BatchController) PerPage(k PageClass) time.Duration {
+	return time.Duration(c.class[k].perPage)
+}
+
+// Observe records that a call moving pages base pages of the class took took.
+func (c *BatchController) Observe(k PageClass, pages int, took time.Duration) {
 	if pages <= 0 || c.Budget <= 0 {
 		return
 	}
+	s := &c.class[k]
 	cost := float64(took) / float64(pages)
-	if c.perPage == 0 {
-		c.perPage = cost
+	if s.perPage == 0 {
+		s.perPage = cost
 	} else {
-		c.perPage = (c.perPage + cost) / 2
+		s.perPage = (s.perPage + cost) / 2
 	}
 	target := float64(c.Budget) / 2
 	if took > c.Budget {
 		// Trust the call that overshot, not the average.
-		c.perPage = max(c.perPage, cost)
-		c.size = clamp(int(float64(pages)*target/float64(took)), c.Min, c.Max)
+		s.perPage = max(s.perPage, cost)
+		s.size = clamp(int(float64(pages)*target/float64(took)), c.Min, c.Max)
 		return
 	}
 	want := c.Max
-	if c.perPage > 0 {
-		want = int(min(target/c.perPage, float64(c.Max)))
+	if s.perPage > 0 {
+		want = int(min(target/s.perPage, float64(c.Max)))
 	}
-	c.size = clamp(want, c.Min, min(c.Max, 2*max(c.size, pages)))
+	s.size = clamp(want, c.Min, min(c.Max, 2*max(s.size, pages)))
 }
 
 func clamp(v, lo, hi int) int { return min(max(v, lo), hi) }

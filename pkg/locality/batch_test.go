@@ -9,11 +9,11 @@ import (
 // the sizes it chose.
 func run(c *BatchController, calls int, cost func(pages int) time.Duration) (sizes []int, worst time.Duration) {
 	for i := 0; i < calls; i++ {
-		n := c.Size()
+		n := c.Size(BasePages)
 		sizes = append(sizes, n)
 		took := cost(n)
 		worst = max(worst, took)
-		c.Observe(n, took)
+		c.Observe(BasePages, n, took)
 	}
 	return sizes, worst
 }
@@ -60,7 +60,7 @@ func TestBatchGrowsWhenCheap(t *testing.T) {
 func TestBatchAdaptsWhenCostChanges(t *testing.T) {
 	c := NewBatchController(20*time.Millisecond, 256, 16, 1<<16)
 	run(c, 12, perPage(time.Microsecond)) // grows to ~10000
-	big := c.Size()
+	big := c.Size(BasePages)
 	// The process becomes busy: pages cost 50x more. One call overshoots,
 	// then every call fits again.
 	sizes, _ := run(c, 6, perPage(50*time.Microsecond))
@@ -76,15 +76,54 @@ func TestBatchAdaptsWhenCostChanges(t *testing.T) {
 
 func TestBatchRespectsBounds(t *testing.T) {
 	c := NewBatchController(20*time.Millisecond, 1, 16, 64)
-	if c.Size() != 16 {
-		t.Fatalf("start below min: size %d", c.Size())
+	if c.Size(BasePages) != 16 {
+		t.Fatalf("start below min: size %d", c.Size(BasePages))
 	}
 	sizes, _ := run(c, 8, perPage(time.Nanosecond))
 	if last := sizes[len(sizes)-1]; last != 64 {
 		t.Errorf("sizes %v: want capped at 64", sizes)
 	}
 	run(c, 3, perPage(time.Second))
-	if c.Size() != 16 {
-		t.Errorf("very slow pages: size %d, want the minimum 16", c.Size())
+	if c.Size(BasePages) != 16 {
+		t.Errorf("very slow pages: size %d, want the minimum 16", c.Size(BasePages))
+	}
+}
+
+func TestBatchLearnsEachClassApart(t *testing.T) {
+	c := NewBatchController(20*time.Millisecond, 256, 16, 1<<16)
+	if got := c.Size(HugePages); got != 512 {
+		t.Fatalf("huge batches start at %d base pages, want 512 (one 2 MiB page)", got)
+	}
+	// Base pages are cheap (1 µs each), huge pages dear (8 ms per 2 MiB,
+	// about 16 µs per base page): each class settles where its own calls
+	// take half the budget, and neither drags the other.
+	for i := 0; i < 12; i++ {
+		n := c.Size(BasePages)
+		c.Observe(BasePages, n, time.Duration(n)*time.Microsecond)
+		h := max(1, c.Size(HugePages)/512) * 512 // whole huge pages, at least one, as the mover takes them
+		c.Observe(HugePages, h, time.Duration(h/512)*8*time.Millisecond)
+	}
+	if n := c.Size(BasePages); n < 9000 || n > 10000 {
+		t.Errorf("base batches settled at %d pages, want about 10000", n)
+	}
+	// 10 ms / (8 ms per 512 pages) = 640 pages: one huge page per call.
+	if h := c.Size(HugePages); h < 512 || h >= 1024 {
+		t.Errorf("huge batches settled at %d base pages, want 512-1023", h)
+	}
+	if p := c.PerPage(HugePages); p < 15*time.Microsecond || p > 16*time.Microsecond {
+		t.Errorf("huge cost per base page %s, want 15.6µs", p)
+	}
+}
+
+func TestBatchHugeOvershootShrinksOnlyHuge(t *testing.T) {
+	c := NewBatchController(20*time.Millisecond, 256, 16, 1<<16)
+	c.Observe(BasePages, 256, time.Millisecond)
+	base := c.Size(BasePages)
+	c.Observe(HugePages, 2048, 80*time.Millisecond) // four 2 MiB pages in 80 ms
+	if h := c.Size(HugePages); h != 256 {
+		t.Errorf("after an 80 ms call of 2048 pages: huge size %d, want 256 (10 ms worth)", h)
+	}
+	if c.Size(BasePages) != base {
+		t.Errorf("a huge overshoot changed base batches from %d to %d", base, c.Size(BasePages))
 	}
 }

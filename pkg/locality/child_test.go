@@ -29,9 +29,11 @@ const (
 	envCPUs    = "LOCALITY_CHILD_CPUS"    // CPU list to pin every thread to, or empty
 	envThreads = "LOCALITY_CHILD_THREADS" // threads that keep touching the memory
 	envSpin    = "LOCALITY_CHILD_SPIN"    // "1": burn CPU without touching the memory
+	envHuge    = "LOCALITY_CHILD_HUGE"    // "no": madvise(MADV_NOHUGEPAGE), "yes": MADV_HUGEPAGE
+	envShared  = "LOCALITY_CHILD_SHARED"  // "<file>:<MiB>": also map that file shared and fill it
 )
 
-// It prints "READY <addr> <bytes> <checksum>", then answers each "SUM" line
+// It prints "READY <addr> <bytes> <checksum> <shared addr or 0>", then answers each "SUM" line
 // on stdin with "SUM <checksum>" computed afresh, and exits at end of input.
 func TestMain(m *testing.M) {
 	if os.Getenv(envChild) == "1" {
@@ -55,7 +57,7 @@ func childMain() error {
 	if b := os.Getenv(envBind); b != "" {
 		bind, _ = strconv.Atoi(b)
 	}
-	mem, err := allocFilled(mb<<20, bind)
+	mem, err := allocFilled(mb<<20, bind, os.Getenv(envHuge))
 	if err != nil {
 		return err
 	}
@@ -71,7 +73,11 @@ func childMain() error {
 	if len(mem) > 0 {
 		addr = uintptr(unsafe.Pointer(&mem[0]))
 	}
-	fmt.Printf("READY %x %d %d\n", addr, len(mem), sum)
+	shared, err := mapShared(os.Getenv(envShared), bind)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("READY %x %d %d %x\n", addr, len(mem), sum, shared)
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
 		if sc.Text() == "SUM" {
@@ -85,7 +91,7 @@ func childMain() error {
 // happen under a thread policy binding them to that node, which is then reset
 // so numa_maps shows the default policy (a plain process whose memory
 // happens to be remote).
-func allocFilled(size, bind int) ([]byte, error) {
+func allocFilled(size, bind int, huge string) ([]byte, error) {
 	if size == 0 {
 		return nil, nil
 	}
@@ -98,6 +104,13 @@ func allocFilled(size, bind int) ([]byte, error) {
 		}
 	}
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err == nil && huge != "" {
+		advice := unix.MADV_HUGEPAGE
+		if huge == "no" {
+			advice = unix.MADV_NOHUGEPAGE
+		}
+		err = unix.Madvise(mem, advice)
+	}
 	if err == nil {
 		stress.Fill(mem, 42)
 	}
@@ -107,6 +120,42 @@ func allocFilled(size, bind int) ([]byte, error) {
 		}
 	}
 	return mem, err
+}
+
+// mapShared maps spec's file ("<file>:<MiB>", created if need be) shared and
+// writes every page under the bind policy, so the first child to touch a
+// page places it; it returns the mapping's address, 0 without spec.
+func mapShared(spec string, bind int) (uintptr, error) {
+	if spec == "" {
+		return 0, nil
+	}
+	path, mbText, _ := strings.Cut(spec, ":")
+	size := atoi(mbText) << 20
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
+		return 0, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if bind >= 0 {
+		mask := uint64(1) << bind
+		if _, _, e := unix.Syscall(unix.SYS_SET_MEMPOLICY, 2 /* MPOL_BIND */, uintptr(unsafe.Pointer(&mask)), 65); e != 0 {
+			return 0, fmt.Errorf("set_mempolicy bind %d: %w", bind, e)
+		}
+		defer unix.Syscall(unix.SYS_SET_MEMPOLICY, 0 /* MPOL_DEFAULT */, 0, 0)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return 0, err
+	}
+	for off := 0; off < size; off += 4096 {
+		mem[off] = 1
+	}
+	return uintptr(unsafe.Pointer(&mem[0])), nil
 }
 
 // keepTouching reads every page of its share and writes the byte back, so
@@ -159,18 +208,21 @@ func pinAllThreads(list string) error {
 
 // child is a running child process.
 type child struct {
-	cmd   *exec.Cmd
-	in    *os.File
-	out   *bufio.Scanner
-	addr  uintptr
-	bytes int
-	sum   uint64
+	cmd    *exec.Cmd
+	shared uintptr // the shared file's mapping, or 0
+	in     *os.File
+	out    *bufio.Scanner
+	addr   uintptr
+	bytes  int
+	sum    uint64
 }
 
 type childSpec struct {
 	mb, threads int
 	spin        bool
-	bind        int // -1: no binding
+	huge        string // "no" or "yes": madvise the region against or for huge pages
+	shared      string // "<file>:<MiB>": a file both this child and others map shared
+	bind        int    // -1: no binding
 	cpus        string
 }
 
@@ -188,6 +240,12 @@ func startChild(t *testing.T, spec childSpec) *child {
 	if spec.spin {
 		cmd.Env = append(cmd.Env, envSpin+"=1")
 	}
+	if spec.huge != "" {
+		cmd.Env = append(cmd.Env, envHuge+"="+spec.huge)
+	}
+	if spec.shared != "" {
+		cmd.Env = append(cmd.Env, envShared+"="+spec.shared)
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -203,13 +261,15 @@ func startChild(t *testing.T, spec childSpec) *child {
 	c := &child{cmd: cmd, in: stdin.(*os.File), out: bufio.NewScanner(stdout)}
 	t.Cleanup(func() { c.kill() })
 	f := c.line(t, "READY")
-	if len(f) != 4 {
+	if len(f) != 5 {
 		t.Fatalf("child %d: READY line %v", cmd.Process.Pid, f)
 	}
 	a, _ := strconv.ParseUint(f[1], 16, 64)
 	c.addr = uintptr(a)
 	c.bytes, _ = strconv.Atoi(f[2])
 	c.sum, _ = strconv.ParseUint(f[3], 10, 64)
+	sh, _ := strconv.ParseUint(f[4], 16, 64)
+	c.shared = uintptr(sh)
 	return c
 }
 

@@ -88,9 +88,17 @@ type Result struct {
 	PageSize      uint64 // bytes per page
 	Elapsed       time.Duration
 	Calls         int
-	LongestStall  time.Duration
-	Stopped       []int // local nodes where the margin ended the move
-	Processes     []ProcessResult
+	// LongestStall is the longest single call, StallP99 the 99th
+	// percentile of the calls' durations, CallTime their sum.
+	LongestStall time.Duration
+	StallP99     time.Duration
+	CallTime     time.Duration
+	// OverBudget counts the calls that took longer than the budget: a huge
+	// page that alone outlasts it, or a call slowed by the rest of the
+	// machine.
+	OverBudget int
+	Stopped    []int // local nodes where the margin ended the move
+	Processes  []ProcessResult
 }
 
 // MovedBytes is Moved in bytes.
@@ -172,6 +180,7 @@ func Execute(ctx context.Context, plan Plan, opts Options) Result {
 	res := Result{Strategy: opts.Strategy, Local: plan.Local, Skipped: plan.Skipped, PageSize: uint64(os.Getpagesize())}
 	start := time.Now()
 	ctl := NewBatchController(opts.Budget, 256, 16, 1<<16)
+	var stalls []time.Duration
 	for _, pp := range plan.Processes {
 		if pp.Skipped != "" || len(pp.Moves) == 0 {
 			if pp.Skipped != "" || pp.Remote > 0 {
@@ -183,11 +192,13 @@ func Execute(ctx context.Context, plan Plan, opts Options) Result {
 		if opts.Strategy == StrategyMigratePages {
 			pr = migrateWhole(ctx, pp, plan, opts, ctl)
 		} else {
-			pr = moveProcess(ctx, pp, plan.Local, opts, ctl)
+			pr = moveProcess(ctx, pp, plan, opts, ctl)
 		}
 		res.Processes = append(res.Processes, pr)
 		res.Calls += pr.Calls
 		res.LongestStall = max(res.LongestStall, pr.LongestStall)
+		res.CallTime += pr.CallTime
+		stalls = append(stalls, pr.stalls...)
 		for _, m := range pr.Moved {
 			res.Moved += m.Pages
 		}
@@ -203,8 +214,24 @@ func Execute(ctx context.Context, plan Plan, opts Options) Result {
 		}
 	}
 	slices.Sort(res.Stopped)
+	res.StallP99 = percentile(stalls, 99)
+	for _, d := range stalls {
+		if d > opts.Budget {
+			res.OverBudget++
+		}
+	}
 	res.Elapsed = time.Since(start)
 	return res
+}
+
+// percentile is the p-th percentile of ds (nearest rank), 0 for none.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[(len(s)*p+99)/100-1]
 }
 
 // MemoryNodes lists the NUMA nodes that have memory, from sysfs

@@ -26,9 +26,6 @@ import (
 // then be queried and moved. Absent pages are never touched, so nothing is
 // faulted in.
 
-// pagemapPresent is bit 63 of a /proc/PID/pagemap entry.
-const pagemapPresent = 1 << 63
-
 // maxIov is the kernel's IOV_MAX: the most iovecs one process_vm_readv takes.
 const maxIov = 1024
 

@@ -4,12 +4,10 @@ package locality
 
 import (
 	"context"
-	"errors"
 	"math"
 	"os"
+	"slices"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ProcessResult is what happened to one process.
@@ -29,8 +27,10 @@ type ProcessResult struct {
 	Unhidden uint64
 	Note     string
 	Calls    int
-	// LongestStall is the longest single move call.
+	// LongestStall is the longest single move call, CallTime all of them.
 	LongestStall time.Duration
+	CallTime     time.Duration
+	stalls       []time.Duration // each call's duration
 }
 
 // statusUnknown marks status slots the kernel did not fill: move_pages stops
@@ -43,6 +43,7 @@ const queryChunk = 4096
 
 type pageRef struct {
 	addr     uintptr
+	area     uint64 // start of its mapping
 	from, to int
 	weight   uint64 // base pages (512 for a 2 MiB hugetlb page)
 	reserved uint64 // quota taken for it (the weight, or what was left)
@@ -61,36 +62,73 @@ type mover struct {
 	ctl      *BatchController
 	pageSize uint64
 	quota    map[[2]int]uint64 // (from, to) -> pages still to move
+	pairs    [][2]int          // the keys of quota, in plan order
 	moved    map[[2]int]uint64
 	stopped  map[int]bool
-	shared   map[uintptr]bool // pages other processes map too, found EACCES
+	shared   map[uintptr]bool  // pages other processes map too, found EACCES
+	sharedIn map[uint64]uint64 // base pages found shared, by mapping start
 	// balancing: the kernel's NUMA balancing is on and may hide pages.
 	balancing bool
-	res       ProcessResult
-	fatal     error
+	// kpageflags finds THP heads; nil where it cannot be read.
+	kpageflags *os.File
+	res        ProcessResult
+	fatal      error
+	// Buffers reused from call to call.
+	addrBuf          []uintptr
+	nodeBuf, statBuf []int32
+	pmBuf            []byte
+	// pending pages wait for more of their class to fill a batch.
+	pending []pageRef
+	// whole: migrate_pages(2) may finish the process (see migrate_finish.go);
+	// toOf maps each source node to its target; finished: it did.
+	whole    bool
+	toOf     map[int]int
+	finished bool
+	// room is what each target node could take above its margin when read
+	// at roomAt, less what was moved there since.
+	room   map[int]uint64
+	roomAt time.Time
 }
 
-func moveProcess(ctx context.Context, pp ProcessPlan, local []int, opts Options, ctl *BatchController) ProcessResult {
-	m := &mover{ctx: ctx, pid: pp.PID, local: local, opts: opts, ctl: ctl, pageSize: uint64(os.Getpagesize()),
-		quota: map[[2]int]uint64{}, moved: map[[2]int]uint64{}, stopped: map[int]bool{}, shared: map[uintptr]bool{},
+func moveProcess(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController) ProcessResult {
+	m := &mover{ctx: ctx, pid: pp.PID, local: plan.Local, opts: opts, ctl: ctl, pageSize: uint64(os.Getpagesize()),
+		whole: wholeRefused(pp, plan) == "", toOf: targetOf(pp),
+		quota: map[[2]int]uint64{}, moved: map[[2]int]uint64{}, stopped: map[int]bool{}, shared: map[uintptr]bool{}, sharedIn: map[uint64]uint64{},
 		res: ProcessResult{PID: pp.PID, Strategy: StrategyMovePages}}
 	for _, mv := range pp.Moves {
-		m.quota[[2]int{mv.From, mv.To}] += mv.Pages
+		k := [2]int{mv.From, mv.To}
+		if _, seen := m.quota[k]; !seen {
+			m.pairs = append(m.pairs, k)
+		}
+		m.quota[k] += mv.Pages
 	}
 	// Several passes, each over the areas numa_maps still shows on a source
 	// node: pages the kernel is busy with (NUMA balancing migrating or
 	// splitting them, a huge page being collapsed) answer the status query
 	// with an error for a moment, and are picked up by a later pass.
 	m.balancing = numaBalancing(opts.ProcRoot)
+	if m.kpageflags = openPageFlags(opts.ProcRoot); m.kpageflags != nil {
+		defer m.kpageflags.Close()
+	}
 	for pass := 0; pass < maxPasses && m.fatal == nil && m.quotaLeft(); pass++ {
+		t0 := time.Now()
+		regions, err := m.regions()
+		tracePhase("regions", t0)
+		if err != nil {
+			m.fatal = err
+			break
+		}
 		if pass > 0 {
+			if len(regions) == 0 {
+				break // numa_maps shows nothing left that could move
+			}
 			if err := sleep(ctx, passPause); err != nil {
 				m.fatal = err
 				break
 			}
 		}
 		before := m.movedPages()
-		m.res.Busy = m.pass()
+		m.res.Busy = m.pass(regions)
 		if pass > 0 && m.movedPages() == before {
 			break // no progress: what is left will not move now
 		}
@@ -107,23 +145,23 @@ const (
 
 // pass queries and moves every candidate area once, retries busy pages, and
 // returns how many pages stayed busy.
-func (m *mover) pass() uint64 {
-	regions, err := m.regions()
-	if err != nil {
-		m.fatal = err
-		return 0
-	}
+func (m *mover) pass(regions []region) uint64 {
 	var busy []pageRef
 	for _, rg := range regions {
-		for addr := rg.start; addr < rg.end && m.fatal == nil; {
-			n := min(uint64(queryChunk), (rg.end-addr)/rg.step)
+		for addr := rg.start; addr < rg.end && m.fatal == nil && !m.finished; {
+			end := chunkEnd(addr, rg)
+			n := (end - addr) / rg.step
 			if n == 0 {
 				break // a tail shorter than one page
 			}
-			busy = append(busy, m.move(m.assign(addr, n, rg))...)
+			t1 := time.Now()
+			refs := m.assign(addr, n, rg)
+			tracePhase("assign", t1)
+			busy = append(busy, m.move(refs, false)...)
 			addr += n * rg.step
 		}
 	}
+	busy = append(busy, m.move(nil, true)...)
 	for try := 1; try <= m.opts.Retries && len(busy) > 0 && m.fatal == nil; try++ {
 		if err := sleep(m.ctx, time.Duration(try)*5*time.Millisecond); err != nil {
 			m.fatal = err
@@ -139,14 +177,14 @@ func (m *mover) pass() uint64 {
 	return left
 }
 
-// assign queries n pages from addr and gives each page on a source node the
-// target with the most quota left for that source.
+// assign queries the pages of n steps from addr and gives each page on a
+// source node the target with the most quota left for that source.
 func (m *mover) assign(addr uint64, n uint64, rg region) []pageRef {
-	addrs := make([]uintptr, n)
-	for i := range addrs {
-		addrs[i] = uintptr(addr + uint64(i)*rg.step)
+	addrs, weights := m.chunk(addr, n, rg)
+	if m.fatal != nil || len(addrs) == 0 {
+		return nil
 	}
-	status := make([]int32, n)
+	status := make([]int32, len(addrs))
 	if err := queryPages(m.pid, addrs, status); err != nil {
 		m.fatal = err
 		return nil
@@ -161,122 +199,57 @@ func (m *mover) assign(addr uint64, n uint64, rg region) []pageRef {
 		}
 		if to, ok := m.target(int(st)); ok {
 			k := [2]int{int(st), to}
-			r := min(m.quota[k], rg.weight)
+			r := min(m.quota[k], weights[i])
 			m.quota[k] -= r
-			out = append(out, pageRef{addr: addrs[i], from: int(st), to: to, weight: rg.weight, reserved: r})
+			out = append(out, pageRef{addr: addrs[i], area: rg.start, from: int(st), to: to, weight: weights[i], reserved: r})
 		}
 	}
 	return out
 }
 
+func classOf(p pageRef) PageClass {
+	if p.weight > 1 {
+		return HugePages
+	}
+	return BasePages
+}
+
 // move moves pages in batches sized by the controller and returns those
-// still busy.
-func (m *mover) move(pages []pageRef) []pageRef {
+// still busy. Huge pages go first, in batches of their own: the controller
+// learns each class's cost apart, and a batch is sized by bytes. Unless
+// flush, pages too few to fill a batch wait for the next query chunk's, so
+// that the size of a call does not depend on where a chunk ends.
+func (m *mover) move(pages []pageRef, flush bool) []pageRef {
+	pages = append(m.pending, pages...)
+	m.pending = nil
+	slices.SortStableFunc(pages, func(a, b pageRef) int { return int(classOf(b)) - int(classOf(a)) })
 	var busy []pageRef
 	for i := 0; i < len(pages) && m.fatal == nil; {
 		if err := m.ctx.Err(); err != nil {
 			m.fatal = err
 			break
 		}
-		n := min(m.ctl.Size(), len(pages)-i)
-		batch := m.guard(pages[i : i+n])
-		i += n
-		if len(batch) == 0 {
-			continue
-		}
-		addrs, nodes, status := make([]uintptr, len(batch)), make([]int32, len(batch)), make([]int32, len(batch))
-		for j, p := range batch {
-			addrs[j], nodes[j], status[j] = p.addr, int32(p.to), statusUnknown
-		}
-		if m.balancing {
-			// The scanner keeps hiding pages; touch them right before the
-			// move so the window is too short for it.
-			if err := touchPages(m.pid, addrs); err != nil {
-				m.fatal = err
-				break
-			}
-		}
-		start := time.Now()
-		err := movePages(m.pid, addrs, nodes, status, mpolMFMove)
-		took := time.Since(start)
-		m.ctl.Observe(len(batch), took)
-		m.res.Calls++
-		m.res.LongestStall = max(m.res.LongestStall, took)
-		if errors.Is(err, unix.ENOMEM) {
-			for _, p := range batch {
-				m.stop(p.to)
-				m.release(p)
-			}
-			continue
-		}
-		if err != nil {
-			m.fatal = err
-			break
-		}
-		var verify []pageRef
-		for j, p := range batch {
-			switch st := status[j]; {
-			case st == int32(p.to):
-				m.record(p)
-			case st == -int32(unix.ENOMEM):
-				m.stop(p.to)
-				m.release(p)
-			case st == -int32(unix.EACCES):
-				// Mapped by other processes too: left for them (MPOL_MF_MOVE).
-				m.shared[p.addr] = true
-				m.res.Shared += p.weight
-				m.release(p)
-			case st == -int32(unix.ENOENT) || st == -int32(unix.EFAULT):
-				// Unmapped, or in flux in the kernel: a later pass looks again.
-				m.release(p)
-			default:
-				// EBUSY, EAGAIN, not reported: the kernel may still have
-				// moved the page, so ask again rather than trust this status.
-				verify = append(verify, p)
-			}
-		}
-		busy = append(busy, m.verify(verify)...)
-	}
-	return busy
-}
-
-// verify re-queries pages and records those now on their target; pages
-// still on their source come back for another try.
-func (m *mover) verify(pages []pageRef) []pageRef {
-	var again []pageRef
-	for i := 0; i < len(pages) && m.fatal == nil; i += queryChunk {
-		chunk := pages[i:min(i+queryChunk, len(pages))]
-		addrs, status := make([]uintptr, len(chunk)), make([]int32, len(chunk))
-		for j, p := range chunk {
-			addrs[j] = p.addr
-		}
-		if err := queryPages(m.pid, addrs, status); err != nil {
-			m.fatal = err
+		if m.finishWhole(pages[i:]) {
 			return nil
 		}
-		for j, p := range chunk {
-			switch int(status[j]) {
-			case p.to:
-				m.record(p)
-			case p.from:
-				again = append(again, p)
-			default:
-				m.release(p)
-			}
+		class, limit := classOf(pages[i]), uint64(m.ctl.Size(classOf(pages[i])))
+		j, w := i, uint64(0)
+		for j < len(pages) && classOf(pages[j]) == class && (j == i || w+pages[j].weight <= limit) {
+			w += pages[j].weight
+			j++
+		}
+		if full := w >= limit || j < len(pages) && classOf(pages[j]) == class; !full && !flush {
+			m.pending = append(m.pending, pages[i:j]...)
+			i = j
+			continue
+		}
+		t2 := time.Now()
+		batch := m.guard(pages[i:j])
+		tracePhase("guard", t2)
+		i = j
+		if len(batch) > 0 {
+			busy = append(busy, m.call(class, batch)...)
 		}
 	}
-	return again
-}
-
-func (m *mover) retry(busy []pageRef) []pageRef {
-	still := m.verify(busy)
-	var live []pageRef
-	for _, p := range still {
-		if m.stopped[p.to] {
-			m.release(p)
-		} else {
-			live = append(live, p)
-		}
-	}
-	return m.move(live)
+	return busy
 }

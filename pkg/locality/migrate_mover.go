@@ -34,7 +34,7 @@ func (m *mover) regions() ([]region, error) {
 	var out []region
 	for _, rg := range ranges {
 		mp, ok := byStart[rg.Start]
-		if !ok || rg.Special() || mp.Policy.Holds(m.local) || !m.hasSource(mp) {
+		if !ok || rg.Special() || mp.Policy.Holds(m.local) || !m.hasSource(mp) || m.onlyShared(mp) {
 			continue
 		}
 		step := m.pageSize
@@ -46,6 +46,26 @@ func (m *mover) regions() ([]region, error) {
 	return out, nil
 }
 
+// onlyShared reports a mapping whose pages on source nodes are all pages an
+// earlier pass found shared with other processes: another pass over it
+// would move nothing.
+func (m *mover) onlyShared(mp Mapping) bool {
+	shared := m.sharedIn[mp.Start]
+	if shared == 0 {
+		return false
+	}
+	pages := mp.BasePages(m.pageSize / 1024)
+	var remote uint64
+	var seen []int
+	for _, k := range m.pairs {
+		if !slices.Contains(seen, k[0]) {
+			seen = append(seen, k[0])
+			remote += pages[k[0]]
+		}
+	}
+	return remote <= shared
+}
+
 func (m *mover) hasSource(mp Mapping) bool {
 	for k, left := range m.quota {
 		if left > 0 && mp.Nodes[k[0]] > 0 {
@@ -55,10 +75,13 @@ func (m *mover) hasSource(mp Mapping) bool {
 	return false
 }
 
+// target picks the local node for a page on from: the one with the most
+// quota left for that source. It runs once per page, so it walks the plan's
+// few (source, target) pairs rather than the quota map.
 func (m *mover) target(from int) (int, bool) {
 	best, bestLeft := -1, uint64(0)
-	for k, left := range m.quota {
-		if k[0] == from && left > 0 && !m.stopped[k[1]] && (left > bestLeft || left == bestLeft && k[1] < best) {
+	for _, k := range m.pairs {
+		if left := m.quota[k]; k[0] == from && left > 0 && !m.stopped[k[1]] && (left > bestLeft || left == bestLeft && k[1] < best) {
 			best, bestLeft = k[1], left
 		}
 	}

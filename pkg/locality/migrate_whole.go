@@ -19,23 +19,14 @@ import (
 // move_pages instead and Note says why.
 func migrateWhole(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController) ProcessResult {
 	fallback := func(why string) ProcessResult {
-		pr := moveProcess(ctx, pp, plan.Local, opts, ctl)
+		pr := moveProcess(ctx, pp, plan, opts, ctl)
 		pr.Note = "moved with move_pages: " + why
 		return pr
 	}
-	toOf := map[int]int{}
-	for _, mv := range pp.Moves {
-		if t, seen := toOf[mv.From]; seen && t != mv.To {
-			return fallback("a remote node's pages are split over several local nodes")
-		}
-		toOf[mv.From] = mv.To
+	if why := wholeRefused(pp, plan); why != "" {
+		return fallback(why)
 	}
-	switch {
-	case len(plan.Stopped) > 0:
-		return fallback("the free-memory margin allows only part of the move")
-	case pp.Held > 0:
-		return fallback("a memory policy holds some remote pages in place")
-	}
+	toOf := targetOf(pp)
 	res := ProcessResult{PID: pp.PID, Strategy: StrategyMigratePages}
 	fail := func(err error) ProcessResult {
 		res.Err = processError(opts.ProcRoot, pp.PID, err)
@@ -78,6 +69,8 @@ func migrateWhole(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, 
 		took := time.Since(start)
 		res.Calls++
 		res.LongestStall = max(res.LongestStall, took)
+		res.CallTime += took
+		res.stalls = append(res.stalls, took)
 		if err != nil {
 			return fail(err)
 		}
@@ -93,4 +86,33 @@ func migrateWhole(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, 
 		}
 	}
 	return res
+}
+
+// wholeRefused says why migrate_pages(2) cannot carry out a process's part of
+// the plan, or "" when it can: it moves every page of a source node to one
+// target, all at once, whatever a memory policy says.
+func wholeRefused(pp ProcessPlan, plan Plan) string {
+	toOf := map[int]int{}
+	for _, mv := range pp.Moves {
+		if t, seen := toOf[mv.From]; seen && t != mv.To {
+			return "a remote node's pages are split over several local nodes"
+		}
+		toOf[mv.From] = mv.To
+	}
+	switch {
+	case len(plan.Stopped) > 0:
+		return "the free-memory margin allows only part of the move"
+	case pp.Held > 0:
+		return "a memory policy holds some remote pages in place"
+	}
+	return ""
+}
+
+// targetOf maps each source node of the process's moves to its target.
+func targetOf(pp ProcessPlan) map[int]int {
+	toOf := map[int]int{}
+	for _, mv := range pp.Moves {
+		toOf[mv.From] = mv.To
+	}
+	return toOf
 }

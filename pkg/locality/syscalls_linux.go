@@ -4,6 +4,7 @@ package locality
 
 import (
 	"errors"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -60,6 +61,55 @@ func migratePages(pid int, from, to []int) (int, error) {
 		return 0, errno
 	}
 	return int(r), nil
+}
+
+// capSysNice is CAP_SYS_NICE's bit in the capability sets.
+const capSysNice = 23
+
+// migratePagesPrivate is migratePages without moving pages that other
+// processes map too, as move_pages with MPOL_MF_MOVE does: the kernel moves
+// shared pages when, and only when, the caller has CAP_SYS_NICE, so the
+// call is made from a locked thread with CAP_SYS_NICE dropped from its
+// effective set (capabilities are per thread), and restored afterwards.
+// Permission to move another process's pages at all comes from ptrace
+// access (root, or the same user), not from CAP_SYS_NICE.
+func migratePagesPrivate(pid int, from, to []int) (int, error) {
+	type result struct {
+		left int
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var caps [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &caps[0]); err != nil {
+			runtime.UnlockOSThread()
+			done <- result{err: err}
+			return
+		}
+		had := caps[0].Effective&(1<<capSysNice) != 0
+		if had {
+			dropped := caps
+			dropped[0].Effective &^= 1 << capSysNice
+			if err := unix.Capset(&hdr, &dropped[0]); err != nil {
+				runtime.UnlockOSThread()
+				done <- result{err: err}
+				return
+			}
+		}
+		left, err := migratePages(pid, from, to)
+		if had && unix.Capset(&hdr, &caps[0]) != nil {
+			// The thread could not take its capability back: it stays
+			// locked, so the runtime ends it with this goroutine.
+			done <- result{left, err}
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- result{left, err}
+	}()
+	r := <-done
+	return r.left, r.err
 }
 
 // nodeMask builds a node bitmap wide enough for the nodes of both sets and

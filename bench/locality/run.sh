@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Moves the same 256 MiB of a running process from NUMA node 1 to node 0 with
+# `locus` at several stall budgets, with locus's migrate_pages strategy and
+# with numactl's migratepages, side by side in one boot of the NUMA test guest
+# (test/numavm), and prints a table per workload. See docs/benchmarks.md.
+#
+#   bash bench/locality/run.sh                          # budgets 20,50,100,unbounded; 5 rounds; THP
+#   BUDGETS=20,0 ROUNDS=3 PAGES=thp,4k bash bench/locality/run.sh
+#
+# BUDGETS are in ms (0: unbounded); PAGES: thp (memory in transparent huge
+# pages) and/or 4k (madvised against them). The guest's console log is kept
+# in $NUMAVM_CACHE/console.log (default .cache/numavm/console.log).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+BUDGETS="${BUDGETS:-20,50,100,0}"
+ROUNDS="${ROUNDS:-5}"
+PAGES="${PAGES:-thp}"
+cache="${NUMAVM_CACHE:-$repo/.cache/numavm}"
+echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+NUMAVM_CACHE="$cache" bash "$repo/test/numavm/run.sh" --pkgs ./pkg/locality --run 'TestGuestBenchLocusVsMigratepages' \
+	--quiet --test-timeout 60m --timeout 4000 \
+	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES" >/dev/null
+echo "host load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+tr -d '\r' <"$cache/console.log" | awk -f "$here/summarize.awk"

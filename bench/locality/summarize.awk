@@ -1,0 +1,57 @@
+# Summarizes the LOCALITY-BENCH run lines of a numavm console log (see run.sh):
+# per workload and tool, median and best MB/s, the median of the per-round
+# throughput ratios against numactl's migratepages (as a command, its start
+# included) and against the same migrate_pages(2) call issued by locus (the
+# kernel's speed), the longest call, the median p99 call and calls over budget.
+function median(list,    n, a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+	return n ? a[int((n + 1) / 2)] : 0
+}
+/LOCALITY-BENCH: pages=/ {
+	delete f
+	for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2) f[kv[1]] = kv[2]
+	key = f["pages"] SUBSEP f["tool"]
+	if (!(f["pages"] in seenPages)) { seenPages[f["pages"]] = 1; pagesOrder[++np] = f["pages"] }
+	if (!(key in seen)) { seen[key] = 1; tools[f["pages"], ++nt[f["pages"]]] = f["tool"] }
+	# Rounds of several logs (several boots) are told apart by file.
+	rid = FILENAME ":" f["round"]
+	if (!((f["pages"], rid) in seenRound)) { seenRound[f["pages"], rid] = 1; roundIDs[f["pages"], ++nr[f["pages"]]] = rid }
+	mbps[f["pages"], rid, f["tool"]] = f["mbps"]
+	rates[key] = rates[key] " " f["mbps"]
+	p99[key] = p99[key] " " f["p99_stall_ms"]
+	calls[key] = calls[key] " " f["calls"]
+	over[key] = over[key] " " f["over_budget"]
+	if (f["longest_stall_ms"] + 0 > longest[key] + 0) longest[key] = f["longest_stall_ms"]
+	if (f["mbps"] + 0 > best[key] + 0) best[key] = f["mbps"]
+}
+# rank orders the rows: budgets from the smallest, unbounded (0) after them,
+# then locus's migrate_pages strategy, then numactl.
+function rank(tool,    b) {
+	if (tool ~ /^locus-budget/) { b = substr(tool, 13) + 0; return b == 0 ? 1e9 : b }
+	return tool == "locus-migrate_pages" ? 2e9 : 3e9
+}
+END {
+	for (p = 1; p <= np; p++) {
+		w = pagesOrder[p]
+		for (i = 2; i <= nt[w]; i++) for (j = i; j > 1 && rank(tools[w, j-1]) > rank(tools[w, j]); j--) {
+			tmp = tools[w, j]; tools[w, j] = tools[w, j-1]; tools[w, j-1] = tmp
+		}
+		printf "\n%s pages, %d round(s)\n", w, nr[w]
+		printf "| tool | median MB/s | best MB/s | ratio vs migratepages | ratio vs migrate_pages(2) | longest call ms | median p99 ms | median calls | median over budget |\n"
+		printf "|---|---|---|---|---|---|---|---|---|\n"
+		for (t = 1; t <= nt[w]; t++) {
+			tool = tools[w, t]; key = w SUBSEP tool
+			r1 = ""; r2 = ""
+			for (r = 1; r <= nr[w]; r++) {
+				rid = roundIDs[w, r]
+				m = mbps[w, rid, tool]
+				if (m == "") continue
+				if (mbps[w, rid, "numactl-migratepages"] > 0) r1 = r1 " " m / mbps[w, rid, "numactl-migratepages"]
+				if (mbps[w, rid, "locus-migrate_pages"] > 0) r2 = r2 " " m / mbps[w, rid, "locus-migrate_pages"]
+			}
+			printf "| %s | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %d | %d |\n", tool, median(rates[key]), best[key],
+				median(r1), median(r2), longest[key], median(p99[key]), median(calls[key]), median(over[key])
+		}
+	}
+}

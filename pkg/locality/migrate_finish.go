@@ -1,0 +1,110 @@
+//go:build linux
+
+package locality
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// finishWhole moves what is left of the process with migrate_pages(2), one
+// call per target node, when the costs the controller learned from this
+// run's move_pages calls predict that those calls together fit in half the
+// budget. migrate_pages walks the page tables in the kernel instead of
+// looking up each listed page, so it is at least as fast per page, and it
+// saves the status queries and calls of what is left. It runs only where it does what the
+// move_pages path would: each source node goes to one target, the margin
+// left room for the whole plan, no memory policy holds remote pages in
+// place, and (see migratePagesPrivate) pages shared with other processes
+// stay. It reports whether it moved the rest of the process; the caller then
+// drops rest.
+func (m *mover) finishWhole(rest []pageRef) bool {
+	if !m.whole || m.finished || m.fatal != nil {
+		return false
+	}
+	for from, to := range m.toOf {
+		if from == to {
+			return false // a move in place (tests): nothing for migrate_pages to do
+		}
+	}
+	per := max(m.ctl.PerPage(BasePages), m.ctl.PerPage(HugePages))
+	if per <= 0 {
+		return false // nothing learned yet
+	}
+	need := map[int]uint64{} // pages still to move, by target
+	var left uint64
+	for _, k := range m.pairs {
+		if !m.stopped[k[1]] {
+			need[k[1]] += m.quota[k]
+			left += m.quota[k]
+		}
+	}
+	for _, group := range [][]pageRef{rest, m.pending} {
+		for _, p := range group {
+			need[p.to] += p.reserved
+			left += p.reserved
+		}
+	}
+	if left == 0 || len(m.stopped) > 0 || time.Duration(left)*per > m.ctl.Budget/2 {
+		return false
+	}
+	targets := slices.Sorted(maps.Keys(need))
+	mem, err := m.opts.FreeMemory(targets)
+	if err != nil {
+		m.fatal = fmt.Errorf("read free memory of numa nodes: %w", err)
+		return false
+	}
+	for _, t := range targets {
+		nm := mem[t]
+		if margin := m.opts.Margin.For(nm.Total); nm.Free < margin || (nm.Free-margin)/m.pageSize < need[t] {
+			return false // the batches' guard stops at the margin instead
+		}
+	}
+	reader := Reader{ProcRoot: m.opts.ProcRoot}
+	before, err := reader.Process(m.pid)
+	if err != nil {
+		m.fatal = err
+		return false
+	}
+	for _, t := range targets {
+		var froms []int
+		for from, to := range m.toOf {
+			if to == t {
+				froms = append(froms, from)
+			}
+		}
+		slices.Sort(froms)
+		start := time.Now()
+		notMoved, err := migratePagesPrivate(m.pid, froms, []int{t})
+		took := time.Since(start)
+		m.res.Calls++
+		m.res.LongestStall = max(m.res.LongestStall, took)
+		m.res.CallTime += took
+		m.res.stalls = append(m.res.stalls, took)
+		if err != nil {
+			m.fatal = err
+			return false
+		}
+		m.res.Busy += uint64(notMoved)
+	}
+	after, err := reader.Process(m.pid)
+	if err != nil {
+		m.fatal = err
+		return false
+	}
+	var moved uint64
+	for from, to := range m.toOf {
+		if b, a := before.Pages[from], after.Pages[from]; b > a {
+			m.moved[[2]int{from, to}] += b - a
+			moved += b - a
+		}
+	}
+	for _, k := range m.pairs {
+		m.quota[k] = 0
+	}
+	m.pending, m.finished = nil, true
+	m.res.Note = fmt.Sprintf("the last %d pages moved with one migrate_pages call per target", moved)
+	return true
+}
