@@ -2,7 +2,8 @@
 # per workload and tool, median and best MB/s, the median of the per-round
 # throughput ratios against numactl's migratepages (as a command, its start
 # included) and against the same migrate_pages(2) call issued by locus (the
-# kernel's speed), the longest call, the median p99 call and calls over budget.
+# kernel's speed), the longest call, the median p99 call and calls over budget,
+# and the fixed cost of one move_pages call.
 function median(list,    n, a, i, j, t) {
 	n = split(list, a, " ")
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
@@ -24,6 +25,11 @@ function median(list,    n, a, i, j, t) {
 	over[key] = over[key] " " f["over_budget"]
 	if (f["longest_stall_ms"] + 0 > longest[key] + 0) longest[key] = f["longest_stall_ms"]
 	if (f["mbps"] + 0 > best[key] + 0) best[key] = f["mbps"]
+}
+/LOCALITY-BENCH-CALL: / {
+	for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2) g[kv[1]] = kv[2]
+	noopMove[g["pages"]] = noopMove[g["pages"]] " " g["noop_move_ms"]
+	query[g["pages"]] = query[g["pages"]] " " g["query_ms"]
 }
 # rank orders the rows: budgets from the smallest, unbounded (0) after them,
 # then locus's migrate_pages strategy, then numactl.
@@ -53,5 +59,6 @@ END {
 			printf "| %s | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %d | %d |\n", tool, median(rates[key]), best[key],
 				median(r1), median(r2), longest[key], median(p99[key]), median(calls[key]), median(over[key])
 		}
+		if (noopMove[w] != "") printf "\nfixed cost of one call (median over rounds): move_pages with nothing to move %.2f ms, status query of one page %.2f ms\n", median(noopMove[w]), median(query[w])
 	}
 }

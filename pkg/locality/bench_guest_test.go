@@ -85,11 +85,15 @@ func benchWorkload(t *testing.T, pages, huge string, tools []string, mp, cpus st
 		c := startChild(t, childSpec{mb: 256, bind: 1, cpus: cpus, threads: 1, huge: huge})
 		order := slices.Clone(tools)
 		rand.New(rand.NewPCG(uint64(r), 1)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		for _, tool := range order {
-			if _, err := migratePages(c.pid(), []int{0}, []int{1}); err != nil {
+		for i, tool := range order {
+			if _, err := migratePagesPrivate(c.pid(), []int{0}, []int{1}); err != nil {
 				t.Fatalf("put the memory back on node 1: %v", err)
 			}
 			requireOn(t, c, 1)
+			if i == 0 {
+				move, query := fixedCallCost(t, c)
+				fmt.Printf("LOCALITY-BENCH-CALL: pages=%s round=%d noop_move_ms=%.2f query_ms=%.2f\n", pages, r+1, ms(move), ms(query))
+			}
 			run := benchOne(t, c, tool, mp)
 			byTool[tool] = append(byTool[tool], run)
 			fmt.Printf("LOCALITY-BENCH: pages=%s round=%d tool=%s mb=%.1f huge_mb=%.0f seconds=%.3f total_seconds=%.3f mbps=%.1f calls=%d over_budget=%d longest_stall_ms=%.2f p99_stall_ms=%.2f noop_exec_ms=%.2f call_s=%.3f%s\n",
@@ -120,6 +124,33 @@ func benchWorkload(t *testing.T, pages, huge string, tools []string, mp, cpus st
 			ms(longest), medianOf(runs, func(r benchRun) float64 { return ms(r.p99) }),
 			medianOf(runs, func(r benchRun) float64 { return r.elapsed.Seconds() }))
 	}
+}
+
+// fixedCallCost is what one move_pages call costs the kernel with nothing
+// to move: the median of 21 calls asking for one page of the child's
+// region to go to node 1, where it is (the kernel still sets up a move:
+// it drains the per-CPU LRU caches of every CPU), and of 21 status
+// queries of that page. It bounds the throughput of calls under a budget.
+func fixedCallCost(t *testing.T, c *child) (move, query time.Duration) {
+	t.Helper()
+	addrs, nodes, status := []uintptr{c.addr}, []int32{1}, []int32{0}
+	var moves, queries []time.Duration
+	for range 21 {
+		start := time.Now()
+		if err := movePages(c.pid(), addrs, nodes, status, 0); err != nil {
+			t.Fatalf("no-op move_pages: %v", err)
+		}
+		moves = append(moves, time.Since(start))
+		start = time.Now()
+		if err := queryPages(c.pid(), addrs, status); err != nil {
+			t.Fatalf("query: %v", err)
+		}
+		queries = append(queries, time.Since(start))
+	}
+	if status[0] != 1 {
+		t.Fatalf("the page is on node %d, want 1", status[0])
+	}
+	return percentile(moves, 50), percentile(queries, 50)
 }
 
 // benchOne moves the child's memory from node 1 to node 0 with one tool and

@@ -260,6 +260,7 @@ func startChild(t *testing.T, spec childSpec) *child {
 	}
 	c := &child{cmd: cmd, in: stdin.(*os.File), out: bufio.NewScanner(stdout)}
 	t.Cleanup(func() { c.kill() })
+	t.Cleanup(func() { c.logRemote(t) }) // runs first: the child still lives
 	f := c.line(t, "READY")
 	if len(f) != 5 {
 		t.Fatalf("child %d: READY line %v", cmd.Process.Pid, f)
@@ -296,6 +297,27 @@ func (c *child) checksum(t *testing.T) uint64 {
 	f := c.line(t, "SUM")
 	n, _ := strconv.ParseUint(f[1], 10, 64)
 	return n
+}
+
+// logRemote logs, when the test failed, the child's mappings that still
+// have pages on node 1 (every test here moves pages off node 1): which
+// memory stayed behind says why.
+func (c *child) logRemote(t *testing.T) {
+	if !t.Failed() || c.cmd.ProcessState != nil {
+		return
+	}
+	text, err := os.ReadFile(fmt.Sprintf("/proc/%d/numa_maps", c.pid()))
+	if err != nil {
+		t.Logf("child %d: %v", c.pid(), err)
+		return
+	}
+	var lines []string
+	for _, l := range strings.Split(string(text), "\n") {
+		if strings.Contains(l, " N1=") {
+			lines = append(lines, l)
+		}
+	}
+	t.Logf("child %d: %d mappings with pages on node 1:\n%s", c.pid(), len(lines), strings.Join(lines, "\n"))
 }
 
 // kill ends the child and reaps it, so its pid is gone (not a zombie).

@@ -121,7 +121,8 @@ func TestKernelMovePathOnNodeZero(t *testing.T) {
 }
 
 func TestKernelMarginGuardStopsTarget(t *testing.T) {
-	c := startChild(t, childSpec{mb: 8, bind: -1})
+	// Bound to node 0: the plan moves pages from node 0, which must have some.
+	c := startChild(t, childSpec{mb: 8, bind: 0})
 	plan := Plan{Local: []int{0}, Processes: []ProcessPlan{{PID: c.pid(), Moves: []Move{{From: 0, To: 0, Pages: 1 << 20}}}}}
 	full := func(nodes []int) (map[int]NodeMemory, error) {
 		out := map[int]NodeMemory{}

@@ -18,8 +18,8 @@ import (
 // move_pages path would: each source node goes to one target, the margin
 // left room for the whole plan, no memory policy holds remote pages in
 // place, and (see migratePagesPrivate) pages shared with other processes
-// stay. It reports whether it moved the rest of the process; the caller then
-// drops rest.
+// stay. It reports whether it ran; the caller then drops rest and ends the
+// pass, and what the call left is the next pass's quota.
 func (m *mover) finishWhole(rest []pageRef) bool {
 	if !m.whole || m.finished || m.fatal != nil {
 		return false
@@ -33,17 +33,20 @@ func (m *mover) finishWhole(rest []pageRef) bool {
 	if per <= 0 {
 		return false // nothing learned yet
 	}
-	need := map[int]uint64{} // pages still to move, by target
+	need := map[int]uint64{}       // pages still to move, by target
+	planned := map[[2]int]uint64{} // and by (source, target)
 	var left uint64
 	for _, k := range m.pairs {
 		if !m.stopped[k[1]] {
 			need[k[1]] += m.quota[k]
+			planned[k] += m.quota[k]
 			left += m.quota[k]
 		}
 	}
 	for _, group := range [][]pageRef{rest, m.pending} {
 		for _, p := range group {
 			need[p.to] += p.reserved
+			planned[[2]int{p.from, p.to}] += p.reserved
 			left += p.reserved
 		}
 	}
@@ -94,17 +97,25 @@ func (m *mover) finishWhole(rest []pageRef) bool {
 		m.fatal = err
 		return false
 	}
-	var moved uint64
+	var moved, unmoved uint64
 	for from, to := range m.toOf {
+		k := [2]int{from, to}
+		var gone uint64
 		if b, a := before.Pages[from], after.Pages[from]; b > a {
-			m.moved[[2]int{from, to}] += b - a
-			moved += b - a
+			gone = b - a
+			m.moved[k] += gone
+			moved += gone
 		}
+		// What migrate_pages left (pages busy for a moment, or pinned) is
+		// the next pass's: it finds them in numa_maps again, and moves and
+		// retries them page by page like any other.
+		m.quota[k] = planned[k] - min(gone, planned[k])
+		unmoved += m.quota[k]
 	}
-	for _, k := range m.pairs {
-		m.quota[k] = 0
-	}
-	m.pending, m.finished = nil, true
+	m.pending, m.whole, m.finished = nil, false, true
 	m.res.Note = fmt.Sprintf("the last %d pages moved with one migrate_pages call per target", moved)
+	if unmoved > 0 {
+		m.res.Note += fmt.Sprintf(", up to %d left to move_pages", unmoved)
+	}
 	return true
 }

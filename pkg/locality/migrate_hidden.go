@@ -3,12 +3,10 @@
 package locality
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -76,25 +74,13 @@ func (m *mover) unhide(addrs []uintptr, status []int32) {
 // presentPages reads the pagemap entries of [lo, hi] once and answers for
 // any base page in that range.
 func (m *mover) presentPages(lo, hi uintptr) (func(uintptr) bool, error) {
-	path := filepath.Join(Reader{ProcRoot: m.opts.ProcRoot}.root(), strconv.Itoa(m.pid), "pagemap")
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrNoProcess
-	}
+	page := uintptr(m.pageSize)
+	first := lo / page
+	words, err := m.pagemap(uint64(first*page), uint64(hi/page-first+1))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	page := uintptr(m.pageSize)
-	first := lo / page
-	buf := make([]byte, (hi/page-first+1)*8)
-	if _, err := f.ReadAt(buf, int64(first*8)); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return func(a uintptr) bool {
-		i := (a/page - first) * 8
-		return binary.LittleEndian.Uint64(buf[i:])&pagemapPresent != 0
-	}, nil
+	return func(a uintptr) bool { return words[a/page-first]&pagemapPresent != 0 }, nil
 }
 
 // touchPages reads one byte of each page of pid, maxIov pages per call.

@@ -80,7 +80,8 @@ type mover struct {
 	// pending pages wait for more of their class to fill a batch.
 	pending []pageRef
 	// whole: migrate_pages(2) may finish the process (see migrate_finish.go);
-	// toOf maps each source node to its target; finished: it did.
+	// toOf maps each source node to its target; finished: it did, and the
+	// pass ends there (the next one picks up what it left).
 	whole    bool
 	toOf     map[int]int
 	finished bool
@@ -128,6 +129,7 @@ func moveProcess(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, c
 			}
 		}
 		before := m.movedPages()
+		m.finished = false
 		m.res.Busy = m.pass(regions)
 		if pass > 0 && m.movedPages() == before {
 			break // no progress: what is left will not move now

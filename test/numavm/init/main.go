@@ -50,6 +50,9 @@ func setupAndRun() (tally, error) {
 	if err != nil {
 		return tally{}, err
 	}
+	if tests, err = placeBinaries(tests); err != nil {
+		return tally{}, err
+	}
 	return runAll(tests, cfg), nil
 }
 
