@@ -7,7 +7,8 @@
 #   bash bench/locality/run.sh                          # budgets 20,50,100,unbounded; 5 rounds; THP
 #   BUDGETS=20,0 ROUNDS=3 PAGES=thp,4k bash bench/locality/run.sh
 #
-# BUDGETS are in ms (0: unbounded); PAGES: thp (memory in transparent huge
+# PIN=1 runs every tool from node 1's CPUs, away from the process's (as an
+# agent runs on CPUs of its own). BUDGETS are in ms (0: unbounded); PAGES: thp (memory in transparent huge
 # pages) and/or 4k (madvised against them). The guest's console log is kept
 # in $NUMAVM_CACHE/console.log (default .cache/numavm/console.log).
 set -euo pipefail
@@ -20,6 +21,6 @@ cache="${NUMAVM_CACHE:-$repo/.cache/numavm}"
 echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 NUMAVM_CACHE="$cache" bash "$repo/test/numavm/run.sh" --pkgs ./pkg/locality --run 'TestGuestBenchLocusVsMigratepages' \
 	--quiet --test-timeout 60m --timeout 4000 \
-	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES" >/dev/null
+	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES numavm.bench_pin=${PIN:-0}" >/dev/null
 echo "host load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 tr -d '\r' <"$cache/console.log" | awk -f "$here/summarize.awk"

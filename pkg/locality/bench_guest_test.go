@@ -51,9 +51,11 @@ const unbounded = 24 * time.Hour
 // LOCUS_NUMAVM_BENCH_PAGES the workloads, thp (memory in transparent huge
 // pages, the default) and/or 4k (madvised against them); pass them as
 // --append "numavm.bench_budgets=20,50,100,0 numavm.bench_rounds=5 numavm.bench_pages=thp,4k".
+// LOCUS_NUMAVM_BENCH_PIN=1 runs every tool from node 1's CPUs (see pinMover).
 func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 	topo := multiNode(t)
 	quietBalancer(t)
+	pinMover(t, topo)
 	cpus := nodeCPUs(t, topo, 0)
 	tools := []string{}
 	for _, f := range strings.Split(envOr("LOCUS_NUMAVM_BENCH_BUDGETS", "20,0"), ",") {
