@@ -22,6 +22,7 @@ type kubeFlags struct {
 	configNS, resQoSCM, podQoSCM string
 	driver, reserved             string
 	nrtInterval                  time.Duration
+	nrtHeartbeat                 time.Duration
 	noNRT                        bool
 	standaloneOnly, kubeOnly     []string // flag names, to refuse them in the other mode
 }
@@ -35,6 +36,7 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.StringVar(&k.driver, "cgroup-driver", "auto", "Kubernetes mode: the kubelet's cgroup driver: auto, systemd or cgroupfs")
 	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64)")
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
+	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
 		"cgroup-driver", "reserved-cpus", "nrt-min-interval", "no-nrt"}
@@ -80,7 +82,7 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return err
 	}
-	return nodeagent.Run(ctx, nodeagent.Options{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NoNRT: k.noNRT,
+	return nodeagent.Run(ctx, nodeagent.Options{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, Reserved: reserved}})
 }
@@ -98,4 +100,13 @@ func (k *kubeFlags) restConfig() (*rest.Config, error) {
 		return nil, usagef("not running in a pod of the cluster: give --kubeconfig")
 	}
 	return cfg, err
+}
+
+// heartbeatOption maps the flag (0: off) onto nodeagent.Options (0: the
+// default, negative: off).
+func heartbeatOption(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }

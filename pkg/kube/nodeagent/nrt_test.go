@@ -82,3 +82,51 @@ func TestPublisher(t *testing.T) {
 	}
 	waitNRT(t, name, "recreated", exclusive("5"))
 }
+
+// Every write stamps locus.io/heartbeat, and an unchanged object is
+// rewritten every Heartbeat, so a scheduler can tell a silent agent from
+// a quiet one; with Heartbeat 0 an unchanged object is not written again.
+func TestPublisherHeartbeat(t *testing.T) {
+	dyn, err := dynamic.NewForConfig(agentConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, every := range []time.Duration{time.Second, 0} {
+		name := cp.CreateNamespace(t, "beat") // a unique node name
+		o, err := nrt.Build(nrt.Input{Node: name, Topology: fixture.MustBuild(machine), Reserved: reserved})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := nrt.NewPublisher(dyn, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		p.MinInterval, p.Recheck, p.Heartbeat = 100*time.Millisecond, time.Minute, every
+		var writes atomic.Int32
+		p.Published = func(wrote bool) {
+			if wrote {
+				writes.Add(1)
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go p.Run(ctx)
+		p.Set(o)
+		var first time.Time
+		waitNRT(t, name, "created with a heartbeat", func(o *nrt.Object, _ nrt.CPUTopology) bool {
+			first, err = time.Parse(time.RFC3339, o.Metadata.Annotations[nrt.AnnotationHeartbeat])
+			return err == nil
+		})
+		if d := time.Since(first); d < -time.Second || d > 5*time.Second {
+			t.Errorf("heartbeat %s is %s from now", first, d)
+		}
+		time.Sleep(2500 * time.Millisecond)
+		got, _, _ := nrtOf(t, name)
+		last, err := time.Parse(time.RFC3339, got.Metadata.Annotations[nrt.AnnotationHeartbeat])
+		switch {
+		case err != nil:
+			t.Errorf("heartbeat %v", err)
+		case every > 0 && (!last.After(first) || writes.Load() < 2):
+			t.Errorf("every %s: heartbeat %s after %s, %d writes: want it renewed", every, last, first, writes.Load())
+		case every == 0 && (!last.Equal(first) || writes.Load() != 1):
+			t.Errorf("no heartbeat: %s after %s, %d writes: want the one write", last, first, writes.Load())
+		}
+		cancel()
+	}
+}

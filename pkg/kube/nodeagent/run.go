@@ -25,8 +25,10 @@ type Options struct {
 	// Config reaches the apiserver: in-cluster, or from a kubeconfig.
 	Config *rest.Config
 	// NRTMinInterval keeps NodeResourceTopology writes at least this far
-	// apart (default 1s); NoNRT publishes none.
+	// apart (default 1s); NRTHeartbeat rewrites it at least this often
+	// (default 1m; negative: only on change); NoNRT publishes none.
 	NRTMinInterval time.Duration
+	NRTHeartbeat   time.Duration
 	NoNRT          bool
 }
 
@@ -59,6 +61,9 @@ func Run(ctx context.Context, o Options) error {
 		pub := nrt.NewPublisher(dyn, o.Agent.Logger)
 		if o.NRTMinInterval > 0 {
 			pub.MinInterval = o.NRTMinInterval
+		}
+		if o.NRTHeartbeat != 0 {
+			pub.Heartbeat = max(o.NRTHeartbeat, 0)
 		}
 		o.Source.NRT = pub
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -19,11 +20,14 @@ import (
 // it differs (create, get and update are all the agent's role allows). Writes
 // are at least MinInterval apart, so a burst of changes costs one write; an
 // unchanged object is read again every Recheck, in case someone deleted or
-// edited it. Failures are retried with a backoff and never stop the agent.
+// edited it. Every write stamps AnnotationHeartbeat, and the object is
+// written at least every Heartbeat even when unchanged. Failures are retried
+// with a backoff and never stop the agent.
 type Publisher struct {
 	client      dynamic.NamespaceableResourceInterface
 	MinInterval time.Duration // default 1s
 	Recheck     time.Duration // default 1m
+	Heartbeat   time.Duration // default 1m; 0: only when something changed
 	log         *slog.Logger
 
 	mu   sync.Mutex
@@ -36,8 +40,8 @@ type Publisher struct {
 
 // NewPublisher writes through dyn.
 func NewPublisher(dyn dynamic.Interface, log *slog.Logger) *Publisher {
-	return &Publisher{client: dyn.Resource(GVR), MinInterval: time.Second, Recheck: time.Minute, log: log,
-		wake: make(chan struct{}, 1)}
+	return &Publisher{client: dyn.Resource(GVR), MinInterval: time.Second, Recheck: time.Minute, Heartbeat: time.Minute,
+		log: log, wake: make(chan struct{}, 1)}
 }
 
 // Set makes o the object to publish. It never blocks.
@@ -54,10 +58,16 @@ func (p *Publisher) Set(o *Object) {
 // Run publishes until ctx ends.
 func (p *Publisher) Run(ctx context.Context) {
 	var synced []byte // the JSON of the object last found or made equal on the server
-	var lastWrite, lastCheck time.Time
+	// lastBeat is the heartbeat last found or written on the server: a
+	// restarted agent whose object is recent writes nothing.
+	var lastWrite, lastCheck, lastBeat time.Time
 	var lastErr string
 	backoff := time.Duration(0)
-	timer := time.NewTimer(p.Recheck)
+	tick := p.Recheck
+	if p.Heartbeat > 0 {
+		tick = min(tick, p.Heartbeat)
+	}
+	timer := time.NewTimer(tick)
 	defer timer.Stop()
 	for {
 		select {
@@ -65,7 +75,7 @@ func (p *Publisher) Run(ctx context.Context) {
 			return
 		case <-p.wake:
 		case <-timer.C:
-			timer.Reset(p.Recheck)
+			timer.Reset(tick)
 		}
 		p.mu.Lock()
 		want := p.want
@@ -75,14 +85,15 @@ func (p *Publisher) Run(ctx context.Context) {
 		}
 		raw, _ := json.Marshal(want)
 		now := time.Now()
-		if bytes.Equal(raw, synced) && now.Sub(lastCheck) < p.Recheck {
+		beat := p.Heartbeat > 0 && now.Sub(lastBeat) >= p.Heartbeat
+		if bytes.Equal(raw, synced) && now.Sub(lastCheck) < p.Recheck && !beat {
 			continue
 		}
 		if wait := lastWrite.Add(p.MinInterval).Sub(now); wait > 0 {
 			resetTimer(timer, wait)
 			continue
 		}
-		wrote, err := p.sync(ctx, want)
+		wrote, beatAt, err := p.sync(ctx, want)
 		lastCheck = time.Now()
 		if err != nil {
 			synced = nil
@@ -94,7 +105,7 @@ func (p *Publisher) Run(ctx context.Context) {
 			resetTimer(timer, backoff)
 			continue
 		}
-		lastErr, backoff, synced = "", 0, raw
+		lastErr, backoff, synced, lastBeat = "", 0, raw, beatAt
 		if wrote {
 			lastWrite = lastCheck
 		}
@@ -113,23 +124,35 @@ func resetTimer(t *time.Timer, d time.Duration) {
 	t.Reset(d)
 }
 
-// sync makes the server's object match want, and says whether it wrote.
-func (p *Publisher) sync(ctx context.Context, want *Object) (bool, error) {
-	wantU, err := toUnstructured(want)
+// sync makes the server's object match want, with a heartbeat at most
+// Heartbeat old, and says whether it wrote and the heartbeat now on the
+// server.
+func (p *Publisher) sync(ctx context.Context, want *Object) (bool, time.Time, error) {
+	now := time.Now().UTC().Truncate(time.Second)
+	stamped := *want
+	stamped.Metadata.Annotations = maps.Clone(want.Metadata.Annotations)
+	if stamped.Metadata.Annotations == nil {
+		stamped.Metadata.Annotations = map[string]string{}
+	}
+	stamped.Metadata.Annotations[AnnotationHeartbeat] = now.Format(time.RFC3339)
+	wantU, err := toUnstructured(&stamped)
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
 	cur, err := p.client.Get(ctx, want.Metadata.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = p.client.Create(ctx, wantU, metav1.CreateOptions{FieldManager: "locus"})
-		return err == nil, err
+		return err == nil, now, err
 	}
 	if err != nil {
-		return false, err
+		return false, time.Time{}, err
 	}
-	if same, err := ours(cur, want); err != nil || same {
-		return false, err
+	beat, beatErr := time.Parse(time.RFC3339, cur.GetAnnotations()[AnnotationHeartbeat])
+	recent := beatErr == nil && (p.Heartbeat <= 0 || time.Since(beat) < p.Heartbeat)
+	if same, err := ours(cur, want); err != nil || same && recent {
+		return false, beat, err
 	}
+	want = &stamped
 	cur.Object["zones"] = wantU.Object["zones"]
 	labels := cur.GetLabels()
 	if labels == nil {
@@ -148,7 +171,7 @@ func (p *Publisher) sync(ctx context.Context, want *Object) (bool, error) {
 	}
 	cur.SetAnnotations(ann)
 	_, err = p.client.Update(ctx, cur, metav1.UpdateOptions{FieldManager: "locus"})
-	return err == nil, err
+	return err == nil, now, err
 }
 
 // ours says whether the server's object already holds what the agent owns
@@ -206,6 +229,6 @@ func (p *Publisher) PublishNow(ctx context.Context) error {
 	if want == nil {
 		return nil
 	}
-	_, err := p.sync(ctx, want)
+	_, _, err := p.sync(ctx, want)
 	return err
 }

@@ -26,6 +26,12 @@ var GVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: 
 // AnnotationCPUTopology holds CPUTopology as JSON.
 const AnnotationCPUTopology = "locus.io/cpu-topology"
 
+// AnnotationHeartbeat holds when the agent last wrote the object (RFC 3339,
+// UTC). The agent rewrites it at least every heartbeat interval even when
+// nothing changed, so a scheduler can tell a report whose agent stopped
+// (the node's CPUs no longer follow it) from a quiet one.
+const AnnotationHeartbeat = "locus.io/heartbeat"
+
 // ZoneType is the type of the zones: one per NUMA node, named node-<id>.
 const ZoneType = "Node"
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"k8s.io/utils/cpuset"
 
@@ -65,10 +66,11 @@ func (m *machine) emptyMemo(reserved cpuset.CPUSet) *memo {
 // report is a node's NodeResourceTopology as read: its machine, reserved
 // CPUs and who holds which CPUs, or why it cannot be used.
 type report struct {
-	machine  *machine
-	reserved cpuset.CPUSet
-	holdings map[string]plan.Assignment // by namespace/pod
-	err      *Unfit
+	machine   *machine
+	reserved  cpuset.CPUSet
+	holdings  map[string]plan.Assignment // by namespace/pod
+	heartbeat time.Time                  // zero: the report has none
+	err       *Unfit
 }
 
 // readNRT reads what the node agent publishes (see pkg/kube/nrt): the zones
@@ -91,6 +93,11 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		return nil, "", report{}, fmt.Errorf("reserved: %q is not a CPU list", ct.Reserved)
 	}
 	r = report{reserved: reserved, holdings: map[string]plan.Assignment{}}
+	if v, ok := obj.Metadata.Annotations[nrt.AnnotationHeartbeat]; ok {
+		if r.heartbeat, err = time.Parse(time.RFC3339, v); err != nil {
+			return nil, "", report{}, fmt.Errorf("annotation %s: %q is not an RFC 3339 time", nrt.AnnotationHeartbeat, v)
+		}
+	}
 	for name, cpus := range ct.Exclusive {
 		set, err := cpuset.Parse(cpus)
 		if err != nil {

@@ -54,6 +54,9 @@ const (
 	BadTopology
 	// Stale: its NodeResourceTopology describes another machine.
 	Stale
+	// Silent: its agent stopped rewriting its NodeResourceTopology (see
+	// Fresh), so nothing would apply the CPUs chosen there.
+	Silent
 	// Invalid: the request can never be served on this node (full-pcpus
 	// with a count that is not whole cores, say).
 	Invalid
@@ -80,6 +83,8 @@ func (u *Unfit) Reason(req Request) string {
 		return "node(s) had a NodeResourceTopology that cannot be read"
 	case Stale:
 		return "node(s) had a stale NodeResourceTopology (its CPUs are not the node's)"
+	case Silent:
+		return "node(s) whose locus agent stopped reporting (NodeResourceTopology heartbeat older than nrtMaxAge)"
 	case Invalid:
 		return "node(s) cannot serve the pod's CPU request: " + u.Detail
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"k8s.io/utils/cpuset"
+	"time"
 
 	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
@@ -23,6 +24,9 @@ type NodeView struct {
 	State    cpualloc.State
 	// Holdings counts the pods holding CPUs on the node.
 	Holdings int
+	// Heartbeat is when the agent last wrote the report (zero: it does not
+	// say; see Fresh).
+	Heartbeat time.Time
 
 	machine    *machine
 	freeMilli  int64 // allocatable CPU nobody holds (static-burst: the room left)
@@ -66,7 +70,8 @@ func newView(name string, r *report, hs []plan.Assignment) *NodeView {
 	}
 	// One union for every exclusive holding: cheaper than a With each.
 	st.Exclusive = cpuset.New(exclusive...)
-	v := &NodeView{Name: name, Reserved: r.reserved, State: st, Holdings: len(hs), machine: r.machine, memo: &memo{}}
+	v := &NodeView{Name: name, Reserved: r.reserved, State: st, Holdings: len(hs), Heartbeat: r.heartbeat,
+		machine: r.machine, memo: &memo{}}
 	if len(hs) == 0 {
 		// Nothing held: the same state as every other empty node of this
 		// machine with these reserved CPUs, so the same placements.

@@ -49,22 +49,63 @@ func TestPendingUntilFreed(t *testing.T) {
 	waitPending(t, c.ns, "huge", "not enough free CPUs for 16 exclusive CPUs")
 }
 
-// Nodes whose NodeResourceTopology is missing or describes another machine
-// take no pods, and the pod's condition names both; once a right report is
-// published the pod is scheduled without being touched.
+// Nodes whose NodeResourceTopology is missing, describes another machine
+// or has not been rewritten for longer than nrtMaxAge (its agent stopped)
+// take no pods, and the pod's condition names all three; once a right
+// report is published the pod is scheduled without being touched.
 func TestUnusableReports(t *testing.T) {
-	c := newCluster(t, 2, false)
+	c := newCluster(t, 3, false)
 	startScheduler(t)
-	stale, missing := c.ns+"-0", c.ns+"-1"
+	stale, missing, silent := c.ns+"-0", c.ns+"-1", c.ns+"-2"
 	big := fixture.Shape{Name: "big", Sockets: 2, NUMAPerSocket: 1, L3PerNUMA: 1, CoresPerSocket: 8, ThreadsPerCore: 2,
 		Siblings: fixture.SiblingsSplit, MemoryPerNode: 16 << 30}
 	publish(t, stale, big, nil)
+	publishAt(t, silent, machine, time.Now().Add(-10*time.Minute))
 	createPod(t, c.ns, "p", "1", "4", nil)
-	waitPending(t, c.ns, "p", "0/2 nodes are available",
-		"1 node(s) had a stale NodeResourceTopology", "1 node(s) had no NodeResourceTopology from the locus agent")
+	waitPending(t, c.ns, "p", "0/3 nodes are available",
+		"1 node(s) had a stale NodeResourceTopology", "1 node(s) had no NodeResourceTopology from the locus agent",
+		"1 node(s) whose locus agent stopped reporting")
 	publish(t, missing, machine, nil)
 	if got := waitScheduled(t, c.ns, []string{"p"})["p"]; got.pod.Spec.NodeName != missing {
 		t.Fatalf("p went to %s", got.pod.Spec.NodeName)
+	}
+}
+
+// A report whose agent is back (a new heartbeat) takes pods again: a pod
+// pending only because of the silent node is bound to it.
+func TestSilentAgentBack(t *testing.T) {
+	c := newCluster(t, 1, false)
+	startScheduler(t)
+	node := c.ns + "-0"
+	publishAt(t, node, machine, time.Now().Add(-10*time.Minute))
+	createPod(t, c.ns, "p", "1", "4", nil)
+	waitPending(t, c.ns, "p", "0/1 nodes are available", "1 node(s) whose locus agent stopped reporting")
+	u, err := cp.Dynamic.Resource(nrt.GVR).Get(callCtx(t), node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := u.GetAnnotations()
+	ann[nrt.AnnotationHeartbeat] = time.Now().UTC().Format(time.RFC3339)
+	u.SetAnnotations(ann)
+	if _, err := cp.Dynamic.Resource(nrt.GVR).Update(callCtx(t), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitScheduled(t, c.ns, []string{"p"})["p"]; got.pod.Spec.NodeName != node {
+		t.Fatalf("p went to %s", got.pod.Spec.NodeName)
+	}
+}
+
+// publishAt publishes an empty node's report as an agent whose last
+// heartbeat was at.
+func publishAt(t *testing.T, node string, s fixture.Shape, at time.Time) {
+	t.Helper()
+	o, err := nrt.Build(nrt.Input{Node: node, Topology: fixture.MustBuild(s), Reserved: reserved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Metadata.Annotations[nrt.AnnotationHeartbeat] = at.UTC().Format(time.RFC3339)
+	if _, err := cp.Dynamic.Resource(nrt.GVR).Create(callCtx(t), toUnstructured(t, o), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

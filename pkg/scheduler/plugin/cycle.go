@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -87,7 +88,11 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	}
 	// The node's capacity is checked against its report in its view (see
 	// onNode).
-	if err := core.Fits(s.snap[node.Name], 0, s.req); err != nil {
+	v := s.snap[node.Name]
+	if err := core.Fresh(v, time.Now(), p.args.NRTMaxAge.Duration); err != nil {
+		return unfitStatus(ctx, pod, node.Name, err, s.req)
+	}
+	if err := core.Fits(v, 0, s.req); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
 	return nil

@@ -40,6 +40,7 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	client *fake.Clientset
+	dyn    *dynfake.FakeDynamicClient
 	pl     *Plugin
 	act    *activator
 }
@@ -74,7 +75,7 @@ func newEnv(t *testing.T, args runtime.Object, nrts []*nrt.Object, pods ...*v1.P
 	}
 	factory.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	return &env{t: t, ctx: ctx, client: client, pl: pl, act: act}
+	return &env{t: t, ctx: ctx, client: client, dyn: dyn, pl: pl, act: act}
 }
 
 // activator records the pods the plugin activates.

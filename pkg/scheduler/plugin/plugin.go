@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
@@ -36,7 +37,15 @@ type Args struct {
 	// NUMAStrategy picks the CPUs inside a node, as the agent's allocator
 	// does: most-allocated (default) or least-allocated.
 	NUMAStrategy cpualloc.NUMAStrategy `json:"numaStrategy,omitempty"`
+	// NRTMaxAge is how old a node's NodeResourceTopology heartbeat may be
+	// before the node takes no more pods of this plugin: its agent has
+	// stopped, and nothing would apply their CPUs. Default 3m (three of the
+	// agent's default --nrt-heartbeat); 0s turns the check off.
+	NRTMaxAge *metav1.Duration `json:"nrtMaxAge,omitempty"`
 }
+
+// DefaultNRTMaxAge is NRTMaxAge when the configuration leaves it out.
+const DefaultNRTMaxAge = 3 * time.Minute
 
 // Validate checks the values and fills in the defaults.
 func (a *Args) Validate() error {
@@ -46,6 +55,12 @@ func (a *Args) Validate() error {
 	case core.MostAllocated, core.LeastAllocated:
 	default:
 		return fmt.Errorf("%s args: scoringStrategy %q: want %s or %s", Name, a.ScoringStrategy, core.MostAllocated, core.LeastAllocated)
+	}
+	switch {
+	case a.NRTMaxAge == nil:
+		a.NRTMaxAge = &metav1.Duration{Duration: DefaultNRTMaxAge}
+	case a.NRTMaxAge.Duration < 0:
+		return fmt.Errorf("%s args: nrtMaxAge %s: want a positive duration, or 0s for no check", Name, a.NRTMaxAge.Duration)
 	}
 	switch a.NUMAStrategy {
 	case "":

@@ -3,6 +3,7 @@ package plugin
 import (
 	"strings"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,6 +104,48 @@ func TestFilter(t *testing.T) {
 		s := got[name]
 		if s.Code() != want.code || !strings.Contains(s.Message(), want.says) {
 			t.Errorf("%s: %v, want %v saying %q", name, s, want.code, want.says)
+		}
+	}
+}
+
+// A node whose agent stopped rewriting its report's heartbeat takes no
+// pods (unresolvable, with the reason) once it is older than nrtMaxAge,
+// default 3m; a new heartbeat activates the pods refused for it; 0s turns
+// the check off.
+func TestFilterSilentAgent(t *testing.T) {
+	stamp := func(o *nrt.Object, at time.Time) *nrt.Object {
+		o.Metadata.Annotations[nrt.AnnotationHeartbeat] = at.UTC().Format(time.RFC3339)
+		return o
+	}
+	old := time.Now().Add(-10 * time.Minute)
+	for _, tc := range []struct {
+		args   runtime.Object
+		silent bool
+	}{{nil, true}, {&runtime.Unknown{Raw: []byte(`{"nrtMaxAge": "20m"}`)}, false}, {&runtime.Unknown{Raw: []byte(`{"nrtMaxAge": "0s"}`)}, false}} {
+		e := newEnv(t, tc.args, []*nrt.Object{stamp(report(t, "quiet", nil), old), stamp(report(t, "alive", nil), time.Now())})
+		p := pod("p", nil)
+		cs, got := e.cycle(p, node("quiet", "16"), node("alive", "16"))
+		if !got["alive"].IsSuccess() {
+			t.Errorf("%v: alive: %v", tc.args, got["alive"])
+		}
+		if s := got["quiet"]; s.IsSuccess() == tc.silent {
+			t.Errorf("%v: quiet: %v, want silent %v", tc.args, s, tc.silent)
+		} else if tc.silent && (s.Code() != framework.UnschedulableAndUnresolvable || !strings.Contains(s.Message(), "whose locus agent stopped reporting")) {
+			t.Errorf("quiet: %v", s)
+		}
+		if !tc.silent {
+			continue
+		}
+		if _, s := e.pl.PostFilter(e.ctx, cs, p, nil); s.Code() != framework.Unschedulable {
+			t.Fatalf("PostFilter: %v", s)
+		}
+		u := toUnstructured(t, stamp(report(t, "quiet", nil), time.Now()))
+		if _, err := e.dyn.Resource(nrt.GVR).Update(e.ctx, u, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the pod refused for the silent node to be activated", func() bool { return e.act.count("ns/p") == 1 })
+		if _, got := e.cycle(p, node("quiet", "16")); !got["quiet"].IsSuccess() {
+			t.Errorf("after a new heartbeat: %v", got["quiet"])
 		}
 	}
 }
@@ -235,13 +278,14 @@ func TestArgs(t *testing.T) {
 	for raw, ok := range map[string]bool{
 		`{}`: true, `{"scoringStrategy": "LeastAllocated", "numaStrategy": "least-allocated"}`: true,
 		`{"scoringStrategy": "Random"}`: false, `{"numaStrategy": "most"}`: false,
+		`{"nrtMaxAge": "90s"}`: true, `{"nrtMaxAge": "0s"}`: true, `{"nrtMaxAge": "-1m"}`: false, `{"nrtMaxAge": "soon"}`: false,
 	} {
 		var a Args
 		err := decodeArgs(&runtime.Unknown{Raw: []byte(raw)}, &a)
 		if (err == nil) != ok {
 			t.Errorf("%s: %v", raw, err)
 		}
-		if ok && (a.ScoringStrategy == "" || a.NUMAStrategy == "") {
+		if ok && (a.ScoringStrategy == "" || a.NUMAStrategy == "" || a.NRTMaxAge == nil) {
 			t.Errorf("%s: defaults not filled in: %+v", raw, a)
 		}
 	}

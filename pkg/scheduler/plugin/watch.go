@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -119,7 +120,11 @@ func (p *Plugin) onNRT(logger klog.Logger, obj any) {
 		p.cluster.DeleteNRT(u.GetName())
 		return
 	}
-	if p.cluster.SetNRT(u.GetName(), &o) {
+	// A node whose agent was silent takes pods again with this report:
+	// pods refused for it are worth another try.
+	last := p.cluster.Heartbeat(u.GetName())
+	back := !last.IsZero() && p.args.NRTMaxAge.Duration > 0 && time.Since(last) > p.args.NRTMaxAge.Duration
+	if p.cluster.SetNRT(u.GetName(), &o) || back {
 		p.activate(logger)
 	}
 }
