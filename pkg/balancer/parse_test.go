@@ -6,17 +6,18 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
-func TestParseProcStatAndBusy(t *testing.T) {
-	before, err := ParseProcStat("cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 5 0 5 50 0 0 0 0 0 0\ncpu1 5 0 5 50 0 0 0 0 0 0\nintr 1 2\n")
+func TestSetBusy(t *testing.T) {
+	before, err := procfs.ParseCPUTimes("cpu  10 0 10 100 0 0 0 0 0 0\ncpu0 5 0 5 50 0 0 0 0 0 0\ncpu1 5 0 5 50 0 0 0 0 0 0\nintr 1 2\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// cpu0: 95 busy of 105 ticks; cpu1: 10 of 90, with iowait as idle;
 	// cpu2 appears (came online): idle.
-	after, err := ParseProcStat("cpu0 65 10 15 60 0 5 5 5 7 0\ncpu1 10 0 10 90 40 0 0 0 0 0\ncpu2 1 0 0 1\n")
+	after, err := procfs.ParseCPUTimes("cpu0 65 10 15 60 0 5 5 5 7 0\ncpu1 10 0 10 90 40 0 0 0 0 0\ncpu2 1 0 0 1\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,33 +27,6 @@ func TestParseProcStatAndBusy(t *testing.T) {
 	SetBusy(parts, before, after)
 	mustEqual(t, "a busy", parts[0].Busy, 95.0/105+10.0/90)
 	mustEqual(t, "b busy", parts[1].Busy, 0.0)
-	for _, bad := range []string{"", "cpu0 1 2 x 4\n", "cpuX 1 2 3 4\n", "cpu0 1 2\n"} {
-		if _, err := ParseProcStat(bad); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-}
-
-func TestParseNumaStat(t *testing.T) {
-	v2 := "anon N0=4096 N1=8192\nfile N0=100 N1=0\nshmem N0=0 N1=4096\nkernel_stack N0=16384 N1=0\n"
-	got, err := ParseNumaStat(v2, false, 4096)
-	if err != nil || !reflect.DeepEqual(got, map[int]uint64{0: 4096, 1: 12288}) {
-		t.Fatalf("v2: %v %v", got, err)
-	}
-	v1 := "total=10 N0=6 N1=4\nfile=2 N0=2 N1=0\nanon=8 N0=4 N1=4\nhierarchical_total=30 N0=20 N1=10\nhierarchical_anon=20 N0=15 N1=5\n"
-	got, err = ParseNumaStat(v1, true, 4096)
-	if err != nil || !reflect.DeepEqual(got, map[int]uint64{0: 15 * 4096, 1: 5 * 4096}) {
-		t.Fatalf("v1 hierarchical: %v %v", got, err)
-	}
-	got, err = ParseNumaStat("total=10 N0=6 N1=4\nanon=8 N0=4 N1=4\n", true, 4096)
-	if err != nil || !reflect.DeepEqual(got, map[int]uint64{0: 4 * 4096, 1: 4 * 4096}) {
-		t.Fatalf("v1 flat: %v %v", got, err)
-	}
-	for _, bad := range []string{"file N0=1\n", "anon N0=x\n", "anon 0=1\n"} {
-		if _, err := ParseNumaStat(bad, false, 4096); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
 }
 
 func TestPartitionsByNodeAndL3(t *testing.T) {

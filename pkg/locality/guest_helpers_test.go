@@ -5,6 +5,7 @@ package locality
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -62,17 +63,16 @@ func requireIntact(t *testing.T, c *child) {
 	}
 }
 
-// killOnCall wraps a free-memory reader (called before every batch) to kill
-// a child at the n-th call, that is in the middle of a migration.
-func killOnCall(n int, c *child) func([]int) (map[int]NodeMemory, error) {
+// killOnCall kills a child right after the migrator's n-th move_pages
+// call, that is in the middle of a migration, however fast the calls go.
+func killOnCall(t *testing.T, n int, c *child) {
 	calls := 0
-	return func(nodes []int) (map[int]NodeMemory, error) {
-		calls++
-		if calls == n {
+	traceCall = func(PageClass, int, int, time.Duration) {
+		if calls++; calls == n {
 			c.kill()
 		}
-		return ReadNodeMemory("", nodes)
 	}
+	t.Cleanup(func() { traceCall = nil })
 }
 
 // quietBalancer turns off the kernel's automatic NUMA balancing for the

@@ -71,8 +71,8 @@ func TestGuestProcessExitsMidMigration(t *testing.T) {
 			first, last = b, a
 		}
 		lastPID := last.pid()
-		opts := Options{Margin: guestMargin, FreeMemory: killOnCall(3, last)} // while first is moving
-		res, err := Migrate(context.Background(), Request{PIDs: []int{a.pid(), b.pid()}, Local: []int{0}}, opts)
+		killOnCall(t, 2, last) // while first is moving
+		res, err := Migrate(context.Background(), Request{PIDs: []int{a.pid(), b.pid()}, Local: []int{0}}, Options{Margin: guestMargin})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,8 @@ func TestGuestProcessExitsMidMigration(t *testing.T) {
 	t.Run("the process being moved", func(t *testing.T) {
 		c := startChild(t, childSpec{mb: 128, bind: 1, cpus: cpus})
 		pid := c.pid()
-		res, err := Migrate(context.Background(), Request{PIDs: []int{pid}, Local: []int{0}}, Options{Margin: guestMargin, FreeMemory: killOnCall(4, c)})
+		killOnCall(t, 3, c)
+		res, err := Migrate(context.Background(), Request{PIDs: []int{pid}, Local: []int{0}}, Options{Margin: guestMargin})
 		if err != nil {
 			t.Fatal(err)
 		}

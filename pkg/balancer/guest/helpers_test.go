@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/balancer"
+	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 )
 
@@ -146,10 +146,11 @@ func (g *group) file(t *testing.T, name string) string {
 	return readFile(t, filepath.Join(g.dir(), name))
 }
 
-// mem is the group's anonymous memory by node, in bytes.
+// mem is the group's anonymous and shared memory by node, in bytes (the
+// guest runs cgroup v2), as the balancer counts it.
 func (g *group) mem(t *testing.T) map[int]uint64 {
 	t.Helper()
-	m, err := balancer.ParseNumaStat(g.file(t, "memory.numa_stat"), false, 4096)
+	m, err := cgroup.ParseNumaStat(g.file(t, "memory.numa_stat"), []string{"anon", "shmem"}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

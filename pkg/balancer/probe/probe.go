@@ -19,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/procfs"
 )
 
 // Reader reads the machine through configurable roots.
@@ -38,7 +39,7 @@ func (r Reader) CPUStat() (map[int]balancer.CPUTimes, error) {
 	if err != nil {
 		return nil, err
 	}
-	return balancer.ParseProcStat(string(b))
+	return procfs.ParseCPUTimes(string(b))
 }
 
 // NodeMemory reads the size and free memory of the nodes now.
@@ -78,7 +79,7 @@ func (r Reader) Group(rel string) (GroupSample, error) {
 	if err != nil {
 		return s, err
 	}
-	if s.Mem, err = balancer.ParseNumaStat(text, v1, uint64(os.Getpagesize())); err != nil {
+	if s.Mem, err = groupMemory(text, v1, uint64(os.Getpagesize())); err != nil {
 		return s, fmt.Errorf("cgroup %s: %w", rel, err)
 	}
 	if t, err := r.read("pids", rel, "pids.current"); err == nil {
@@ -133,4 +134,16 @@ func Window(parts []balancer.Partition, before, after Sample) ([]balancer.Partit
 		groups = append(groups, balancer.Group{Name: name, CPU: cpu, Mem: a.Mem, Threads: a.Threads, Current: a.CPUs})
 	}
 	return out, groups
+}
+
+// groupMemory is a cgroup's memory.numa_stat in bytes per node: the
+// anonymous and shared memory on v2 ("anon", "shmem", in bytes), the
+// anonymous memory of the subtree on v1 ("hierarchical_anon", else
+// "anon", in pages of pageSize). Page cache is left out: it is not the
+// group's to move.
+func groupMemory(text string, v1 bool, pageSize uint64) (map[int]uint64, error) {
+	if v1 {
+		return cgroup.ParseNumaStat(text, []string{cgroup.Hierarchical(text, "anon")}, pageSize)
+	}
+	return cgroup.ParseNumaStat(text, []string{"anon", "shmem"}, 1)
 }

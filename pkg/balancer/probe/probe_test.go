@@ -85,3 +85,27 @@ func TestWindow(t *testing.T) {
 }
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// What a group's memory counts: anonymous and shared memory, not page
+// cache; on v1 the subtree's.
+func TestGroupMemory(t *testing.T) {
+	v2 := "anon N0=4096 N1=8192\nfile N0=100 N1=0\nshmem N0=0 N1=4096\nkernel_stack N0=16384 N1=0\n"
+	got, err := groupMemory(v2, false, 4096)
+	if err != nil || !reflect.DeepEqual(got, map[int]uint64{0: 4096, 1: 12288}) {
+		t.Fatalf("v2: %v %v", got, err)
+	}
+	v1 := "total=10 N0=6 N1=4\nfile=2 N0=2 N1=0\nanon=8 N0=4 N1=4\nhierarchical_total=30 N0=20 N1=10\nhierarchical_anon=20 N0=15 N1=5\n"
+	got, err = groupMemory(v1, true, 4096)
+	if err != nil || !reflect.DeepEqual(got, map[int]uint64{0: 15 * 4096, 1: 5 * 4096}) {
+		t.Fatalf("v1 hierarchical: %v %v", got, err)
+	}
+	got, err = groupMemory("total=10 N0=6 N1=4\nanon=8 N0=4 N1=4\n", true, 4096)
+	if err != nil || !reflect.DeepEqual(got, map[int]uint64{0: 4 * 4096, 1: 4 * 4096}) {
+		t.Fatalf("v1 flat: %v %v", got, err)
+	}
+	for _, bad := range []string{"file N0=1\n", "anon N0=x\n", "anon 0=1\n"} {
+		if _, err := groupMemory(bad, false, 4096); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}

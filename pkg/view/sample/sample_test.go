@@ -13,25 +13,6 @@ import (
 	"github.com/locus-project/locus/pkg/view"
 )
 
-func TestParseProcStat(t *testing.T) {
-	text := `cpu  100 0 50 1000 10 0 0 0 0 0
-cpu0 60 0 30 500 5 1 1 2 7 0
-cpu1 40 0 20 500 5
-intr 12345 0 0
-ctxt 99
-`
-	got, err := parseProcStat(text)
-	want := map[int]cpuTimes{0: {busy: 94, total: 599}, 1: {busy: 60, total: 565}}
-	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Errorf("parseProcStat = %v, %v; want %v", got, err, want)
-	}
-	for _, bad := range []string{"cpux 1 2 3 4 5", "cpu0 1 2 x 4 5"} {
-		if _, err := parseProcStat(bad); err == nil {
-			t.Errorf("parseProcStat(%q) accepted it", bad)
-		}
-	}
-}
-
 func TestParseNumaStat(t *testing.T) {
 	cases := []struct {
 		name, text string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/view"
 )
 
@@ -32,7 +33,7 @@ type Sampler struct {
 
 type reading struct {
 	at   time.Time
-	cpus map[int]cpuTimes
+	cpus map[int]procfs.CPUTimes
 	cg   map[string]time.Duration
 }
 
@@ -55,7 +56,7 @@ func New(procRoot, sysfsRoot string, h *cgroup.Hierarchy) *Sampler {
 func (s *Sampler) Fill(snap *view.Snapshot) {
 	cur := reading{at: s.now(), cg: map[string]time.Duration{}}
 	if raw, err := os.ReadFile(filepath.Join(s.procRoot, "stat")); err == nil {
-		cur.cpus, _ = parseProcStat(string(raw))
+		cur.cpus, _ = procfs.ParseCPUTimes(string(raw))
 	}
 	for _, w := range snap.Workloads {
 		if s.h == nil || w.Cgroup == "" {
@@ -107,8 +108,8 @@ func (s *Sampler) rates(cur reading) (map[int]float64, map[string]float64) {
 	if prev := s.last; prev != nil {
 		for id, t := range cur.cpus {
 			p, ok := prev.cpus[id]
-			if ok && t.total > p.total && t.busy >= p.busy {
-				busy[id] = min(float64(t.busy-p.busy)/float64(t.total-p.total), 1)
+			if ok && t.Total > p.Total && t.Busy >= p.Busy {
+				busy[id] = min(float64(t.Busy-p.Busy)/float64(t.Total-p.Total), 1)
 			}
 		}
 		wall := cur.at.Sub(prev.at).Seconds()
