@@ -2,10 +2,7 @@ package agent
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
@@ -43,15 +40,7 @@ func (r balancerRecord) view() string {
 // load reads BalancerFile; a missing or unreadable one starts afresh.
 func (r *balancerRunner) load() balancerRecord {
 	var rec balancerRecord
-	raw, err := os.ReadFile(filepath.Join(r.a.opts.StateDir, BalancerFile))
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.a.log.Warn("numa balancer: cannot read the last placements", "err", err)
-		}
-		return rec
-	}
-	if err := json.Unmarshal(raw, &rec); err != nil {
-		r.a.log.Warn("numa balancer: ignoring the last placements", "file", BalancerFile, "err", err)
+	if !r.a.loadRecord(BalancerFile, "numa balancer: the last placements", &rec) {
 		return balancerRecord{}
 	}
 	return rec

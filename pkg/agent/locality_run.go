@@ -3,10 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -256,15 +253,7 @@ func (r *localityRunner) migrate(t localityTarget) ([]containerRun, bool) {
 // worst a one-shot migration runs once more, which moves nothing new).
 func (r *localityRunner) load() map[string]*localityRecord {
 	out := map[string]*localityRecord{}
-	raw, err := os.ReadFile(filepath.Join(r.a.opts.StateDir, LocalityFile))
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			r.a.log.Warn("memory locality: cannot read the last runs", "err", err)
-		}
-		return out
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		r.a.log.Warn("memory locality: ignoring the last runs", "file", LocalityFile, "err", err)
+	if !r.a.loadRecord(LocalityFile, "memory locality: the last runs", &out) {
 		return map[string]*localityRecord{}
 	}
 	return out

@@ -22,6 +22,7 @@ const stateKey framework.StateKey = Name
 type cycleState struct {
 	req  core.Request
 	snap map[string]*core.NodeView
+	now  time.Time // when the snapshot was taken: reports' age is measured to it
 
 	mu    sync.Mutex
 	final *core.Placement // set by Reserve
@@ -65,7 +66,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 	}
 	cs.Write(stateKey, &cycleState{
 		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy},
-		snap: p.cluster.Snapshot(),
+		snap: p.cluster.Snapshot(), now: time.Now(),
 	})
 	return nil, nil
 }
@@ -89,7 +90,7 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	// The node's capacity is checked against its report in its view (see
 	// onNode).
 	v := s.snap[node.Name]
-	if err := core.Fresh(v, time.Now(), p.args.NRTMaxAge.Duration); err != nil {
+	if err := core.Fresh(v, s.now, p.args.NRTMaxAge.Duration); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
 	if err := core.Fits(v, 0, s.req); err != nil {
