@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // status is the part of the agent's status.json the benchmark reads.
@@ -51,7 +51,7 @@ func reached(st status, s scenario) bool {
 			return false
 		}
 		if s.exclusive(i) {
-			cpus, err := cpuset.Parse(w.CPUs)
+			cpus, err := topology.ParseCPUList(w.CPUs)
 			if err != nil || cpus.Size() != s.cpus(i) {
 				return false
 			}
@@ -77,8 +77,8 @@ func checkFiles(cgroupRoot string, st status, s scenario) error {
 			}
 			got := strings.TrimSpace(string(raw))
 			if strings.HasPrefix(file, "cpuset.") {
-				a, errA := cpuset.Parse(got)
-				b, errB := cpuset.Parse(want)
+				a, errA := topology.ParseCPUList(got)
+				b, errB := topology.ParseCPUList(want)
 				if errA == nil && errB == nil && a.Equals(b) {
 					continue
 				}

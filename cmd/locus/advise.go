@@ -205,7 +205,7 @@ func printAdvice(out io.Writer, a balancer.Advice, in balancer.AdviceInput) erro
 }
 
 func cpuCountOf(list string) int {
-	s, _ := cpuset.Parse(list)
+	s, _ := topology.ParseCPUList(list)
 	return s.Size()
 }
 

@@ -9,11 +9,11 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // kubeFlags are the flags of the agent's Kubernetes mode (--node-name).
@@ -74,9 +74,9 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--cgroup-driver: %w", err)}
 	}
-	reserved, err := cpuset.Parse(k.reserved)
+	reserved, err := topology.ParseCPUList(k.reserved)
 	if err != nil {
-		return usagef("--reserved-cpus: %q is not a CPU list", k.reserved)
+		return usagef("--reserved-cpus: %v", err)
 	}
 	cfg, err := k.restConfig()
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/agent/state"
@@ -250,11 +249,11 @@ func (o *runOptions) host() (runner.Host, error) {
 		}
 	}
 	var err error
-	if h.Reserved, err = cpuset.Parse(reserved); err != nil {
-		return h, usagef("reserved CPUs %q: %v", reserved, err)
+	if h.Reserved, err = topology.ParseCPUList(reserved); err != nil {
+		return h, usagef("reserved CPUs: %v", err)
 	}
-	if h.BEPool, err = cpuset.Parse(bePool); err != nil {
-		return h, usagef("bePool %q: %v", bePool, err)
+	if h.BEPool, err = topology.ParseCPUList(bePool); err != nil {
+		return h, usagef("bePool: %v", err)
 	}
 	h.Topology, err = topology.Discover(o.sysfsRoot)
 	return h, err

@@ -13,6 +13,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // A group's memory follows it in two steps, so that no cgroup write stalls
@@ -307,7 +308,8 @@ func nodeSet(nodes []int) string { return cpuset.New(nodes...).String() }
 
 // widen is a mems list with nodes added.
 func widen(mems string, nodes []int) string {
-	set, err := cpuset.Parse(mems)
+	ids, err := topology.ParseNodeList(mems)
+	set := cpuset.New(ids...)
 	if err != nil {
 		set = cpuset.New()
 	}

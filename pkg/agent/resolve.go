@@ -11,6 +11,7 @@ import (
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Annotations the standalone agent reads on a workload, besides the memory
@@ -157,10 +158,10 @@ func kubeQoS(r hostconfig.Resources) memqos.KubeQoS {
 
 // cpuLists parses the config's reservedCPUs and bePool (already validated).
 func cpuLists(cfg *hostconfig.HostConfig) (reserved, bePool cpuset.CPUSet, err error) {
-	if reserved, err = cpuset.Parse(cfg.ReservedCPUs); err != nil {
+	if reserved, err = topology.ParseCPUList(cfg.ReservedCPUs); err != nil {
 		return reserved, bePool, fmt.Errorf("reservedCPUs: %w", err)
 	}
-	if bePool, err = cpuset.Parse(cfg.BEPool); err != nil {
+	if bePool, err = topology.ParseCPUList(cfg.BEPool); err != nil {
 		return reserved, bePool, fmt.Errorf("bePool: %w", err)
 	}
 	return reserved, bePool, nil

@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/cpuset"
 	"sigs.k8s.io/yaml"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 const (
@@ -113,8 +113,8 @@ func (c *HostConfig) validate() error {
 		return fmt.Errorf("apiVersion/kind: got %q/%q, want %s/%s", c.APIVersion, c.Kind, APIVersion, Kind)
 	}
 	for field, list := range map[string]string{"reservedCPUs": c.ReservedCPUs, "bePool": c.BEPool} {
-		if _, err := cpuset.Parse(list); err != nil {
-			return fmt.Errorf("%s: %q is not a CPU list: %v", field, list, err)
+		if _, err := topology.ParseCPUList(list); err != nil {
+			return fmt.Errorf("%s: %v", field, err)
 		}
 	}
 	if c.CgroupParent != "" {

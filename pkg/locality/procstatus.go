@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // ParseCPUsAllowed reads Cpus_allowed_list from the text of
@@ -18,9 +20,9 @@ func ParseCPUsAllowed(text string) (cpuset.CPUSet, error) {
 		if !ok || key != "Cpus_allowed_list" {
 			continue
 		}
-		set, err := cpuset.Parse(strings.TrimSpace(val))
+		set, err := topology.ParseCPUList(val)
 		if err != nil {
-			return cpuset.New(), fmt.Errorf("status field Cpus_allowed_list %q: %w", strings.TrimSpace(val), err)
+			return cpuset.New(), fmt.Errorf("status field Cpus_allowed_list: %w", err)
 		}
 		return set, nil
 	}

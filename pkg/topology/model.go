@@ -122,6 +122,9 @@ func (t *Topology) Validate() error {
 	if len(t.CPUs) == 0 {
 		return fmt.Errorf("topology has no online CPUs")
 	}
+	if err := t.checkBounds(); err != nil {
+		return err
+	}
 	for i := 1; i < len(t.CPUs); i++ {
 		if t.CPUs[i].ID <= t.CPUs[i-1].ID {
 			return fmt.Errorf("cpus not sorted or duplicated at cpu %d", t.CPUs[i].ID)
@@ -149,6 +152,28 @@ func (t *Topology) Validate() error {
 			if c, ok := t.CPU(id); !ok || c.NUMA != n.ID {
 				return fmt.Errorf("numa node %d lists cpu %d that is offline or on another node", n.ID, id)
 			}
+		}
+	}
+	return nil
+}
+
+// checkBounds keeps every id within what Linux can number, so that a
+// topology read from outside (a NodeResourceTopology object) cannot make the
+// allocator size its tables by a hostile id.
+func (t *Topology) checkBounds() error {
+	if len(t.CPUs) > MaxCPUID+1 || len(t.Nodes) > MaxNodeID+1 {
+		return fmt.Errorf("%d cpus and %d numa nodes: more than Linux can number (%d, %d)", len(t.CPUs), len(t.Nodes), MaxCPUID+1, MaxNodeID+1)
+	}
+	in := func(v, lo, hi int) bool { return v >= lo && v <= hi }
+	for _, c := range t.CPUs {
+		if !in(c.ID, 0, MaxCPUID) || !in(c.Core, 0, MaxCPUID) || !in(c.Socket, 0, MaxCPUID) || !in(c.Die, 0, MaxCPUID) ||
+			!in(c.NUMA, 0, MaxNodeID) || !in(c.L3, -1, MaxCPUID) {
+			return fmt.Errorf("cpu %d: an id out of range (id, core, socket, die, l3 0-%d; numa 0-%d): %+v", c.ID, MaxCPUID, MaxNodeID, c)
+		}
+	}
+	for _, n := range t.Nodes {
+		if !in(n.ID, 0, MaxNodeID) {
+			return fmt.Errorf("numa node %d: id out of range 0-%d", n.ID, MaxNodeID)
 		}
 	}
 	return nil

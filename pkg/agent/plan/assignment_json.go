@@ -4,9 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"k8s.io/utils/cpuset"
-
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 type assignmentJSON struct {
@@ -26,9 +25,9 @@ func (a *Assignment) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	cpus, err := cpuset.Parse(j.CPUs)
+	cpus, err := topology.ParseCPUList(j.CPUs)
 	if err != nil {
-		return fmt.Errorf("assignment cpus %q: %w", j.CPUs, err)
+		return fmt.Errorf("assignment cpus: %w", err)
 	}
 	*a = Assignment{CPUs: cpus, Policy: j.Policy, RequestMilli: j.RequestMilli}
 	return nil

@@ -63,6 +63,6 @@ func Mems(t *topology.Topology, cpus cpuset.CPUSet, unrestricted bool) string {
 			ids = append(ids, strconv.Itoa(n))
 		}
 	}
-	set, _ := cpuset.Parse(strings.Join(ids, ","))
+	set, _ := topology.ParseCPUList(strings.Join(ids, ","))
 	return set.String()
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Reader reads the machine through configurable roots.
@@ -88,7 +89,7 @@ func (r Reader) Group(rel string) (GroupSample, error) {
 		s.Threads = len(tids)
 	}
 	if c, err := r.H.ReadKnob(rel, cgroup.CPUSetCPUs); err == nil {
-		s.CPUs, _ = cpuset.Parse(c)
+		s.CPUs, _ = topology.ParseCPUList(c)
 	}
 	return s, nil
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // AnnotationResourceStatus carries the scheduler's decision for a pod: the
@@ -48,13 +49,16 @@ func ParseResourceStatus(raw string) (ResourceStatus, error) {
 	if j.CPUSet == nil || *j.CPUSet == "" {
 		return ResourceStatus{}, fmt.Errorf("cpuset: missing or empty")
 	}
-	cpus, err := cpuset.Parse(*j.CPUSet)
+	cpus, err := topology.ParseCPUList(*j.CPUSet)
 	if err != nil {
-		return ResourceStatus{}, fmt.Errorf("cpuset: %q is not a CPU list", *j.CPUSet)
+		return ResourceStatus{}, fmt.Errorf("cpuset: %v", err)
+	}
+	if len(j.NUMANodes) > topology.MaxNodeID+1 {
+		return ResourceStatus{}, fmt.Errorf("numaNodes: %d nodes, more than the %d a machine can have", len(j.NUMANodes), topology.MaxNodeID+1)
 	}
 	for i, n := range j.NUMANodes {
-		if n < 0 {
-			return ResourceStatus{}, fmt.Errorf("numaNodes[%d]: %d is negative", i, n)
+		if n < 0 || n > topology.MaxNodeID {
+			return ResourceStatus{}, fmt.Errorf("numaNodes[%d]: %d is not a node id (0-%d)", i, n, topology.MaxNodeID)
 		}
 	}
 	p, err := parsePolicy(string(j.Policy))

@@ -87,10 +87,13 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	if err != nil {
 		return nil, "", report{}, err
 	}
+	if err := checkSizes(ct, obj.Zones); err != nil {
+		return nil, "", report{}, err
+	}
 	build = func() (*topology.Topology, error) { return buildTopology(ct, obj.Zones) }
-	reserved, err := cpuset.Parse(ct.Reserved)
+	reserved, err := topology.ParseCPUList(ct.Reserved)
 	if err != nil {
-		return nil, "", report{}, fmt.Errorf("reserved: %q is not a CPU list", ct.Reserved)
+		return nil, "", report{}, fmt.Errorf("reserved: %v", err)
 	}
 	r = report{reserved: reserved, holdings: map[string]plan.Assignment{}}
 	if v, ok := obj.Metadata.Annotations[nrt.AnnotationHeartbeat]; ok {
@@ -99,16 +102,16 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		}
 	}
 	for name, cpus := range ct.Exclusive {
-		set, err := cpuset.Parse(cpus)
+		set, err := topology.ParseCPUList(cpus)
 		if err != nil {
-			return nil, "", report{}, fmt.Errorf("exclusive[%s]: %q is not a CPU list", name, cpus)
+			return nil, "", report{}, fmt.Errorf("exclusive[%s]: %v", topology.Quote(name), err)
 		}
 		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.FullPCPUs}
 	}
 	for name, b := range ct.StaticBurst {
-		set, err := cpuset.Parse(b.CPUs)
+		set, err := topology.ParseCPUList(b.CPUs)
 		if err != nil {
-			return nil, "", report{}, fmt.Errorf("staticBurst[%s].cpus: %q is not a CPU list", name, b.CPUs)
+			return nil, "", report{}, fmt.Errorf("staticBurst[%s].cpus: %v", topology.Quote(name), err)
 		}
 		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
 	}
@@ -125,8 +128,8 @@ func buildTopology(ct nrt.CPUTopology, zones []nrt.Zone) (*topology.Topology, er
 	t := &topology.Topology{CPUs: slices.Clone(ct.CPUs)}
 	slices.SortFunc(t.CPUs, func(a, b topology.CPU) int { return a.ID - b.ID })
 	var err error
-	if t.Isolated, err = cpuset.Parse(ct.Isolated); err != nil {
-		return nil, fmt.Errorf("isolated: %q is not a CPU list", ct.Isolated)
+	if t.Isolated, err = topology.ParseCPUList(ct.Isolated); err != nil {
+		return nil, fmt.Errorf("isolated: %v", err)
 	}
 	type zone struct {
 		id int
@@ -171,13 +174,40 @@ func buildTopology(ct nrt.CPUTopology, zones []nrt.Zone) (*topology.Topology, er
 	return t, nil
 }
 
+// checkSizes bounds the lists of a report before anything walks them:
+// buildTopology compares every zone with every other through their costs,
+// so a report with a million zones would hold the scheduler for hours.
+func checkSizes(ct nrt.CPUTopology, zones []nrt.Zone) error {
+	if n := len(ct.CPUs); n > topology.MaxCPUID+1 {
+		return fmt.Errorf("cpus: %d entries, more than %d", n, topology.MaxCPUID+1)
+	}
+	for _, m := range []int{len(ct.Exclusive), len(ct.StaticBurst), len(ct.BurstMilli)} {
+		if m > maxHoldings {
+			return fmt.Errorf("%d holdings, more than %d", m, maxHoldings)
+		}
+	}
+	if n := len(zones); n > topology.MaxNodeID+1 {
+		return fmt.Errorf("zones: %d, more than %d", n, topology.MaxNodeID+1)
+	}
+	for _, z := range zones {
+		if n := len(z.Costs); n > topology.MaxNodeID+1 {
+			return fmt.Errorf("zone %s: %d costs, more than %d", topology.Quote(z.Name), n, topology.MaxNodeID+1)
+		}
+	}
+	return nil
+}
+
+// maxHoldings bounds the pods a report may list as holding CPUs: at most one
+// per CPU.
+const maxHoldings = topology.MaxCPUID + 1
+
 func zoneID(z nrt.Zone) (int, bool) {
 	s, ok := strings.CutPrefix(z.Name, "node-")
 	if !ok || z.Type != nrt.ZoneType {
 		return 0, false
 	}
 	id, err := strconv.Atoi(s)
-	return id, err == nil && id >= 0
+	return id, err == nil && id >= 0 && id <= topology.MaxNodeID
 }
 
 // fingerprint identifies a machine: every input of buildTopology, and

@@ -1,0 +1,72 @@
+package core
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locus-project/locus/pkg/kube/nrt"
+)
+
+// TestHostileNRT: a report from a compromised node makes that node
+// unusable, quickly and with the field named, and leaves the scheduler
+// serving the others. Before the bound, the first report hung SetNRT.
+func TestHostileNRT(t *testing.T) {
+	good := publish(t, twoNode, "good", reservedCore, nil)
+	bad := func(edit func(ct *nrt.CPUTopology, o *nrt.Object)) *nrt.Object {
+		o := publish(t, twoNode, "bad", reservedCore, nil)
+		ct, err := nrt.ReadCPUTopology(o.Metadata.Annotations[nrt.AnnotationCPUTopology])
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(&ct, o)
+		o.Metadata.Annotations[nrt.AnnotationCPUTopology] = mustJSON(t, ct)
+		return o
+	}
+	manyZones := func(ct *nrt.CPUTopology, o *nrt.Object) {
+		for i := range 5000 {
+			o.Zones = append(o.Zones, nrt.Zone{Name: fmt.Sprintf("node-%d", i+2), Type: nrt.ZoneType})
+		}
+	}
+	for name, tc := range map[string]struct {
+		obj  *nrt.Object
+		want string
+	}{
+		"reserved":  {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Reserved = "0-9223372036854775807" }), "reserved: invalid cpu list"},
+		"exclusive": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Exclusive = map[string]string{"ns/p": "0-16000000"} }), `exclusive["ns/p"]`},
+		"burst": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) {
+			ct.StaticBurst = map[string]nrt.Burst{"ns/p": {CPUs: "0-4000000"}}
+		}), `staticBurst["ns/p"].cpus`},
+		"isolated": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Isolated = "0-99999999" }), "isolated: invalid cpu list"},
+		"cpu id":   {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.CPUs[len(ct.CPUs)-1].ID = 1 << 40 }), "an id out of range"},
+		"zones":    {bad(manyZones), "zones: 5002, more than 1024"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := NewCluster()
+			c.SetNRT("good", good)
+			start := time.Now()
+			c.SetNRT("bad", tc.obj)
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("SetNRT took %v", d)
+			}
+			v := c.Snapshot()
+			if v["bad"].Err == nil || !strings.Contains(v["bad"].Err.Error(), tc.want) {
+				t.Errorf("bad node: err = %v, want one containing %q", v["bad"].Err, tc.want)
+			}
+			if v["good"].Err != nil {
+				t.Errorf("good node: %v", v["good"].Err)
+			}
+		})
+	}
+}
+
+func mustJSON(t testing.TB, v any) string {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
