@@ -45,7 +45,7 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 	out := make([]BatchReport, len(bs))
 	plans := make([]*batchPlan, len(bs))
 	clashes := apart(bs)
-	rd := newReads()
+	rd := newReads(w.h)
 	originals := map[string]string{}
 	// Reading and planning touch nothing, and batches are apart: they run
 	// in parallel, which matters with hundreds of batches of files to read.

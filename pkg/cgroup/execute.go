@@ -167,7 +167,7 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cur, err := readFile(path)
+	cur, err := w.h.readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if pl.Extension {
 			return nil, fmt.Sprintf("%s is absent: the kernel lacks this Alibaba Cloud Linux/Anolis extension", pl.File), nil
