@@ -185,14 +185,16 @@ func (a *Agent) openState() error {
 	if a.lock, err = takeAgentLock(a.store.Path("agent.lock")); err != nil {
 		return err
 	}
-	if a.originals, err = cgroup.OpenFileStore(a.store.Path(OriginalsFile)); err != nil {
-		return err
-	}
 	if a.events, err = openEventLog(a.store.Path(EventsFile), a.log); err != nil {
 		return err
 	}
 	a.events.sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
-	return nil
+	store, err := cgroup.OpenFileStore(a.store.Path(OriginalsFile))
+	if err != nil {
+		return err
+	}
+	a.originals = store
+	return a.checkOriginals(store)
 }
 
 // OriginalsFile keeps the original cgroup values, under the state directory.

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -44,6 +45,9 @@ func (a *Agent) Reconcile() Result {
 	}
 	cfg, rs := a.loadWorkloads()
 	ck, err := a.store.Load()
+	if errors.Is(err, state.ErrCorrupt) && !a.opts.DryRun {
+		ck, err = a.rebuildCheckpoint(err, rs)
+	}
 	if err != nil {
 		res.Errors = append(res.Errors, err)
 		return res

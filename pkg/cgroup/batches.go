@@ -65,7 +65,10 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 			continue
 		}
 		for it := range p.last {
-			originals[it.key] = it.cur
+			originals[it.key] = it.orig
+		}
+		for _, it := range p.defaults {
+			originals[it.key] = it.orig
 		}
 	}
 	if w.DryRun {
