@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,6 +11,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/stopsignal"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -54,7 +53,7 @@ NodeResourceTopology.`,
 					return usageError{fmt.Errorf("--locality-margin: %w", err)}
 				}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+			ctx, stop := stopsignal.Context(context.Background())
 			defer stop()
 			if !standalone {
 				return kube.run(ctx, o)
@@ -85,9 +84,10 @@ NodeResourceTopology.`,
 	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")
 	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a single page-moving call may stall a workload")
 	f.StringVar(&margin, "locality-margin", "", `memory locality: free memory a target node keeps, "256Mi", "3%" or both (default max(256Mi, 3%))`)
+	f.DurationVar(&o.StaleAfter, "healthz-stale-after", 0, "/healthz fails when no reconcile completed, or one has run, this long (default max(3 × --resync, 30s))")
 	agent.AddBalancerFlags(f, &o.NUMABalancer)
 	_ = f.MarkHidden("debug-write-delay")
-	return cmd
+	return withCleanStop(cmd)
 }
 
 // newShimCmd is the hidden helper that starts a command workload inside its

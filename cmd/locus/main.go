@@ -5,10 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locus-project/locus/pkg/stopsignal"
 )
 
 func main() {
-	if err := newRootCmd().Execute(); err != nil {
+	root := newRootCmd()
+	if cmd, _, err := root.Find(os.Args[1:]); err != nil || cmd.Annotations[cleanStop] == "" {
+		stopsignal.Release() // this command needs no clean shutdown
+	}
+	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "locus:", err)
 		os.Exit(exitCode(err))
 	}
@@ -29,4 +37,16 @@ func exitCode(err error) int {
 		return 2
 	}
 	return 1
+}
+
+// cleanStop annotates a command that shuts down cleanly on SIGTERM or
+// SIGINT, however early they come (stopsignal.Context).
+const cleanStop = "locus.io/clean-stop"
+
+func withCleanStop(cmd *cobra.Command) *cobra.Command {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[cleanStop] = "true"
+	return cmd
 }

@@ -5,15 +5,12 @@
 package agent
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/agent/state"
@@ -34,8 +31,11 @@ type Options struct {
 	DryRun        bool           // print the writes, change nothing
 	Once          bool           // one reconcile; commands are not started
 	Resync        time.Duration  // default 10s
-	MetricsAddr   string         // "" serves nothing
-	StopGrace     time.Duration  // SIGTERM to SIGKILL; default 10s
+	// StaleAfter is how long /healthz tolerates no reconcile completing,
+	// or one running; default DefaultStaleAfter(Resync).
+	StaleAfter  time.Duration
+	MetricsAddr string        // "" serves nothing
+	StopGrace   time.Duration // SIGTERM to SIGKILL; default 10s
 	// DebugWriteDelay sleeps between the steps of a reconcile, so tests can
 	// kill the agent inside them.
 	DebugWriteDelay   time.Duration
@@ -73,6 +73,7 @@ type Agent struct {
 	procs     procfs.FS
 	events    *eventLog
 	metrics   *metrics
+	health    *health
 	cfg       configLoader
 	src       *sourceLoader // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
@@ -105,6 +106,7 @@ func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
 		now: time.Now, trigger: make(chan struct{}, 1), cfg: configLoader{file: opts.ConfigFile, read: os.ReadFile}}
+	a.health = newHealth(a.now, opts.StaleAfter)
 	var err error
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
 		return nil, err
@@ -147,6 +149,9 @@ func withDefaults(o Options) Options {
 	if o.Resync <= 0 {
 		o.Resync = 10 * time.Second
 	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = DefaultStaleAfter(o.Resync)
+	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 10 * time.Second
 	}
@@ -177,20 +182,19 @@ func (a *Agent) openState() error {
 	if a.store, err = state.Open(dir); err != nil {
 		return err
 	}
-	if a.lock, err = os.OpenFile(a.store.Path("agent.lock"), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
-		return err
-	}
-	if err := unix.Flock(int(a.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		return fmt.Errorf("another locus agent is running with state dir %s", dir)
-	}
-	if a.originals, err = cgroup.OpenFileStore(a.store.Path(OriginalsFile)); err != nil {
+	if a.lock, err = takeAgentLock(a.store.Path("agent.lock")); err != nil {
 		return err
 	}
 	if a.events, err = openEventLog(a.store.Path(EventsFile), a.log); err != nil {
 		return err
 	}
 	a.events.sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
-	return nil
+	store, err := cgroup.OpenFileStore(a.store.Path(OriginalsFile))
+	if err != nil {
+		return err
+	}
+	a.originals = store
+	return a.checkOriginals(store)
 }
 
 // OriginalsFile keeps the original cgroup values, under the state directory.

@@ -19,6 +19,8 @@ type metrics struct {
 	memPercent  *prometheus.GaugeVec
 	duration    prometheus.Histogram
 	errors      prometheus.Counter
+	configErrs  prometheus.Counter
+	configBad   prometheus.Gauge
 	writes      prometheus.Counter
 	unsupported *prometheus.GaugeVec
 	locality    *localityMetrics
@@ -42,13 +44,17 @@ func newMetrics() *metrics {
 			Help: "Time one reconcile takes.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_reconcile_errors_total",
 			Help: "Reconciles that failed to write a cgroup file or to save state."}),
+		configErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_config_errors_total",
+			Help: "Configs found invalid (each distinct error once); the last good config stays in force."}),
+		configBad: prometheus.NewGauge(prometheus.GaugeOpts{Name: "locus_config_invalid",
+			Help: "1 while the current config is invalid and the last good one is in force."}),
 		writes: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_cgroup_writes_total",
 			Help: "Cgroup file writes made."}),
 		unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_unsupported_knobs",
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
 	m.nodeCPUs = newNodeCPUCollector()
-	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.writes, m.unsupported, m.nodeCPUs)
+	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.nodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

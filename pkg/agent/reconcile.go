@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,7 +28,9 @@ type Result struct {
 func (a *Agent) Reconcile() Result {
 	start := time.Now()
 	var res Result
+	a.health.begin()
 	defer func() {
+		a.health.end(res.Errors)
 		a.metrics.duration.Observe(time.Since(start).Seconds())
 		if len(res.Errors) > 0 {
 			a.metrics.errors.Inc()
@@ -42,6 +45,9 @@ func (a *Agent) Reconcile() Result {
 	}
 	cfg, rs := a.loadWorkloads()
 	ck, err := a.store.Load()
+	if errors.Is(err, state.ErrCorrupt) && !a.opts.DryRun {
+		ck, err = a.rebuildCheckpoint(err, rs)
+	}
 	if err != nil {
 		res.Errors = append(res.Errors, err)
 		return res

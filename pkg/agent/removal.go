@@ -75,6 +75,12 @@ func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, 
 	}); err != nil {
 		return err
 	}
+	if m, ok := a.originals.(*cgroup.FileStore); ok {
+		// Its cgroup is no longer Locus's: a new workload there starts afresh.
+		if err := m.SetMark(cgroup.NoMark, e.Cgroup); err != nil {
+			a.log.Warn("cannot clear the originals mark", "cgroup", e.Cgroup, "err", err)
+		}
+	}
 	a.events.Emit(Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
 	return nil
 }

@@ -57,6 +57,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	defer live.Stop()
 	a.log.Info("agent started", "config", a.configName(), "stateDir", a.opts.StateDir,
 		"cgroup", a.h.Root(), "version", a.h.Version().String())
+	if ctx.Err() != nil {
+		// Stopped while starting (a SIGTERM right after exec): shut down
+		// cleanly before changing anything.
+		return a.shutdown()
+	}
 	a.logResult(a.Reconcile())
 	for {
 		select {

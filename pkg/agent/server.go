@@ -39,9 +39,7 @@ func (a *Agent) serve(addr string) (*server, error) {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(a.metrics.reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte("ok\n"))
-	})
+	mux.HandleFunc("/healthz", a.health.serveHTTP)
 	mux.HandleFunc("/status", func(w http.ResponseWriter, _ *http.Request) {
 		a.statusMu.Lock()
 		st := a.status

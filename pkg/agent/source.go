@@ -144,9 +144,11 @@ func (a *Agent) loadWorkloads() (*config, []resolved) {
 		if err != nil {
 			a.events.Emit(Warning, "ConfigInvalid", "", "%v; keeping the last good config", err)
 		}
+		a.countConfigError(err != nil, a.cfg.lastErr != "")
 		return cfg, resolveWorkloads(cfg.host)
 	}
 	cfg, rs, snap := a.src.load(SourceEnv{Topology: a.topo, Exists: a.cgroupExists})
+	a.countConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
 	// What the rest of the agent reads of the config in force (status,
 	// shutdown) comes from the loader, as for a HostConfig.
 	a.cfg.good, a.cfg.lastErr = cfg, snap.Error
@@ -194,4 +196,17 @@ func (a *Agent) containerPrefix(cg string) string {
 		return c + ":"
 	}
 	return ""
+}
+
+// countConfigError keeps the config error metrics: fresh counts a newly
+// found invalid config, invalid says whether the current one is.
+func (a *Agent) countConfigError(fresh, invalid bool) {
+	if fresh {
+		a.metrics.configErrs.Inc()
+	}
+	v := 0.0
+	if invalid {
+		v = 1
+	}
+	a.metrics.configBad.Set(v)
 }

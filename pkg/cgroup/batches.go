@@ -45,7 +45,7 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 	out := make([]BatchReport, len(bs))
 	plans := make([]*batchPlan, len(bs))
 	clashes := apart(bs)
-	rd := newReads()
+	rd := newReads(w.h)
 	originals := map[string]string{}
 	// Reading and planning touch nothing, and batches are apart: they run
 	// in parallel, which matters with hundreds of batches of files to read.
@@ -65,7 +65,10 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 			continue
 		}
 		for it := range p.last {
-			originals[it.key] = it.cur
+			originals[it.key] = it.orig
+		}
+		for _, it := range p.defaults {
+			originals[it.key] = it.orig
 		}
 	}
 	if w.DryRun {

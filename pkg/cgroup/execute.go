@@ -17,6 +17,9 @@ type item struct {
 	key  string
 	cur  string
 	want string
+	// orig is what to record as the original if the file changes: its
+	// current text, or a default for a FromDefaults cgroup.
+	orig string
 }
 
 type step struct {
@@ -29,6 +32,9 @@ type batchPlan struct {
 	steps  []step
 	last   map[*item]string // each changing item's final value
 	forget []string         // keys of restored originals, dropped once written
+	// defaults are items of FromDefaults cgroups given a default original:
+	// recorded even if unchanged, since Locus's value is already there.
+	defaults []*item
 }
 
 // prepare validates a batch, reads its files and orders its writes: ops
@@ -62,6 +68,19 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 	for _, it := range items {
 		if it.idx < len(b.Ops) {
 			it.want = wants[it.idx]
+			if mark := w.markOf(it.rel); mark != NoMark {
+				if _, known := w.store.Original(it.key); !known && mark == LeaveAlone {
+					r := &rep.Results[it.idx]
+					r.Outcome, r.After = NoOriginal, it.cur
+					r.Reason = "its original was in a damaged originals checkpoint; left alone"
+					continue
+				} else if !known {
+					if it.orig, err = w.defaultOriginal(it, rd); err != nil {
+						return nil, rep, err
+					}
+					p.defaults = append(p.defaults, it)
+				}
+			}
 			keep = append(keep, it)
 			continue
 		}
@@ -167,7 +186,7 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cur, err := readFile(path)
+	cur, err := w.h.readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if pl.Extension {
 			return nil, fmt.Sprintf("%s is absent: the kernel lacks this Alibaba Cloud Linux/Anolis extension", pl.File), nil
@@ -177,7 +196,7 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &item{rel: t.Cgroup, spec: spec, pl: pl, path: path, key: w.h.key(path), cur: cur}, "", nil
+	return &item{rel: t.Cgroup, spec: spec, pl: pl, path: path, key: w.h.key(path), cur: cur, orig: cur}, "", nil
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }

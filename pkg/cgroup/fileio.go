@@ -46,21 +46,23 @@ func errnoHint(err error) string {
 	case unix.ESRCH:
 		return "no such process"
 	case unix.ELOOP:
-		return "the file is a symlink, which Locus never follows inside the cgroup tree"
+		return "a symlink on the way, which Locus never follows inside the cgroup tree"
+	case unix.EXDEV:
+		return "the path leads out of the cgroup root"
 	}
 	return ""
 }
 
-// readFile returns a cgroup file's content without surrounding whitespace. It
-// never follows a symlink in the last component. It uses open(2), read(2) and
-// close(2) directly: an *os.File also registers each file with the runtime's
-// poller (cgroup files support poll, so it succeeds), which adds several
-// system calls at open and close to each of the thousands of files a
-// reconcile reads.
-func readFile(path string) (string, error) {
-	fd, err := openFile(path, unix.O_RDONLY)
-	if errors.Is(err, unix.ELOOP) {
-		return "", fmt.Errorf("%s is a symlink, which Locus never follows inside the cgroup tree: %w", path, unix.ELOOP)
+// readFile returns a cgroup file's content without surrounding whitespace.
+// It opens the file beneath the root without following any symlink
+// (openBeneath). It uses open(2), read(2) and close(2) directly: an *os.File
+// also registers each file with the runtime's poller (cgroup files support
+// poll, so it succeeds), which adds several system calls at open and close
+// to each of the thousands of files a reconcile reads.
+func (h *Hierarchy) readFile(path string) (string, error) {
+	fd, err := h.openBeneath(path, unix.O_RDONLY)
+	if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EXDEV) {
+		return "", fmt.Errorf("%s: a symlink on the way, which Locus never follows inside the cgroup tree: %w", path, err)
 	}
 	if err != nil {
 		return "", &os.PathError{Op: "open", Path: path, Err: err}
@@ -89,8 +91,9 @@ func readFile(path string) (string, error) {
 // writeFile writes value to an existing cgroup file in one write(2): no
 // O_CREAT, because a missing file means an unsupported knob, never one to
 // create; O_TRUNC only matters to fixture trees on ordinary filesystems.
-func writeFile(path, value string) error {
-	fd, err := openFile(path, unix.O_WRONLY|unix.O_TRUNC)
+// Like readFile it opens the file beneath the root, following no symlink.
+func (h *Hierarchy) writeFile(path, value string) error {
+	fd, err := h.openBeneath(path, unix.O_WRONLY|unix.O_TRUNC)
 	if err != nil {
 		return &WriteError{Path: path, Value: value, Err: err}
 	}
@@ -108,14 +111,3 @@ func writeFile(path, value string) error {
 	}
 	return nil
 }
-
-func openFile(path string, mode int) (int, error) {
-	for {
-		fd, err := unix.Open(path, mode|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
-}
-
-func mkdirCgroup(dir string) error { return os.Mkdir(dir, 0o755) }

@@ -163,7 +163,7 @@ func (f *fixture) writer(store OriginalStore) (*Writer, *recorder) {
 				return &WriteError{Path: path, Value: value, Err: err}
 			}
 		}
-		if err := writeFile(path, kernelText(path, value)); err != nil {
+		if err := h.writeFile(path, kernelText(path, value)); err != nil {
 			return err
 		}
 		rec.mu.Lock()

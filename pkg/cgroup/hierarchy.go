@@ -98,10 +98,10 @@ func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
 	return p, nil
 }
 
-// file resolves a file inside cgroup rel of controller ctrl. Only the
-// directory is resolved: the file itself is always opened with O_NOFOLLOW
-// (readFile, writeFile), so a symlink planted in its place is refused by
-// open(2) rather than followed.
+// file resolves a file inside cgroup rel of controller ctrl. The path is
+// checked here and opened later beneath the root with no symlink followed
+// (openBeneath), so a directory or file swapped for a symlink in between is
+// refused rather than followed.
 func (h *Hierarchy) file(ctrl Controller, rel, name string) (string, error) {
 	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
 		return "", fmt.Errorf("cgroup file name %q is invalid", name)

@@ -52,7 +52,7 @@ func kernelWriter(t *testing.T, h *Hierarchy, rels ...string) (*Writer, *[]FileW
 	var mu sync.Mutex
 	log := &[]FileWrite{}
 	w.write = func(path, value string) error {
-		err := writeFile(path, value)
+		err := h.writeFile(path, value)
 		if err == nil {
 			mu.Lock()
 			*log = append(*log, FileWrite{path, value})
@@ -168,11 +168,11 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 	}
 	// The kernel refuses the wrong order; this is what the planner avoids.
 	parentFile, _ := h.file(CPUSet, parent, "cpuset.cpus")
-	if err := writeFile(parentFile, b); !errors.Is(err, unix.EBUSY) {
+	if err := h.writeFile(parentFile, b); !errors.Is(err, unix.EBUSY) {
 		t.Fatalf("narrowing a parent away from its child: %v, want EBUSY", err)
 	}
 	childFile, _ := h.file(CPUSet, child, "cpuset.cpus")
-	if err := writeFile(childFile, ab); !errors.Is(err, unix.EACCES) {
+	if err := h.writeFile(childFile, ab); !errors.Is(err, unix.EACCES) {
 		t.Fatalf("child outside its parent: %v, want EACCES", err)
 	}
 	// Both move to b: widen the parent to a,b, move the child, narrow the parent.
@@ -332,7 +332,7 @@ func TestKernelV2Unified(t *testing.T) {
 	}
 	// cpuset is not enabled in this mount: an upstream file is missing, which
 	// is an error naming it, not "unsupported".
-	if ctrls, _ := readFile(filepath.Join(root, "cgroup.controllers")); !strings.Contains(ctrls, "cpuset") {
+	if ctrls, _ := h.readFile(filepath.Join(root, "cgroup.controllers")); !strings.Contains(ctrls, "cpuset") {
 		if _, err := w.Apply([]Op{{cg, CPUSetCPUs, "0"}}); err == nil || !strings.Contains(err.Error(), "cpuset.cpus is missing") {
 			t.Errorf("cpuset.cpus without the controller: %v", err)
 		}

@@ -122,7 +122,7 @@ func (w *Writer) initCpuset(rel string) error {
 		if err != nil {
 			return err
 		}
-		val, err := readFile(src)
+		val, err := w.h.readFile(src)
 		if err != nil {
 			return err
 		}
@@ -130,7 +130,7 @@ func (w *Writer) initCpuset(rel string) error {
 		if err != nil {
 			return err
 		}
-		if cur, err := readFile(dst); err == nil && cur != "" {
+		if cur, err := w.h.readFile(dst); err == nil && cur != "" {
 			continue
 		}
 		if err := w.write(dst, val); err != nil {
@@ -148,7 +148,7 @@ func (w *Writer) delegate(rel string) error {
 		if err != nil {
 			return nil, "", err
 		}
-		text, err := readFile(path)
+		text, err := w.h.readFile(path)
 		set := map[string]bool{}
 		for _, f := range strings.Fields(text) {
 			set[f] = true

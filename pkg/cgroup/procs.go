@@ -86,7 +86,7 @@ func (h *Hierarchy) readPids(rel, file string) ([]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		text, err := readFile(path)
+		text, err := h.readFile(path)
 		if errors.Is(err, fs.ErrNotExist) && !h.Exists(c, rel) {
 			continue // not in this hierarchy
 		}

@@ -52,7 +52,7 @@ func (h *Hierarchy) CPUUsage(rel string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	text, err := readFile(path)
+	text, err := h.readFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -83,7 +83,7 @@ func (h *Hierarchy) readUint(ctrl Controller, rel, name string) (uint64, error) 
 	if err != nil {
 		return 0, err
 	}
-	text, err := readFile(path)
+	text, err := h.readFile(path)
 	if err != nil {
 		return 0, err
 	}
@@ -109,7 +109,7 @@ func (h *Hierarchy) ReadKnob(rel string, k Knob) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	v, err := readFile(path)
+	v, err := h.readFile(path)
 	if errors.Is(err, os.ErrNotExist) && pl.Extension {
 		if _, derr := os.Stat(dirOf(path)); derr == nil {
 			return "", fmt.Errorf("%s: %w", path, ErrUnsupported)

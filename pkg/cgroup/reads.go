@@ -14,6 +14,7 @@ import (
 // before any is written, and batches never hold each other's ancestors or
 // descendants, so nothing remembered is written during the call.
 type reads struct {
+	h     *Hierarchy
 	mu    sync.Mutex // batches are prepared in parallel; no lock is held over a read
 	dirs  map[string]bool
 	kids  map[string][]string
@@ -25,8 +26,8 @@ type fileText struct {
 	present bool
 }
 
-func newReads() *reads {
-	return &reads{dirs: map[string]bool{}, kids: map[string][]string{}, files: map[string]fileText{}}
+func newReads(h *Hierarchy) *reads {
+	return &reads{h: h, dirs: map[string]bool{}, kids: map[string][]string{}, files: map[string]fileText{}}
 }
 
 // file reads a file around the targets; an absent file is not an error.
@@ -37,7 +38,7 @@ func (r *reads) file(path string) (fileText, error) {
 	if ok {
 		return f, nil
 	}
-	text, err := readFile(path)
+	text, err := r.h.readFile(path)
 	switch {
 	case err == nil:
 		f = fileText{text, true}

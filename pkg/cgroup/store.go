@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
 )
@@ -77,18 +79,25 @@ const storeFormat = "locus-cgroup-originals/v1"
 type storeFile struct {
 	Format    string            `json:"format"`
 	Originals map[string]string `json:"originals"`
+	// Marks (see Mark) outlive restarts: a cgroup whose originals were lost
+	// stays marked until the agent lets it go.
+	Marks map[string]Mark `json:"marks,omitempty"`
 }
 
 // FileStore is an OriginalStore in one JSON file, replaced atomically on every
 // change: write a temp file in the same directory, fsync it, rename it over
 // the old one, fsync the directory. A crash leaves either the old or the new
-// file, never a torn one, so no backup copy is kept; a checkpoint that still
-// fails to parse (disk damage, hand edits) is refused rather than guessed at,
-// because it holds the only record of values to restore.
+// file, never a torn one, so no backup copy is kept. A checkpoint that still
+// fails to parse (disk damage, hand edits) is not guessed at: it is set
+// aside for inspection and the store starts empty, reporting the damage
+// (Damage), so that the agent can mark what it no longer knows.
 type FileStore struct {
-	mu   sync.Mutex
-	path string
-	data map[string]string
+	mu      sync.Mutex
+	path    string
+	data    map[string]string
+	marks   map[string]Mark
+	existed bool   // the file was there when opened
+	damage  string // why the file found was set aside; "" if it was fine
 }
 
 // OpenFileStore loads path (a missing file is an empty store), creating its
@@ -102,18 +111,27 @@ func OpenFileStore(path string) (*FileStore, error) {
 	for _, s := range stale {
 		_ = os.Remove(s)
 	}
-	s := &FileStore{path: path, data: map[string]string{}}
+	s := &FileStore{path: path, data: map[string]string{}, marks: map[string]Mark{}}
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
+		// Written at once, so that a file missing later means it was lost.
+		if err := s.save(s.data, s.marks); err != nil {
+			return nil, fmt.Errorf("originals checkpoint %s: %w", path, err)
+		}
 		return s, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("originals checkpoint: %w", err)
 	}
+	s.existed = true
 	var f storeFile
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return nil, fmt.Errorf("originals checkpoint %s is corrupt (%v); it records the values "+
-			"cgroup files must be restored to, so inspect or remove it by hand", path, err)
+		aside := fmt.Sprintf("%s.corrupt-%d", path, time.Now().Unix())
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return nil, fmt.Errorf("originals checkpoint %s is corrupt (%v) and cannot be set aside: %w", path, err, rerr)
+		}
+		s.damage = fmt.Sprintf("%s was corrupt (%v); set aside as %s", path, err, aside)
+		return s, s.save(s.data, s.marks)
 	}
 	if f.Format != storeFormat {
 		return nil, fmt.Errorf("originals checkpoint %s: format %q, want %q", path, f.Format, storeFormat)
@@ -121,8 +139,17 @@ func OpenFileStore(path string) (*FileStore, error) {
 	if f.Originals != nil {
 		s.data = f.Originals
 	}
+	if f.Marks != nil {
+		s.marks = f.Marks
+	}
 	return s, nil
 }
+
+// Existed reports whether the file was there when the store was opened.
+func (s *FileStore) Existed() bool { return s.existed }
+
+// Damage says why the file found at open was set aside; "" if it was fine.
+func (s *FileStore) Damage() string { return s.damage }
 
 func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp-" }
 
@@ -170,22 +197,53 @@ func (s *FileStore) Keys() []string {
 func (s *FileStore) update(change func(map[string]string) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := make(map[string]string, len(s.data)+1)
-	for k, v := range s.data {
-		next[k] = v
-	}
+	next := maps.Clone(s.data)
 	if !change(next) {
 		return nil
 	}
-	if err := s.save(next); err != nil {
+	if err := s.save(next, s.marks); err != nil {
 		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
 	}
 	s.data = next
 	return nil
 }
 
-func (s *FileStore) save(data map[string]string) error {
-	raw, err := json.MarshalIndent(storeFile{Format: storeFormat, Originals: data}, "", " ")
+// SetMark marks cgroups (NoMark clears them), durably.
+func (s *FileStore) SetMark(m Mark, rels ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := maps.Clone(s.marks)
+	for _, rel := range rels {
+		if m == NoMark {
+			delete(next, rel)
+		} else {
+			next[rel] = m
+		}
+	}
+	if maps.Equal(next, s.marks) {
+		return nil
+	}
+	if err := s.save(s.data, next); err != nil {
+		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
+	}
+	s.marks = next
+	return nil
+}
+
+// CgroupMark returns the mark of rel or of its nearest marked ancestor.
+func (s *FileStore) CgroupMark(rel string) Mark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p, ok := rel, true; ok; p, ok = parentRel(p) {
+		if m, found := s.marks[p]; found {
+			return m
+		}
+	}
+	return NoMark
+}
+
+func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
+	raw, err := json.MarshalIndent(storeFile{Format: storeFormat, Originals: data, Marks: marks}, "", " ")
 	if err != nil {
 		return err
 	}

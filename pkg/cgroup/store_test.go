@@ -71,14 +71,52 @@ func TestFileStoreTornTemp(t *testing.T) {
 	}
 }
 
-func TestFileStoreCorruptRefused(t *testing.T) {
+// TestFileStoreCorruptSetAside: a checkpoint that does not parse is kept
+// aside for inspection and the store starts empty, saying so; one of
+// another format (a newer agent's) is refused, not guessed at.
+func TestFileStoreCorruptSetAside(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "originals.json")
+	torn := `{"format":"locus-cgroup-originals/v1","originals":{"k":`
+	os.WriteFile(path, []byte(torn), 0o600)
+	s, err := OpenFileStore(path)
+	if err != nil {
+		t.Fatalf("a corrupt checkpoint stopped the store: %v", err)
+	}
+	if len(s.Keys()) != 0 || !strings.Contains(s.Damage(), path) {
+		t.Errorf("keys %v, damage %q", s.Keys(), s.Damage())
+	}
+	aside, _ := filepath.Glob(path + ".corrupt-*")
+	if len(aside) != 1 {
+		t.Fatalf("corrupt file not set aside: %v", aside)
+	}
+	if b, _ := os.ReadFile(aside[0]); string(b) != torn {
+		t.Errorf("the file set aside holds %q", b)
+	}
+	os.WriteFile(path, []byte(`{"format":"other"}`), 0o600)
+	if _, err := OpenFileStore(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("another format: err = %v, want an error naming %s", err, path)
+	}
+}
+
+// TestFileStoreMarks: marks cover a cgroup and those below it, and survive
+// a reopen.
+func TestFileStoreMarks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "originals.json")
-	for _, content := range []string{`{"format":"locus-cgroup-originals/v1","originals":{"k":`, `{"format":"other"}`} {
-		os.WriteFile(path, []byte(content), 0o600)
-		_, err := OpenFileStore(path)
-		if err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("content %q: err = %v, want an error naming %s", content, err, path)
-		}
+	s, _ := OpenFileStore(path)
+	if s.Existed() {
+		t.Error("a new store claims its file existed")
+	}
+	if err := s.SetMark(FromDefaults, "pods/a"); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := OpenFileStore(path)
+	if !again.Existed() || again.CgroupMark("pods/a/c") != FromDefaults || again.CgroupMark("pods/b") != NoMark {
+		t.Errorf("marks after reopen: pods/a/c %q, pods/b %q", again.CgroupMark("pods/a/c"), again.CgroupMark("pods/b"))
+	}
+	again.SetMark(NoMark, "pods/a")
+	if again.CgroupMark("pods/a") != NoMark {
+		t.Error("mark not cleared")
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // Op asks for a knob of a cgroup to hold a logical value (see Spec.Validate).
@@ -85,7 +83,7 @@ func NewWriter(h *Hierarchy, store OriginalStore) (*Writer, error) {
 	if h == nil || store == nil {
 		return nil, errors.New("cgroup writer needs a hierarchy and an originals store")
 	}
-	return &Writer{h: h, store: store, write: writeFile, mkdirFn: mkdirCgroup, rmdirFn: unix.Rmdir}, nil
+	return &Writer{h: h, store: store, write: h.writeFile, mkdirFn: h.mkdirCgroup, rmdirFn: h.rmdirCgroup}, nil
 }
 
 // Hierarchy is the hierarchy the Writer writes to.

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -169,7 +170,8 @@ type checkingStore struct {
 
 func (s checkingStore) RecordOriginals(m map[string]string) error {
 	for k, v := range m {
-		if got, _ := readFile(filepath.Join(s.root, k)); got != v {
+		if raw, _ := os.ReadFile(filepath.Join(s.root, k)); strings.TrimSpace(string(raw)) != v {
+			got := strings.TrimSpace(string(raw))
 			s.t.Errorf("original of %s recorded as %q after the file became %q", k, v, got)
 		}
 	}

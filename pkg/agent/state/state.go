@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -105,7 +106,7 @@ func (s *Store) Load() (Checkpoint, error) {
 	}
 	c := Empty()
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return Checkpoint{}, fmt.Errorf("%s is corrupt: %w", s.Path(checkpointFile), err)
+		return Checkpoint{}, fmt.Errorf("%s is corrupt: %w (%w)", s.Path(checkpointFile), ErrCorrupt, err)
 	}
 	if c.Version != FormatVersion {
 		return Checkpoint{}, fmt.Errorf("%s has format version %d, this agent reads %d",
@@ -155,4 +156,28 @@ func (s *Store) Update(change func(*Checkpoint) error) error {
 		return err
 	}
 	return s.Save(c)
+}
+
+// ErrCorrupt is a checkpoint that does not parse (disk damage, hand edits).
+var ErrCorrupt = errors.New("not a valid checkpoint")
+
+// Rebuild replaces a corrupt checkpoint with the one observe builds from
+// what can be observed, keeping the corrupt file aside (checkpoint.json.
+// corrupt-<time>) for diagnosis. It returns that file's path; a checkpoint
+// found valid under the lock (another process rebuilt it) is left as it is.
+func (s *Store) Rebuild(observe func() Checkpoint) (aside string, err error) {
+	unlock, err := s.Lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := s.Load(); !errors.Is(err, ErrCorrupt) {
+		return "", err
+	}
+	aside = fmt.Sprintf("%s.corrupt-%d", s.Path(checkpointFile), time.Now().Unix())
+	if err := os.Rename(s.Path(checkpointFile), aside); err != nil {
+		return "", fmt.Errorf("set the corrupt checkpoint aside: %w", err)
+	}
+	c := observe()
+	return aside, s.Save(fill(c))
 }

@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// failingReconciles is how many reconciles in a row must fail before
+// /healthz reports the agent unhealthy: one failure is often a cgroup the
+// kubelet removed mid-write, and the next reconcile retries it.
+const failingReconciles = 3
+
+// DefaultStaleAfter is the health bound for a resync period: a reconcile
+// runs at least every resync, so three periods without one completing (and
+// never less than 30 s, for slow first reconciles on big hosts) means the
+// loop is stuck.
+func DefaultStaleAfter(resync time.Duration) time.Duration {
+	return max(3*resync, 30*time.Second)
+}
+
+// health follows the reconcile loop for /healthz: when the last reconcile
+// completed, whether one is running and since when, and how many failed in
+// a row.
+type health struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	bound     time.Duration
+	since     time.Time // agent start, or the end of the last reconcile
+	running   time.Time // start of the reconcile in progress; zero if none
+	failures  int       // reconciles failed in a row
+	lastErr   string
+	completed int
+}
+
+func newHealth(now func() time.Time, bound time.Duration) *health {
+	return &health{now: now, bound: bound, since: now()}
+}
+
+func (h *health) begin() {
+	h.mu.Lock()
+	h.running = h.now()
+	h.mu.Unlock()
+}
+
+// end records a finished reconcile and its first error, if any.
+func (h *health) end(errs []error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.running, h.since = time.Time{}, h.now()
+	h.completed++
+	if len(errs) == 0 {
+		h.failures, h.lastErr = 0, ""
+		return
+	}
+	h.failures++
+	h.lastErr = errs[0].Error()
+}
+
+// check returns why the agent is unhealthy, or "" when it is fine.
+func (h *health) check() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	if !h.running.IsZero() && now.Sub(h.running) > h.bound {
+		return fmt.Sprintf("a reconcile has been running for %s (bound %s): it is stuck",
+			now.Sub(h.running).Round(time.Second), h.bound)
+	}
+	if h.running.IsZero() && now.Sub(h.since) > h.bound {
+		what := "the last reconcile completed"
+		if h.completed == 0 {
+			what = "the agent started and no reconcile has completed since"
+		}
+		return fmt.Sprintf("%s %s ago (bound %s): the reconcile loop is not running",
+			what, now.Sub(h.since).Round(time.Second), h.bound)
+	}
+	if h.failures >= failingReconciles {
+		return fmt.Sprintf("the last %d reconciles failed; the latest: %s", h.failures, h.lastErr)
+	}
+	return ""
+}
+
+// serveHTTP answers 200 "ok" or 503 with the reason.
+func (h *health) serveHTTP(w http.ResponseWriter, _ *http.Request) {
+	if why := h.check(); why != "" {
+		http.Error(w, "unhealthy: "+why, http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok\n"))
+}

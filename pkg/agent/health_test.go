@@ -1,0 +1,105 @@
+package agent
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+func healthz(t *testing.T, a *Agent) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	a.health.serveHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	return rec.Code, rec.Body.String()
+}
+
+// TestHealthzReportsStuckReconcile holds a reconcile inside its steps longer
+// than the health bound: /healthz must say so while it runs.
+func TestHealthzReportsStuckReconcile(t *testing.T) {
+	tree := newCgroupTree(t, cgroup.V2, false, "0-3")
+	tree.mkcg("pods/redis", "pods/batch")
+	h := newHarness(t, tree, redisAndBatch, func(o *Options) {
+		o.DebugWriteDelay, o.StaleAfter = 600*time.Millisecond, 100*time.Millisecond
+	})
+	if code, body := healthz(t, h.a); code != http.StatusOK {
+		t.Fatalf("healthz at start = %d %q", code, body)
+	}
+	done := make(chan struct{})
+	go func() { h.a.Reconcile(); close(done) }()
+	time.Sleep(300 * time.Millisecond)
+	code, body := healthz(t, h.a)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "stuck") {
+		t.Errorf("healthz during a stuck reconcile = %d %q, want 503 naming it stuck", code, body)
+	}
+	<-done
+	if code, body := healthz(t, h.a); code != http.StatusOK {
+		t.Errorf("healthz after the reconcile completed = %d %q", code, body)
+	}
+	time.Sleep(150 * time.Millisecond) // no reconcile since: the loop has stopped
+	if code, body := healthz(t, h.a); code != http.StatusServiceUnavailable || !strings.Contains(body, "not running") {
+		t.Errorf("healthz with no reconcile within the bound = %d %q", code, body)
+	}
+}
+
+// TestHealthzReportsFailingReconciles makes every reconcile fail (the
+// checkpoint cannot be read): /healthz turns unhealthy after a few.
+func TestHealthzReportsFailingReconciles(t *testing.T) {
+	tree := newCgroupTree(t, cgroup.V2, false, "0-3")
+	tree.mkcg("pods/redis", "pods/batch")
+	h := newHarness(t, tree, redisAndBatch, nil)
+	if err := os.Mkdir(filepath.Join(h.opts.StateDir, "checkpoint.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= failingReconciles; i++ {
+		if res := h.a.Reconcile(); len(res.Errors) == 0 {
+			t.Fatal("reconcile succeeded with an unreadable checkpoint")
+		}
+		code, body := healthz(t, h.a)
+		if unhealthy := code == http.StatusServiceUnavailable; unhealthy != (i == failingReconciles) {
+			t.Errorf("after %d failed reconciles healthz = %d %q", i, code, body)
+		}
+	}
+	if _, body := healthz(t, h.a); !strings.Contains(body, "checkpoint.json") {
+		t.Errorf("healthz does not name the failure: %q", body)
+	}
+}
+
+func TestDefaultStaleAfter(t *testing.T) {
+	if got := DefaultStaleAfter(10 * time.Second); got != 30*time.Second {
+		t.Errorf("DefaultStaleAfter(10s) = %s", got)
+	}
+	if got := DefaultStaleAfter(time.Minute); got != 3*time.Minute {
+		t.Errorf("DefaultStaleAfter(1m) = %s", got)
+	}
+}
+
+// TestConfigErrorsCounted writes an invalid config: the error is counted
+// once, however many reconciles keep the last good config.
+func TestConfigErrorsCounted(t *testing.T) {
+	tree := newCgroupTree(t, cgroup.V2, false, "0-3")
+	tree.mkcg("pods/redis", "pods/batch")
+	h := newHarness(t, tree, redisAndBatch, nil)
+	h.reconcile()
+	h.writeConfig(redisAndBatch + "  bogus: [\n")
+	h.a.Reconcile()
+	h.a.Reconcile()
+	if got := testutil.ToFloat64(h.a.metrics.configErrs); got != 1 {
+		t.Errorf("locus_config_errors_total = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(h.a.metrics.configBad); got != 1 {
+		t.Errorf("locus_config_invalid = %v while the config is invalid", got)
+	}
+	h.writeConfig(redisAndBatch)
+	h.a.Reconcile()
+	if got := testutil.ToFloat64(h.a.metrics.configBad); got != 0 {
+		t.Errorf("locus_config_invalid = %v after a good config", got)
+	}
+}

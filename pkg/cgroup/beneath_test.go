@@ -1,0 +1,109 @@
+package cgroup
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// bothResolvers runs f with openat2 and with the component walk that
+// replaces it on kernels without openat2.
+func bothResolvers(t *testing.T, f func(t *testing.T)) {
+	for _, withOpenat2 := range []bool{true, false} {
+		name := "openat2"
+		if !withOpenat2 {
+			name = "walk"
+		}
+		t.Run(name, func(t *testing.T) {
+			useOpenat2.Store(withOpenat2)
+			defer useOpenat2.Store(true)
+			f(t)
+		})
+	}
+}
+
+// swapForSymlink replaces cgroup directory rel by a symlink to outside, as
+// an attacker racing the writer would, and keeps the directory aside.
+func swapForSymlink(t *testing.T, f *fixture, rel, outside string) {
+	dir := f.dir(CPUSet, rel)
+	if err := os.Rename(dir, dir+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDirectorySwappedForSymlinkAfterCheck swaps a cgroup's parent directory
+// for a symlink out of the root between the writer's containment check and
+// its write: the write must be refused and nothing outside may change.
+func TestDirectorySwappedForSymlinkAfterCheck(t *testing.T) {
+	for _, v := range []Version{V1, V2} {
+		t.Run(v.String(), func(t *testing.T) {
+			bothResolvers(t, func(t *testing.T) {
+				f := newFixture(t, v, false)
+				f.mkcg("pod/c")
+				outside := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(outside, "c"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				victim := filepath.Join(outside, "c", "cpuset.cpus")
+				os.WriteFile(victim, []byte("0-7\n"), 0o644)
+
+				w, _ := f.writer(NewMemoryStore())
+				checked := w.write
+				swapped := false
+				w.write = func(path, value string) error {
+					if !swapped { // after every check, before the first write
+						swapForSymlink(t, f, "pod", outside)
+						swapped = true
+					}
+					return checked(path, value)
+				}
+				if _, err := w.Apply([]Op{{"pod/c", CPUSetCPUs, "1"}}); err == nil {
+					t.Error("the write through a swapped directory succeeded")
+				}
+				if b, _ := os.ReadFile(victim); string(b) != "0-7\n" {
+					t.Errorf("file outside the root changed to %q", b)
+				}
+				// mkdir and rmdir through the swapped directory are refused too.
+				newDir := filepath.Join(f.dir(CPUSet, "pod"), "new")
+				if err := w.h.mkdirCgroup(newDir); err == nil {
+					t.Error("mkdir through a swapped directory succeeded")
+				}
+				if err := w.h.rmdirCgroup(filepath.Join(f.dir(CPUSet, "pod"), "c")); err == nil {
+					t.Error("rmdir through a swapped directory succeeded")
+				}
+				if ents, _ := os.ReadDir(outside); len(ents) != 1 {
+					t.Errorf("something was created or removed outside the root: %v", ents)
+				}
+				if _, err := os.Stat(filepath.Join(outside, "c")); err != nil {
+					t.Errorf("a directory outside the root was removed: %v", err)
+				}
+			})
+		})
+	}
+}
+
+// TestV1HierarchySymlink keeps working with a v1 hierarchy reached through a
+// symlink to its sibling, as hosts mount cpu and cpuacct together.
+func TestV1HierarchySymlink(t *testing.T) {
+	bothResolvers(t, func(t *testing.T) {
+		f := newFixture(t, V1, false)
+		cpu := filepath.Join(f.root, "cpu")
+		if err := os.Rename(cpu, cpu+",cpuacct"); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("cpu,cpuacct", cpu); err != nil {
+			t.Fatal(err)
+		}
+		f.mkcg("pod")
+		w, _ := f.writer(NewMemoryStore())
+		if _, err := w.Apply([]Op{{"pod", CPUShares, "512"}}); err != nil {
+			t.Fatalf("write through the cpu -> cpu,cpuacct link: %v", err)
+		}
+		if got := f.get(CPU, "pod", "cpu.shares"); got != "512" {
+			t.Errorf("cpu.shares = %q, want 512", got)
+		}
+	})
+}
