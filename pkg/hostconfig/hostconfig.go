@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"regexp"
 	"strings"
 
@@ -57,13 +56,6 @@ type Workload struct {
 	Resources   Resources         `json:"resources,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
-}
-
-// Match selects running processes: Comm is a shell pattern on /proc/PID/comm,
-// Cmdline a substring of the NUL-joined command line shown with spaces.
-type Match struct {
-	Comm    string `json:"comm,omitempty"`
-	Cmdline string `json:"cmdline,omitempty"`
 }
 
 // Resources mirrors a container's requests and limits.
@@ -151,11 +143,8 @@ func (w Workload) validate() error {
 	}
 	if w.Match != nil {
 		sources++
-		if w.Match.Comm == "" && w.Match.Cmdline == "" {
-			return fmt.Errorf("match: give comm, cmdline or both")
-		}
-		if _, err := path.Match(w.Match.Comm, ""); err != nil {
-			return fmt.Errorf("match.comm: %q is not a valid pattern", w.Match.Comm)
+		if err := w.Match.validate("match"); err != nil {
+			return err
 		}
 	}
 	if sources != 1 {

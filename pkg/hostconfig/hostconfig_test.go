@@ -25,7 +25,7 @@ workloads:
   command: ["stress", "--vm", "1"]
   qosClass: BE
 - name: vm1
-  match: {comm: "qemu-system-*", cmdline: "guest=vm1"}
+  match: {comm: "qemu-system-*", cmdline: "guest=vm1", uid: 107}
 `
 
 func TestParseGood(t *testing.T) {
@@ -81,5 +81,25 @@ func TestParseErrorsNameTheField(t *testing.T) {
 				t.Fatalf("Parse error = %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// comm and cmdline are chosen by whoever starts a process: a match must
+// also name whose processes it adopts.
+func TestMatchMustNameAnOwner(t *testing.T) {
+	head := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n"
+	_, err := Parse([]byte(head + "- {name: vm1, match: {comm: qemu-system-*, cmdline: guest=vm1}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "match") || !strings.Contains(err.Error(), "uid, gid, exe or unit") {
+		t.Fatalf("a match naming no owner: error %v, want one naming match and uid, gid, exe or unit", err)
+	}
+	for _, owner := range []string{"uid: 107", "gid: 36", "exe: /usr/bin/qemu-system-x86_64", "unit: vm1.service"} {
+		if _, err := Parse([]byte(head + "- {name: vm1, match: {comm: qemu-system-*, " + owner + "}}\n")); err != nil {
+			t.Errorf("match with %s: %v", owner, err)
+		}
+	}
+	for owner, field := range map[string]string{"uid: -1": "match.uid", "exe: bin/qemu": "match.exe", "unit: a/b.service": "match.unit"} {
+		if _, err := Parse([]byte(head + "- {name: vm1, match: {comm: q, " + owner + "}}\n")); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("match with %s: error %v, want one naming %s", owner, err, field)
+		}
 	}
 }
