@@ -34,8 +34,11 @@ type Options struct {
 	DryRun        bool           // print the writes, change nothing
 	Once          bool           // one reconcile; commands are not started
 	Resync        time.Duration  // default 10s
-	MetricsAddr   string         // "" serves nothing
-	StopGrace     time.Duration  // SIGTERM to SIGKILL; default 10s
+	// ConfigSettle: a changed ConfigFile is acted on once it has stayed the
+	// same this long (default DefaultConfigSettle; negative: at once).
+	ConfigSettle time.Duration
+	MetricsAddr  string        // "" serves nothing
+	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
 	// DebugWriteDelay sleeps between the steps of a reconcile, so tests can
 	// kill the agent inside them.
 	DebugWriteDelay   time.Duration
@@ -104,7 +107,8 @@ type Agent struct {
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
-		now: time.Now, trigger: make(chan struct{}, 1), cfg: configLoader{file: opts.ConfigFile, read: os.ReadFile}}
+		now: time.Now, trigger: make(chan struct{}, 1)}
+	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
 	var err error
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
 		return nil, err
@@ -114,7 +118,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Source != nil {
 		a.src = &sourceLoader{src: opts.Source}
-	} else if _, err := a.cfg.load(len(a.topo.CPUs)); err != nil {
+	} else if err := a.cfg.firstLoad(len(a.topo.CPUs)); err != nil {
 		return nil, err
 	}
 	if err := a.openState(); err != nil {
@@ -146,6 +150,9 @@ func withDefaults(o Options) Options {
 	}
 	if o.Resync <= 0 {
 		o.Resync = 10 * time.Second
+	}
+	if o.ConfigSettle == 0 {
+		o.ConfigSettle = DefaultConfigSettle
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 10 * time.Second
