@@ -27,6 +27,12 @@ type Workload struct {
 	// keeps the CPUs it holds, so none of them is handed to another while
 	// its processes may still run, but nothing is written for it any more.
 	Terminating bool
+	// OwnsMemoryLimit marks a standalone workload, whose limits.memory the
+	// agent applies: MemoryLimit bytes to memory.limit_in_bytes (v2
+	// memory.max), or, when 0, the original value restored. A pod's limit is
+	// the kubelet's, never touched.
+	OwnsMemoryLimit bool
+	MemoryLimit     int64
 }
 
 // Container is one container's cgroup; its name matches MemQoS.Containers.
@@ -109,6 +115,11 @@ func Compute(in Input) Desired {
 			d.Ops = append(d.Ops,
 				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: st.Mems},
 				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: st.CPUs})
+		}
+		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
+		} else if w.OwnsMemoryLimit {
+			d.Restores = append(d.Restores, cgroup.Target{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit})
 		}
 		dec, err := memqos.Decide(in.MemQoS, in.Namespaces, w.MemQoS, in.MemQoSOptions)
 		if err != nil {
