@@ -95,6 +95,9 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 		if err != nil {
 			return Decision{}, err
 		}
+		if err := keepsSharedPool(h, held, res); err != nil {
+			return Decision{}, err
+		}
 		d.CPUs, d.Pool = res.CPUs, "exclusive"
 		if req.Policy == cpualloc.StaticBurst {
 			d.Pool = string(cpualloc.StaticBurst)
@@ -162,6 +165,26 @@ func memQoSOps(cg string, dec memqos.Decision) []cgroup.Op {
 		}
 	}
 	return ops
+}
+
+// keepsSharedPool refuses exclusive CPUs that would leave the shared pool
+// empty: the agent's shared and BE workloads would have nowhere to run (and
+// an empty cpuset cannot be written).
+func keepsSharedPool(h Host, held map[string]plan.Assignment, res cpualloc.Result) error {
+	if res.Policy == cpualloc.StaticBurst {
+		return nil // burst CPUs stay in the shared pool
+	}
+	shared := h.Topology.CPUSet().Difference(h.Reserved).Difference(h.Topology.Isolated)
+	for _, a := range held {
+		if a.Policy != cpualloc.StaticBurst {
+			shared = shared.Difference(a.CPUs)
+		}
+	}
+	if shared.Difference(res.CPUs).IsEmpty() {
+		return fmt.Errorf("%w: taking CPUs %q would leave the shared pool empty (it holds only CPUs %q); its workloads, BE included, need at least one CPU",
+			cpualloc.ErrInsufficient, res.CPUs.String(), shared.String())
+	}
+	return nil
 }
 
 // Held is every CPU assignment in force: the agent's own and the other runs'

@@ -109,7 +109,16 @@ func Compute(in Input) Desired {
 			d.Workloads = append(d.Workloads, st)
 			continue
 		}
+		if cpus.IsEmpty() {
+			// An empty list is no cpuset the kernel accepts: the workload
+			// keeps the CPUs it has (SharedPoolEmpty says why).
+			d.Problems = append(d.Problems, Problem{w.Name, "NoCPUs",
+				fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
+		}
 		for _, c := range w.Containers {
+			if cpus.IsEmpty() {
+				break
+			}
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already.
 			d.Ops = append(d.Ops,
