@@ -113,6 +113,9 @@ func New(opts Options) (*Agent, error) {
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
 		return nil, err
 	}
+	if err := checkPrivilege(a.h, opts.DryRun); err != nil {
+		return nil, err
+	}
 	if err = a.refreshTopology(); err != nil {
 		return nil, err
 	}
