@@ -187,7 +187,7 @@ func (a *Agent) openState() error {
 	if a.store, err = state.Open(dir); err != nil {
 		return err
 	}
-	if a.lock, err = os.OpenFile(a.store.Path("agent.lock"), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+	if a.lock, err = os.OpenFile(a.store.Path(LockFile), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
 		return err
 	}
 	if err := unix.Flock(int(a.lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
