@@ -88,6 +88,9 @@ func Load(file string) (*HostConfig, error) {
 // Parse decodes YAML or JSON strictly and validates the result.
 func Parse(raw []byte) (*HostConfig, error) {
 	var cfg HostConfig
+	if err := checkFields(raw); err != nil {
+		return nil, err
+	}
 	if err := yaml.UnmarshalStrict(raw, &cfg); err != nil {
 		return nil, err
 	}
@@ -117,10 +120,10 @@ func (c *HostConfig) validate() error {
 	seen := map[string]bool{}
 	for i, w := range c.Workloads {
 		if err := w.validate(); err != nil {
-			return fmt.Errorf("workloads[%d] (%s): %w", i, w.Name, err)
+			return fmt.Errorf("workloads[%d].%w (workload %q)", i, err, w.Name)
 		}
 		if seen[w.Name] {
-			return fmt.Errorf("workloads[%d]: name %q is used twice", i, w.Name)
+			return fmt.Errorf("workloads[%d].name: %q is used twice", i, w.Name)
 		}
 		seen[w.Name] = true
 	}
@@ -148,7 +151,7 @@ func (w Workload) validate() error {
 		}
 	}
 	if sources != 1 {
-		return fmt.Errorf("give exactly one of cgroup, command and match")
+		return fmt.Errorf("cgroup|command|match: give exactly one of them")
 	}
 	switch strings.ToUpper(w.QOSClass) {
 	case "", "LS", "LSR", "LSE", "BE", "SYSTEM":

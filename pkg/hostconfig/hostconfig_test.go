@@ -103,3 +103,24 @@ func TestMatchMustNameAnOwner(t *testing.T) {
 		}
 	}
 }
+
+// Errors name the path of the field, and a misspelt key gets the field it
+// likely meant.
+func TestErrorsNameTheFieldPath(t *testing.T) {
+	doc := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- {name: a, command: [x]}\n- {name: b, command: [x]}\n- name: c\n  command: [x]\n"
+	for extra, want := range map[string]string{
+		"  resources: {limits: {cpu: \"-1\"}}\n":           `workloads[2].resources.limits.cpu: -1 is negative`,
+		"  resources: {limits: {cpu: \"1\", memroy: 1}}\n": `workloads[2].resources.limits.memroy: unknown field (did you mean "memory"?)`,
+		"  resoures: {}\n":                                 `workloads[2].resoures: unknown field (did you mean "resources"?)`,
+		"  qosClass: gold\n":                               `workloads[2].qosClass "gold"`,
+	} {
+		_, err := Parse([]byte(doc + extra))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: error %v, want one starting %q", extra, err, want)
+		}
+	}
+	if _, err := Parse([]byte("apiVersion: locus.io/v1alpha1\nkind: HostConfig\nreservedCPU: \"0\"\n")); err == nil ||
+		err.Error() != `reservedCPU: unknown field (did you mean "reservedCPUs"?)` {
+		t.Errorf("top-level typo: %v", err)
+	}
+}
