@@ -79,6 +79,7 @@ NodeResourceTopology.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:9316", `serve /metrics, /healthz and /status here ("" for none)`)
 	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")
+	f.DurationVar(&o.ConfigSettle, "config-settle", agent.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")
 	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")
 	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
 	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")

@@ -66,12 +66,17 @@ workloads:
 		t.Errorf("memory.low = %q, want the 1Gi request", b)
 	}
 
+	// --once has exited: status shows its last word and says it is old.
 	table, err := runLocus(t, "status", "--state-dir", state)
-	if err != nil {
-		t.Fatal(err)
+	if err == nil || !strings.Contains(err.Error(), "the agent is not running: this status is") {
+		t.Fatalf("status after the agent exited: error %v, want one saying it is not running", err)
 	}
 	lines := strings.Split(strings.TrimSpace(table), "\n")
-	if !strings.HasPrefix(lines[0], "node: 1 socket, 1 NUMA node, 4 cores, 4 CPUs, cgroup v2") {
+	if !strings.HasPrefix(lines[0], "agent: not running; what follows is its last status, ") {
+		t.Errorf("first line = %q", lines[0])
+	}
+	lines = lines[1:]
+	if !strings.HasPrefix(lines[0], "node: 1 socket, 1 NUMA node, 4 cores, 4 CPUs, cgroup v2; CPU lists: exclusive ") {
 		t.Errorf("node line = %q", lines[0])
 	}
 	header, row := strings.Fields(lines[len(lines)-2]), strings.Fields(lines[len(lines)-1])
@@ -84,7 +89,7 @@ workloads:
 	}
 	js, err := runLocus(t, "status", "--state-dir", state, "-o", "json")
 	var st agent.Status
-	if err != nil || json.Unmarshal([]byte(js), &st) != nil || len(st.Workloads) != 1 || st.Workloads[0].CPUs == "" {
+	if err == nil || json.Unmarshal([]byte(js), &st) != nil || len(st.Workloads) != 1 || st.Workloads[0].CPUs == "" {
 		t.Fatalf("status -o json: %v\n%s", err, js)
 	}
 

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,6 +76,11 @@ func runMigrate(cmd *cobra.Command, o migrateOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.to != "" {
+		if err := targetsHaveMemory(t.Local, nodes); err != nil {
+			return usagef("--to %q: %v", o.to, err)
+		}
+	}
 	res, err := locality.Migrate(cmd.Context(), locality.Request{PIDs: t.PIDs, Local: t.Local, Nodes: nodes}, opts)
 	if err != nil {
 		return err
@@ -89,6 +95,17 @@ func runMigrate(cmd *cobra.Command, o migrateOptions) error {
 	}
 	if f := res.Failures(); len(f) > 0 {
 		return fmt.Errorf("%d process(es) failed", len(f))
+	}
+	return nil
+}
+
+// targetsHaveMemory refuses target nodes that do not exist or hold no
+// memory: nothing could move there, and a silent success would mislead.
+func targetsHaveMemory(targets, memoryNodes []int) error {
+	for _, n := range targets {
+		if !slices.Contains(memoryNodes, n) {
+			return fmt.Errorf("NUMA node %d does not exist or has no memory (nodes with memory: %s)", n, locality.FormatNodeList(memoryNodes))
+		}
 	}
 	return nil
 }

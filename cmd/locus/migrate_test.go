@@ -83,3 +83,20 @@ func TestMigrateOneNodeReportsSkipped(t *testing.T) {
 		t.Errorf("json %+v", res)
 	}
 }
+
+// A target node that does not exist or holds no memory is an error, not a
+// migration that reports success having moved nothing.
+func TestMigrateToAMissingNodeFails(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	_, err := runLocus(t, "migrate", "--pid", strconv.Itoa(cmd.Process.Pid), "--to", "63")
+	if err == nil || !strings.Contains(err.Error(), "NUMA node 63 does not exist or has no memory") {
+		t.Fatalf("--to 63: error %v, want one naming node 63", err)
+	}
+	if err := targetsHaveMemory([]int{0, 1}, []int{0, 2}); err == nil || !strings.Contains(err.Error(), "node 1") {
+		t.Errorf("a node without memory (1 of memory nodes 0,2): %v", err)
+	}
+}

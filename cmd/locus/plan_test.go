@@ -138,7 +138,7 @@ func TestPlanErrors(t *testing.T) {
 		{[]string{"--cpus", "5"}, 2, "full-pcpus: not enough free CPUs: requested=5, available=4"},
 		{[]string{"--cpus", "2", "--allocated", "0-2"}, 2, "full-pcpus: not enough free CPUs: requested=2, available=1"},
 		{[]string{"--cpus", "0"}, 2, "--cpus must be at least 1, got 0"},
-		{[]string{"--cpus", "x"}, 2, `invalid argument "x" for "--cpus"`},
+		{[]string{"--cpus", "x"}, 2, `--cpus "x": want a whole number`},
 		{[]string{"--cpus", "1", "--policy", "pinned"}, 2, `unknown policy "pinned"`},
 		{[]string{"--cpus", "1", "--numa-strategy", "random"}, 2, `unknown numa strategy "random"`},
 		{[]string{"--cpus", "1", "--allocated", "0-"}, 2, "--allocated: "},

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -32,13 +33,28 @@ after a one-line summary of the node.`,
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("no agent state in %s: is `locus agent` running?", stateDir)
 			}
+			if errors.Is(err, fs.ErrPermission) {
+				return fmt.Errorf("reading the agent's state in %s needs root: run it with sudo", stateDir)
+			}
 			if err != nil {
 				return err
 			}
-			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), st)
+			running, err := agent.Running(stateDir)
+			if err != nil {
+				return err
 			}
-			return renderStatus(cmd.OutOrStdout(), st)
+			age := time.Since(st.Time).Round(time.Second)
+			if output == "json" {
+				err = writeJSON(cmd.OutOrStdout(), st)
+			} else {
+				err = renderStatus(cmd.OutOrStdout(), st, running, age)
+			}
+			if err == nil && !running {
+				// The pools shown are those of the agent's last run; nothing
+				// keeps them now, so a script must not take them as current.
+				err = fmt.Errorf("the agent is not running: this status is %s old", age)
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&stateDir, "state-dir", agent.DefaultStateDir, "the agent's state directory")
@@ -46,11 +62,14 @@ after a one-line summary of the node.`,
 	return cmd
 }
 
-func renderStatus(w io.Writer, st agent.Status) error {
+func renderStatus(w io.Writer, st agent.Status, running bool, age time.Duration) error {
 	n := st.Node
-	fmt.Fprintf(w, "node: %s, cgroup %s; exclusive %s, shared %s, be %s; reserved %s (as of %s)\n",
+	if !running {
+		fmt.Fprintf(w, "agent: not running; what follows is its last status, %s old\n", age)
+	}
+	fmt.Fprintf(w, "node: %s, cgroup %s; CPU lists: exclusive %s, shared %s, be %s, reserved %s (as of %s, %s ago)\n",
 		n.Topology, n.CgroupVersion, orNone(n.Exclusive), orNone(n.Shared), orNone(n.BE), orNone(n.Reserved),
-		st.Time.Local().Format("15:04:05"))
+		st.Time.Local().Format("15:04:05"), age)
 	if st.ConfigError != "" {
 		fmt.Fprintf(w, "config error (last good config in force): %s\n", st.ConfigError)
 	}

@@ -33,9 +33,12 @@ type Options struct {
 	Resync        time.Duration  // default 10s
 	// StaleAfter is how long /healthz tolerates no reconcile completing,
 	// or one running; default DefaultStaleAfter(Resync).
-	StaleAfter  time.Duration
-	MetricsAddr string        // "" serves nothing
-	StopGrace   time.Duration // SIGTERM to SIGKILL; default 10s
+	StaleAfter time.Duration
+	// ConfigSettle: a changed ConfigFile is acted on once it has stayed the
+	// same this long (default DefaultConfigSettle; negative: at once).
+	ConfigSettle time.Duration
+	MetricsAddr  string        // "" serves nothing
+	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
 	// DebugWriteDelay sleeps between the steps of a reconcile, so tests can
 	// kill the agent inside them.
 	DebugWriteDelay   time.Duration
@@ -105,10 +108,14 @@ type Agent struct {
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
-		now: time.Now, trigger: make(chan struct{}, 1), cfg: configLoader{file: opts.ConfigFile, read: os.ReadFile}}
+		now: time.Now, trigger: make(chan struct{}, 1)}
+	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
 	a.health = newHealth(a.now, opts.StaleAfter)
 	var err error
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
+		return nil, err
+	}
+	if err := checkPrivilege(a.h, opts.DryRun); err != nil {
 		return nil, err
 	}
 	if err = a.refreshTopology(); err != nil {
@@ -116,7 +123,7 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Source != nil {
 		a.src = &sourceLoader{src: opts.Source}
-	} else if _, err := a.cfg.load(len(a.topo.CPUs)); err != nil {
+	} else if err := a.cfg.firstLoad(len(a.topo.CPUs)); err != nil {
 		return nil, err
 	}
 	if err := a.openState(); err != nil {
@@ -152,6 +159,9 @@ func withDefaults(o Options) Options {
 	if o.StaleAfter <= 0 {
 		o.StaleAfter = DefaultStaleAfter(o.Resync)
 	}
+	if o.ConfigSettle == 0 {
+		o.ConfigSettle = DefaultConfigSettle
+	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 10 * time.Second
 	}
@@ -182,7 +192,7 @@ func (a *Agent) openState() error {
 	if a.store, err = state.Open(dir); err != nil {
 		return err
 	}
-	if a.lock, err = takeAgentLock(a.store.Path("agent.lock")); err != nil {
+	if a.lock, err = takeAgentLock(a.store.Path(LockFile)); err != nil {
 		return err
 	}
 	if a.events, err = openEventLog(a.store.Path(EventsFile), a.log); err != nil {

@@ -215,6 +215,7 @@ func (a *Agent) account(rep cgroup.Report, owner map[string]string, res *Result)
 		if _, after, ok := strings.Cut(why, ": "); ok {
 			why = after // the reason starts with the file name, said already
 		}
+		why = upstreamWhy(a.h.Version(), r.Knob, why)
 		a.events.Emit(Warning, "KnobUnsupported", "", "%s is not supported by this kernel (%s); Locus skips it on this node", r.Knob, why)
 	}
 	changed := map[string][]string{}
@@ -239,4 +240,15 @@ func workloadsOf(cgs []string, owner map[string]string) string {
 		}
 	}
 	return strings.Join(names, ",")
+}
+
+// upstreamWhy explains a missing file that upstream kernels have on cgroup
+// v2 but never on v1 (memory.min, memory.low, memory.high): on a v1 host its
+// absence is the upstream norm, not a missing vendor extension.
+func upstreamWhy(v cgroup.Version, k cgroup.Knob, why string) string {
+	spec, ok := cgroup.Lookup(k)
+	if !ok || v != cgroup.V1 || spec.V1 == nil || !spec.V1.Extension || spec.V2 == nil || spec.V2.Extension {
+		return why
+	}
+	return fmt.Sprintf("upstream cgroup v1 has no %s file, cgroup v2 has it; on v1 only Alibaba Cloud Linux and Anolis kernels add it", k)
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/utils/cpuset"
 
@@ -78,28 +79,47 @@ func defaultConfig(onlineCPUs int) (*config, error) {
 // resync can tell at a glance that the config did not move.
 type configLoader struct {
 	file    string // "" means the built-in config
-	read    func(string) ([]byte, error)
+	read    func(string) ([]byte, time.Time, error)
 	good    *config
 	goodRaw []byte // the bytes good was parsed from; nil for the built-in config
 	goodCPU int    // the built-in config: the CPU count it was fitted to
 	lastErr string
+
+	// A changed file is acted on once it has settled (configsettle.go).
+	settle       time.Duration
+	now          func() time.Time
+	wake         func(time.Duration) // asks for a reconcile once it may have settled
+	pendingRaw   []byte              // the changed bytes last read
+	pendingSince time.Time           // when they were first read
+	waitFor      time.Duration       // how long the last load asked to wait
 }
 
 // load returns the config to use now, and an error only when the file
-// changed into something invalid (reported once per distinct error). The
-// first load has no last good config to fall back on, so its error is fatal.
+// changed into something invalid (reported once per distinct error). A
+// change that has not settled yet leaves the config in force as it is (nil
+// before the first). The first load has no last good config to fall back
+// on, so its error is fatal.
 func (l *configLoader) load(onlineCPUs int) (cfg *config, fresh error) {
 	var next *config
 	var raw []byte
 	var err error
+	l.waitFor = 0
 	if l.file == "" {
 		if l.good != nil && l.goodCPU == onlineCPUs {
 			return l.good, nil
 		}
 		next, err = defaultConfig(onlineCPUs)
 	} else {
-		if raw, err = l.read(l.file); err == nil {
+		var mod time.Time
+		if raw, mod, err = l.read(l.file); err == nil {
 			if l.good != nil && l.lastErr == "" && bytes.Equal(raw, l.goodRaw) {
+				l.pendingRaw = nil
+				return l.good, nil
+			}
+			if l.waitFor = l.settling(raw, mod); l.waitFor > 0 {
+				if l.wake != nil {
+					l.wake(l.waitFor)
+				}
 				return l.good, nil
 			}
 			next, err = parseConfig(raw)

@@ -203,7 +203,7 @@ func newCrashRig(t *testing.T, cfg string, args ...string) *crashRig {
 }
 
 func (r *crashRig) write(cfg string) {
-	if err := os.WriteFile(r.cfgFile, []byte(cfg), 0o644); err != nil {
+	if err := writeSettled(r.cfgFile, []byte(cfg)); err != nil {
 		r.t.Fatal(err)
 	}
 }

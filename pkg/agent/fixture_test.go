@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -207,9 +208,20 @@ func newHarness(t testing.TB, tree *cgroupTree, cfg string, mod func(*Options)) 
 
 func (h *harness) writeConfig(cfg string) {
 	h.t.Helper()
-	if err := os.WriteFile(h.cfgFile, []byte(cfg), 0o644); err != nil {
+	if err := writeSettled(h.cfgFile, []byte(cfg)); err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// writeSettled writes a config file dated an hour ago, as if it had long
+// been in place: the agent acts on it at once instead of waiting for it to
+// settle (configsettle.go). Tests of the wait write files as they are.
+func writeSettled(file string, data []byte) error {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		return err
+	}
+	past := time.Now().Add(-time.Hour)
+	return os.Chtimes(file, past, past)
 }
 
 // reconcile runs one reconcile and fails the test on write errors.

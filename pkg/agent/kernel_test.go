@@ -119,7 +119,7 @@ workloads:
 `, parent)
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "host.yaml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	parentCPUs := readCg(t, "cpuset", "", "cpuset.cpus")
@@ -166,7 +166,7 @@ workloads:
 	// back to the shared pool.
 	lsPID := ck.Workloads["ls"].Started
 	cfg = cfg[:strings.Index(cfg, "- name: ls")] + cfg[strings.Index(cfg, "- name: be"):]
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	if res := a.Reconcile(); len(res.Errors) > 0 {
@@ -185,7 +185,7 @@ workloads:
 	}
 
 	// Dropping everything removes the whole sub-tree Locus created.
-	if err := os.WriteFile(cfgFile, []byte(cfg[:strings.Index(cfg, "workloads:")]+"workloads: []\n"), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(cfg[:strings.Index(cfg, "workloads:")]+"workloads: []\n")); err != nil {
 		t.Fatal(err)
 	}
 	if res := a.Reconcile(); len(res.Errors) > 0 {

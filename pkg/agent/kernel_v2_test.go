@@ -88,7 +88,7 @@ func realV2Agent(t *testing.T, cfg string, mod func(*Options)) (*Agent, string) 
 	t.Helper()
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "host.yaml")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	o := Options{ConfigFile: cfgFile, StateDir: filepath.Join(dir, "state"), CgroupVersion: cgroup.V2,
@@ -184,7 +184,7 @@ workloads:
 	// Dropping ls stops it, removes its cgroup, and gives its CPU back.
 	lsPID := ck.Workloads["ls"].Started
 	cfg = cfg[:strings.Index(cfg, "- name: ls")] + cfg[strings.Index(cfg, "- name: be"):]
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	mustReconcile(t, a)
@@ -202,7 +202,7 @@ workloads:
 	}
 
 	// Dropping everything removes the whole sub-tree Locus created.
-	if err := os.WriteFile(cfgFile, []byte(cfg[:strings.Index(cfg, "workloads:")]+"workloads: []\n"), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(cfg[:strings.Index(cfg, "workloads:")]+"workloads: []\n")); err != nil {
 		t.Fatal(err)
 	}
 	mustReconcile(t, a)

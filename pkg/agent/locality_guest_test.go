@@ -80,7 +80,7 @@ workloads:
 
 	// Annotated bestEffort: the next reconcile moves it back, off the loop.
 	ann := "    koordinator.sh/memoryLocality: '{\"policy\": \"bestEffort\"}'\n"
-	if err := os.WriteFile(cfgFile, []byte(base+ann), 0o644); err != nil {
+	if err := writeSettled(cfgFile, []byte(base+ann)); err != nil {
 		t.Fatal(err)
 	}
 	mustReconcile(t, a)

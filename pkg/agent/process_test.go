@@ -140,7 +140,7 @@ func TestMatchMovesOnlyMatchingProcesses(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	}
-	h := newHarness(t, tree, head+"workloads:\n- {name: m, match: {comm: \"sle*\", cmdline: \"601.25\"}}\n", nil)
+	h := newHarness(t, tree, head+"workloads:\n- {name: m, match: {comm: \"sle*\", cmdline: \"601.25\", uid: 0}}\n", nil)
 	h.reconcile()
 	if got := tree.get("", "locus.slice/m", "cgroup.procs"); got != strconv.Itoa(yes.Process.Pid) {
 		t.Fatalf("cgroup.procs = %q, want only the matching pid %d (not %d)", got, yes.Process.Pid, no.Process.Pid)

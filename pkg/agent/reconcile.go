@@ -118,6 +118,9 @@ func (a *Agent) Reconcile() Result {
 			ops = append(ops, op)
 		}
 	}
+	if a.opts.DryRun {
+		a.printUncreated(d.Ops, ready, rs)
+	}
 	var restores []cgroup.Target
 	for _, t := range d.Restores {
 		if ready[t.Cgroup] {

@@ -82,6 +82,10 @@ func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
 			Containers: []plan.Container{{Name: w.Name, Cgroup: r.cgroup}},
 			CPU:        need,
 			BE:         r.class == "BE",
+			// limits.memory caps the workload as a pod's limit caps its
+			// container; the memory QoS below is reckoned from it too.
+			OwnsMemoryLimit: true,
+			MemoryLimit:     memContainer(w).LimitBytes,
 			MemQoS: memqos.Workload{Labels: labels, Annotations: w.Annotations,
 				KubeQoS: kubeQoS(w.Resources), Containers: []memqos.Container{memContainer(w)}},
 		}

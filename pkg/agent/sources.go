@@ -2,8 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"os"
-	"path"
 	"strings"
 	"time"
 
@@ -139,55 +137,4 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem 
 	a.saveEntry(name, *entry)
 	a.events.Emit(Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
 	return nil
-}
-
-// matchProcesses moves running processes that match the workload's pattern
-// into its cgroup. Only processes that match are touched; the agent's own
-// processes and those of its command workloads never are.
-func (a *Agent) matchProcesses(r *resolved) error {
-	m := r.spec.Match
-	pids, err := a.procs.PIDs()
-	if err != nil {
-		return err
-	}
-	inside := map[int]bool{}
-	if cur, err := a.h.Procs(r.cgroup); err == nil {
-		for _, p := range cur {
-			inside[p] = true
-		}
-	}
-	var move []int
-	for _, pid := range pids {
-		if inside[pid] || pid == os.Getpid() {
-			continue
-		}
-		argv, err := a.procs.Cmdline(pid)
-		if err != nil || len(argv) == 0 { // gone, a kernel thread or a zombie
-			continue
-		}
-		if m.Cmdline != "" && !strings.Contains(strings.Join(argv, " "), m.Cmdline) {
-			continue
-		}
-		if m.Comm != "" {
-			comm, err := a.procs.Comm(pid)
-			if ok, _ := path.Match(m.Comm, comm); err != nil || !ok {
-				continue
-			}
-		}
-		if a.sup.ours(pid) {
-			continue
-		}
-		move = append(move, pid)
-	}
-	if len(move) == 0 || a.opts.DryRun {
-		for _, p := range move {
-			fmt.Fprintf(a.opts.Out, "move process %d to %s\n", p, r.cgroup)
-		}
-		return nil
-	}
-	rep, err := a.w.AddProcs(r.cgroup, move)
-	if len(rep.Moved) > 0 {
-		a.events.Emit(Normal, "ProcessesMoved", r.spec.Name, "moved processes %v into cgroup %s", rep.Moved, r.cgroup)
-	}
-	return err
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path"
 	"regexp"
 	"strings"
 
@@ -59,13 +58,6 @@ type Workload struct {
 	Labels      map[string]string `json:"labels,omitempty"`
 }
 
-// Match selects running processes: Comm is a shell pattern on /proc/PID/comm,
-// Cmdline a substring of the NUL-joined command line shown with spaces.
-type Match struct {
-	Comm    string `json:"comm,omitempty"`
-	Cmdline string `json:"cmdline,omitempty"`
-}
-
 // Resources mirrors a container's requests and limits.
 type Resources struct {
 	Requests ResourceList `json:"requests,omitempty"`
@@ -96,6 +88,9 @@ func Load(file string) (*HostConfig, error) {
 // Parse decodes YAML or JSON strictly and validates the result.
 func Parse(raw []byte) (*HostConfig, error) {
 	var cfg HostConfig
+	if err := checkFields(raw); err != nil {
+		return nil, err
+	}
 	if err := yaml.UnmarshalStrict(raw, &cfg); err != nil {
 		return nil, err
 	}
@@ -125,10 +120,10 @@ func (c *HostConfig) validate() error {
 	seen := map[string]bool{}
 	for i, w := range c.Workloads {
 		if err := w.validate(); err != nil {
-			return fmt.Errorf("workloads[%d] (%s): %w", i, w.Name, err)
+			return fmt.Errorf("workloads[%d].%w (workload %q)", i, err, w.Name)
 		}
 		if seen[w.Name] {
-			return fmt.Errorf("workloads[%d]: name %q is used twice", i, w.Name)
+			return fmt.Errorf("workloads[%d].name: %q is used twice", i, w.Name)
 		}
 		seen[w.Name] = true
 	}
@@ -151,15 +146,12 @@ func (w Workload) validate() error {
 	}
 	if w.Match != nil {
 		sources++
-		if w.Match.Comm == "" && w.Match.Cmdline == "" {
-			return fmt.Errorf("match: give comm, cmdline or both")
-		}
-		if _, err := path.Match(w.Match.Comm, ""); err != nil {
-			return fmt.Errorf("match.comm: %q is not a valid pattern", w.Match.Comm)
+		if err := w.Match.validate("match"); err != nil {
+			return err
 		}
 	}
 	if sources != 1 {
-		return fmt.Errorf("give exactly one of cgroup, command and match")
+		return fmt.Errorf("cgroup|command|match: give exactly one of them")
 	}
 	switch strings.ToUpper(w.QOSClass) {
 	case "", "LS", "LSR", "LSE", "BE", "SYSTEM":

@@ -25,7 +25,7 @@ workloads:
   command: ["stress", "--vm", "1"]
   qosClass: BE
 - name: vm1
-  match: {comm: "qemu-system-*", cmdline: "guest=vm1"}
+  match: {comm: "qemu-system-*", cmdline: "guest=vm1", uid: 107}
 `
 
 func TestParseGood(t *testing.T) {
@@ -81,5 +81,46 @@ func TestParseErrorsNameTheField(t *testing.T) {
 				t.Fatalf("Parse error = %v, want one mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// comm and cmdline are chosen by whoever starts a process: a match must
+// also name whose processes it adopts.
+func TestMatchMustNameAnOwner(t *testing.T) {
+	head := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n"
+	_, err := Parse([]byte(head + "- {name: vm1, match: {comm: qemu-system-*, cmdline: guest=vm1}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "match") || !strings.Contains(err.Error(), "uid, gid, exe or unit") {
+		t.Fatalf("a match naming no owner: error %v, want one naming match and uid, gid, exe or unit", err)
+	}
+	for _, owner := range []string{"uid: 107", "gid: 36", "exe: /usr/bin/qemu-system-x86_64", "unit: vm1.service"} {
+		if _, err := Parse([]byte(head + "- {name: vm1, match: {comm: qemu-system-*, " + owner + "}}\n")); err != nil {
+			t.Errorf("match with %s: %v", owner, err)
+		}
+	}
+	for owner, field := range map[string]string{"uid: -1": "match.uid", "exe: bin/qemu": "match.exe", "unit: a/b.service": "match.unit"} {
+		if _, err := Parse([]byte(head + "- {name: vm1, match: {comm: q, " + owner + "}}\n")); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("match with %s: error %v, want one naming %s", owner, err, field)
+		}
+	}
+}
+
+// Errors name the path of the field, and a misspelt key gets the field it
+// likely meant.
+func TestErrorsNameTheFieldPath(t *testing.T) {
+	doc := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- {name: a, command: [x]}\n- {name: b, command: [x]}\n- name: c\n  command: [x]\n"
+	for extra, want := range map[string]string{
+		"  resources: {limits: {cpu: \"-1\"}}\n":           `workloads[2].resources.limits.cpu: -1 is negative`,
+		"  resources: {limits: {cpu: \"1\", memroy: 1}}\n": `workloads[2].resources.limits.memroy: unknown field (did you mean "memory"?)`,
+		"  resoures: {}\n":                                 `workloads[2].resoures: unknown field (did you mean "resources"?)`,
+		"  qosClass: gold\n":                               `workloads[2].qosClass "gold"`,
+	} {
+		_, err := Parse([]byte(doc + extra))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: error %v, want one starting %q", extra, err, want)
+		}
+	}
+	if _, err := Parse([]byte("apiVersion: locus.io/v1alpha1\nkind: HostConfig\nreservedCPU: \"0\"\n")); err == nil ||
+		err.Error() != `reservedCPU: unknown field (did you mean "reservedCPUs"?)` {
+		t.Errorf("top-level typo: %v", err)
 	}
 }

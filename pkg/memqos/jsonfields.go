@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/locus-project/locus/pkg/fieldname"
 )
 
 // The configs are read field by field from raw JSON, not with struct tags,
@@ -164,13 +166,11 @@ func asStrings(raw json.RawMessage, path string) ([]string, error) {
 	return out, nil
 }
 
-// unknownField names a key that is not allowed at path, with a hint when
-// only its letter case is wrong.
+// unknownField names a key that is not allowed at path, with the field it
+// likely meant when its letter case is wrong or it is a near misspelling.
 func unknownField(path, key string, known []string) error {
-	for _, k := range known {
-		if strings.EqualFold(k, key) {
-			return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, key), k)
-		}
+	if k, ok := fieldname.Closest(key, known); ok {
+		return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, key), k)
 	}
 	return fmt.Errorf("%s: unknown field", join(path, key))
 }

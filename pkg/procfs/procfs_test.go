@@ -19,11 +19,11 @@ func TestParseStat(t *testing.T) {
 		want       Stat
 		bad        bool
 	}{
-		{"plain", "17 (sleep)" + tail, Stat{17, "sleep", 'S', 1, 42, 4242}, false},
-		{"spaces", "18 (my prog)" + tail, Stat{18, "my prog", 'S', 1, 42, 4242}, false},
-		{"parens", "19 (a) (b))" + tail, Stat{19, "a) (b)", 'S', 1, 42, 4242}, false},
-		{"fake fields", "20 (x) Z 9 9 9 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 1)" + tail, Stat{20, "x) Z 9 9 9 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 1", 'S', 1, 42, 4242}, false},
-		{"zombie", "21 (z)" + " Z" + tail[2:], Stat{21, "z", 'Z', 1, 42, 4242}, false},
+		{"plain", "17 (sleep)" + tail, Stat{17, "sleep", 'S', 1, 42, 4194560, 4242}, false},
+		{"spaces", "18 (my prog)" + tail, Stat{18, "my prog", 'S', 1, 42, 4194560, 4242}, false},
+		{"parens", "19 (a) (b))" + tail, Stat{19, "a) (b)", 'S', 1, 42, 4194560, 4242}, false},
+		{"fake fields", "20 (x) Z 9 9 9 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 1)" + tail, Stat{20, "x) Z 9 9 9 0 -1 0 0 0 0 0 0 0 0 0 0 0 0 0 1", 'S', 1, 42, 4194560, 4242}, false},
+		{"zombie", "21 (z)" + " Z" + tail[2:], Stat{21, "z", 'Z', 1, 42, 4194560, 4242}, false},
 		{"no comm", "22 sleep S 1", Stat{}, true},
 		{"short", "23 (x) S 1 2", Stat{}, true},
 		{"bad start", "24 (x) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 soon 1000", Stat{}, true},

@@ -13,10 +13,19 @@ type Stat struct {
 	State byte // R, S, D, Z, X, T, ...
 	PPID  int
 	PGRP  int
+	// Flags are the kernel's PF_* flags (field 9).
+	Flags uint64
 	// StartTime is when the process started, in clock ticks since boot
 	// (field 22). With the pid it names a process across pid reuse.
 	StartTime uint64
 }
+
+// pfKthread marks a kernel thread in Flags (PF_KTHREAD, include/linux/sched.h).
+const pfKthread = 0x00200000
+
+// KernelThread is true for the kernel's own threads, which have no user
+// space to adopt.
+func (s Stat) KernelThread() bool { return s.Flags&pfKthread != 0 }
 
 // Running is false for processes that have exited (zombie or dead).
 func (s Stat) Running() bool { return s.State != 'Z' && s.State != 'X' && s.State != 'x' }
@@ -45,6 +54,9 @@ func ParseStat(text string) (Stat, error) {
 	}
 	if st.PGRP, err = strconv.Atoi(rest[2]); err != nil {
 		return Stat{}, fmt.Errorf("stat %q: pgrp: %v", clip(text), err)
+	}
+	if st.Flags, err = strconv.ParseUint(rest[6], 10, 64); err != nil {
+		return Stat{}, fmt.Errorf("stat %q: flags: %v", clip(text), err)
 	}
 	if st.StartTime, err = strconv.ParseUint(rest[19], 10, 64); err != nil {
 		return Stat{}, fmt.Errorf("stat %q: starttime: %v", clip(text), err)

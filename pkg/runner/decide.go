@@ -8,6 +8,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/utils/cpuset"
@@ -95,6 +96,9 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 		if err != nil {
 			return Decision{}, err
 		}
+		if err := keepsSharedPool(h, cp, held, res); err != nil {
+			return Decision{}, err
+		}
 		d.CPUs, d.Pool = res.CPUs, "exclusive"
 		if req.Policy == cpualloc.StaticBurst {
 			d.Pool = string(cpualloc.StaticBurst)
@@ -162,6 +166,42 @@ func memQoSOps(cg string, dec memqos.Decision) []cgroup.Op {
 		}
 	}
 	return ops
+}
+
+// keepsSharedPool refuses exclusive CPUs that would leave the shared pool
+// empty while something runs there: the agent's shared and BE workloads, or
+// runs in the shared pool, would have no CPU left (and an empty cpuset
+// cannot be written). With nobody in the pool, every CPU may be taken.
+func keepsSharedPool(h Host, cp state.Checkpoint, held map[string]plan.Assignment, res cpualloc.Result) error {
+	if res.Policy == cpualloc.StaticBurst {
+		return nil // burst CPUs stay in the shared pool
+	}
+	var users []string
+	for name := range cp.Workloads {
+		if a, ok := cp.Assignments[name]; !ok || a.Policy == cpualloc.StaticBurst {
+			users = append(users, name)
+		}
+	}
+	for name, l := range cp.Leases {
+		if l.Assignment.CPUs.IsEmpty() {
+			users = append(users, "run "+name)
+		}
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	slices.Sort(users)
+	shared := h.Topology.CPUSet().Difference(h.Reserved).Difference(h.Topology.Isolated)
+	for _, a := range held {
+		if a.Policy != cpualloc.StaticBurst {
+			shared = shared.Difference(a.CPUs)
+		}
+	}
+	if shared.Difference(res.CPUs).IsEmpty() {
+		return fmt.Errorf("%w: taking CPUs %q would leave the shared pool empty (it holds only CPUs %q), and %s run there",
+			cpualloc.ErrInsufficient, res.CPUs.String(), shared.String(), strings.Join(users, ", "))
+	}
+	return nil
 }
 
 // Held is every CPU assignment in force: the agent's own and the other runs'

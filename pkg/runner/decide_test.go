@@ -226,3 +226,25 @@ func mustParse(s string) cpuset.CPUSet {
 	}
 	return c
 }
+
+// `locus run --cpus 1` beside a workload holding the other CPU would leave
+// the shared pool empty: refused, naming the pool.
+func TestDecideRefusesToEmptyTheSharedPool(t *testing.T) {
+	h := host("", "")
+	all := h.Topology.CPUSet()
+	// Everything but CPU 31 is held by the agent's workloads.
+	cp := checkpoint(map[string]plan.Assignment{"demo-ls": excl(all.Difference(cpuset.New(31)).String())}, nil)
+	// With nobody in the shared pool, its last CPU may go.
+	if _, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run"); err != nil {
+		t.Fatalf("nobody runs in the shared pool, yet: %v", err)
+	}
+	cp.Workloads["demo-be"] = state.Workload{Cgroup: "locus.slice/demo-be"}
+	_, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run")
+	if !errors.Is(err, cpualloc.ErrInsufficient) || !strings.Contains(err.Error(), "shared pool empty") || !strings.Contains(err.Error(), "demo-be run there") {
+		t.Fatalf("Decide = %v, want an error naming the shared pool", err)
+	}
+	// Static-burst CPUs stay in the shared pool: allowed.
+	if _, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS, Policy: cpualloc.StaticBurst}, "locus.slice/run"); err != nil {
+		t.Fatalf("static-burst run refused: %v", err)
+	}
+}

@@ -27,6 +27,12 @@ type Workload struct {
 	// keeps the CPUs it holds, so none of them is handed to another while
 	// its processes may still run, but nothing is written for it any more.
 	Terminating bool
+	// OwnsMemoryLimit marks a standalone workload, whose limits.memory the
+	// agent applies: MemoryLimit bytes to memory.limit_in_bytes (v2
+	// memory.max), or, when 0, the original value restored. A pod's limit is
+	// the kubelet's, never touched.
+	OwnsMemoryLimit bool
+	MemoryLimit     int64
 }
 
 // Container is one container's cgroup; its name matches MemQoS.Containers.
@@ -103,12 +109,26 @@ func Compute(in Input) Desired {
 			d.Workloads = append(d.Workloads, st)
 			continue
 		}
+		if cpus.IsEmpty() {
+			// An empty list is no cpuset the kernel accepts: the workload
+			// keeps the CPUs it has (SharedPoolEmpty says why).
+			d.Problems = append(d.Problems, Problem{w.Name, "NoCPUs",
+				fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
+		}
 		for _, c := range w.Containers {
+			if cpus.IsEmpty() {
+				break
+			}
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already.
 			d.Ops = append(d.Ops,
 				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: st.Mems},
 				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: st.CPUs})
+		}
+		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
+		} else if w.OwnsMemoryLimit {
+			d.Restores = append(d.Restores, cgroup.Target{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit})
 		}
 		dec, err := memqos.Decide(in.MemQoS, in.Namespaces, w.MemQoS, in.MemQoSOptions)
 		if err != nil {

@@ -182,3 +182,25 @@ func TestAssignKeepsWhatIsInForce(t *testing.T) {
 		t.Fatalf("after zzz-kept left: %v, %v", out, problems)
 	}
 }
+
+// With no reserved CPU to fall back on, a shared pool emptied by exclusive
+// CPUs leaves the shared workloads' cpusets alone: an empty list is never
+// written (the kernel refuses it, at every reconcile).
+func TestComputeNeverWritesAnEmptyCPUSet(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Small4)
+	in := Input{Topology: topo, Workloads: []Workload{workload("all", 8, true, false, nil), workload("be", 0, false, true, nil)}}
+	in.Workloads[0].CPU.CPUs = topo.CPUSet().Size()
+	d := Compute(in)
+	for _, op := range d.Ops {
+		if (op.Knob == cgroup.CPUSetCPUs || op.Knob == cgroup.CPUSetMems) && op.Value == "" {
+			t.Errorf("empty %s written to %s", op.Knob, op.Cgroup)
+		}
+	}
+	found := false
+	for _, p := range d.Problems {
+		found = found || (p.Workload == "be" && p.Reason == "NoCPUs")
+	}
+	if !found {
+		t.Errorf("no NoCPUs problem for be: %v", d.Problems)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/locus-project/locus/pkg/agent"
+)
+
+// statusDir writes a state dir holding a status an agent wrote a minute ago.
+func statusDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	st := agent.Status{Time: time.Now().Add(-time.Minute)}
+	st.Node.Exclusive, st.Node.Shared, st.Node.BE = "0", "1", "1"
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "status.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestStatusSaysWhetherTheAgentRuns(t *testing.T) {
+	dir := statusDir(t)
+	out, err := runLocus(t, "status", "--state-dir", dir)
+	if err == nil || !strings.Contains(err.Error(), "not running") || !strings.Contains(err.Error(), "1m0s old") {
+		t.Fatalf("no agent: error %v, want one saying it is not running and how old the status is", err)
+	}
+	if !strings.Contains(out, "CPU lists: exclusive 0, shared 1, be 1") {
+		t.Errorf("pools are not labelled as CPU lists:\n%s", out)
+	}
+	// An agent holds its lock: the same status is current.
+	lock, err := os.OpenFile(filepath.Join(dir, agent.LockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runLocus(t, "status", "--state-dir", dir); err != nil || strings.Contains(out, "not running") {
+		t.Fatalf("with the lock held: %v\n%s", err, out)
+	}
+}
+
+// As an ordinary user, the root-only state dir is a matter of privilege,
+// not a bare "permission denied".
+func TestStatusAsNonRootSaysItNeedsRoot(t *testing.T) {
+	setpriv, err := exec.LookPath("setpriv")
+	if testing.Short() || os.Geteuid() != 0 || err != nil {
+		t.Skip("runs locus as nobody (needs root and setpriv)")
+	}
+	bin := locusBinary(t)
+	_ = os.Chmod(filepath.Dir(bin), 0o755)
+	dir := statusDir(t)
+	if err := os.Chmod(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "status", "--state-dir", dir).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs root") || strings.Contains(string(out), "permission denied") {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,59 @@
+package agent
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPrivilegeDecision(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		euid     int
+		caps     uint64
+		writable bool
+		ok       bool
+	}{
+		{"root", 0, 0, false, true},
+		{"CAP_SYS_ADMIN", 1000, 1 << capSysAdmin, false, true},
+		{"own fixture tree", 1000, 0, true, true},
+		{"nobody", 65534, 0, false, false},
+	} {
+		err := privilegeError(tc.euid, tc.caps, tc.writable, "/sys/fs/cgroup/cpuset")
+		if (err == nil) != tc.ok || (err != nil && !strings.Contains(err.Error(), "needs root (or CAP_SYS_ADMIN) to write cgroups")) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// The agent started as nobody exits at once saying why, instead of running
+// on and failing every reconcile with "permission denied".
+func TestAgentAsNobodyExitsAtStart(t *testing.T) {
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("builds the agent and runs it as nobody (needs root)")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("no setpriv")
+	}
+	bin := locusBinary(t)
+	// nobody must reach the binary and own a state dir.
+	_ = os.Chmod(filepath.Dir(bin), 0o755)
+	state, err := os.MkdirTemp("", "locus-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(state)
+	_ = os.Chmod(state, 0o777)
+	c := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin,
+		"agent", "--standalone", "--once", "--state-dir", state, "--metrics-addr", "")
+	out, err := c.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "needs root (or CAP_SYS_ADMIN) to write cgroups") {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) != 0 {
+		t.Errorf("the refused agent left %d files in its state dir", len(entries))
+	}
+}

@@ -1,0 +1,61 @@
+package hostconfig
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// Match selects running processes to adopt into a workload's cgroup. Comm
+// and Cmdline say which program it is, but any local user chooses both when
+// starting a process, so a match must also say whose processes may be
+// adopted: UID, GID, Exe or Unit (all given ones must hold).
+type Match struct {
+	// Comm is a shell pattern on /proc/PID/comm.
+	Comm string `json:"comm,omitempty"`
+	// Cmdline is a substring of the command line, arguments joined by spaces.
+	Cmdline string `json:"cmdline,omitempty"`
+	// UID, when set, is every user id of the process (real, effective,
+	// saved and filesystem), so a setuid program run by someone else fails it.
+	UID *int `json:"uid,omitempty"`
+	// GID, when set, is every group id of the process, likewise.
+	GID *int `json:"gid,omitempty"`
+	// Exe is an absolute path: the process must be running this very file
+	// (compared by device and inode through /proc/PID/exe).
+	Exe string `json:"exe,omitempty"`
+	// Unit is a systemd unit (libvirtd.service, machine-qemu....scope) the
+	// process must belong to, outside any user's own service manager.
+	Unit string `json:"unit,omitempty"`
+}
+
+// NamesOwner reports whether the match says whose processes it adopts.
+func (m Match) NamesOwner() bool {
+	return m.UID != nil || m.GID != nil || m.Exe != "" || m.Unit != ""
+}
+
+// validate checks the match; field is its path in the document.
+func (m Match) validate(field string) error {
+	if m.Comm == "" && m.Cmdline == "" && !m.NamesOwner() {
+		return fmt.Errorf("%s: give comm or cmdline, and uid, gid, exe or unit", field)
+	}
+	if _, err := path.Match(m.Comm, ""); err != nil {
+		return fmt.Errorf("%s.comm: %q is not a valid pattern", field, m.Comm)
+	}
+	if !m.NamesOwner() {
+		return fmt.Errorf("%s: names no owner; give uid, gid, exe or unit as well "+
+			"(comm and cmdline are chosen by whoever starts a process, so they alone would let any user's process be adopted)", field)
+	}
+	for name, id := range map[string]*int{"uid": m.UID, "gid": m.GID} {
+		if id != nil && (*id < 0 || *id > 1<<32-2) {
+			return fmt.Errorf("%s.%s: %d is not a user or group id", field, name, *id)
+		}
+	}
+	if m.Exe != "" && (!filepath.IsAbs(m.Exe) || filepath.Clean(m.Exe) != m.Exe) {
+		return fmt.Errorf("%s.exe: %q: want a clean absolute path", field, m.Exe)
+	}
+	if m.Unit != "" && (strings.ContainsAny(m.Unit, "/\x00") || !strings.Contains(m.Unit, ".") || strings.HasPrefix(m.Unit, ".")) {
+		return fmt.Errorf("%s.unit: %q: want a unit name such as libvirtd.service", field, m.Unit)
+	}
+	return nil
+}
