@@ -26,6 +26,9 @@ type config struct {
 	memQoS           memqos.Config
 	namespaces       memqos.NamespaceConfig // the HostConfig has none
 	reserved, bePool cpuset.CPUSet
+	// memQoSHeld, when set, says why memory QoS files are left alone this
+	// reconcile (see Snapshot.MemoryQoSHeld).
+	memQoSHeld string
 	// locality holds the memoryLocality sections of resourceQOSConfig, by
 	// class key (lsClass, beClass, ...).
 	locality map[string]locality.Settings

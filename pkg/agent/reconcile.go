@@ -10,6 +10,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/memqos"
 )
 
 // Result is what one reconcile did.
@@ -112,9 +113,10 @@ func (a *Agent) Reconcile() Result {
 	a.debugDelay()
 
 	owner := a.owners(rs)
+	held := func(k cgroup.Knob) bool { return cfg.memQoSHeld != "" && isMemQoSKnob(k) }
 	var ops []cgroup.Op
 	for _, op := range d.Ops {
-		if ready[op.Cgroup] {
+		if ready[op.Cgroup] && !held(op.Knob) {
 			ops = append(ops, op)
 		}
 	}
@@ -123,7 +125,7 @@ func (a *Agent) Reconcile() Result {
 	}
 	var restores []cgroup.Target
 	for _, t := range d.Restores {
-		if ready[t.Cgroup] {
+		if ready[t.Cgroup] && !held(t.Knob) {
 			restores = append(restores, t)
 		}
 	}
@@ -206,4 +208,11 @@ func (a *Agent) collectProblems(rs []resolved, d plan.Desired) []plan.Problem {
 	}
 	a.lastProblems, a.lastProblemList = seen, all
 	return all
+}
+
+// isMemQoSKnob says whether a knob is one of the memory QoS files, which a
+// held configuration leaves alone.
+func isMemQoSKnob(k cgroup.Knob) bool {
+	_, ok := memqos.Info(memqos.Knob(k))
+	return ok
 }

@@ -57,6 +57,11 @@ type Snapshot struct {
 	// CheckResourceQoSConfig); it configures every class-wide feature.
 	ResourceQoSConfig string
 	Namespaces        memqos.NamespaceConfig
+	// MemoryQoSHeld, when set, says why no memory QoS configuration is
+	// known (a malformed ConfigMap and no last good value saved): the agent
+	// then leaves every memory QoS file as it is, neither writing nor
+	// restoring, since "unknown" is not "off".
+	MemoryQoSHeld string
 }
 
 // CheckResourceQoSConfig parses a resource-qos-config value the way the
@@ -121,6 +126,7 @@ func (l *sourceLoader) load(env SourceEnv) (*config, []resolved, Snapshot) {
 		l.last = &snap
 		next := *cfg
 		next.namespaces, next.reserved, next.bePool = snap.Namespaces, snap.Reserved, snap.BEPool
+		next.memQoSHeld = snap.MemoryQoSHeld
 		l.cfg = &next
 		l.rs = make([]resolved, len(snap.Workloads))
 		for i, w := range snap.Workloads {

@@ -66,3 +66,25 @@ func TestHolderConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestPendingHolder(t *testing.T) {
+	h := NewPendingHolder(ParseResourceQoSConfig)
+	if h.Known() {
+		t.Fatal("a pending holder knows a value")
+	}
+	if err := h.Update(`{"clusterStrategy": `); err == nil || h.Known() {
+		t.Fatalf("a bad value made it known: %v", err)
+	}
+	if err := h.Restore(`{"clusterStrategy": `); err == nil || h.Known() {
+		t.Fatalf("a bad saved value was restored: %v", err)
+	}
+	if err := h.Restore(`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true}}}}`); err != nil || !h.Known() {
+		t.Fatalf("Restore: %v", err)
+	}
+	if cur := h.Current(); cur.LS == nil || !*cur.LS.Enable {
+		t.Fatalf("restored value not in force: %+v", cur)
+	}
+	if err := h.Update(`{"clusterStrategy": `); err == nil || !h.Known() || h.Current().LS == nil {
+		t.Fatal("a bad update lost the restored value")
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,36 +23,65 @@ import (
 
 // configWatch keeps the two ConfigMaps' memory QoS settings: the last value
 // that parsed stays in force, and a malformed one is a Warning event on the
-// ConfigMap and a log line, both naming the field.
+// ConfigMap and a log line, both naming the field. Each good value is saved
+// in the state directory, so that a restart while a ConfigMap is malformed
+// starts from it; with none saved, nothing is in force until a good value
+// arrives, and the agent leaves memory QoS files alone meanwhile (held).
 type configWatch struct {
 	ns        string
+	dir       string // the agent's state directory: SavedConfigFile
 	informers []cache.SharedIndexInformer
+	keys      []watchedKey
 	resQoS    *memqos.Holder[string] // resource-qos-config as written, once the agent accepts it
 	nsQoS     *memqos.Holder[memqos.NamespaceConfig]
 	events    *eventPoster
 	log       *slog.Logger
 	poke      func()
 
-	mu   sync.Mutex
-	errs map[string]string // by ConfigMap name: the error in force
+	mu    sync.Mutex
+	errs  map[string]string // by ConfigMap name: the error in force
+	saved savedConfig
 }
 
-// watchedKey is one ConfigMap key and where its value goes.
+// holder is a memqos.Holder of any value type.
+type holder interface {
+	Update(raw string) error
+	Restore(raw string) error
+	Known() bool
+}
+
+// watchedKey is one ConfigMap key and the holder its value goes to.
 type watchedKey struct {
 	name, key string
-	update    func(string) error
+	h         holder
+	inf       cache.SharedIndexInformer
 }
+
+func (w watchedKey) id() string { return w.name + "/" + w.key }
 
 func newConfigWatch(o SourceOptions, events *eventPoster, poke func()) *configWatch {
 	checked := func(raw string) (string, error) { return raw, agent.CheckResourceQoSConfig(raw) }
-	c := &configWatch{ns: o.ConfigNamespace, resQoS: memqos.NewHolder(checked, ""), nsQoS: memqos.NewNamespaceHolder(),
-		events: events, log: o.Logger, poke: poke, errs: map[string]string{}}
+	c := &configWatch{ns: o.ConfigNamespace, dir: o.StateDir, resQoS: memqos.NewPendingHolder(checked),
+		nsQoS: memqos.NewPendingHolder(memqos.ParseNamespaceConfig), events: events, log: o.Logger, poke: poke, errs: map[string]string{}}
+	saved, err := loadSavedConfig(o.StateDir)
+	if err != nil {
+		c.log.Warn("cannot read the last good cluster configuration; waiting for the ConfigMaps", "err", err)
+	}
+	c.saved = saved
 	for _, w := range []watchedKey{
-		{o.ResourceQoSConfigMap, memqos.ConfigKeyResourceQoS, c.resQoS.Update},
-		{o.PodQoSConfigMap, memqos.ConfigKeyNamespaces, c.nsQoS.Update},
+		{name: o.ResourceQoSConfigMap, key: memqos.ConfigKeyResourceQoS, h: c.resQoS},
+		{name: o.PodQoSConfigMap, key: memqos.ConfigKeyNamespaces, h: c.nsQoS},
 	} {
-		inf := cache.NewSharedIndexInformer(namedConfigMap(o.Client, o.ConfigNamespace, w.name), &corev1.ConfigMap{}, 0, cache.Indexers{})
-		_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		if v, ok := saved.Values[w.id()]; ok {
+			if err := w.h.Restore(v.Raw); err != nil {
+				c.log.Warn("saved configuration does not parse; waiting for the ConfigMap", "configMap", c.ns+"/"+w.name, "key", w.key, "err", err)
+			} else {
+				c.log.Info("starting from the last good configuration", "configMap", c.ns+"/"+w.name, "key", w.key,
+					"resourceVersion", v.ResourceVersion, "accepted", v.Accepted)
+			}
+		}
+		w.inf = cache.NewSharedIndexInformer(namedConfigMap(o.Client, o.ConfigNamespace, w.name), &corev1.ConfigMap{}, 0, cache.Indexers{})
+		_, _ = w.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc: func(obj any) { c.apply(w, asConfigMap(obj)) },
 			UpdateFunc: func(old, cur any) {
 				if o, n := asConfigMap(old), asConfigMap(cur); o == nil || n == nil || o.ResourceVersion != n.ResourceVersion {
@@ -61,9 +91,32 @@ func newConfigWatch(o SourceOptions, events *eventPoster, poke func()) *configWa
 			// A deleted ConfigMap is an empty one: memory QoS off.
 			DeleteFunc: func(any) { c.apply(w, nil) },
 		})
-		c.informers = append(c.informers, inf)
+		c.informers = append(c.informers, w.inf)
+		c.keys = append(c.keys, w)
 	}
 	return c
+}
+
+// settle runs once the caches have synced: a ConfigMap that does not exist
+// is known to be empty (memory QoS off), not unknown.
+func (c *configWatch) settle() {
+	for _, w := range c.keys {
+		if !w.h.Known() && len(w.inf.GetStore().List()) == 0 {
+			c.apply(w, nil)
+		}
+	}
+}
+
+// held says why memory QoS files must be left as they are: "" when every
+// watched value is known.
+func (c *configWatch) held() string {
+	var why []string
+	for _, w := range c.keys {
+		if !w.h.Known() {
+			why = append(why, fmt.Sprintf("no good value of ConfigMap %s/%s key %s is known yet", c.ns, w.name, w.key))
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // namedConfigMap watches one ConfigMap, namespace-scoped as the agent's Role
@@ -88,11 +141,11 @@ func asConfigMap(obj any) *corev1.ConfigMap {
 }
 
 func (c *configWatch) apply(w watchedKey, cm *corev1.ConfigMap) {
-	raw := ""
+	raw, rv := "", ""
 	if cm != nil {
-		raw = cm.Data[w.key]
+		raw, rv = cm.Data[w.key], cm.ResourceVersion
 	}
-	err := w.update(raw)
+	err := w.h.Update(raw)
 	where := fmt.Sprintf("ConfigMap %s/%s key %s", c.ns, w.name, w.key)
 	c.mu.Lock()
 	if err != nil {
@@ -102,16 +155,43 @@ func (c *configWatch) apply(w watchedKey, cm *corev1.ConfigMap) {
 	}
 	c.mu.Unlock()
 	switch {
-	case err != nil:
+	case err != nil && w.h.Known():
 		msg := fmt.Sprintf("%s: %v; the last good configuration stays in force", where, err)
 		c.log.Warn("invalid configuration", "configMap", c.ns+"/"+w.name, "key", w.key, "err", err)
 		c.events.onObject(configMapRef(cm, c.ns, w.name), corev1.EventTypeWarning, "ConfigInvalid", msg)
-	case cm == nil:
-		c.log.Info("configuration removed: its settings are off", "configMap", c.ns+"/"+w.name)
+	case err != nil:
+		msg := fmt.Sprintf("%s: %v; no good configuration is known yet, so memory QoS files are left as they are until one arrives", where, err)
+		c.log.Warn("invalid configuration and none saved: memory QoS held", "configMap", c.ns+"/"+w.name, "key", w.key, "err", err)
+		c.events.onObject(configMapRef(cm, c.ns, w.name), corev1.EventTypeWarning, "ConfigInvalid", msg)
 	default:
-		c.log.Info("configuration in force", "configMap", c.ns+"/"+w.name, "resourceVersion", cm.ResourceVersion)
+		if cm == nil {
+			c.log.Info("configuration removed: its settings are off", "configMap", c.ns+"/"+w.name)
+		} else {
+			c.log.Info("configuration in force", "configMap", c.ns+"/"+w.name, "resourceVersion", cm.ResourceVersion)
+		}
+		c.save(w, raw, rv)
 	}
 	c.poke()
+}
+
+// save records a value just accepted, unless it is the one saved already
+// (a resync, a restart): at rest the agent writes nothing.
+func (c *configWatch) save(w watchedKey, raw, rv string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.saved.Values[w.id()]; ok && v.Raw == raw {
+		return
+	}
+	next := savedConfig{Values: map[string]savedValue{}}
+	for k, v := range c.saved.Values {
+		next.Values[k] = v
+	}
+	next.Values[w.id()] = savedValue{Raw: raw, ResourceVersion: rv, Accepted: time.Now().UTC().Truncate(time.Second)}
+	if err := next.save(c.dir); err != nil {
+		c.log.Warn("cannot save the configuration in force; a restart while it is malformed would wait for a good one", "err", err)
+		return
+	}
+	c.saved = next
 }
 
 // lastError describes the malformed ConfigMaps, "" when none is.

@@ -52,6 +52,11 @@ func Run(ctx context.Context, o Options) error {
 	}
 	o.Source.Client, o.Source.EventClient, o.Source.Logger = client, events, o.Agent.Logger
 	o.Source.Quiet = o.Source.Quiet || o.Agent.DryRun
+	if o.Source.StateDir == "" && !o.Agent.DryRun {
+		if o.Source.StateDir = o.Agent.StateDir; o.Source.StateDir == "" {
+			o.Source.StateDir = agent.DefaultStateDir
+		}
+	}
 	// A dry run changes nothing, in the cluster either.
 	if !o.NoNRT && !o.Agent.DryRun {
 		dyn, err := dynamic.NewForConfig(cfg)

@@ -69,6 +69,9 @@ type SourceOptions struct {
 	PodResync time.Duration
 	// NRT publishes the NodeResourceTopology when set.
 	NRT *nrt.Publisher
+	// StateDir is the agent's state directory, where the last good value of
+	// each ConfigMap is kept (SavedConfigFile); "" keeps none.
+	StateDir string
 	// Quiet posts no events (a dry run changes nothing in the cluster).
 	Quiet  bool
 	Logger *slog.Logger
@@ -151,6 +154,7 @@ func (s *Source) Start(ctx context.Context) error {
 		s.Stop()
 		return fmt.Errorf("pods of node %s and ConfigMaps in %s: caches did not sync: %w", s.opts.NodeName, s.opts.ConfigNamespace, context.Cause(ctx))
 	}
+	s.configs.settle()
 	s.log.Info("watching the node's pods and the cluster configuration", "node", s.opts.NodeName,
 		"configMaps", s.opts.ConfigNamespace+"/"+s.opts.ResourceQoSConfigMap+","+s.opts.PodQoSConfigMap)
 	return nil
@@ -188,7 +192,8 @@ func (s *Source) Emit(e agent.Event) { s.events.post(e) }
 // cgroup exists, sorted by name, with the ConfigMaps' last good settings.
 func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
 	snap := agent.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
-		ResourceQoSConfig: s.configs.resQoS.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError()}
+		ResourceQoSConfig: s.configs.resQoS.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
+		MemoryQoSHeld: s.configs.held()}
 	if s.driver == "" {
 		d, ok := podcgroup.DetectDriver(env.Exists)
 		if !ok {
