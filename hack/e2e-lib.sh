@@ -171,26 +171,23 @@ kubepods_pids() {
 	done | sort -un
 }
 
-# named_pids: processes of the node's programs (its binaries, containerd, the
-# shims, runc) whose command line names the run directory: what was started
-# for this node, found without the cgroup, in case one ever left it. Not a
+# named_pids: processes of the node's programs whose command line names the run
+# directory: what was started for a node in it, found without the cgroup (one
+# that left it, or a node started by an older checkout of these scripts). Not a
 # shell or an editor that merely names a log file. Reads /proc with builtins
 # only, so the scan finds nothing of its own.
 named_pids() {
-	local d p a prog
+	local d p a
 	local -a args
 	for d in /proc/[0-9]*; do
 		p=${d#/proc/}
 		case $p in "$$" | "$BASHPID") continue ;; esac
 		mapfile -d '' -t args 2>/dev/null <"$d/cmdline" || continue
 		[ "${#args[@]}" -gt 0 ] || continue
-		prog=${args[0]}
-		case "$prog" in
-		"$E2E_BIN"/* | "$CP_BIN"/*) ;;
-		*) case "${prog##*/}" in
+		case "${args[0]##*/}" in
+		etcd | kube-apiserver | kube-controller-manager | kubelet | locus | locus-scheduler | \
 			containerd | containerd-shim* | runc) ;;
-			*) continue ;;
-			esac ;;
+		*) continue ;;
 		esac
 		for a in "${args[@]}"; do
 			if [[ $a == *"$E2E_DIR"* ]]; then
