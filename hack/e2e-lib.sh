@@ -52,10 +52,10 @@ in_ns() { nsenter --net="/run/netns/$E2E_NETNS" -- "$@"; }
 # The node's own cgroup: every process started for the node (each component, and
 # what it starts: containerd's shims, runc, mount helpers) is in it, so down finds
 # all of them whatever state up reached, and a pid is the component's only while
-# it is listed there (a recycled pid is not; a zombie is not). It lives in a
-# hierarchy with no controller enabled, so it limits nothing: the cgroup2 mount
-# of a hybrid host, the cgroup2 root of a v2 host, or a v1 named or pids
-# hierarchy. Containers leave it for their kubepods cgroups, which are the node's
+# it is listed there (a recycled pid is not; a zombie is not). It sets no limit,
+# and lives where it takes no controller's files from the components: the
+# cgroup2 mount of a hybrid host (no controller enabled), the cgroup2 root of a
+# v2 host, or a v1 named (systemd) or pids hierarchy. Containers leave it for their kubepods cgroups, which are the node's
 # too (up refuses to start while any exists).
 e2e_cgroup_root() {
 	local r
