@@ -2,17 +2,21 @@
 # Takes down what hack/e2e-up.sh brought up and leaves the host as it was: the
 # processes (the Locus agent, scheduler, kubelet, every container and shim,
 # containerd, the control plane), the mounts under the run directory, the cgroups
-# the kubelet and runc made (children first), the kubelet's sysctls, the host paths
-# that did not exist before, the network namespace and $LOCUS_E2E_DIR itself.
-# Safe to run again, and on a half-started node.
+# the kubelet and runc made (children first) and the node's own, the kubelet's
+# sysctls, the host paths that did not exist before, the network namespace and
+# $LOCUS_E2E_DIR itself. Safe to run again, and on a half-started node. Fails,
+# naming them, when any process of the node survives: one in its cgroup, in a
+# container's, in its network namespace, or of its programs naming the run
+# directory.
 set -uo pipefail
 # shellcheck source=hack/e2e-lib.sh
 . "$(dirname "$0")/e2e-lib.sh"
 t0=$(now)
-[ -d "$E2E_DIR" ] || [ -e "/run/netns/$E2E_NETNS" ] || {
+if [ ! -d "$E2E_DIR" ] && [ ! -e "/run/netns/$E2E_NETNS" ] && { [ -z "$E2E_CG" ] || [ ! -d "$E2E_CG" ]; } &&
+	[ -z "$(named_pids)" ]; then
 	log "nothing to take down"
 	exit 0
-}
+fi
 status=0
 
 stop agent
@@ -35,14 +39,11 @@ if running containerd; then
 	done
 fi
 stop containerd 20
-# Shims, and anything they still run, that outlived the above: each names our
-# containerd's socket or run directory on its command line.
-for pid in $(pgrep -f "containerd-shim-runc-v2 .*$E2E_DIR" || true); do
-	log "killing leftover shim $pid"
-	kill -KILL "$pid" 2>/dev/null
-done
 stop apiserver
 stop etcd
+# Whatever is left, whatever state up reached: shims and the containers they
+# still run, a component up had not recorded yet, anything a component started.
+sweep || status=1
 
 # Mounts under the run directory (the kubelet bind-mounts its root dir onto itself;
 # overlay rootfs and shm mounts of containers), deepest first.
@@ -67,6 +68,10 @@ if [ -f "$E2E_DIR/host/absent" ]; then
 	done
 fi
 
+if [ -n "$E2E_CG" ] && [ -d "$E2E_CG" ]; then
+	rmdir "$E2E_CG" 2>/dev/null || { log "cannot remove $E2E_CG: $(cgroup_pids "$E2E_CG" | tr '\n' ' ')"; status=1; }
+fi
+
 # The kubelet's sysctls.
 if [ -f "$E2E_DIR/host/sysctls" ]; then
 	while IFS= read -r kv; do
@@ -74,6 +79,22 @@ if [ -f "$E2E_DIR/host/sysctls" ]; then
 	done <"$E2E_DIR/host/sysctls"
 fi
 
+# The check for leftovers: nothing of the node runs any more, and nothing runs in
+# its network namespace (a process there that the node did not start, a shell
+# entered with nsenter, is named but not killed: it keeps the namespace alive).
+left=$(node_pids)
+if [ -e "/run/netns/$E2E_NETNS" ]; then
+	left=$({
+		echo "$left"
+		ip netns pids "$E2E_NETNS" 2>/dev/null
+	} | sed '/^$/d' | sort -un)
+fi
+if [ -n "$left" ]; then
+	log "LEFTOVER: processes of the node still run after down:"
+	# shellcheck disable=SC2086 # one pid a word
+	describe $left
+	status=1
+fi
 ip netns del "$E2E_NETNS" 2>/dev/null
 # Host paths the node made.
 if [ -f "$E2E_DIR/host/absent" ]; then

@@ -49,57 +49,93 @@ die() {
 
 in_ns() { nsenter --net="/run/netns/$E2E_NETNS" -- "$@"; }
 
-# start NAME CMD...: runs CMD in the namespace, in a session of its own (it
-# outlives this script), output in logs/NAME.log, pid in pids/NAME.
-start() {
-	local name=$1
-	shift
-	mkdir -p "$E2E_DIR/logs" "$E2E_DIR/pids"
-	# Not a process-group leader, so setsid execs in place: $! is CMD's pid.
-	nsenter --net="/run/netns/$E2E_NETNS" -- setsid "$@" </dev/null >>"$E2E_DIR/logs/$name.log" 2>&1 &
-	echo $! >"$E2E_DIR/pids/$name"
+# The node's own cgroup: every process started for the node (each component, and
+# what it starts: containerd's shims, runc, mount helpers) is in it, so down finds
+# all of them whatever state up reached, and a pid is the component's only while
+# it is listed there (a recycled pid is not; a zombie is not). It sets no limit,
+# and lives where it takes no controller's files from the components: the
+# cgroup2 mount of a hybrid host (no controller enabled), the cgroup2 root of a
+# v2 host, or a v1 named (systemd) or pids hierarchy. Containers leave it for their kubepods cgroups, which are the node's
+# too (up refuses to start while any exists).
+e2e_cgroup_root() {
+	local r
+	for r in /sys/fs/cgroup/unified /sys/fs/cgroup /sys/fs/cgroup/systemd /sys/fs/cgroup/pids; do
+		[ -f "$r/cgroup.procs" ] && echo "$r" && return 0
+	done
+	return 1
 }
+E2E_CG=$(e2e_cgroup_root) && E2E_CG+=/locus-e2e || E2E_CG=
 
-# ours PID: the process runs one of our binaries or names our run directory,
-# so a recycled pid is never signalled.
-ours() {
-	local cmd
-	[ -r "/proc/$1/cmdline" ] && cmd=$(tr "\0" " " 2>/dev/null <"/proc/$1/cmdline") || return 1
-	case "$cmd" in
-	*"$E2E_DIR"* | *"$E2E_BIN"* | *"$CP_BIN"*) return 0 ;;
-	esac
+# in_cgroup PID: the process is alive and in the node's cgroup.
+in_cgroup() { [ -n "$1" ] && grep -qx -- "$1" "$E2E_CG/cgroup.procs" 2>/dev/null; }
+
+# start NAME CMD...: runs CMD in the namespace and the node's cgroup, in a session
+# of its own (it outlives this script), output in logs/NAME.log, pid in
+# pids/NAME; returns once that pid is known. setsid --fork always forks (without
+# it, setsid execs in place only when the caller is not a process-group leader,
+# which a shell with job control makes every background job), so the pid this
+# shell sees is never the component's. The component's pid is written by the
+# component's own process: the sh below joins the cgroup, writes its pid and
+# execs CMD, which keeps it. When it cannot join, it writes "failed" instead and
+# runs nothing: no process of the node runs outside the cgroup.
+start() {
+	local name=$1 pidf i pid
+	shift
+	pidf=$E2E_DIR/pids/$name
+	mkdir -p "$E2E_DIR/logs" "$E2E_DIR/pids"
+	rm -f "$pidf"
+	# shellcheck disable=SC2016 # expanded by that sh
+	nsenter --net="/run/netns/$E2E_NETNS" -- setsid --fork sh -c '
+		if echo $$ >"$1/cgroup.procs"; then echo $$ >"$2.new"; else echo failed >"$2.new"; fi
+		mv "$2.new" "$2" && grep -qx $$ "$2" || exit 1
+		shift 2
+		exec "$@"' sh "$E2E_CG" "$pidf" "$@" </dev/null >>"$E2E_DIR/logs/$name.log" 2>&1 ||
+		die "cannot start $name"
+	# Under load a fork and two execs can take a while; give up only after 30 s.
+	for ((i = 0; i < 300; i++)); do
+		pid=$(cat "$pidf" 2>/dev/null)
+		case "$pid" in
+		"") sleep 0.1 ;;
+		failed) break ;;
+		*) return 0 ;;
+		esac
+	done
+	log "$name did not start; end of its log:"
+	tail -n 15 "$E2E_DIR/logs/$name.log" >&2
 	return 1
 }
 
 running() {
 	local pid
 	pid=$(cat "$E2E_DIR/pids/$1" 2>/dev/null) || return 1
-	ours "$pid"
+	in_cgroup "$pid"
 }
 
 # stop NAME [GRACE]: SIGTERM, then SIGKILL after GRACE seconds (default 10).
+# Only a pid still in the node's cgroup is signalled.
 stop() {
 	local name=$1 grace=${2:-10} pid i
 	pid=$(cat "$E2E_DIR/pids/$name" 2>/dev/null) || return 0
-	if ours "$pid"; then
+	if in_cgroup "$pid"; then
 		kill -TERM "$pid" 2>/dev/null || true
 		for ((i = 0; i < grace * 10; i++)); do
-			ours "$pid" || break
-			# A zombie child of this shell would look alive: reap it.
-			wait "$pid" 2>/dev/null || true
+			in_cgroup "$pid" || break
 			sleep 0.1
 		done
-		if ours "$pid"; then
+		if in_cgroup "$pid"; then
 			log "$name (pid $pid) ignored SIGTERM for ${grace}s: SIGKILL"
 			kill -KILL "$pid" 2>/dev/null || true
-			sleep 0.2
+			for ((i = 0; i < 50; i++)); do
+				in_cgroup "$pid" || break
+				sleep 0.1
+			done
 		fi
 	fi
 	rm -f "$E2E_DIR/pids/$name"
 }
 
 # wait_for NAME SECONDS CMD...: polls CMD every 0.2 s; gives up at once when the
-# component NAME (if started by start) has exited.
+# component NAME (if started by start) has left the node's cgroup, i.e. exited.
 wait_for() {
 	local name=$1 secs=$2 i
 	shift 2
@@ -115,6 +151,86 @@ wait_for() {
 		sleep 0.2
 	done
 	log "$name not ready after ${secs}s"
+	return 1
+}
+
+# cgroup_pids DIR: the processes in DIR and every cgroup below it.
+cgroup_pids() {
+	[ -d "$1" ] || return 0
+	find "$1" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -un
+}
+
+# kubepods_pids: the processes in the kubepods trees of every hierarchy: the
+# node's containers. Only meaningful once up found none (host/absent is written
+# after that check).
+kubepods_pids() {
+	local h
+	[ -f "$E2E_DIR/host/absent" ] || return 0
+	for h in /sys/fs/cgroup/*/; do
+		cgroup_pids "$h$E2E_CGROUP_TOP"
+	done | sort -un
+}
+
+# named_pids: processes of the node's programs whose command line names the run
+# directory: what was started for a node in it, found without the cgroup (one
+# that left it, or a node started by an older checkout of these scripts). Not a
+# shell or an editor that merely names a log file. Reads /proc with builtins
+# only, so the scan finds nothing of its own.
+named_pids() {
+	local d p a
+	local -a args
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		case $p in "$$" | "$BASHPID") continue ;; esac
+		mapfile -d '' -t args 2>/dev/null <"$d/cmdline" || continue
+		[ "${#args[@]}" -gt 0 ] || continue
+		case "${args[0]##*/}" in
+		etcd | kube-apiserver | kube-controller-manager | kubelet | locus | locus-scheduler | \
+			containerd | containerd-shim* | runc) ;;
+		*) continue ;;
+		esac
+		for a in "${args[@]}"; do
+			if [[ $a == *"$E2E_DIR"* ]]; then
+				echo "$p"
+				break
+			fi
+		done
+	done
+}
+
+# node_pids: every process of the node that down kills: its cgroup, its
+# containers' cgroups and its programs naming the run directory.
+node_pids() {
+	{
+		cgroup_pids "$E2E_CG"
+		kubepods_pids
+		named_pids
+	} | sort -un
+}
+
+# describe PID...: one line per process, for the log.
+describe() {
+	local p
+	for p in "$@"; do
+		[ -r "/proc/$p/cmdline" ] || continue
+		log "  pid $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)"
+	done
+}
+
+# sweep: SIGKILL every process of the node until none is left (10 s at most);
+# what still runs after that is printed and sweep fails.
+sweep() {
+	local i pids
+	for ((i = 0; i < 100; i++)); do
+		pids=$(node_pids)
+		[ -n "$pids" ] || return 0
+		# shellcheck disable=SC2086 # one pid a word
+		kill -KILL $pids 2>/dev/null
+		sleep 0.1
+	done
+	log "processes of the node that survive SIGKILL:"
+	# shellcheck disable=SC2086
+	describe $pids
 	return 1
 }
 

@@ -19,7 +19,7 @@ if ! command -v containerd >/dev/null || ! command -v runc >/dev/null; then
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc >/dev/null
 fi
-for b in containerd containerd-shim-runc-v2 runc ctr curl openssl nsenter setsid ip findmnt sysctl pgrep; do
+for b in containerd containerd-shim-runc-v2 runc ctr curl openssl nsenter setsid ip findmnt sysctl; do
 	command -v "$b" >/dev/null || die "$b missing"
 done
 for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kubelet" \
@@ -28,6 +28,8 @@ for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kub
 done
 [ ! -e "$E2E_DIR" ] || die "$E2E_DIR exists: a node is up (hack/e2e-down.sh takes it down)"
 [ ! -e "/run/netns/$E2E_NETNS" ] || die "network namespace $E2E_NETNS exists: run hack/e2e-down.sh"
+[ -n "$E2E_CG" ] || die "no cgroup hierarchy to keep the node's processes in (/sys/fs/cgroup/unified, a cgroup2 /sys/fs/cgroup, systemd or pids)"
+[ ! -e "$E2E_CG" ] || die "$E2E_CG exists: a node was not taken down (hack/e2e-down.sh)"
 for h in /sys/fs/cgroup/*/; do
 	[ ! -e "$h$E2E_CGROUP_TOP" ] || die "${h}$E2E_CGROUP_TOP exists: another kubelet runs here, or a node was not taken down"
 done
@@ -45,6 +47,7 @@ done >"$E2E_DIR/host/absent"
 # Armed from here: a failed start leaves nothing behind.
 # shellcheck disable=SC2154 # rc is set inside the trap
 trap 'rc=$?; if [ $rc != 0 ]; then log "start failed; taking it down"; bash "$repo/hack/e2e-down.sh"; fi' EXIT
+mkdir "$E2E_CG"
 
 ip netns add "$E2E_NETNS"
 in_ns ip link set lo up

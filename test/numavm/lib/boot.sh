@@ -17,14 +17,40 @@ numavm_boot() {
 	numavm_log "boot: ${qemu[*]}"
 	local start=$SECONDS status=0
 	# QEMU reads stdin for the serial console; CI has none, and a terminal's
-	# keystrokes must not reach the guest.
-	if [ "$NUMAVM_QUIET" = 1 ]; then
-		timeout --kill-after=10 "$NUMAVM_TIMEOUT" "${qemu[@]}" </dev/null >"$log" 2>&1 || status=$?
-	else
-		timeout --kill-after=10 "$NUMAVM_TIMEOUT" "${qemu[@]}" </dev/null 2>&1 | tee "$log" || status=$?
+	# keystrokes must not reach the guest. timeout runs QEMU in a process group
+	# of its own, which a Ctrl-C or a signal to this script's group does not
+	# reach: this script stops it when it exits, whatever the reason, or the
+	# guest would run on until the timeout.
+	timeout --kill-after=10 "$NUMAVM_TIMEOUT" "${qemu[@]}" </dev/null >"$log" 2>&1 &
+	numavm_qemu_pid=$!
+	trap numavm_stop_qemu EXIT
+	trap 'numavm_stop_qemu; exit 130' INT
+	trap 'numavm_stop_qemu; exit 143' TERM
+	trap 'numavm_stop_qemu; exit 129' HUP
+	# The console is shown by a tail in the background: the shell runs a trap
+	# only once its foreground command ends, and wait ends at once on a signal.
+	local tail_pid=
+	if [ "$NUMAVM_QUIET" != 1 ]; then
+		tail -n +1 -f --pid="$numavm_qemu_pid" "$log" &
+		tail_pid=$!
 	fi
+	wait "$numavm_qemu_pid" || status=$?
+	numavm_qemu_pid=
+	[ -z "$tail_pid" ] || wait "$tail_pid" || true
 	local took=$((SECONDS - start))
 	numavm_verdict "$log" "$status" "$took"
+}
+
+# numavm_stop_qemu ends the guest if it still runs: SIGTERM to timeout, which
+# passes it on to QEMU and sends SIGKILL 10 s later if QEMU is still there.
+numavm_qemu_pid=
+numavm_stop_qemu() {
+	[ -n "$numavm_qemu_pid" ] || return 0
+	if kill -TERM "$numavm_qemu_pid" 2>/dev/null; then
+		numavm_log "stopping the guest (timeout pid $numavm_qemu_pid)"
+	fi
+	wait "$numavm_qemu_pid" 2>/dev/null || true
+	numavm_qemu_pid=
 }
 
 # numavm_console prints the console log without carriage returns and the
