@@ -1,5 +1,5 @@
 // Package agent is the standalone node agent: the shell around the pure
-// decision in pkg/agent/plan. Each reconcile reads the HostConfig, makes the
+// decision in pkg/decide. Each reconcile reads the HostConfig, makes the
 // workloads' processes live in their cgroups, decides CPUs and memory QoS,
 // saves the decision, then writes cgroups through pkg/cgroup.
 package agent
@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Options configure an Agent; the zero value of each field is its default.
@@ -95,7 +95,7 @@ type Agent struct {
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
 	lastProblems     map[string]bool
-	lastProblemList  []plan.Problem
+	lastProblemList  []workload.Problem
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
 

@@ -10,8 +10,8 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -124,9 +124,9 @@ func (r *balancerRunner) remoteNow(g balancerGroup, nodes []int) (memSplit, bool
 // apply gives the balanced workloads their cpusets in the decision (a copy:
 // the plan's decision is reused while its input holds) and writes those of
 // the other balanced cgroups.
-func (r *balancerRunner) apply(d plan.Desired) plan.Desired {
+func (r *balancerRunner) apply(d decide.Desired) decide.Desired {
 	d.Ops, d.Workloads = slices.Clone(d.Ops), slices.Clone(d.Workloads)
-	shared := plan.Mems(r.a.topo, d.Pools.Shared, false)
+	shared := decide.Mems(r.a.topo, d.Pools.Shared, false)
 	want := map[string][2]string{} // container cgroup -> cpus, mems
 	extra := map[string]bool{}
 	for _, g := range r.groups {

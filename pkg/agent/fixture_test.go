@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 

@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/atomicfile"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // LocalityFile keeps, under the state directory, what the last memory
@@ -60,8 +61,8 @@ func newLocalityRunner(a *Agent, m memoryMigrator) *localityRunner {
 // cgroups are written: it reports bad annotations as the workloads'
 // problems and queues the migrations that are due. Under --once and
 // --dry-run nothing runs: a migration outlives a single reconcile.
-func (a *Agent) scheduleLocality(cfg *config, rs []resolved, d plan.Desired) {
-	ws := make([]plan.Workload, len(rs))
+func (a *Agent) scheduleLocality(cfg *config, rs []resolved, d decide.Desired) {
+	ws := make([]workload.Workload, len(rs))
 	for i := range rs {
 		ws[i] = rs[i].plan
 	}

@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // readOriginals loads the originals checkpoint into memory without touching

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // Environment variables the agent gives the processes it starts. They let a

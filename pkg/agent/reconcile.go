@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Result is what one reconcile did.
@@ -18,7 +19,7 @@ type Result struct {
 	Writes   int                // cgroup files written
 	Planned  []cgroup.FileWrite // --dry-run: the writes it would make
 	Errors   []error            // failed writes or state updates
-	Problems []plan.Problem     // workloads it could not fully serve
+	Problems []workload.Problem // workloads it could not fully serve
 }
 
 // Reconcile brings the node to the config once: it removes workloads no
@@ -82,7 +83,7 @@ func (a *Agent) Reconcile() Result {
 		r := &rs[i]
 		entry, ok := ck.Workloads[r.spec.Name]
 		if ok && entry.Cgroup != r.cgroup {
-			r.problems = append(r.problems, plan.Problem{Workload: r.spec.Name, Reason: "RemovalPending",
+			r.problems = append(r.problems, workload.Problem{Workload: r.spec.Name, Reason: "RemovalPending",
 				Message: fmt.Sprintf("its previous cgroup %s is not removed yet", entry.Cgroup)})
 			continue
 		}
@@ -169,7 +170,7 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 }
 
 // reportAssignments emits an event for each workload whose CPUs changed.
-func (a *Agent) reportAssignments(prev, next map[string]plan.Assignment) {
+func (a *Agent) reportAssignments(prev, next map[string]workload.Assignment) {
 	for _, name := range sortedKeys(next) {
 		n := next[name]
 		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
@@ -187,8 +188,8 @@ func (a *Agent) reportAssignments(prev, next map[string]plan.Assignment) {
 
 // collectProblems gathers every problem of this reconcile and emits an
 // event for each one that is new since the last.
-func (a *Agent) collectProblems(rs []resolved, d plan.Desired) []plan.Problem {
-	var all []plan.Problem
+func (a *Agent) collectProblems(rs []resolved, d decide.Desired) []workload.Problem {
+	var all []workload.Problem
 	for _, r := range rs {
 		all = append(all, r.problems...)
 	}

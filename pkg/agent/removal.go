@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // removeWorkload undoes what the agent did for a workload it no longer

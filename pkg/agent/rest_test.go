@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // stamp identifies one version of a file: atomic replacement gives it a new
@@ -65,7 +65,7 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 		t.Errorf("drift not repaired: %d writes, cpuset.cpus %q", res.Writes, tree.file("pods/batch", "cpuset.cpus"))
 	}
 	lease := state.Lease{Cgroup: "locus.slice/run-1", Owner: self(t),
-		Assignment: plan.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"}}
+		Assignment: workload.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"}}
 	if err := h.a.store.Update(func(c *state.Checkpoint) error { c.Leases["run-1"] = lease; return nil }); err != nil {
 		t.Fatal(err)
 	}

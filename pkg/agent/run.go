@@ -11,7 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // Run reconciles until ctx ends: at start, on every change in the config

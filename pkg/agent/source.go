@@ -9,10 +9,11 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // FromPod marks a workload supplied by a WorkloadSource: its processes are
@@ -88,19 +89,19 @@ func configFromQoS(raw string) (*config, error) {
 
 // SourceWorkload is one workload of a source.
 type SourceWorkload struct {
-	Plan plan.Workload
+	Plan workload.Workload
 	// Class is the QoS class shown by locus status.
 	Class string
 	// Problems found while reading it; the workload still runs.
-	Problems []plan.Problem
+	Problems []workload.Problem
 }
 
 // Decision is what one reconcile decided.
 type Decision struct {
 	Topology    *topology.Topology
 	Reserved    cpuset.CPUSet
-	Assignments map[string]plan.Assignment // by workload; `locus run` leases left out
-	Workloads   []plan.WorkloadState
+	Assignments map[string]workload.Assignment // by workload; `locus run` leases left out
+	Workloads   []decide.WorkloadState
 }
 
 // sourceLoader turns snapshots into the loop's config and workloads. While
@@ -162,7 +163,7 @@ func (a *Agent) loadWorkloads() (*config, []resolved) {
 }
 
 // sourceDecided hands a reconcile's decision to the source.
-func (a *Agent) sourceDecided(cfg *config, d plan.Desired) {
+func (a *Agent) sourceDecided(cfg *config, d decide.Desired) {
 	if a.src == nil {
 		return
 	}

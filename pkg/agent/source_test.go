@@ -11,11 +11,11 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // fakeSource is a WorkloadSource with pods given by the test.
@@ -44,9 +44,9 @@ func (f *fakeSource) emit(e Event) {
 // cgroup below it.
 func pod(name string, cpus int) SourceWorkload {
 	cg := "kubepods/pod-" + name
-	return SourceWorkload{Class: "LS", Plan: plan.Workload{Name: "ns/" + name, Cgroup: cg,
-		Containers: []plan.Container{{Name: "app", Cgroup: cg + "/app"}},
-		CPU:        plan.CPUNeed{Exclusive: cpus > 0, CPUs: cpus, Policy: cpualloc.FullPCPUs},
+	return SourceWorkload{Class: "LS", Plan: workload.Workload{Name: "ns/" + name, Cgroup: cg,
+		Containers: []workload.Container{{Name: "app", Cgroup: cg + "/app"}},
+		CPU:        workload.CPUNeed{Exclusive: cpus > 0, CPUs: cpus, Policy: cpualloc.FullPCPUs},
 		MemQoS: memqos.Workload{Namespace: "ns", Labels: map[string]string{memqos.LabelQoSClass: "LS"},
 			Containers: []memqos.Container{{Name: "app", RequestBytes: 1 << 30, LimitBytes: 2 << 30}}}}}
 }

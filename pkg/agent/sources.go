@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // prepare makes a workload's processes exist in its cgroup: it checks a
@@ -15,9 +15,9 @@ import (
 // workloads, starts or re-adopts the command, moves matching processes. It
 // returns problems (the workload keeps its decision but is not written) and
 // whether the cgroup is there to be written.
-func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs []plan.Problem) {
+func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs []workload.Problem) {
 	problem := func(reason, format string, args ...any) {
-		probs = append(probs, plan.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		probs = append(probs, workload.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	if r.source == FromPod && (r.plan.Terminating || !a.cgroupExists(r.cgroup)) {
 		// The source lists a pod only while its cgroup exists: one missing
@@ -86,7 +86,7 @@ func (a *Agent) procAlive(p *state.Process) bool {
 // the recorded one if it still runs the same command, else one found by its
 // environment (an agent killed before it recorded the start), else a new one,
 // after a backoff if the previous one exited.
-func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem {
+func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Problem {
 	name, now := r.spec.Name, time.Now()
 	spec := specHash(r.cgroup, r.spec.Command)
 	if p := entry.Started; p != nil {
@@ -97,7 +97,7 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem 
 		case a.sup.specOf(p.PID) != spec:
 			a.events.Emit(Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
 			if err := a.sup.stop(*p); err != nil {
-				return &plan.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
+				return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
 			}
 		default:
 			a.sup.adopted(name, now)
@@ -117,7 +117,7 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem 
 		}
 		a.events.Emit(Warning, "DuplicateStopped", name, "stopping process %d: another process runs this workload or its command changed", o.PID)
 		if err := a.sup.stop(o.Process); err != nil {
-			return &plan.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
+			return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
 		}
 	}
 	if entry.Started != nil {
@@ -126,11 +126,11 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem 
 	if wait := a.sup.waitFor(name, now); wait > 0 {
 		a.wake(wait)
 		// A stable message: the problem is reported once, not at every tick.
-		return &plan.Problem{Workload: name, Reason: "BackOff", Message: "the process exited; restarting after a backoff"}
+		return &workload.Problem{Workload: name, Reason: "BackOff", Message: "the process exited; restarting after a backoff"}
 	}
 	p, err := a.sup.start(name, r.cgroup, r.spec.Command)
 	if err != nil {
-		return &plan.Problem{Workload: name, Reason: "StartFailed", Message: err.Error()}
+		return &workload.Problem{Workload: name, Reason: "StartFailed", Message: err.Error()}
 	}
 	a.debugDelay() // the window a crash test aims at: started, not yet recorded
 	entry.Started = &p

@@ -7,16 +7,16 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // buildStatus describes the node after a reconcile, with the memory QoS
 // files as read back, so it shows what is in force, not what was meant.
 // Files the reconcile read or wrote are taken from seen; the others are read.
-func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state.Checkpoint,
+func (a *Agent) buildStatus(cfg *config, rs []resolved, d decide.Desired, ck state.Checkpoint,
 	ready map[string]bool, seen readBack) Status {
 	st := Status{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr}
 	st.Node = NodeStatus{
@@ -34,7 +34,7 @@ func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state
 			st.Node.Problems = append(st.Node.Problems, p.String())
 		}
 	}
-	states := map[string]plan.WorkloadState{}
+	states := map[string]decide.WorkloadState{}
 	for _, w := range d.Workloads {
 		states[w.Name] = w
 	}
