@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -48,10 +50,10 @@ type Options struct {
 	Logger            *slog.Logger
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
-	Source WorkloadSource
+	Source source.Source
 	// EventSink, when set, also receives every event (to post it to
 	// Kubernetes); it must not block.
-	EventSink func(Event)
+	EventSink func(eventlog.Event)
 	// LocalityBudget bounds one page-moving call of a memory locality run
 	// (default locality.DefaultBudget); LocalityMargin is the free memory a
 	// target node keeps (zero: locality.DefaultMargin).
@@ -74,7 +76,7 @@ type Agent struct {
 	store     *state.Store
 	originals cgroup.OriginalStore
 	procs     procfs.FS
-	events    *eventLog
+	events    *eventlog.Log
 	metrics   *metrics
 	health    *health
 	cfg       configLoader
@@ -185,7 +187,7 @@ func (a *Agent) openState() error {
 		a.store = &state.Store{Dir: dir}
 		orig, err := readOriginals(filepath.Join(dir, OriginalsFile))
 		a.originals = orig
-		a.events, _ = openEventLog("", a.log)
+		a.events, _ = eventlog.Open("", a.log)
 		return err
 	}
 	var err error
@@ -195,10 +197,10 @@ func (a *Agent) openState() error {
 	if a.lock, err = takeAgentLock(a.store.Path(LockFile)); err != nil {
 		return err
 	}
-	if a.events, err = openEventLog(a.store.Path(EventsFile), a.log); err != nil {
+	if a.events, err = eventlog.Open(a.store.Path(eventlog.EventsFile), a.log); err != nil {
 		return err
 	}
-	a.events.sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
+	a.events.Sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
 	store, err := cgroup.OpenFileStore(a.store.Path(OriginalsFile))
 	if err != nil {
 		return err

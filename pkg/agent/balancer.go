@@ -9,6 +9,7 @@ import (
 	"github.com/locus-project/locus/pkg/balancer/probe"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -222,15 +223,15 @@ func (r *balancerRunner) decided(d balancer.Decision, in balancer.Input) {
 		if len(m.From) > 0 {
 			reason = "NUMABalancerMoved"
 		}
-		r.a.events.Emit(Normal, reason, m.Group, "%s", m.Reason)
+		r.a.events.Emit(eventlog.Normal, reason, m.Group, "%s", m.Reason)
 	}
 	for _, p := range d.Partitions {
 		switch was := prev.Overflow[p.Name]; {
 		case p.Overflow && !was:
-			r.a.events.Emit(Normal, "NUMABalancerOverflow", "", "partition %s is saturated (%.1f of %.0f CPUs predicted): its groups %s may use the whole pool",
+			r.a.events.Emit(eventlog.Normal, "NUMABalancerOverflow", "", "partition %s is saturated (%.1f of %.0f CPUs predicted): its groups %s may use the whole pool",
 				p.Name, p.Predicted, p.Capacity, strings.Join(p.Groups, ","))
 		case !p.Overflow && was:
-			r.a.events.Emit(Normal, "NUMABalancerOverflowEnded", "", "partition %s is no longer saturated (%.1f of %.0f CPUs predicted): its groups keep to its CPUs",
+			r.a.events.Emit(eventlog.Normal, "NUMABalancerOverflowEnded", "", "partition %s is no longer saturated (%.1f of %.0f CPUs predicted): its groups keep to its CPUs",
 				p.Name, p.Predicted, p.Capacity)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -76,7 +77,7 @@ func (r *balancerRunner) settle() {
 			r.rec.Settled[g.name] = r.home(key)
 		case r.runs[g.name]+1 >= maxRuns:
 			r.rec.Settled[g.name] = key + wide
-			r.a.events.Emit(Warning, "NUMABalancerMemoryRemote", g.name, "after %d memory locality runs %s of its memory is still off %s; cpuset.mems stays %s",
+			r.a.events.Emit(eventlog.Warning, "NUMABalancerMemoryRemote", g.name, "after %d memory locality runs %s of its memory is still off %s; cpuset.mems stays %s",
 				maxRuns, m, key, r.wideMems[g.name])
 		default:
 			r.runs[g.name]++
@@ -196,10 +197,10 @@ func (r *balancerRunner) writeExtra(g balancerGroup, cpus, mems string) {
 	}
 	if len(changed) > 0 {
 		r.a.metrics.writes.Add(float64(len(rep.Writes)))
-		r.a.events.Emit(Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
+		r.a.events.Emit(eventlog.Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
 	}
 	if err != nil && !errors.Is(err, cgroup.ErrCgroupGone) { // a group that went away is no failure
-		r.a.events.Emit(Warning, "CgroupWriteFailed", g.name, "%v", err)
+		r.a.events.Emit(eventlog.Warning, "CgroupWriteFailed", g.name, "%v", err)
 	}
 }
 
@@ -237,10 +238,10 @@ func (r *balancerRunner) restore(cg string) {
 		return
 	}
 	if err != nil {
-		r.a.events.Emit(Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
+		r.a.events.Emit(eventlog.Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
 		return
 	}
-	r.a.events.Emit(Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
+	r.a.events.Emit(eventlog.Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
 }
 
 // restoreAll runs once when the agent starts with the balancer off: the
@@ -259,7 +260,7 @@ func (r *balancerRunner) restoreAll() {
 		r.a.log.Warn("numa balancer: cannot remove its record", "err", err)
 		return
 	}
-	r.a.events.Emit(Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
+	r.a.events.Emit(eventlog.Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
 		len(rec.State.Groups)-len(rec.Extra), len(rec.Extra))
 }
 

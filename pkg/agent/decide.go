@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/runner"
 	"github.com/locus-project/locus/pkg/state"
@@ -24,7 +25,7 @@ const leasePrefix = "lease:"
 // (at rest: same topology, config, assignments and leases) reuses it.
 type planMemo struct {
 	topo *topology.Topology
-	cfg  *config
+	cfg  *workload.Config
 	key  string // previous assignments and leases, as JSON
 	d    decide.Desired
 }
@@ -34,7 +35,7 @@ type planMemo struct {
 // left nothing running, decides, and saves the assignments when they or the
 // leases changed. It returns the decision and the assignments in force
 // before it. A dry run decides on ck and saves nothing.
-func (a *Agent) decide(cfg *config, rs []resolved, ck state.Checkpoint) (decide.Desired, map[string]workload.Assignment, error) {
+func (a *Agent) decide(cfg *workload.Config, rs []resolved, ck state.Checkpoint) (decide.Desired, map[string]workload.Assignment, error) {
 	if a.opts.DryRun {
 		return a.compute(cfg, rs, ck), ck.Assignments, nil
 	}
@@ -65,14 +66,14 @@ func (a *Agent) decide(cfg *config, rs []resolved, ck state.Checkpoint) (decide.
 	}
 	for _, name := range sortedStrings(dropped) {
 		l := leases[name]
-		a.events.Emit(Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
+		a.events.Emit(eventlog.Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
 			name, l.Cgroup, l.Assignment.CPUs.String())
 	}
 	return d, prev, nil
 }
 
 // compute decides, or reuses the last decision when its input is the same.
-func (a *Agent) compute(cfg *config, rs []resolved, c state.Checkpoint) decide.Desired {
+func (a *Agent) compute(cfg *workload.Config, rs []resolved, c state.Checkpoint) decide.Desired {
 	in := a.planInput(cfg, rs, &c)
 	key := inputKey(c.Assignments, in.Workloads)
 	if m := a.memo; m != nil && m.topo == a.topo && m.cfg == cfg && m.key == key {
@@ -107,9 +108,9 @@ func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) strin
 // assignments in force, and the CPUs `locus run` leases, which count as
 // decided elsewhere. A lease with no CPUs (a run in the shared pool) holds
 // nothing to route around and is left out.
-func (a *Agent) planInput(cfg *config, rs []resolved, c *state.Checkpoint) decide.Input {
-	in := decide.Input{Topology: a.topo, Reserved: cfg.reserved, BEPool: cfg.bePool,
-		UnrestrictedMems: cfg.host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.memQoS, Namespaces: cfg.namespaces,
+func (a *Agent) planInput(cfg *workload.Config, rs []resolved, c *state.Checkpoint) decide.Input {
+	in := decide.Input{Topology: a.topo, Reserved: cfg.Reserved, BEPool: cfg.BEPool,
+		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
 		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow}}
 	for _, r := range rs {
 		in.Workloads = append(in.Workloads, r.plan)

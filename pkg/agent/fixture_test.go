@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
@@ -243,9 +244,9 @@ func (h *harness) checkpoint() state.Checkpoint {
 	return c
 }
 
-func (h *harness) events() []Event {
+func (h *harness) events() []eventlog.Event {
 	h.t.Helper()
-	evs, err := ReadEvents(h.opts.StateDir)
+	evs, err := eventlog.Read(h.opts.StateDir)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
@@ -98,15 +97,6 @@ func localityClass(w memqos.Workload) (class string, unlabelledGuaranteed bool) 
 		return string(memqos.ClassLS), true
 	}
 	return string(memqos.ClassLS), false
-}
-
-// localityClasses reads the memoryLocality sections of a HostConfig's
-// resourceQOSConfig; the other keys belong to other features.
-func localityClasses(raw json.RawMessage) (map[string]locality.Settings, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	return locality.ParseClassConfig(string(raw))
 }
 
 // memoryNodes lists the nodes that have memory. A topology that reports no

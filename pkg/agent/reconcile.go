@@ -9,6 +9,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
@@ -41,7 +42,7 @@ func (a *Agent) Reconcile() Result {
 	// Every cgroup directory is resolved and checked to be inside the root
 	// once per reconcile, not once per file.
 	defer a.h.Scope()()
-	defer a.events.hold()()
+	defer a.events.Hold()()
 	if err := a.refreshTopology(); err != nil {
 		a.log.Warn("topology", "err", err) // keep the last one
 	}
@@ -67,7 +68,7 @@ func (a *Agent) Reconcile() Result {
 		removed = true
 		if err := a.removeWorkload(name, ck.Workloads[name], keep, &res); err != nil {
 			res.Errors = append(res.Errors, err)
-			a.events.Emit(Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
+			a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
 		}
 	}
 	if removed && !a.opts.DryRun {
@@ -114,7 +115,7 @@ func (a *Agent) Reconcile() Result {
 	a.debugDelay()
 
 	owner := a.owners(rs)
-	held := func(k cgroup.Knob) bool { return cfg.memQoSHeld != "" && isMemQoSKnob(k) }
+	held := func(k cgroup.Knob) bool { return cfg.MemQoSHeld != "" && isMemQoSKnob(k) }
 	var ops []cgroup.Op
 	for _, op := range d.Ops {
 		if ready[op.Cgroup] && !held(op.Knob) {
@@ -176,12 +177,12 @@ func (a *Agent) reportAssignments(prev, next map[string]workload.Assignment) {
 		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
 			continue
 		}
-		a.events.Emit(Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
+		a.events.Emit(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
 			n.CPUs, a.topo.NodesOf(n.CPUs), n.Policy)
 	}
 	for _, name := range sortedKeys(prev) {
 		if _, ok := next[name]; !ok {
-			a.events.Emit(Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs)
+			a.events.Emit(eventlog.Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs)
 		}
 	}
 }
@@ -204,7 +205,7 @@ func (a *Agent) collectProblems(rs []resolved, d decide.Desired) []workload.Prob
 		key := p.Workload + "\x00" + p.Reason + "\x00" + p.Message
 		seen[key] = true
 		if !a.lastProblems[key] {
-			a.events.Emit(Warning, p.Reason, p.Workload, "%s", p.Message)
+			a.events.Emit(eventlog.Warning, p.Reason, p.Workload, "%s", p.Message)
 		}
 	}
 	a.lastProblems, a.lastProblemList = seen, all

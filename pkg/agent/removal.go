@@ -6,6 +6,7 @@ import (
 	"path"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/state"
 )
 
@@ -43,7 +44,7 @@ func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, 
 			if err := a.sup.stop(*e.Started); err != nil {
 				return fmt.Errorf("stop %s: %w", name, err)
 			}
-			a.events.Emit(Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)
+			a.events.Emit(eventlog.Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)
 		}
 	}
 	if !keep[e.Cgroup] {
@@ -81,7 +82,7 @@ func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, 
 			a.log.Warn("cannot clear the originals mark", "cgroup", e.Cgroup, "err", err)
 		}
 	}
-	a.events.Emit(Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
+	a.events.Emit(eventlog.Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
 	return nil
 }
 

@@ -5,12 +5,10 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
-	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -158,15 +156,4 @@ func kubeQoS(r hostconfig.Resources) memqos.KubeQoS {
 		return memqos.Guaranteed
 	}
 	return memqos.Burstable
-}
-
-// cpuLists parses the config's reservedCPUs and bePool (already validated).
-func cpuLists(cfg *hostconfig.HostConfig) (reserved, bePool cpuset.CPUSet, err error) {
-	if reserved, err = topology.ParseCPUList(cfg.ReservedCPUs); err != nil {
-		return reserved, bePool, fmt.Errorf("reservedCPUs: %w", err)
-	}
-	if bePool, err = topology.ParseCPUList(cfg.BEPool); err != nil {
-		return reserved, bePool, fmt.Errorf("bePool: %w", err)
-	}
-	return reserved, bePool, nil
 }

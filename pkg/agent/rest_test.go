@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -24,7 +25,7 @@ type stamp struct {
 func stamps(t *testing.T, dir string) map[string]stamp {
 	t.Helper()
 	out := map[string]stamp{}
-	for _, name := range []string{"checkpoint.json", OriginalsFile, StatusFile, EventsFile} {
+	for _, name := range []string{"checkpoint.json", OriginalsFile, StatusFile, eventlog.EventsFile} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

@@ -131,11 +131,11 @@ func (a *Agent) shutdown() error {
 	}
 	keep := map[string]bool{}
 	var stop []string
-	for _, w := range cfg.host.Workloads {
+	for _, w := range cfg.Host.Workloads {
 		if strings.EqualFold(w.Annotations[AnnotationStopOnExit], "true") {
 			stop = append(stop, w.Name)
 		} else {
-			keep[cfg.host.CgroupPath(w)] = true
+			keep[cfg.Host.CgroupPath(w)] = true
 		}
 	}
 	var errs []error

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -93,9 +94,9 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Prob
 		switch {
 		case !a.procAlive(p):
 			delay, why := a.sup.exited(name, now)
-			a.events.Emit(Warning, "WorkloadExited", name, "process %d exited (%s); restarting in %s", p.PID, why, delay)
+			a.events.Emit(eventlog.Warning, "WorkloadExited", name, "process %d exited (%s); restarting in %s", p.PID, why, delay)
 		case a.sup.specOf(p.PID) != spec:
-			a.events.Emit(Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
+			a.events.Emit(eventlog.Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
 			if err := a.sup.stop(*p); err != nil {
 				return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
 			}
@@ -112,10 +113,10 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Prob
 			entry.Started = &p
 			a.saveEntry(name, *entry)
 			a.sup.adopted(name, now)
-			a.events.Emit(Normal, "WorkloadAdopted", name, "process %d is already running the command", p.PID)
+			a.events.Emit(eventlog.Normal, "WorkloadAdopted", name, "process %d is already running the command", p.PID)
 			continue
 		}
-		a.events.Emit(Warning, "DuplicateStopped", name, "stopping process %d: another process runs this workload or its command changed", o.PID)
+		a.events.Emit(eventlog.Warning, "DuplicateStopped", name, "stopping process %d: another process runs this workload or its command changed", o.PID)
 		if err := a.sup.stop(o.Process); err != nil {
 			return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
 		}
@@ -135,6 +136,6 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Prob
 	a.debugDelay() // the window a crash test aims at: started, not yet recorded
 	entry.Started = &p
 	a.saveEntry(name, *entry)
-	a.events.Emit(Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
+	a.events.Emit(eventlog.Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
 	return nil
 }

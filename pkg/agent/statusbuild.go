@@ -11,19 +11,20 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // buildStatus describes the node after a reconcile, with the memory QoS
 // files as read back, so it shows what is in force, not what was meant.
 // Files the reconcile read or wrote are taken from seen; the others are read.
-func (a *Agent) buildStatus(cfg *config, rs []resolved, d decide.Desired, ck state.Checkpoint,
+func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desired, ck state.Checkpoint,
 	ready map[string]bool, seen readBack) Status {
 	st := Status{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr}
 	st.Node = NodeStatus{
 		CgroupVersion: a.h.Version().String(),
 		Topology:      topologySummary(a.topo),
 		CPUs:          a.topo.CPUSet().String(),
-		Reserved:      cfg.reserved.String(),
+		Reserved:      cfg.Reserved.String(),
 		Exclusive:     d.Pools.Exclusive.String(),
 		Shared:        d.Pools.Shared.String(),
 		BE:            d.Pools.BE.String(),
