@@ -18,6 +18,7 @@ import (
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/supervisor"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -86,7 +87,7 @@ type Agent struct {
 	memo      *planMemo // the last decision, reused while its input holds
 	started   []state.Process
 	lastSaved *Status // status.json as last written, without its time
-	sup       *supervisor
+	sup       *supervisor.Supervisor
 	lock      *os.File
 	now       func() time.Time
 	trigger   chan struct{}
@@ -140,8 +141,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.DebugWriteDelay > 0 {
 		a.w.BetweenBatches = a.debugDelay
 	}
-	a.sup = &supervisor{procs: a.procs, h: a.h, exe: opts.Exe, stateDir: opts.StateDir,
-		grace: opts.StopGrace, wake: a.wake, runs: map[string]*runState{}}
+	a.sup = supervisor.New(a.procs, a.h, opts.Exe, opts.StateDir, opts.StopGrace, a.wake)
 	return a, nil
 }
 

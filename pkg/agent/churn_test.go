@@ -32,9 +32,7 @@ func (n *podNode) sizes() agentSizes {
 			series += len(mf.GetMetric())
 		}
 	}
-	a.sup.mu.Lock()
-	supervised := len(a.sup.runs)
-	a.sup.mu.Unlock()
+	supervised := a.sup.Supervised()
 	return agentSizes{problems: len(a.lastProblems), containerNames: len(a.containerNames),
 		originals: len(a.originals.(interface{ Keys() []string }).Keys()), checkpoint: len(ck.Workloads),
 		assignments: len(ck.Assignments), status: len(a.status.Workloads), series: series, supervised: supervised}

@@ -33,7 +33,7 @@ func (a *Agent) matchProcesses(r *resolved) error {
 	}
 	var move []int
 	for _, pid := range pids {
-		if inside[pid] || pid == os.Getpid() || !a.adoptable(pid, *m, exe) || a.sup.ours(pid) {
+		if inside[pid] || pid == os.Getpid() || !a.adoptable(pid, *m, exe) || a.sup.Ours(pid) {
 			continue
 		}
 		move = append(move, pid)

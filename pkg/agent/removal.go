@@ -41,7 +41,7 @@ func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, 
 		if a.opts.DryRun {
 			fmt.Fprintf(a.opts.Out, "stop %s: process %d\n", name, e.Started.PID)
 		} else {
-			if err := a.sup.stop(*e.Started); err != nil {
+			if err := a.sup.Stop(*e.Started); err != nil {
 				return fmt.Errorf("stop %s: %w", name, err)
 			}
 			a.events.Emit(eventlog.Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)

@@ -52,10 +52,10 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
 		}
 		if r.source == FromCommand {
-			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.restarts(name)}
+			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
 			if p := ck.Workloads[name].Started; p != nil && a.procAlive(p) {
 				ws.Process.PID, ws.Process.StartTime, ws.Process.State = p.PID, p.StartTime, "running"
-			} else if a.sup.waitFor(name, a.now()) > 0 {
+			} else if a.sup.WaitFor(name, a.now()) > 0 {
 				ws.Process.State = "restarting"
 			}
 		}
