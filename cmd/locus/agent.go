@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/stopsignal"
+	"github.com/locus-project/locus/pkg/supervisor"
 )
 
 func newAgentCmd() *cobra.Command {
@@ -92,14 +93,14 @@ NodeResourceTopology.`,
 }
 
 // newShimCmd is the hidden helper that starts a command workload inside its
-// cgroup; see agent.ShimCommand.
+// cgroup; see supervisor.ShimCommand.
 func newShimCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                agent.ShimCommand + " ROOT VERSION CGROUP COMMAND [ARG...]",
+		Use:                supervisor.ShimCommand + " ROOT VERSION CGROUP COMMAND [ARG...]",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(_ *cobra.Command, args []string) error {
-			err := agent.ExecInCgroup(args)
+			err := supervisor.ExecInCgroup(args)
 			os.Stderr.WriteString("locus: " + err.Error() + "\n")
 			os.Exit(127) // like a shell that cannot run the command
 			return nil

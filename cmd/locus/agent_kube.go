@@ -82,7 +82,7 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return err
 	}
-	return nodeagent.Run(ctx, nodeagent.Options{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
+	return agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, Reserved: reserved}})
 }
@@ -102,7 +102,7 @@ func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	return cfg, err
 }
 
-// heartbeatOption maps the flag (0: off) onto nodeagent.Options (0: the
+// heartbeatOption maps the flag (0: off) onto agent.KubeOptions (0: the
 // default, negative: off).
 func heartbeatOption(d time.Duration) time.Duration {
 	if d == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/eventlog"
 )
 
 func newEventsCmd() *cobra.Command {
@@ -21,14 +22,14 @@ func newEventsCmd() *cobra.Command {
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			evs, err := agent.ReadEvents(stateDir)
+			evs, err := eventlog.Read(stateDir)
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("no agent state in %s: is `locus agent` running?", stateDir)
 			}
 			if err != nil {
 				return err
 			}
-			var shown []agent.Event
+			var shown []eventlog.Event
 			for _, e := range evs {
 				if workload == "" || e.Workload == workload {
 					shown = append(shown, e)
@@ -36,7 +37,7 @@ func newEventsCmd() *cobra.Command {
 			}
 			if output == "json" {
 				if shown == nil {
-					shown = []agent.Event{}
+					shown = []eventlog.Event{}
 				}
 				return writeJSON(cmd.OutOrStdout(), shown)
 			}

@@ -14,12 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locus-project/locus/pkg/agent"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	locuscpuset "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/runner"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 func TestMain(m *testing.M) {

@@ -18,10 +18,10 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	locuscpuset "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/runner"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Tests that need the real binary (a command re-executes itself, or must be
@@ -246,7 +246,7 @@ func TestRunDryRunFollowsAgentConfigAndLeases(t *testing.T) {
 	}
 	cp := state.Empty()
 	cp.Leases["run-1"] = state.Lease{Cgroup: "agent.slice/run-1", Owner: me,
-		Assignment: plan.Assignment{CPUs: cpuset.New(1), Policy: locuscpuset.FullPCPUs}}
+		Assignment: workload.Assignment{CPUs: cpuset.New(1), Policy: locuscpuset.FullPCPUs}}
 	if err := store.Save(cp); err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package agent is the standalone node agent: the shell around the pure
-// decision in pkg/agent/plan. Each reconcile reads the HostConfig, makes the
+// decision in pkg/decide. Each reconcile reads the HostConfig, makes the
 // workloads' processes live in their cgroups, decides CPUs and memory QoS,
 // saves the decision, then writes cgroups through pkg/cgroup.
 package agent
@@ -12,12 +12,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/source"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/supervisor"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Options configure an Agent; the zero value of each field is its default.
@@ -48,10 +51,10 @@ type Options struct {
 	Logger            *slog.Logger
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
-	Source WorkloadSource
+	Source source.Source
 	// EventSink, when set, also receives every event (to post it to
 	// Kubernetes); it must not block.
-	EventSink func(Event)
+	EventSink func(eventlog.Event)
 	// LocalityBudget bounds one page-moving call of a memory locality run
 	// (default locality.DefaultBudget); LocalityMargin is the free memory a
 	// target node keeps (zero: locality.DefaultMargin).
@@ -74,7 +77,7 @@ type Agent struct {
 	store     *state.Store
 	originals cgroup.OriginalStore
 	procs     procfs.FS
-	events    *eventLog
+	events    *eventlog.Log
 	metrics   *metrics
 	health    *health
 	cfg       configLoader
@@ -84,7 +87,7 @@ type Agent struct {
 	memo      *planMemo // the last decision, reused while its input holds
 	started   []state.Process
 	lastSaved *Status // status.json as last written, without its time
-	sup       *supervisor
+	sup       *supervisor.Supervisor
 	lock      *os.File
 	now       func() time.Time
 	trigger   chan struct{}
@@ -95,7 +98,7 @@ type Agent struct {
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
 	lastProblems     map[string]bool
-	lastProblemList  []plan.Problem
+	lastProblemList  []workload.Problem
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
 
@@ -138,8 +141,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.DebugWriteDelay > 0 {
 		a.w.BetweenBatches = a.debugDelay
 	}
-	a.sup = &supervisor{procs: a.procs, h: a.h, exe: opts.Exe, stateDir: opts.StateDir,
-		grace: opts.StopGrace, wake: a.wake, runs: map[string]*runState{}}
+	a.sup = supervisor.New(a.procs, a.h, opts.Exe, opts.StateDir, opts.StopGrace, a.wake)
 	return a, nil
 }
 
@@ -185,7 +187,7 @@ func (a *Agent) openState() error {
 		a.store = &state.Store{Dir: dir}
 		orig, err := readOriginals(filepath.Join(dir, OriginalsFile))
 		a.originals = orig
-		a.events, _ = openEventLog("", a.log)
+		a.events, _ = eventlog.Open("", a.log)
 		return err
 	}
 	var err error
@@ -195,10 +197,10 @@ func (a *Agent) openState() error {
 	if a.lock, err = takeAgentLock(a.store.Path(LockFile)); err != nil {
 		return err
 	}
-	if a.events, err = openEventLog(a.store.Path(EventsFile), a.log); err != nil {
+	if a.events, err = eventlog.Open(a.store.Path(eventlog.EventsFile), a.log); err != nil {
 		return err
 	}
-	a.events.sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
+	a.events.Sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
 	store, err := cgroup.OpenFileStore(a.store.Path(OriginalsFile))
 	if err != nil {
 		return err

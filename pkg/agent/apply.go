@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 )
 
 // batch is the writes of cgroups that form one subtree: workloads whose
@@ -193,7 +194,7 @@ func (a *Agent) writeFailed(who string, err error, res *Result) {
 		return
 	}
 	res.Errors = append(res.Errors, fmt.Errorf("%s: %w", who, err))
-	a.events.Emit(Warning, "CgroupWriteFailed", who, "%v", err)
+	a.events.Emit(eventlog.Warning, "CgroupWriteFailed", who, "%v", err)
 }
 
 // account counts writes, reports unsupported knobs once per node and says
@@ -216,7 +217,7 @@ func (a *Agent) account(rep cgroup.Report, owner map[string]string, res *Result)
 			why = after // the reason starts with the file name, said already
 		}
 		why = upstreamWhy(a.h.Version(), r.Knob, why)
-		a.events.Emit(Warning, "KnobUnsupported", "", "%s is not supported by this kernel (%s); Locus skips it on this node", r.Knob, why)
+		a.events.Emit(eventlog.Warning, "KnobUnsupported", "", "%s is not supported by this kernel (%s); Locus skips it on this node", r.Knob, why)
 	}
 	changed := map[string][]string{}
 	for _, r := range rep.Results {
@@ -226,7 +227,7 @@ func (a *Agent) account(rep cgroup.Report, owner map[string]string, res *Result)
 		}
 	}
 	for _, name := range sortedKeys(changed) {
-		a.events.Emit(Normal, "CgroupUpdated", name, "%s", strings.Join(changed[name], " "))
+		a.events.Emit(eventlog.Normal, "CgroupUpdated", name, "%s", strings.Join(changed[name], " "))
 	}
 }
 

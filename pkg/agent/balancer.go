@@ -5,10 +5,12 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/balancer/probe"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // The NUMA balancer in the agent: every reconcile it rewrites the cpusets
@@ -19,8 +21,8 @@ import (
 // balancerGroup is one cgroup balanced in this reconcile.
 type balancerGroup struct {
 	name       string
-	cgroup     string           // measured here
-	containers []plan.Container // written here
+	cgroup     string               // measured here
+	containers []workload.Container // written here
 	allowed    cpuset.CPUSet
 	state      int // index in Desired.Workloads; -1 for a cgroup that is no workload
 }
@@ -54,7 +56,7 @@ type balancerRunner struct {
 // gives the balanced workloads their partitions' cpusets and writes those
 // of the other balanced cgroups. Disabled, it restores at the first
 // reconcile what an earlier run wrote outside the workloads.
-func (a *Agent) balance(rs []resolved, d plan.Desired) plan.Desired {
+func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
 	o := a.opts.NUMABalancer
 	if !o.Enabled || a.opts.Once || a.opts.DryRun {
 		if a.bal == nil {
@@ -85,7 +87,7 @@ func newBalancerRunner(a *Agent, o BalancerOptions) *balancerRunner {
 	return r
 }
 
-func (r *balancerRunner) step(rs []resolved, d plan.Desired) plan.Desired {
+func (r *balancerRunner) step(rs []resolved, d decide.Desired) decide.Desired {
 	r.groups = r.collect(rs, d)
 	parts := balancer.Partitions(r.a.topo, r.opts.Partition, d.Pools.Shared)
 	if len(r.placed) == 0 && len(r.rec.State.Groups) > 0 {
@@ -112,7 +114,7 @@ func (r *balancerRunner) step(rs []resolved, d plan.Desired) plan.Desired {
 
 // collect lists the groups: workloads in the shared or BE pool, then the
 // children of the configured parents that are no workload's cgroup.
-func (r *balancerRunner) collect(rs []resolved, d plan.Desired) []balancerGroup {
+func (r *balancerRunner) collect(rs []resolved, d decide.Desired) []balancerGroup {
 	byName := map[string]*resolved{}
 	taken := map[string]bool{}
 	for i := range rs {
@@ -138,7 +140,7 @@ func (r *balancerRunner) collect(rs []resolved, d plan.Desired) []balancerGroup 
 		}
 		for _, c := range children {
 			if !taken[c] {
-				out = append(out, balancerGroup{name: c, cgroup: c, containers: []plan.Container{{Name: c, Cgroup: c}},
+				out = append(out, balancerGroup{name: c, cgroup: c, containers: []workload.Container{{Name: c, Cgroup: c}},
 					allowed: d.Pools.Shared, state: -1})
 			}
 		}
@@ -221,15 +223,15 @@ func (r *balancerRunner) decided(d balancer.Decision, in balancer.Input) {
 		if len(m.From) > 0 {
 			reason = "NUMABalancerMoved"
 		}
-		r.a.events.Emit(Normal, reason, m.Group, "%s", m.Reason)
+		r.a.events.Emit(eventlog.Normal, reason, m.Group, "%s", m.Reason)
 	}
 	for _, p := range d.Partitions {
 		switch was := prev.Overflow[p.Name]; {
 		case p.Overflow && !was:
-			r.a.events.Emit(Normal, "NUMABalancerOverflow", "", "partition %s is saturated (%.1f of %.0f CPUs predicted): its groups %s may use the whole pool",
+			r.a.events.Emit(eventlog.Normal, "NUMABalancerOverflow", "", "partition %s is saturated (%.1f of %.0f CPUs predicted): its groups %s may use the whole pool",
 				p.Name, p.Predicted, p.Capacity, strings.Join(p.Groups, ","))
 		case !p.Overflow && was:
-			r.a.events.Emit(Normal, "NUMABalancerOverflowEnded", "", "partition %s is no longer saturated (%.1f of %.0f CPUs predicted): its groups keep to its CPUs",
+			r.a.events.Emit(eventlog.Normal, "NUMABalancerOverflowEnded", "", "partition %s is no longer saturated (%.1f of %.0f CPUs predicted): its groups keep to its CPUs",
 				p.Name, p.Predicted, p.Capacity)
 		}
 	}

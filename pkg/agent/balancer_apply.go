@@ -2,7 +2,6 @@ package agent
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,8 +9,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -76,7 +76,7 @@ func (r *balancerRunner) settle() {
 			r.rec.Settled[g.name] = r.home(key)
 		case r.runs[g.name]+1 >= maxRuns:
 			r.rec.Settled[g.name] = key + wide
-			r.a.events.Emit(Warning, "NUMABalancerMemoryRemote", g.name, "after %d memory locality runs %s of its memory is still off %s; cpuset.mems stays %s",
+			r.a.events.Emit(eventlog.Warning, "NUMABalancerMemoryRemote", g.name, "after %d memory locality runs %s of its memory is still off %s; cpuset.mems stays %s",
 				maxRuns, m, key, r.wideMems[g.name])
 		default:
 			r.runs[g.name]++
@@ -95,38 +95,12 @@ func (r *balancerRunner) home(key string) string {
 	return key + wide
 }
 
-// memSplit is a group's own memory (memory.numa_stat: anonymous and
-// shared, not the page cache or the binary's text, which a memory locality
-// run may rightly leave) off and on its nodes.
-type memSplit struct{ remote, total uint64 }
-
-func (m memSplit) String() string {
-	return fmt.Sprintf("%dMi (%d%%)", m.remote>>20, 100*m.remote/max(m.total, 1))
-}
-
-// remoteNow reads how much of the group's memory is off the nodes now;
-// false if it cannot be read.
-func (r *balancerRunner) remoteNow(g balancerGroup, nodes []int) (memSplit, bool) {
-	gs, err := r.reader.Group(g.cgroup)
-	if err != nil {
-		return memSplit{}, false
-	}
-	var m memSplit
-	for n, b := range gs.Mem {
-		m.total += b
-		if !slices.Contains(nodes, n) {
-			m.remote += b
-		}
-	}
-	return m, true
-}
-
 // apply gives the balanced workloads their cpusets in the decision (a copy:
 // the plan's decision is reused while its input holds) and writes those of
 // the other balanced cgroups.
-func (r *balancerRunner) apply(d plan.Desired) plan.Desired {
+func (r *balancerRunner) apply(d decide.Desired) decide.Desired {
 	d.Ops, d.Workloads = slices.Clone(d.Ops), slices.Clone(d.Workloads)
-	shared := plan.Mems(r.a.topo, d.Pools.Shared, false)
+	shared := decide.Mems(r.a.topo, d.Pools.Shared, false)
 	want := map[string][2]string{} // container cgroup -> cpus, mems
 	extra := map[string]bool{}
 	for _, g := range r.groups {
@@ -196,10 +170,10 @@ func (r *balancerRunner) writeExtra(g balancerGroup, cpus, mems string) {
 	}
 	if len(changed) > 0 {
 		r.a.metrics.writes.Add(float64(len(rep.Writes)))
-		r.a.events.Emit(Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
+		r.a.events.Emit(eventlog.Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
 	}
 	if err != nil && !errors.Is(err, cgroup.ErrCgroupGone) { // a group that went away is no failure
-		r.a.events.Emit(Warning, "CgroupWriteFailed", g.name, "%v", err)
+		r.a.events.Emit(eventlog.Warning, "CgroupWriteFailed", g.name, "%v", err)
 	}
 }
 
@@ -237,10 +211,10 @@ func (r *balancerRunner) restore(cg string) {
 		return
 	}
 	if err != nil {
-		r.a.events.Emit(Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
+		r.a.events.Emit(eventlog.Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
 		return
 	}
-	r.a.events.Emit(Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
+	r.a.events.Emit(eventlog.Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
 }
 
 // restoreAll runs once when the agent starts with the balancer off: the
@@ -259,7 +233,7 @@ func (r *balancerRunner) restoreAll() {
 		r.a.log.Warn("numa balancer: cannot remove its record", "err", err)
 		return
 	}
-	r.a.events.Emit(Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
+	r.a.events.Emit(eventlog.Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
 		len(rec.State.Groups)-len(rec.Extra), len(rec.Extra))
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
 	"github.com/locus-project/locus/pkg/balancer"
@@ -62,4 +63,30 @@ func (r *balancerRunner) save() {
 		return
 	}
 	r.saved = v
+}
+
+// memSplit is a group's own memory (memory.numa_stat: anonymous and
+// shared, not the page cache or the binary's text, which a memory locality
+// run may rightly leave) off and on its nodes.
+type memSplit struct{ remote, total uint64 }
+
+func (m memSplit) String() string {
+	return fmt.Sprintf("%dMi (%d%%)", m.remote>>20, 100*m.remote/max(m.total, 1))
+}
+
+// remoteNow reads how much of the group's memory is off the nodes now;
+// false if it cannot be read.
+func (r *balancerRunner) remoteNow(g balancerGroup, nodes []int) (memSplit, bool) {
+	gs, err := r.reader.Group(g.cgroup)
+	if err != nil {
+		return memSplit{}, false
+	}
+	var m memSplit
+	for n, b := range gs.Mem {
+		m.total += b
+		if !slices.Contains(nodes, n) {
+			m.remote += b
+		}
+	}
+	return m, true
 }

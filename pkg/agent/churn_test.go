@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/source"
 )
 
 // agentSizes are the sizes of everything the agent keeps per workload, in
@@ -31,9 +32,7 @@ func (n *podNode) sizes() agentSizes {
 			series += len(mf.GetMetric())
 		}
 	}
-	a.sup.mu.Lock()
-	supervised := len(a.sup.runs)
-	a.sup.mu.Unlock()
+	supervised := a.sup.Supervised()
 	return agentSizes{problems: len(a.lastProblems), containerNames: len(a.containerNames),
 		originals: len(a.originals.(interface{ Keys() []string }).Keys()), checkpoint: len(ck.Workloads),
 		assignments: len(ck.Assignments), status: len(a.status.Workloads), series: series, supervised: supervised}
@@ -51,7 +50,7 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 			n.quietReconcile("start")
 			var first agentSizes
 			for wave := range 8 {
-				var ws []SourceWorkload
+				var ws []source.Workload
 				for i := range 6 {
 					cpus := 0
 					if i%3 == 0 { // two of six with a CPU of their own
@@ -61,7 +60,7 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 					n.tree.mkcg(w.Plan.Containers[0].Cgroup)
 					ws = append(ws, w)
 				}
-				n.setPods(append([]SourceWorkload{stay}, ws...)...)
+				n.setPods(append([]source.Workload{stay}, ws...)...)
 				n.quietReconcile(fmt.Sprintf("wave %d up", wave))
 				if got := n.sizes(); got.checkpoint != 7 || got.status != 7 {
 					t.Fatalf("wave %d: %+v, want 7 workloads managed", wave, got)
@@ -70,7 +69,7 @@ func TestChurnLeavesNothingBehind(t *testing.T) {
 					n.removeCgroup(ws[i].Plan.Containers[0].Cgroup)
 					ws[i].Plan.Terminating, ws[i].Plan.Containers = true, nil
 				}
-				n.setPods(append([]SourceWorkload{stay}, ws...)...)
+				n.setPods(append([]source.Workload{stay}, ws...)...)
 				n.quietReconcile(fmt.Sprintf("wave %d terminating", wave))
 				for _, w := range ws {
 					n.removeCgroup(w.Plan.Cgroup)

@@ -7,11 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/cpuset"
-
 	"github.com/locus-project/locus/pkg/hostconfig"
-	"github.com/locus-project/locus/pkg/locality"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 //go:embed defaultconfig.yaml
@@ -20,51 +17,10 @@ var defaultConfigYAML []byte
 // DefaultConfigYAML is the built-in HostConfig used without --config.
 func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfigYAML...) }
 
-// config is a HostConfig with its derived, validated parts.
-type config struct {
-	host             *hostconfig.HostConfig
-	memQoS           memqos.Config
-	namespaces       memqos.NamespaceConfig // the HostConfig has none
-	reserved, bePool cpuset.CPUSet
-	// memQoSHeld, when set, says why memory QoS files are left alone this
-	// reconcile (see Snapshot.MemoryQoSHeld).
-	memQoSHeld string
-	// locality holds the memoryLocality sections of resourceQOSConfig, by
-	// class key (lsClass, beClass, ...).
-	locality map[string]locality.Settings
-}
-
-// parseConfig validates everything the agent derives from a HostConfig, so
-// that a file is accepted or refused as a whole.
-func parseConfig(raw []byte) (*config, error) {
-	hc, err := hostconfig.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
-	return deriveConfig(hc)
-}
-
-func deriveConfig(hc *hostconfig.HostConfig) (*config, error) {
-	c := &config{host: hc}
-	var err error
-	if len(hc.ResourceQOSConfig) > 0 && string(hc.ResourceQOSConfig) != "null" {
-		if c.memQoS, err = memqos.ParseResourceQoSConfig(string(hc.ResourceQOSConfig)); err != nil {
-			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
-		}
-	}
-	if c.locality, err = localityClasses(hc.ResourceQOSConfig); err != nil {
-		return nil, fmt.Errorf("resourceQOSConfig: %w", err)
-	}
-	if c.reserved, c.bePool, err = cpuLists(hc); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
 // defaultConfig is the built-in HostConfig fitted to the machine: with a
 // single CPU, an exclusive CPU would leave nothing for the BE workload, so
 // the demo binds no CPUs there.
-func defaultConfig(onlineCPUs int) (*config, error) {
+func defaultConfig(onlineCPUs int) (*workload.Config, error) {
 	hc, err := hostconfig.Parse(defaultConfigYAML)
 	if err != nil {
 		return nil, fmt.Errorf("built-in config: %w", err)
@@ -74,7 +30,7 @@ func defaultConfig(onlineCPUs int) (*config, error) {
 			delete(hc.Workloads[i].Annotations, AnnotationCPUSet)
 		}
 	}
-	return deriveConfig(hc)
+	return workload.DeriveConfig(hc)
 }
 
 // configLoader keeps the last good config in force across bad edits, and
@@ -83,7 +39,7 @@ func defaultConfig(onlineCPUs int) (*config, error) {
 type configLoader struct {
 	file    string // "" means the built-in config
 	read    func(string) ([]byte, time.Time, error)
-	good    *config
+	good    *workload.Config
 	goodRaw []byte // the bytes good was parsed from; nil for the built-in config
 	goodCPU int    // the built-in config: the CPU count it was fitted to
 	lastErr string
@@ -102,8 +58,8 @@ type configLoader struct {
 // change that has not settled yet leaves the config in force as it is (nil
 // before the first). The first load has no last good config to fall back
 // on, so its error is fatal.
-func (l *configLoader) load(onlineCPUs int) (cfg *config, fresh error) {
-	var next *config
+func (l *configLoader) load(onlineCPUs int) (cfg *workload.Config, fresh error) {
+	var next *workload.Config
 	var raw []byte
 	var err error
 	l.waitFor = 0
@@ -125,7 +81,7 @@ func (l *configLoader) load(onlineCPUs int) (cfg *config, fresh error) {
 				}
 				return l.good, nil
 			}
-			next, err = parseConfig(raw)
+			next, err = workload.ParseConfig(raw)
 		}
 		if err != nil && !strings.Contains(err.Error(), l.file) {
 			err = fmt.Errorf("%s: %w", l.file, err)

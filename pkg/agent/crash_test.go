@@ -14,9 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -185,7 +186,7 @@ func (r *crashRig) noDuplicates(name string, want state.Process) {
 	if len(got) != 1 || got[0].Process != want {
 		r.t.Fatalf("%s: live processes %v, want exactly the first one %v", name, got, want)
 	}
-	evs, _ := ReadEvents(r.stateDir)
+	evs, _ := eventlog.Read(r.stateDir)
 	for _, e := range evs {
 		if e.Reason == "DuplicateStopped" {
 			r.t.Errorf("a duplicate was started: %s", e.Message)

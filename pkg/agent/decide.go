@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/runner"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // leasePrefix names the CPUs `locus run` holds; no workload name can start
@@ -23,9 +25,9 @@ const leasePrefix = "lease:"
 // (at rest: same topology, config, assignments and leases) reuses it.
 type planMemo struct {
 	topo *topology.Topology
-	cfg  *config
+	cfg  *workload.Config
 	key  string // previous assignments and leases, as JSON
-	d    plan.Desired
+	d    decide.Desired
 }
 
 // decide computes the decision under the checkpoint lock, so that `locus run`
@@ -33,18 +35,18 @@ type planMemo struct {
 // left nothing running, decides, and saves the assignments when they or the
 // leases changed. It returns the decision and the assignments in force
 // before it. A dry run decides on ck and saves nothing.
-func (a *Agent) decide(cfg *config, rs []resolved, ck state.Checkpoint) (plan.Desired, map[string]plan.Assignment, error) {
+func (a *Agent) decide(cfg *workload.Config, rs []resolved, ck state.Checkpoint) (decide.Desired, map[string]workload.Assignment, error) {
 	if a.opts.DryRun {
 		return a.compute(cfg, rs, ck), ck.Assignments, nil
 	}
 	unlock, err := a.store.Lock()
 	if err != nil {
-		return plan.Desired{}, nil, fmt.Errorf("save checkpoint: %w", err)
+		return decide.Desired{}, nil, fmt.Errorf("save checkpoint: %w", err)
 	}
 	defer unlock()
 	c, err := a.store.Load()
 	if err != nil {
-		return plan.Desired{}, nil, err
+		return decide.Desired{}, nil, err
 	}
 	leases := make(map[string]state.Lease, len(c.Leases))
 	for k, l := range c.Leases {
@@ -59,25 +61,25 @@ func (a *Agent) decide(cfg *config, rs []resolved, ck state.Checkpoint) (plan.De
 	if len(dropped) > 0 || !sameAssignments(prev, d.Assignments) {
 		c.Assignments = d.Assignments
 		if err := a.store.Save(c); err != nil {
-			return plan.Desired{}, nil, fmt.Errorf("save checkpoint: %w", err)
+			return decide.Desired{}, nil, fmt.Errorf("save checkpoint: %w", err)
 		}
 	}
 	for _, name := range sortedStrings(dropped) {
 		l := leases[name]
-		a.events.Emit(Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
+		a.events.Emit(eventlog.Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
 			name, l.Cgroup, l.Assignment.CPUs.String())
 	}
 	return d, prev, nil
 }
 
 // compute decides, or reuses the last decision when its input is the same.
-func (a *Agent) compute(cfg *config, rs []resolved, c state.Checkpoint) plan.Desired {
+func (a *Agent) compute(cfg *workload.Config, rs []resolved, c state.Checkpoint) decide.Desired {
 	in := a.planInput(cfg, rs, &c)
 	key := inputKey(c.Assignments, in.Workloads)
 	if m := a.memo; m != nil && m.topo == a.topo && m.cfg == cfg && m.key == key {
 		return m.d
 	}
-	d := plan.Compute(in)
+	d := decide.Compute(in)
 	for name := range d.Assignments {
 		if strings.HasPrefix(name, leasePrefix) {
 			delete(d.Assignments, name)
@@ -89,15 +91,15 @@ func (a *Agent) compute(cfg *config, rs []resolved, c state.Checkpoint) plan.Des
 
 // inputKey is the part of the decision's input that comes from the
 // checkpoint: the previous assignments and the leased CPUs.
-func inputKey(prev map[string]plan.Assignment, ws []plan.Workload) string {
-	leases := map[string]plan.Assignment{}
+func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) string {
+	leases := map[string]workload.Assignment{}
 	for _, w := range ws {
 		if strings.HasPrefix(w.Name, leasePrefix) {
-			leases[w.Name] = plan.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli}
+			leases[w.Name] = workload.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli}
 		}
 	}
 	raw, _ := json.Marshal(struct {
-		Prev, Leases map[string]plan.Assignment
+		Prev, Leases map[string]workload.Assignment
 	}{prev, leases})
 	return string(raw)
 }
@@ -106,9 +108,9 @@ func inputKey(prev map[string]plan.Assignment, ws []plan.Workload) string {
 // assignments in force, and the CPUs `locus run` leases, which count as
 // decided elsewhere. A lease with no CPUs (a run in the shared pool) holds
 // nothing to route around and is left out.
-func (a *Agent) planInput(cfg *config, rs []resolved, c *state.Checkpoint) plan.Input {
-	in := plan.Input{Topology: a.topo, Reserved: cfg.reserved, BEPool: cfg.bePool,
-		UnrestrictedMems: cfg.host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.memQoS, Namespaces: cfg.namespaces,
+func (a *Agent) planInput(cfg *workload.Config, rs []resolved, c *state.Checkpoint) decide.Input {
+	in := decide.Input{Topology: a.topo, Reserved: cfg.Reserved, BEPool: cfg.BEPool,
+		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
 		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow}}
 	for _, r := range rs {
 		in.Workloads = append(in.Workloads, r.plan)
@@ -118,14 +120,14 @@ func (a *Agent) planInput(cfg *config, rs []resolved, c *state.Checkpoint) plan.
 		if l.Assignment.CPUs.IsEmpty() {
 			continue
 		}
-		in.Workloads = append(in.Workloads, plan.Workload{Name: leasePrefix + key, CPU: plan.CPUNeed{
+		in.Workloads = append(in.Workloads, workload.Workload{Name: leasePrefix + key, CPU: workload.CPUNeed{
 			Exclusive: true, CPUs: l.Assignment.CPUs.Size(), Policy: l.Assignment.Policy,
 			RequestMilli: l.Assignment.RequestMilli, Decided: l.Assignment.CPUs}})
 	}
 	return in
 }
 
-func sameAssignments(a, b map[string]plan.Assignment) bool {
+func sameAssignments(a, b map[string]workload.Assignment) bool {
 	if len(a) != len(b) {
 		return false
 	}

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // The shipped examples and the built-in config must load as they are.
@@ -21,12 +23,12 @@ func TestExamplesParse(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := parseConfig(raw)
+		cfg, err := workload.ParseConfig(raw)
 		if err != nil {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if len(resolveWorkloads(cfg.host)) == 0 {
+		if len(resolveWorkloads(cfg.Host)) == 0 {
 			t.Errorf("%s has no workloads", f)
 		}
 	}

@@ -10,15 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/supervisor"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
 // TestMain lets the test binary stand in for locus as the command shim.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == ShimCommand {
-		err := ExecInCgroup(os.Args[2:])
+	if len(os.Args) > 1 && os.Args[1] == supervisor.ShimCommand {
+		err := supervisor.ExecInCgroup(os.Args[2:])
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(127)
 	}
@@ -243,9 +245,9 @@ func (h *harness) checkpoint() state.Checkpoint {
 	return c
 }
 
-func (h *harness) events() []Event {
+func (h *harness) events() []eventlog.Event {
 	h.t.Helper()
-	evs, err := ReadEvents(h.opts.StateDir)
+	evs, err := eventlog.Read(h.opts.StateDir)
 	if err != nil {
 		h.t.Fatal(err)
 	}

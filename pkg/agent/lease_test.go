@@ -7,10 +7,10 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // self is this test process as a lease owner that is alive.
@@ -52,7 +52,7 @@ func TestLeases(t *testing.T) {
 			}
 			h := newHarness(t, tree, redisAndBatch, nil)
 			lease := state.Lease{Cgroup: "locus.slice/run-1", Owner: tc.owner(t),
-				Assignment: plan.Assignment{CPUs: tc.cpus, Policy: "full-pcpus"}}
+				Assignment: workload.Assignment{CPUs: tc.cpus, Policy: "full-pcpus"}}
 			if err := h.a.store.Update(func(c *state.Checkpoint) error { c.Leases["run-1"] = lease; return nil }); err != nil {
 				t.Fatal(err)
 			}

@@ -1,15 +1,15 @@
 package agent
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Memory locality in the agent: which workloads get their remote memory moved
@@ -20,7 +20,7 @@ import (
 // its own, with policy bestEffort from its annotation or its class.
 type localityTarget struct {
 	Name       string
-	Containers []plan.Container
+	Containers []workload.Container
 	CPUs       string // the cpuset the run is for
 	Local      []int  // the NUMA nodes of CPUs
 	Nodes      []int  // the machine's memory nodes
@@ -40,14 +40,14 @@ var boundPools = []string{"exclusive", "static-burst"}
 // workload rather than falling back to the class: the annotation says the
 // workload wants its own setting. Workloads without CPUs of their own are
 // left out: their memory has no local node to go to.
-func localityTargets(ws []plan.Workload, states []plan.WorkloadState, classes map[string]locality.Settings,
-	memNodes []int) ([]localityTarget, []plan.Problem) {
-	byName := map[string]plan.WorkloadState{}
+func localityTargets(ws []workload.Workload, states []decide.WorkloadState, classes map[string]locality.Settings,
+	memNodes []int) ([]localityTarget, []workload.Problem) {
+	byName := map[string]decide.WorkloadState{}
 	for _, s := range states {
 		byName[s.Name] = s
 	}
 	var out []localityTarget
-	var probs []plan.Problem
+	var probs []workload.Problem
 	for _, w := range ws {
 		if w.Terminating { // its memory goes with it
 			continue
@@ -56,7 +56,7 @@ func localityTargets(ws []plan.Workload, states []plan.WorkloadState, classes ma
 		if raw, ok := w.MemQoS.Annotations[locality.AnnotationKey]; ok {
 			s, err := locality.ParseAnnotation(raw)
 			if err != nil {
-				probs = append(probs, plan.Problem{Workload: w.Name, Reason: "InvalidMemoryLocality",
+				probs = append(probs, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryLocality",
 					Message: err.Error() + "; memory locality is off for this workload until the annotation is fixed"})
 				continue
 			}
@@ -97,15 +97,6 @@ func localityClass(w memqos.Workload) (class string, unlabelledGuaranteed bool) 
 		return string(memqos.ClassLS), true
 	}
 	return string(memqos.ClassLS), false
-}
-
-// localityClasses reads the memoryLocality sections of a HostConfig's
-// resourceQOSConfig; the other keys belong to other features.
-func localityClasses(raw json.RawMessage) (map[string]locality.Settings, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	return locality.ParseClassConfig(string(raw))
 }
 
 // memoryNodes lists the nodes that have memory. A topology that reports no

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
@@ -33,7 +34,7 @@ func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 		t.Errorf("options %+v", opts)
 	}
 	evs := h.localityEvents()
-	if len(evs) != 1 || evs[0].Type != Normal || evs[0].Reason != locality.EventCompleted || evs[0].Workload != "redis" ||
+	if len(evs) != 1 || evs[0].Type != eventlog.Normal || evs[0].Reason != locality.EventCompleted || evs[0].Workload != "redis" ||
 		evs[0].Message != wantMessage(t, h, 100) {
 		t.Fatalf("events %+v\nwant one MemoryLocalityCompleted %q", evs, wantMessage(t, h, 100))
 	}
@@ -125,7 +126,7 @@ func TestLocalitySkippedWithoutTargetNUMA(t *testing.T) {
 			h.settle()
 			h.settle()
 			evs := h.localityEvents()
-			if f.count() != 0 || len(evs) != 1 || evs[0].Type != Normal || evs[0].Reason != locality.EventSkipped ||
+			if f.count() != 0 || len(evs) != 1 || evs[0].Type != eventlog.Normal || evs[0].Reason != locality.EventSkipped ||
 				evs[0].Message != "no target numa" {
 				t.Fatalf("%d migrations, events %+v; want none and one MemoryLocalitySkipped", f.count(), evs)
 			}
@@ -178,7 +179,7 @@ func TestLocalityBadSettingsWarnAndChangeNothing(t *testing.T) {
 	h.settle()
 	evs := h.localityEvents()
 	want := locality.AnnotationKey + `: unknown field "interval" (known: policy, migrateIntervalMinutes)`
-	if f.count() != 0 || len(evs) != 1 || evs[0].Type != Warning || evs[0].Reason != "InvalidMemoryLocality" ||
+	if f.count() != 0 || len(evs) != 1 || evs[0].Type != eventlog.Warning || evs[0].Reason != "InvalidMemoryLocality" ||
 		!strings.HasPrefix(evs[0].Message, want) {
 		t.Fatalf("%d migrations, events %+v; want one warning starting %q", f.count(), evs, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 )
 
@@ -101,8 +102,8 @@ workloads:
 	}
 	re := regexp.MustCompile(fmt.Sprintf(`^Container mem completed: migrated memory from remote numa: %d to local numa: %d\n`+
 		`Total: 1 container\(s\) completed, 0 failed, 0 skipped; cur local memory ratio (99|100), rest remote memory pages \d+$`, remote, local[0]))
-	var got []Event
-	evs, err := ReadEvents(a.opts.StateDir)
+	var got []eventlog.Event
+	evs, err := eventlog.Read(a.opts.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ workloads:
 	}
 	mustReconcile(t, a)
 	a.loc.wg.Wait()
-	if evs, _ := ReadEvents(a.opts.StateDir); countReason(evs, locality.EventCompleted) != 1 {
+	if evs, _ := eventlog.Read(a.opts.StateDir); countReason(evs, locality.EventCompleted) != 1 {
 		t.Errorf("a one-shot migration ran again: %d MemoryLocalityCompleted events", countReason(evs, locality.EventCompleted))
 	}
 	st := a.status
@@ -146,7 +147,7 @@ workloads:
 	}
 }
 
-func countReason(evs []Event, reason string) int {
+func countReason(evs []eventlog.Event, reason string) int {
 	n := 0
 	for _, e := range evs {
 		if e.Reason == reason {

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
@@ -110,8 +111,8 @@ func (h *harness) settle() {
 	h.a.loc.wg.Wait()
 }
 
-func (h *harness) localityEvents() []Event {
-	var out []Event
+func (h *harness) localityEvents() []eventlog.Event {
+	var out []eventlog.Event
 	for _, e := range h.events() {
 		if strings.HasPrefix(e.Reason, "MemoryLocality") || e.Reason == "InvalidMemoryLocality" {
 			out = append(out, e)

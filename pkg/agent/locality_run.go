@@ -8,10 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/atomicfile"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // LocalityFile keeps, under the state directory, what the last memory
@@ -60,12 +62,12 @@ func newLocalityRunner(a *Agent, m memoryMigrator) *localityRunner {
 // cgroups are written: it reports bad annotations as the workloads'
 // problems and queues the migrations that are due. Under --once and
 // --dry-run nothing runs: a migration outlives a single reconcile.
-func (a *Agent) scheduleLocality(cfg *config, rs []resolved, d plan.Desired) {
-	ws := make([]plan.Workload, len(rs))
+func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, d decide.Desired) {
+	ws := make([]workload.Workload, len(rs))
 	for i := range rs {
 		ws[i] = rs[i].plan
 	}
-	targets, probs := localityTargets(ws, d.Workloads, cfg.locality, memoryNodes(a.topo))
+	targets, probs := localityTargets(ws, d.Workloads, cfg.Locality, memoryNodes(a.topo))
 	targets = append(targets, a.balancerTargets()...)
 	for _, p := range probs {
 		for i := range rs {
@@ -212,9 +214,9 @@ func (r *localityRunner) run(t localityTarget) bool {
 	r.mu.Unlock()
 	if report {
 		reason, msg := p.Event()
-		typ := Normal
+		typ := eventlog.Normal
 		if reason == locality.EventFailed {
-			typ = Warning
+			typ = eventlog.Warning
 		}
 		r.a.events.Emit(typ, reason, t.Name, "%s", msg)
 	}

@@ -7,14 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // locWorkload is a workload as the plan sees it, with one container.
-func locWorkload(name string, kube memqos.KubeQoS, labels, annotations map[string]string) plan.Workload {
-	return plan.Workload{Name: name, Cgroup: "pods/" + name, Containers: []plan.Container{{Name: name, Cgroup: "pods/" + name}},
+func locWorkload(name string, kube memqos.KubeQoS, labels, annotations map[string]string) workload.Workload {
+	return workload.Workload{Name: name, Cgroup: "pods/" + name, Containers: []workload.Container{{Name: name, Cgroup: "pods/" + name}},
 		MemQoS: memqos.Workload{Labels: labels, Annotations: annotations, KubeQoS: kube}}
 }
 
@@ -25,11 +26,11 @@ func TestLocalityTargets(t *testing.T) {
 	ann := func(v string) map[string]string { return map[string]string{locality.AnnotationKey: v} }
 	ls := map[string]string{memqos.LabelQoSClass: "LS"}
 	be := map[string]string{memqos.LabelQoSClass: "be"}
-	onNode0 := plan.WorkloadState{Pool: "exclusive", CPUs: "1", NUMANodes: []int{0}}
+	onNode0 := decide.WorkloadState{Pool: "exclusive", CPUs: "1", NUMANodes: []int{0}}
 	tests := []struct {
 		name    string
-		w       plan.Workload
-		st      plan.WorkloadState
+		w       workload.Workload
+		st      decide.WorkloadState
 		classes map[string]locality.Settings
 		nodes   []int
 		want    *locality.Settings // nil: not a target
@@ -51,22 +52,22 @@ func TestLocalityTargets(t *testing.T) {
 		{"bad field is a problem naming it", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"always"}`)), onNode0, classes, []int{0, 1},
 			nil, "", locality.AnnotationKey + `.policy: "always" is not bestEffort or none`},
 		{"shared pool ignored", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort"}`)),
-			plan.WorkloadState{Pool: "shared", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
+			decide.WorkloadState{Pool: "shared", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
 		{"BE pool ignored", locWorkload("w", memqos.BestEffort, be, ann(`{"policy":"bestEffort"}`)),
-			plan.WorkloadState{Pool: "be", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
+			decide.WorkloadState{Pool: "be", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
 		{"static-burst is bound", locWorkload("w", memqos.Burstable, ls, nil),
-			plan.WorkloadState{Pool: "static-burst", CPUs: "2-3", NUMANodes: []int{1}}, classes, []int{0, 1}, &bestEffort, "", ""},
+			decide.WorkloadState{Pool: "static-burst", CPUs: "2-3", NUMANodes: []int{1}}, classes, []int{0, 1}, &bestEffort, "", ""},
 		{"one memory node: no target", locWorkload("w", memqos.Burstable, ls, nil), onNode0, classes, []int{0}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
 		{"cpuset on every node: no target", locWorkload("w", memqos.Burstable, ls, nil),
-			plan.WorkloadState{Pool: "exclusive", CPUs: "1-2", NUMANodes: []int{0, 1}}, classes, []int{0, 1}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
+			decide.WorkloadState{Pool: "exclusive", CPUs: "1-2", NUMANodes: []int{0, 1}}, classes, []int{0, 1}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
 		{"a CPU-less memory node is remote", locWorkload("w", memqos.Burstable, ls, nil),
-			plan.WorkloadState{Pool: "exclusive", CPUs: "1-2", NUMANodes: []int{0, 1}}, classes, []int{0, 1, 2}, &bestEffort, "", ""},
+			decide.WorkloadState{Pool: "exclusive", CPUs: "1-2", NUMANodes: []int{0, 1}}, classes, []int{0, 1, 2}, &bestEffort, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.st
 			st.Name = tc.w.Name
-			got, probs := localityTargets([]plan.Workload{tc.w}, []plan.WorkloadState{st}, tc.classes, tc.nodes)
+			got, probs := localityTargets([]workload.Workload{tc.w}, []decide.WorkloadState{st}, tc.classes, tc.nodes)
 			if tc.problem != "" {
 				if len(probs) != 1 || probs[0].Workload != "w" || probs[0].Reason != "InvalidMemoryLocality" ||
 					!strings.HasPrefix(probs[0].Message, tc.problem) {
@@ -128,7 +129,7 @@ func TestLocalityDue(t *testing.T) {
 
 func TestPodOutcomeAndStatus(t *testing.T) {
 	end := time.Date(2024, 2, 27, 10, 0, 0, 0, time.UTC)
-	containers := []plan.Container{{Name: "a", Cgroup: "pods/p/a"}, {Name: "b", Cgroup: "pods/p/b"}}
+	containers := []workload.Container{{Name: "a", Cgroup: "pods/p/a"}, {Name: "b", Cgroup: "pods/p/b"}}
 	moved := locality.Result{Local: []int{0}, Before: locality.NodePages{0: 10, 1: 90}, After: locality.NodePages{0: 100},
 		Moved: 90, Processes: []locality.ProcessResult{{PID: 7, Moved: []locality.Move{{From: 1, To: 0, Pages: 90}}}}}
 	tests := []struct {

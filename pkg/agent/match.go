@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostconfig"
 )
 
@@ -32,7 +33,7 @@ func (a *Agent) matchProcesses(r *resolved) error {
 	}
 	var move []int
 	for _, pid := range pids {
-		if inside[pid] || pid == os.Getpid() || !a.adoptable(pid, *m, exe) || a.sup.ours(pid) {
+		if inside[pid] || pid == os.Getpid() || !a.adoptable(pid, *m, exe) || a.sup.Ours(pid) {
 			continue
 		}
 		move = append(move, pid)
@@ -45,7 +46,7 @@ func (a *Agent) matchProcesses(r *resolved) error {
 	}
 	rep, err := a.w.AddProcs(r.cgroup, move)
 	if len(rep.Moved) > 0 {
-		a.events.Emit(Normal, "ProcessesMoved", r.spec.Name, "moved processes %v into cgroup %s", rep.Moved, r.cgroup)
+		a.events.Emit(eventlog.Normal, "ProcessesMoved", r.spec.Name, "moved processes %v into cgroup %s", rep.Moved, r.cgroup)
 	}
 	return err
 }

@@ -9,8 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // readOriginals loads the originals checkpoint into memory without touching
@@ -64,7 +65,7 @@ func (a *Agent) checkOriginals(store *cgroup.FileStore) error {
 		}
 		a.log.Error("originals checkpoint damaged: files of these cgroups without a known original are left alone",
 			"damage", damaged, "cgroups", touched)
-		a.events.Emit(Warning, "OriginalsCorrupt", "", "%s; the cgroups Locus had changed (%s) keep their "+
+		a.events.Emit(eventlog.Warning, "OriginalsCorrupt", "", "%s; the cgroups Locus had changed (%s) keep their "+
 			"values and are not written until their workloads are removed", damaged, strings.Join(touched, ", "))
 	case len(touched) > 0:
 		if err := store.SetMark(cgroup.FromDefaults, touched...); err != nil {
@@ -72,7 +73,7 @@ func (a *Agent) checkOriginals(store *cgroup.FileStore) error {
 		}
 		a.log.Error("originals checkpoint lost: the cgroups Locus had changed will be restored to their parent's values or the kernel's defaults",
 			"file", a.store.Path(OriginalsFile), "cgroups", touched)
-		a.events.Emit(Warning, "OriginalsLost", "", "%s is missing although Locus had changed cgroups %s: their files "+
+		a.events.Emit(eventlog.Warning, "OriginalsLost", "", "%s is missing although Locus had changed cgroups %s: their files "+
 			"will be restored to their parent's values (cpusets) or the kernel's defaults, not to values they had before Locus",
 			a.store.Path(OriginalsFile), strings.Join(touched, ", "))
 	}
@@ -126,7 +127,7 @@ func (a *Agent) rebuildCheckpoint(cause error, rs []resolved) (state.Checkpoint,
 	}
 	if aside != "" {
 		a.log.Error("checkpoint corrupt: rebuilt from the cgroups Locus recorded", "err", cause, "setAside", aside)
-		a.events.Emit(Warning, "CheckpointRebuilt", "", "%v; rebuilt from the cgroups recorded in %s, the corrupt file kept as %s",
+		a.events.Emit(eventlog.Warning, "CheckpointRebuilt", "", "%v; rebuilt from the cgroups recorded in %s, the corrupt file kept as %s",
 			cause, OriginalsFile, aside)
 	}
 	return a.store.Load()

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // restart closes the harness's agent and opens a new one on the same state.

@@ -9,26 +9,27 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/supervisor"
 )
 
 // killOwned ends every process an agent with this state dir started.
 func killOwned(stateDir string) {
-	s := &supervisor{procs: procfs.New(""), stateDir: stateDir}
-	pids, _ := s.procs.PIDs()
+	procs := procfs.New("")
+	s := supervisor.New(procs, nil, "", stateDir, 0, nil)
+	pids, _ := procs.PIDs()
 	for _, pid := range pids {
-		if s.ours(pid) {
+		if s.Ours(pid) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }
 
 // owned lists live processes of a workload started from stateDir.
-func ownedProcs(stateDir, name string) []owned {
-	s := &supervisor{procs: procfs.New(""), stateDir: stateDir}
-	return s.find(name)
+func ownedProcs(stateDir, name string) []supervisor.Owned {
+	return supervisor.New(procfs.New(""), nil, "", stateDir, 0, nil).Find(name)
 }
 
 const commandConfig = head + `workloads:
@@ -91,7 +92,7 @@ func TestCommandStartsOnceAndIsReadopted(t *testing.T) {
 	if got := ownedProcs(h.opts.StateDir, "cmd"); len(got) != 0 {
 		t.Fatalf("restarted at once, without backoff: %v", got)
 	}
-	time.Sleep(backoffMin)
+	time.Sleep(supervisor.BackoffMin)
 	h.reconcile()
 	got := ownedProcs(h.opts.StateDir, "cmd")
 	if len(got) != 1 || got[0].PID == started.PID {

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Result is what one reconcile did.
@@ -18,7 +20,7 @@ type Result struct {
 	Writes   int                // cgroup files written
 	Planned  []cgroup.FileWrite // --dry-run: the writes it would make
 	Errors   []error            // failed writes or state updates
-	Problems []plan.Problem     // workloads it could not fully serve
+	Problems []workload.Problem // workloads it could not fully serve
 }
 
 // Reconcile brings the node to the config once: it removes workloads no
@@ -40,7 +42,7 @@ func (a *Agent) Reconcile() Result {
 	// Every cgroup directory is resolved and checked to be inside the root
 	// once per reconcile, not once per file.
 	defer a.h.Scope()()
-	defer a.events.hold()()
+	defer a.events.Hold()()
 	if err := a.refreshTopology(); err != nil {
 		a.log.Warn("topology", "err", err) // keep the last one
 	}
@@ -66,7 +68,7 @@ func (a *Agent) Reconcile() Result {
 		removed = true
 		if err := a.removeWorkload(name, ck.Workloads[name], keep, &res); err != nil {
 			res.Errors = append(res.Errors, err)
-			a.events.Emit(Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
+			a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
 		}
 	}
 	if removed && !a.opts.DryRun {
@@ -82,7 +84,7 @@ func (a *Agent) Reconcile() Result {
 		r := &rs[i]
 		entry, ok := ck.Workloads[r.spec.Name]
 		if ok && entry.Cgroup != r.cgroup {
-			r.problems = append(r.problems, plan.Problem{Workload: r.spec.Name, Reason: "RemovalPending",
+			r.problems = append(r.problems, workload.Problem{Workload: r.spec.Name, Reason: "RemovalPending",
 				Message: fmt.Sprintf("its previous cgroup %s is not removed yet", entry.Cgroup)})
 			continue
 		}
@@ -113,7 +115,7 @@ func (a *Agent) Reconcile() Result {
 	a.debugDelay()
 
 	owner := a.owners(rs)
-	held := func(k cgroup.Knob) bool { return cfg.memQoSHeld != "" && isMemQoSKnob(k) }
+	held := func(k cgroup.Knob) bool { return cfg.MemQoSHeld != "" && isMemQoSKnob(k) }
 	var ops []cgroup.Op
 	for _, op := range d.Ops {
 		if ready[op.Cgroup] && !held(op.Knob) {
@@ -169,26 +171,26 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 }
 
 // reportAssignments emits an event for each workload whose CPUs changed.
-func (a *Agent) reportAssignments(prev, next map[string]plan.Assignment) {
+func (a *Agent) reportAssignments(prev, next map[string]workload.Assignment) {
 	for _, name := range sortedKeys(next) {
 		n := next[name]
 		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
 			continue
 		}
-		a.events.Emit(Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
+		a.events.Emit(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
 			n.CPUs, a.topo.NodesOf(n.CPUs), n.Policy)
 	}
 	for _, name := range sortedKeys(prev) {
 		if _, ok := next[name]; !ok {
-			a.events.Emit(Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs)
+			a.events.Emit(eventlog.Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs)
 		}
 	}
 }
 
 // collectProblems gathers every problem of this reconcile and emits an
 // event for each one that is new since the last.
-func (a *Agent) collectProblems(rs []resolved, d plan.Desired) []plan.Problem {
-	var all []plan.Problem
+func (a *Agent) collectProblems(rs []resolved, d decide.Desired) []workload.Problem {
+	var all []workload.Problem
 	for _, r := range rs {
 		all = append(all, r.problems...)
 	}
@@ -203,7 +205,7 @@ func (a *Agent) collectProblems(rs []resolved, d plan.Desired) []plan.Problem {
 		key := p.Workload + "\x00" + p.Reason + "\x00" + p.Message
 		seen[key] = true
 		if !a.lastProblems[key] {
-			a.events.Emit(Warning, p.Reason, p.Workload, "%s", p.Message)
+			a.events.Emit(eventlog.Warning, p.Reason, p.Workload, "%s", p.Message)
 		}
 	}
 	a.lastProblems, a.lastProblemList = seen, all

@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const head = "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nreservedCPUs: \"0\"\n"
@@ -277,7 +277,7 @@ func TestLeasedCPUsAreTaken(t *testing.T) {
 	tree := newCgroupTree(t, cgroup.V2, false, "0-3")
 	tree.mkcg("pods/redis", "pods/batch")
 	h := newHarness(t, tree, redisAndBatch, nil)
-	lease := state.Lease{Cgroup: "locus.slice/run-1", Assignment: plan.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"},
+	lease := state.Lease{Cgroup: "locus.slice/run-1", Assignment: workload.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"},
 		Owner: self(t)}
 	if err := h.a.store.Update(func(c *state.Checkpoint) error { c.Leases["run-1"] = lease; return nil }); err != nil {
 		t.Fatal(err)

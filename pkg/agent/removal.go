@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"path"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // removeWorkload undoes what the agent did for a workload it no longer
@@ -40,10 +41,10 @@ func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, 
 		if a.opts.DryRun {
 			fmt.Fprintf(a.opts.Out, "stop %s: process %d\n", name, e.Started.PID)
 		} else {
-			if err := a.sup.stop(*e.Started); err != nil {
+			if err := a.sup.Stop(*e.Started); err != nil {
 				return fmt.Errorf("stop %s: %w", name, err)
 			}
-			a.events.Emit(Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)
+			a.events.Emit(eventlog.Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)
 		}
 	}
 	if !keep[e.Cgroup] {
@@ -81,7 +82,7 @@ func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, 
 			a.log.Warn("cannot clear the originals mark", "cgroup", e.Cgroup, "err", err)
 		}
 	}
-	a.events.Emit(Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
+	a.events.Emit(eventlog.Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
 	return nil
 }
 

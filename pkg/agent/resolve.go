@@ -5,13 +5,11 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
-	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Annotations the standalone agent reads on a workload, besides the memory
@@ -44,8 +42,8 @@ type resolved struct {
 	source   Source
 	cgroup   string
 	class    string // upper-case QoS class, "" when none
-	plan     plan.Workload
-	problems []plan.Problem
+	plan     workload.Workload
+	problems []workload.Problem
 }
 
 func sourceOf(w hostconfig.Workload) Source {
@@ -76,10 +74,10 @@ func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
 		r.class = strings.ToUpper(labels[labelQOSClass])
 		need, probs := cpuNeed(w)
 		r.problems = probs
-		r.plan = plan.Workload{
+		r.plan = workload.Workload{
 			Name:       w.Name,
 			Cgroup:     r.cgroup,
-			Containers: []plan.Container{{Name: w.Name, Cgroup: r.cgroup}},
+			Containers: []workload.Container{{Name: w.Name, Cgroup: r.cgroup}},
 			CPU:        need,
 			BE:         r.class == "BE",
 			// limits.memory caps the workload as a pod's limit caps its
@@ -96,9 +94,9 @@ func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
 
 // cpuNeed reads the CPU binding opt-in: cpuset-scheduler "true" with an
 // integer limits.cpu binds the workload to that many CPUs.
-func cpuNeed(w hostconfig.Workload) (plan.CPUNeed, []plan.Problem) {
+func cpuNeed(w hostconfig.Workload) (workload.CPUNeed, []workload.Problem) {
 	if !strings.EqualFold(w.Annotations[AnnotationCPUSet], "true") {
-		return plan.CPUNeed{}, nil
+		return workload.CPUNeed{}, nil
 	}
 	lim := w.Resources.Limits.CPU
 	if lim == nil || lim.MilliValue()%1000 != 0 || lim.MilliValue() < 1000 {
@@ -106,11 +104,11 @@ func cpuNeed(w hostconfig.Workload) (plan.CPUNeed, []plan.Problem) {
 		if lim != nil {
 			got = lim.String()
 		}
-		return plan.CPUNeed{}, []plan.Problem{{Workload: w.Name, Reason: "InvalidCPULimit",
+		return workload.CPUNeed{}, []workload.Problem{{Workload: w.Name, Reason: "InvalidCPULimit",
 			Message: fmt.Sprintf("%s needs an integer resources.limits.cpu of at least 1, got %s; running in the shared pool", AnnotationCPUSet, got)}}
 	}
-	need := plan.CPUNeed{Exclusive: true, CPUs: int(lim.MilliValue() / 1000)}
-	var probs []plan.Problem
+	need := workload.CPUNeed{Exclusive: true, CPUs: int(lim.MilliValue() / 1000)}
+	var probs []workload.Problem
 	switch p := cpualloc.Policy(strings.ToLower(w.Annotations[AnnotationCPUPolicy])); p {
 	case "":
 	case cpualloc.StaticBurst:
@@ -123,7 +121,7 @@ func cpuNeed(w hostconfig.Workload) (plan.CPUNeed, []plan.Problem) {
 	case cpualloc.FullPCPUs, cpualloc.FullPCPUsThenThreads, cpualloc.SpreadByPCPUs, cpualloc.DistributeAcrossNUMA:
 		need.Policy = p
 	default:
-		probs = append(probs, plan.Problem{Workload: w.Name, Reason: "InvalidCPUPolicy",
+		probs = append(probs, workload.Problem{Workload: w.Name, Reason: "InvalidCPUPolicy",
 			Message: fmt.Sprintf("annotation %s: %q is not one of static-burst, full-pcpus, spread-by-pcpus, distribute-across-numa; using full-pcpus", AnnotationCPUPolicy, w.Annotations[AnnotationCPUPolicy])})
 	}
 	return need, probs
@@ -158,15 +156,4 @@ func kubeQoS(r hostconfig.Resources) memqos.KubeQoS {
 		return memqos.Guaranteed
 	}
 	return memqos.Burstable
-}
-
-// cpuLists parses the config's reservedCPUs and bePool (already validated).
-func cpuLists(cfg *hostconfig.HostConfig) (reserved, bePool cpuset.CPUSet, err error) {
-	if reserved, err = topology.ParseCPUList(cfg.ReservedCPUs); err != nil {
-		return reserved, bePool, fmt.Errorf("reservedCPUs: %w", err)
-	}
-	if bePool, err = topology.ParseCPUList(cfg.BEPool); err != nil {
-		return reserved, bePool, fmt.Errorf("bePool: %w", err)
-	}
-	return reserved, bePool, nil
 }

@@ -9,9 +9,10 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // stamp identifies one version of a file: atomic replacement gives it a new
@@ -24,7 +25,7 @@ type stamp struct {
 func stamps(t *testing.T, dir string) map[string]stamp {
 	t.Helper()
 	out := map[string]stamp{}
-	for _, name := range []string{"checkpoint.json", OriginalsFile, StatusFile, EventsFile} {
+	for _, name := range []string{"checkpoint.json", OriginalsFile, StatusFile, eventlog.EventsFile} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -65,7 +66,7 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 		t.Errorf("drift not repaired: %d writes, cpuset.cpus %q", res.Writes, tree.file("pods/batch", "cpuset.cpus"))
 	}
 	lease := state.Lease{Cgroup: "locus.slice/run-1", Owner: self(t),
-		Assignment: plan.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"}}
+		Assignment: workload.Assignment{CPUs: cpuset.New(3), Policy: "full-pcpus"}}
 	if err := h.a.store.Update(func(c *state.Checkpoint) error { c.Leases["run-1"] = lease; return nil }); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/locus-project/locus/pkg/agent/state"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // Run reconciles until ctx ends: at start, on every change in the config
@@ -131,11 +131,11 @@ func (a *Agent) shutdown() error {
 	}
 	keep := map[string]bool{}
 	var stop []string
-	for _, w := range cfg.host.Workloads {
+	for _, w := range cfg.Host.Workloads {
 		if strings.EqualFold(w.Annotations[AnnotationStopOnExit], "true") {
 			stop = append(stop, w.Name)
 		} else {
-			keep[cfg.host.CgroupPath(w)] = true
+			keep[cfg.Host.CgroupPath(w)] = true
 		}
 	}
 	var errs []error

@@ -11,30 +11,32 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // fakeSource is a WorkloadSource with pods given by the test.
 type fakeSource struct {
 	mu      sync.Mutex
-	snap    Snapshot
-	decided []Decision
-	events  []Event
+	snap    source.Snapshot
+	decided []source.Decision
+	events  []eventlog.Event
 }
 
 func (f *fakeSource) Name() string             { return "fake" }
 func (f *fakeSource) Changed() <-chan struct{} { return nil }
-func (f *fakeSource) Snapshot(SourceEnv) Snapshot {
+func (f *fakeSource) Snapshot(source.Env) source.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.snap
 }
-func (f *fakeSource) Decided(d Decision) { f.decided = append(f.decided, d) }
-func (f *fakeSource) emit(e Event) {
+func (f *fakeSource) Decided(d source.Decision) { f.decided = append(f.decided, d) }
+func (f *fakeSource) emit(e eventlog.Event) {
 	f.mu.Lock()
 	f.events = append(f.events, e)
 	f.mu.Unlock()
@@ -42,11 +44,11 @@ func (f *fakeSource) emit(e Event) {
 
 // pod is a workload laid out like a pod: a pod cgroup with one container
 // cgroup below it.
-func pod(name string, cpus int) SourceWorkload {
+func pod(name string, cpus int) source.Workload {
 	cg := "kubepods/pod-" + name
-	return SourceWorkload{Class: "LS", Plan: plan.Workload{Name: "ns/" + name, Cgroup: cg,
-		Containers: []plan.Container{{Name: "app", Cgroup: cg + "/app"}},
-		CPU:        plan.CPUNeed{Exclusive: cpus > 0, CPUs: cpus, Policy: cpualloc.FullPCPUs},
+	return source.Workload{Class: "LS", Plan: workload.Workload{Name: "ns/" + name, Cgroup: cg,
+		Containers: []workload.Container{{Name: "app", Cgroup: cg + "/app"}},
+		CPU:        workload.CPUNeed{Exclusive: cpus > 0, CPUs: cpus, Policy: cpualloc.FullPCPUs},
 		MemQoS: memqos.Workload{Namespace: "ns", Labels: map[string]string{memqos.LabelQoSClass: "LS"},
 			Containers: []memqos.Container{{Name: "app", RequestBytes: 1 << 30, LimitBytes: 2 << 30}}}}}
 }
@@ -60,9 +62,9 @@ func TestSourceWorkloads(t *testing.T) {
 		t.Run(v.String(), func(t *testing.T) {
 			tree := newCgroupTree(t, v, true, "0-3") // with the memory files on v1 too
 			tree.mkcg("kubepods/pod-a/app", "kubepods/pod-b/app")
-			src := &fakeSource{snap: Snapshot{Reserved: cpuset.New(0),
+			src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0),
 				ResourceQoSConfig: `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50}}}}`,
-				Workloads:         []SourceWorkload{pod("a", 2), pod("b", 0)}}}
+				Workloads:         []source.Workload{pod("a", 2), pod("b", 0)}}}
 			a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
 				CgroupRoot: tree.root, CgroupVersion: tree.v, Source: src, EventSink: src.emit,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -5,9 +5,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/supervisor"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // prepare makes a workload's processes exist in its cgroup: it checks a
@@ -15,9 +17,9 @@ import (
 // workloads, starts or re-adopts the command, moves matching processes. It
 // returns problems (the workload keeps its decision but is not written) and
 // whether the cgroup is there to be written.
-func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs []plan.Problem) {
+func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs []workload.Problem) {
 	problem := func(reason, format string, args ...any) {
-		probs = append(probs, plan.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		probs = append(probs, workload.Problem{Workload: r.spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	if r.source == FromPod && (r.plan.Terminating || !a.cgroupExists(r.cgroup)) {
 		// The source lists a pod only while its cgroup exists: one missing
@@ -33,7 +35,7 @@ func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs [
 		}
 		return true, probs
 	}
-	if r.source == FromCommand && a.opts.Once && !a.procAlive(entry.Started) && len(a.sup.find(r.spec.Name)) == 0 {
+	if r.source == FromCommand && a.opts.Once && !a.procAlive(entry.Started) && len(a.sup.Find(r.spec.Name)) == 0 {
 		problem("NotStarted", "not started under --once")
 		return false, probs
 	}
@@ -42,7 +44,7 @@ func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs [
 		if !exists {
 			fmt.Fprintf(a.opts.Out, "create cgroup %s\n", r.cgroup)
 		}
-		if r.source == FromCommand && !a.procAlive(entry.Started) && len(a.sup.find(r.spec.Name)) == 0 {
+		if r.source == FromCommand && !a.procAlive(entry.Started) && len(a.sup.Find(r.spec.Name)) == 0 {
 			fmt.Fprintf(a.opts.Out, "start %s: %s\n", r.spec.Name, strings.Join(r.spec.Command, " "))
 		}
 		if r.source == FromMatch && exists {
@@ -86,55 +88,55 @@ func (a *Agent) procAlive(p *state.Process) bool {
 // the recorded one if it still runs the same command, else one found by its
 // environment (an agent killed before it recorded the start), else a new one,
 // after a backoff if the previous one exited.
-func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *plan.Problem {
+func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Problem {
 	name, now := r.spec.Name, time.Now()
-	spec := specHash(r.cgroup, r.spec.Command)
+	spec := supervisor.SpecHash(r.cgroup, r.spec.Command)
 	if p := entry.Started; p != nil {
 		switch {
 		case !a.procAlive(p):
-			delay, why := a.sup.exited(name, now)
-			a.events.Emit(Warning, "WorkloadExited", name, "process %d exited (%s); restarting in %s", p.PID, why, delay)
-		case a.sup.specOf(p.PID) != spec:
-			a.events.Emit(Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
-			if err := a.sup.stop(*p); err != nil {
-				return &plan.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
+			delay, why := a.sup.Exited(name, now)
+			a.events.Emit(eventlog.Warning, "WorkloadExited", name, "process %d exited (%s); restarting in %s", p.PID, why, delay)
+		case a.sup.SpecOf(p.PID) != spec:
+			a.events.Emit(eventlog.Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
+			if err := a.sup.Stop(*p); err != nil {
+				return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
 			}
 		default:
-			a.sup.adopted(name, now)
+			a.sup.Adopted(name, now)
 			return nil
 		}
 		entry.Started = nil
 		a.saveEntry(name, *entry)
 	}
-	for i, o := range a.sup.find(name) {
-		if i == 0 && o.spec == spec {
+	for i, o := range a.sup.Find(name) {
+		if i == 0 && o.Spec == spec {
 			p := o.Process
 			entry.Started = &p
 			a.saveEntry(name, *entry)
-			a.sup.adopted(name, now)
-			a.events.Emit(Normal, "WorkloadAdopted", name, "process %d is already running the command", p.PID)
+			a.sup.Adopted(name, now)
+			a.events.Emit(eventlog.Normal, "WorkloadAdopted", name, "process %d is already running the command", p.PID)
 			continue
 		}
-		a.events.Emit(Warning, "DuplicateStopped", name, "stopping process %d: another process runs this workload or its command changed", o.PID)
-		if err := a.sup.stop(o.Process); err != nil {
-			return &plan.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
+		a.events.Emit(eventlog.Warning, "DuplicateStopped", name, "stopping process %d: another process runs this workload or its command changed", o.PID)
+		if err := a.sup.Stop(o.Process); err != nil {
+			return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
 		}
 	}
 	if entry.Started != nil {
 		return nil
 	}
-	if wait := a.sup.waitFor(name, now); wait > 0 {
+	if wait := a.sup.WaitFor(name, now); wait > 0 {
 		a.wake(wait)
 		// A stable message: the problem is reported once, not at every tick.
-		return &plan.Problem{Workload: name, Reason: "BackOff", Message: "the process exited; restarting after a backoff"}
+		return &workload.Problem{Workload: name, Reason: "BackOff", Message: "the process exited; restarting after a backoff"}
 	}
-	p, err := a.sup.start(name, r.cgroup, r.spec.Command)
+	p, err := a.sup.Start(name, r.cgroup, r.spec.Command)
 	if err != nil {
-		return &plan.Problem{Workload: name, Reason: "StartFailed", Message: err.Error()}
+		return &workload.Problem{Workload: name, Reason: "StartFailed", Message: err.Error()}
 	}
 	a.debugDelay() // the window a crash test aims at: started, not yet recorded
 	entry.Started = &p
 	a.saveEntry(name, *entry)
-	a.events.Emit(Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
+	a.events.Emit(eventlog.Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
 	return nil
 }

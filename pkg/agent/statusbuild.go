@@ -7,23 +7,24 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // buildStatus describes the node after a reconcile, with the memory QoS
 // files as read back, so it shows what is in force, not what was meant.
 // Files the reconcile read or wrote are taken from seen; the others are read.
-func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state.Checkpoint,
+func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desired, ck state.Checkpoint,
 	ready map[string]bool, seen readBack) Status {
 	st := Status{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr}
 	st.Node = NodeStatus{
 		CgroupVersion: a.h.Version().String(),
 		Topology:      topologySummary(a.topo),
 		CPUs:          a.topo.CPUSet().String(),
-		Reserved:      cfg.reserved.String(),
+		Reserved:      cfg.Reserved.String(),
 		Exclusive:     d.Pools.Exclusive.String(),
 		Shared:        d.Pools.Shared.String(),
 		BE:            d.Pools.BE.String(),
@@ -34,7 +35,7 @@ func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state
 			st.Node.Problems = append(st.Node.Problems, p.String())
 		}
 	}
-	states := map[string]plan.WorkloadState{}
+	states := map[string]decide.WorkloadState{}
 	for _, w := range d.Workloads {
 		states[w.Name] = w
 	}
@@ -51,10 +52,10 @@ func (a *Agent) buildStatus(cfg *config, rs []resolved, d plan.Desired, ck state
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
 		}
 		if r.source == FromCommand {
-			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.restarts(name)}
+			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
 			if p := ck.Workloads[name].Started; p != nil && a.procAlive(p) {
 				ws.Process.PID, ws.Process.StartTime, ws.Process.State = p.PID, p.StartTime, "running"
-			} else if a.sup.waitFor(name, a.now()) > 0 {
+			} else if a.sup.WaitFor(name, a.now()) > 0 {
 				ws.Process.State = "restarting"
 			}
 		}

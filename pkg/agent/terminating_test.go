@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -35,7 +37,7 @@ type listHook struct {
 	after func()
 }
 
-func (l *listHook) Snapshot(env SourceEnv) Snapshot {
+func (l *listHook) Snapshot(env source.Env) source.Snapshot {
 	snap := l.fakeSource.Snapshot(env)
 	if f := l.after; f != nil {
 		l.after = nil
@@ -61,13 +63,13 @@ func (s *hookStore) RecordOriginals(v map[string]string) error {
 	return s.OriginalStore.RecordOriginals(v)
 }
 
-func newPodNode(t *testing.T, v cgroup.Version, ws ...SourceWorkload) *podNode {
+func newPodNode(t *testing.T, v cgroup.Version, ws ...source.Workload) *podNode {
 	t.Helper()
 	n := &podNode{t: t, tree: newCgroupTree(t, v, true, "0-3")}
 	for _, w := range ws {
 		n.tree.mkcg(w.Plan.Containers[0].Cgroup)
 	}
-	n.src = &fakeSource{snap: Snapshot{Reserved: cpuset.New(0),
+	n.src = &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0),
 		ResourceQoSConfig: `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50}}}}`,
 		Workloads:         ws}}
 	n.listed = &listHook{fakeSource: n.src}
@@ -85,7 +87,7 @@ func newPodNode(t *testing.T, v cgroup.Version, ws ...SourceWorkload) *podNode {
 	return n
 }
 
-func (n *podNode) setPods(ws ...SourceWorkload) {
+func (n *podNode) setPods(ws ...source.Workload) {
 	n.src.mu.Lock()
 	n.src.snap.Workloads = ws
 	n.src.mu.Unlock()
@@ -102,7 +104,7 @@ func (n *podNode) removeCgroup(rel string) {
 }
 
 // quietReconcile reconciles and fails the test on any error or Warning.
-func (n *podNode) quietReconcile(what string) []Event {
+func (n *podNode) quietReconcile(what string) []eventlog.Event {
 	n.t.Helper()
 	n.src.mu.Lock()
 	from := len(n.src.events)
@@ -116,10 +118,10 @@ func (n *podNode) quietReconcile(what string) []Event {
 		n.t.Errorf("%s: locus_reconcile_errors_total went from %v to %v", what, errorsBefore, got)
 	}
 	n.src.mu.Lock()
-	evs := append([]Event(nil), n.src.events[from:]...)
+	evs := append([]eventlog.Event(nil), n.src.events[from:]...)
 	n.src.mu.Unlock()
 	for _, e := range evs {
-		if e.Type == Warning {
+		if e.Type == eventlog.Warning {
 			n.t.Errorf("%s: warning %s %s: %s", what, e.Reason, e.Workload, e.Message)
 		}
 	}
@@ -145,7 +147,7 @@ func (n *podNode) originalsOf(cg string) []string {
 	return out
 }
 
-func hasEvent(evs []Event, reason, workload string) bool {
+func hasEvent(evs []eventlog.Event, reason, workload string) bool {
 	for _, e := range evs {
 		if e.Reason == reason && e.Workload == workload {
 			return true

@@ -13,12 +13,13 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // ErrBadRequest marks requests that can never be served as given; callers
@@ -105,9 +106,9 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 		}
 		// The lease records the rule applied, so its accounting (exclusive
 		// or burst) is unambiguous to whoever reads the checkpoint.
-		d.Lease.Assignment = plan.Assignment{CPUs: res.CPUs, Policy: res.Policy}
+		d.Lease.Assignment = workload.Assignment{CPUs: res.CPUs, Policy: res.Policy}
 	} else {
-		pools, problems := plan.ComputePools(h.Topology, h.Reserved, h.BEPool, held)
+		pools, problems := decide.ComputePools(h.Topology, h.Reserved, h.BEPool, held)
 		d.CPUs, d.Pool = pools.Shared, "shared"
 		if req.QoS == memqos.ClassBE {
 			d.CPUs, d.Pool = pools.BE, "be"
@@ -119,10 +120,10 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 		for _, p := range problems {
 			d.Warnings = append(d.Warnings, p.String())
 		}
-		d.Lease.Assignment = plan.Assignment{CPUs: cpuset.New()}
+		d.Lease.Assignment = workload.Assignment{CPUs: cpuset.New()}
 	}
 	d.Lease.Cgroup = cg
-	d.Mems = plan.Mems(h.Topology, d.CPUs, h.UnrestrictedMems)
+	d.Mems = decide.Mems(h.Topology, d.CPUs, h.UnrestrictedMems)
 	// mems first, as the agent does, so memory is allowed where the CPUs are.
 	d.Ops = []cgroup.Op{
 		{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: d.Mems},
@@ -172,7 +173,7 @@ func memQoSOps(cg string, dec memqos.Decision) []cgroup.Op {
 // empty while something runs there: the agent's shared and BE workloads, or
 // runs in the shared pool, would have no CPU left (and an empty cpuset
 // cannot be written). With nobody in the pool, every CPU may be taken.
-func keepsSharedPool(h Host, cp state.Checkpoint, held map[string]plan.Assignment, res cpualloc.Result) error {
+func keepsSharedPool(h Host, cp state.Checkpoint, held map[string]workload.Assignment, res cpualloc.Result) error {
 	if res.Policy == cpualloc.StaticBurst {
 		return nil // burst CPUs stay in the shared pool
 	}
@@ -205,10 +206,10 @@ func keepsSharedPool(h Host, cp state.Checkpoint, held map[string]plan.Assignmen
 }
 
 // Held is every CPU assignment in force: the agent's own and the other runs'
-// leases (keyed "lease/<name>"), as plan.ComputePools takes them. Leases in
+// leases (keyed "lease/<name>"), as decide.ComputePools takes them. Leases in
 // the shared pool hold no CPUs and are left out.
-func Held(cp state.Checkpoint) map[string]plan.Assignment {
-	out := make(map[string]plan.Assignment, len(cp.Assignments)+len(cp.Leases))
+func Held(cp state.Checkpoint) map[string]workload.Assignment {
+	out := make(map[string]workload.Assignment, len(cp.Assignments)+len(cp.Leases))
 	for name, a := range cp.Assignments {
 		out[name] = a
 	}
@@ -221,7 +222,7 @@ func Held(cp state.Checkpoint) map[string]plan.Assignment {
 }
 
 // occupancy is the allocator's view of the held assignments.
-func occupancy(held map[string]plan.Assignment) cpualloc.State {
+func occupancy(held map[string]workload.Assignment) cpualloc.State {
 	st := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
 	for _, a := range held {
 		st = st.With(cpualloc.Result{CPUs: a.CPUs},

@@ -7,13 +7,13 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const mib = 1 << 20
@@ -25,20 +25,20 @@ func host(reserved, bePool string) Host {
 		Reserved: mustParse(reserved), BEPool: mustParse(bePool)}
 }
 
-func checkpoint(assignments map[string]plan.Assignment, leases map[string]string) state.Checkpoint {
+func checkpoint(assignments map[string]workload.Assignment, leases map[string]string) state.Checkpoint {
 	cp := state.Empty()
 	for n, a := range assignments {
 		cp.Assignments[n] = a
 	}
 	for n, cpus := range leases {
 		cp.Leases[n] = state.Lease{Cgroup: "locus.slice/" + n,
-			Assignment: plan.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}}
+			Assignment: workload.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}}
 	}
 	return cp
 }
 
-func excl(cpus string) plan.Assignment {
-	return plan.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}
+func excl(cpus string) workload.Assignment {
+	return workload.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}
 }
 
 func op(d Decision, k cgroup.Knob) (string, bool) {
@@ -64,12 +64,12 @@ func TestDecideCPUs(t *testing.T) {
 	}{
 		{name: "exclusive avoids reserved, assignments and leases",
 			host: host("0-1", ""),
-			cp:   checkpoint(map[string]plan.Assignment{"db": excl("2-5")}, map[string]string{"run-9": "6-7"}),
+			cp:   checkpoint(map[string]workload.Assignment{"db": excl("2-5")}, map[string]string{"run-9": "6-7"}),
 			req:  Request{CPUs: 4, QoS: ls}, cpus: "8-11", mems: "0", pool: "exclusive",
 			leaseCPUs: "8-11", leasePolicy: cpualloc.FullPCPUs},
 		{name: "exclusive lands on the other node when one is full",
 			host: host("", ""),
-			cp:   checkpoint(map[string]plan.Assignment{"db": excl("0-13")}, nil),
+			cp:   checkpoint(map[string]workload.Assignment{"db": excl("0-13")}, nil),
 			req:  Request{CPUs: 4, QoS: ls, NUMAStrategy: cpualloc.MostAllocated},
 			cpus: "16-19", mems: "1", pool: "exclusive", leaseCPUs: "16-19", leasePolicy: cpualloc.FullPCPUs},
 		{name: "spread policy is kept in the lease",
@@ -78,11 +78,11 @@ func TestDecideCPUs(t *testing.T) {
 			cpus: "0,2", mems: "0", pool: "exclusive", leaseCPUs: "0,2", leasePolicy: cpualloc.SpreadByPCPUs},
 		{name: "shared pool is what nobody holds",
 			host: host("0-1", ""),
-			cp:   checkpoint(map[string]plan.Assignment{"db": excl("2-15")}, map[string]string{"run-9": "16-17", "run-8": ""}),
+			cp:   checkpoint(map[string]workload.Assignment{"db": excl("2-15")}, map[string]string{"run-9": "16-17", "run-8": ""}),
 			req:  Request{QoS: ls}, cpus: "18-31", mems: "1", pool: "shared", leaseCPUs: ""},
 		{name: "static-burst assignments stay in the shared pool",
 			host: host("", ""),
-			cp: checkpoint(map[string]plan.Assignment{"burst": {CPUs: mustParse("0-3"),
+			cp: checkpoint(map[string]workload.Assignment{"burst": {CPUs: mustParse("0-3"),
 				Policy: cpualloc.StaticBurst, RequestMilli: 1000}}, nil),
 			req: Request{QoS: ls}, cpus: "0-31", mems: "0-1", pool: "shared", leaseCPUs: ""},
 		{name: "BE runs in the BE pool",
@@ -115,7 +115,7 @@ func TestDecideCPUs(t *testing.T) {
 }
 
 func TestDecideRefuses(t *testing.T) {
-	full := checkpoint(map[string]plan.Assignment{"all": excl("0-31")}, nil)
+	full := checkpoint(map[string]workload.Assignment{"all": excl("0-31")}, nil)
 	for _, tc := range []struct {
 		name string
 		cp   state.Checkpoint
@@ -233,7 +233,7 @@ func TestDecideRefusesToEmptyTheSharedPool(t *testing.T) {
 	h := host("", "")
 	all := h.Topology.CPUSet()
 	// Everything but CPU 31 is held by the agent's workloads.
-	cp := checkpoint(map[string]plan.Assignment{"demo-ls": excl(all.Difference(cpuset.New(31)).String())}, nil)
+	cp := checkpoint(map[string]workload.Assignment{"demo-ls": excl(all.Difference(cpuset.New(31)).String())}, nil)
 	// With nobody in the shared pool, its last CPU may go.
 	if _, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run"); err != nil {
 		t.Fatalf("nobody runs in the shared pool, yet: %v", err)

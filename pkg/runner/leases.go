@@ -3,8 +3,8 @@ package runner
 import (
 	"os"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // StaleLeases names the leases whose owner (`locus run`) is gone and whose

@@ -13,6 +13,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 )
 
@@ -105,7 +106,7 @@ func TestGuestBalancerSettlesTwoPerNode(t *testing.T) {
 		return ok && per[0] == 2 && per[1] == 2, strings.Join(s, "; ")
 	})
 	t.Logf("settled after %s (%.0f intervals of 1 s)", took.Round(100*time.Millisecond), took.Seconds())
-	evs, err := agent.ReadEvents(state)
+	evs, err := eventlog.Read(state)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestGuestBalancerSettlesTwoPerNode(t *testing.T) {
 	if local := busy[0].localPercent(t, 0); local < 90 {
 		t.Fatalf("overflowing, %s has %.0f%% of its memory on node 0: it stays there", busy[0].rel, local)
 	}
-	evs, _ = agent.ReadEvents(state)
+	evs, _ = eventlog.Read(state)
 	found := false
 	for _, e := range evs {
 		found = found || e.Reason == "NUMABalancerOverflow"

@@ -13,9 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -103,7 +103,7 @@ func TestSourceForgetsDepartedPods(t *testing.T) {
 	s.now = func() time.Time { return clock }
 	s.events.now = s.now
 	cgroups := map[string]bool{"kubepods": true}
-	env := agent.SourceEnv{Topology: fixture.MustBuild(fixture.Small4), Exists: func(rel string) bool { return cgroups[rel] }}
+	env := source.Env{Topology: fixture.MustBuild(fixture.Small4), Exists: func(rel string) bool { return cgroups[rel] }}
 	store := s.pods.GetStore()
 	// snap checks the workloads and ContainerCgroupNotFound problems.
 	snap := func(what string, want, missing int) {

@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // configWatch keeps the two ConfigMaps' memory QoS settings: the last value
@@ -60,7 +60,7 @@ type watchedKey struct {
 func (w watchedKey) id() string { return w.name + "/" + w.key }
 
 func newConfigWatch(o SourceOptions, events *eventPoster, poke func()) *configWatch {
-	checked := func(raw string) (string, error) { return raw, agent.CheckResourceQoSConfig(raw) }
+	checked := func(raw string) (string, error) { return raw, workload.CheckResourceQoSConfig(raw) }
 	c := &configWatch{ns: o.ConfigNamespace, dir: o.StateDir, resQoS: memqos.NewPendingHolder(checked),
 		nsQoS: memqos.NewPendingHolder(memqos.ParseNamespaceConfig), events: events, log: o.Logger, poke: poke, errs: map[string]string{}}
 	saved, err := loadSavedConfig(o.StateDir)

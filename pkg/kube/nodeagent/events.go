@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locus-project/locus/pkg/eventlog"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -11,8 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
-
-	"github.com/locus-project/locus/pkg/agent"
 )
 
 // Component is the events' reporting component (source.component and
@@ -34,14 +33,14 @@ const forgetRefsAfter = 10 * time.Minute
 // counted into an earlier one.
 const eventCacheSize = 1024
 
-// Events are posted at up to eventQPS a second, bursts of eventBurst (the
+// Events are posted at up to EventQPS a second, bursts of EventBurst (the
 // kubelet's own event limits). With client-go's default client limit (5 a
 // second, shared with everything else) a node churning pods makes events
 // faster than they are posted: they queue in memory, post minutes late,
 // and past a thousand are dropped.
 const (
-	eventQPS   = 50
-	eventBurst = 100
+	EventQPS   = 50
+	EventBurst = 100
 )
 
 // eventPoster posts the agent's events as Kubernetes events, through
@@ -92,7 +91,7 @@ func (p *eventPoster) stop() {
 
 // post sends one agent event: on its pod, or on the Node for node-wide ones.
 // Events of workloads that are not pods (`locus run` leases) stay local.
-func (p *eventPoster) post(e agent.Event) {
+func (p *eventPoster) post(e eventlog.Event) {
 	if p.recorder == nil {
 		return
 	}

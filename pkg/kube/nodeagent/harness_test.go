@@ -177,7 +177,7 @@ type running struct {
 
 // start runs the Kubernetes-mode agent in-process, as the chart's service
 // account, until stop or the end of the test.
-func (n *node) start(mods ...func(*nodeagent.Options)) *running {
+func (n *node) start(mods ...func(*agent.KubeOptions)) *running {
 	n.t.Helper()
 	o := nodeagentOptions(n)
 	for _, m := range mods {
@@ -185,7 +185,7 @@ func (n *node) start(mods ...func(*nodeagent.Options)) *running {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- nodeagent.Run(ctx, o) }()
+	go func() { r.done <- agent.RunKube(ctx, o) }()
 	n.t.Cleanup(func() {
 		if err := r.stop(); err != nil {
 			n.t.Errorf("agent: %v", err)
@@ -196,7 +196,7 @@ func (n *node) start(mods ...func(*nodeagent.Options)) *running {
 
 // nodeagentOptions runs the agent on the node as the chart's service
 // account, logging to the node's log file.
-func nodeagentOptions(n *node) nodeagent.Options {
+func nodeagentOptions(n *node) agent.KubeOptions {
 	n.t.Helper()
 	logf, err := os.OpenFile(n.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -205,7 +205,7 @@ func nodeagentOptions(n *node) nodeagent.Options {
 	n.t.Cleanup(func() { logf.Close() })
 	cfg := agentConfig(n.t)
 	cfg.Wrap(n.writes.wrap)
-	return nodeagent.Options{
+	return agent.KubeOptions{
 		Agent: agent.Options{StateDir: n.stateDir, SysfsRoot: n.sysfs, CgroupRoot: n.kubelet.root, CgroupVersion: n.kubelet.v,
 			Resync: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 		Config:         cfg,

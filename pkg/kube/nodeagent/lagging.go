@@ -3,8 +3,8 @@ package nodeagent
 import (
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // containerGrace is how long a container the kubelet reports running may
@@ -34,8 +34,8 @@ func (l *laggingContainers) begin(now time.Time) *lagPass {
 }
 
 // filter drops the ContainerCgroupNotFound problems younger than the grace.
-func (p *lagPass) filter(probs []plan.Problem) []plan.Problem {
-	var out []plan.Problem
+func (p *lagPass) filter(probs []workload.Problem) []workload.Problem {
+	var out []workload.Problem
 	for _, pr := range probs {
 		if pr.Reason == podplan.ReasonContainerCgroupNotFound {
 			key := pr.Workload + "\x00" + pr.Message

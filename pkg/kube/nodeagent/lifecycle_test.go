@@ -15,11 +15,10 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/agent"
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // boundPod opts in to two CPUs of its own and to memory QoS.
@@ -195,7 +194,7 @@ func TestOnce(t *testing.T) {
 	pod := n.create(boundPod("web"))
 	o := nodeagentOptions(n)
 	o.Agent.Once = true
-	if err := nodeagent.Run(callCtx(t), o); err != nil {
+	if err := agent.RunKube(callCtx(t), o); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := cpuset.Parse(n.kubelet.File(n.kubelet.ContainerCgroup(pod, "web"), "cpuset.cpus")); err != nil || c.Size() != 2 {
@@ -215,7 +214,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	var out strings.Builder
 	o := nodeagentOptions(n)
 	o.Agent.DryRun, o.Agent.Out = true, &out
-	if err := nodeagent.Run(callCtx(t), o); err != nil {
+	if err := agent.RunKube(callCtx(t), o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "write "+filepath.Join(n.kubelet.root, n.kubelet.ContainerCgroup(pod, "web"), "cpuset.cpus")) {

@@ -13,9 +13,9 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // The publisher, as the agent's service account (create, get and update
@@ -29,9 +29,9 @@ func TestPublisher(t *testing.T) {
 	name := cp.CreateNamespace(t, "nrt") // a unique node name
 	topo := fixture.MustBuild(machine)
 	build := func(cpus ...int) *nrt.Object {
-		in := nrt.Input{Node: name, Topology: topo, Reserved: reserved, Assignments: map[string]plan.Assignment{}}
+		in := nrt.Input{Node: name, Topology: topo, Reserved: reserved, Assignments: map[string]workload.Assignment{}}
 		if len(cpus) > 0 {
-			in.Assignments["ns/p"] = plan.Assignment{CPUs: cpuset.New(cpus...)}
+			in.Assignments["ns/p"] = workload.Assignment{CPUs: cpuset.New(cpus...)}
 		}
 		o, err := nrt.Build(in)
 		if err != nil {

@@ -102,8 +102,8 @@ func (n *node) status() agent.Status {
 	return st
 }
 
-// workload finds a workload in a status.
-func workload(st agent.Status, name string) (agent.WorkloadStatus, bool) {
+// findWorkload finds a workload in a status.
+func findWorkload(st agent.Status, name string) (agent.WorkloadStatus, bool) {
 	for _, w := range st.Workloads {
 		if w.Name == name {
 			return w, true

@@ -117,15 +117,15 @@ func checkSeedPods(t *testing.T, n *node, pods map[string]*corev1.Pod) {
 	// locus status: the pods by namespace/name.
 	st := n.status()
 	for _, name := range []string{"redis", "redis-demo", "stress-demo"} {
-		w, ok := workload(st, n.ns+"/"+name)
+		w, ok := findWorkload(st, n.ns+"/"+name)
 		if !ok || w.Source != "pod" {
 			t.Fatalf("status has no pod workload %s/%s: %+v", n.ns, name, st.Workloads)
 		}
 	}
-	if w, _ := workload(st, n.ns+"/redis"); w.Pool != "exclusive" || w.CPUs != cpus.String() {
+	if w, _ := findWorkload(st, n.ns+"/redis"); w.Pool != "exclusive" || w.CPUs != cpus.String() {
 		t.Errorf("status of redis: pool %s cpus %s", w.Pool, w.CPUs)
 	}
-	if w, _ := workload(st, n.ns+"/stress-demo"); w.Pool != "be" || !strings.EqualFold(w.QOSClass, "BE") {
+	if w, _ := findWorkload(st, n.ns+"/stress-demo"); w.Pool != "be" || !strings.EqualFold(w.QOSClass, "BE") {
 		t.Errorf("status of stress-demo: pool %s class %s", w.Pool, w.QOSClass)
 	}
 }

@@ -20,10 +20,11 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/source"
 )
 
 // Source is an agent.WorkloadSource backed by the apiserver.
@@ -53,7 +54,7 @@ type SourceOptions struct {
 	NodeName string
 	Client   kubernetes.Interface
 	// EventClient posts the events (default Client); Run gives it a rate
-	// limit of its own (eventQPS), so events never wait behind the watches.
+	// limit of its own (EventQPS), so events never wait behind the watches.
 	EventClient kubernetes.Interface
 	// ConfigNamespace holds the ConfigMaps (default kube-system); the agent's
 	// Role lets it read ConfigMaps there only.
@@ -186,12 +187,12 @@ func (s *Source) Changed() <-chan struct{} { return s.changed }
 
 // Emit is the agent's event sink: it posts each event on its pod (or, for
 // node-wide ones, on the Node).
-func (s *Source) Emit(e agent.Event) { s.events.post(e) }
+func (s *Source) Emit(e eventlog.Event) { s.events.post(e) }
 
 // Snapshot implements agent.WorkloadSource: every pod of the node whose
 // cgroup exists, sorted by name, with the ConfigMaps' last good settings.
-func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
-	snap := agent.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
+func (s *Source) Snapshot(env source.Env) source.Snapshot {
+	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
 		ResourceQoSConfig: s.configs.resQoS.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
 		MemoryQoSHeld: s.configs.held()}
 	if s.driver == "" {
@@ -236,7 +237,7 @@ func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
 			req += c.RequestBytes
 		}
 		s.memReq[w.Plan.Name] = req
-		snap.Workloads = append(snap.Workloads, agent.SourceWorkload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
+		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
 	s.badPods = bad
 	s.lagging.end(lag)
@@ -252,7 +253,7 @@ func (s *Source) Snapshot(env agent.SourceEnv) agent.Snapshot {
 
 // Decided implements agent.WorkloadSource: it publishes the node's
 // NodeResourceTopology from the decision.
-func (s *Source) Decided(d agent.Decision) {
+func (s *Source) Decided(d source.Decision) {
 	if s.nrt == nil {
 		return
 	}
@@ -273,4 +274,4 @@ func joinErr(a, b string) string {
 }
 
 // ensure the interface is met.
-var _ agent.WorkloadSource = (*Source)(nil)
+var _ source.Source = (*Source)(nil)

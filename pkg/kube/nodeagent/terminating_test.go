@@ -41,7 +41,7 @@ func TestTerminatingPodGoesQuietly(t *testing.T) {
 		}
 	}
 	waitUntil(t, "the agent to see the pod terminating", func() bool {
-		w, ok := workload(n.status(), n.ns+"/leaving")
+		w, ok := findWorkload(n.status(), n.ns+"/leaving")
 		return ok && strings.HasPrefix(w.MemoryQOS.Reason, "terminating")
 	})
 	if got := n.checkpoint().Assignments[n.ns+"/leaving"].CPUs; !got.Equals(held) {

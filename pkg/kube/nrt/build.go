@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Input is what the object is built from.
@@ -20,7 +20,7 @@ type Input struct {
 	Topology *topology.Topology
 	Reserved cpuset.CPUSet
 	// Assignments are the pods' CPU holdings by namespace/pod.
-	Assignments map[string]plan.Assignment
+	Assignments map[string]workload.Assignment
 	// MemoryRequests are the pods' summed memory requests in bytes, by
 	// namespace/pod; only pods with an assignment count against a zone.
 	MemoryRequests map[string]int64

@@ -6,9 +6,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const gib = int64(1) << 30
@@ -16,7 +16,7 @@ const gib = int64(1) << 30
 func TestBuild(t *testing.T) {
 	topo := fixture.MustBuild(fixture.MemoryOnly) // node 0: CPUs 0-15, node 1: 16-31, node 2: memory only
 	in := Input{Node: "n1", Topology: topo, Reserved: cpuset.New(0, 1),
-		Assignments: map[string]plan.Assignment{
+		Assignments: map[string]workload.Assignment{
 			"ns/a":     {CPUs: cpuset.New(2, 3, 4, 5), Policy: cpualloc.FullPCPUs},
 			"ns/burst": {CPUs: cpuset.New(20, 21, 22, 23), Policy: cpualloc.StaticBurst, RequestMilli: 1000},
 			"ns/wide":  {CPUs: cpuset.New(14, 15, 16, 17), Policy: cpualloc.DistributeAcrossNUMA},

@@ -7,9 +7,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // cpuNeed reads what the pod asks of the allocator. A valid resource-status
@@ -18,11 +18,11 @@ import (
 // cpuset-scheduler "true" with an integer limits.cpu on every container asks
 // the agent for that many CPUs. Anything malformed leaves the pod in the
 // shared pool (or, for a bad decision, lets the agent choose) and says why.
-func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) plan.CPUNeed {
+func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) workload.CPUNeed {
 	optIn := OptedIn(pod)
 	raw, hasDecision := pod.Annotations[AnnotationResourceStatus]
 	if !optIn && !hasDecision {
-		return plan.CPUNeed{}
+		return workload.CPUNeed{}
 	}
 	policy := policyOf(pod, problem)
 	if hasDecision {
@@ -32,7 +32,7 @@ func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, stri
 			if p == "" {
 				p = policy
 			}
-			need := plan.CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs}
+			need := workload.CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs}
 			if p == cpualloc.StaticBurst {
 				need.RequestMilli = requestMilli(pod)
 			}
@@ -45,15 +45,15 @@ func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, stri
 		}
 		problem("InvalidResourceStatus", "annotation %s: %v; %s", AnnotationResourceStatus, err, then)
 		if !optIn {
-			return plan.CPUNeed{}
+			return workload.CPUNeed{}
 		}
 	}
 	cpus, err := limitCPUs(pod)
 	if err != nil {
 		problem("InvalidCPULimit", "%s needs an integer resources.limits.cpu on every container, at least 1 in all: %v; running in the shared pool", AnnotationCPUSet, err)
-		return plan.CPUNeed{}
+		return workload.CPUNeed{}
 	}
-	need := plan.CPUNeed{Exclusive: true, CPUs: cpus, Policy: policy}
+	need := workload.CPUNeed{Exclusive: true, CPUs: cpus, Policy: policy}
 	// Only static-burst accounts for the request; for the other policies a
 	// changed request would re-allocate for nothing.
 	if policy == cpualloc.StaticBurst {
@@ -111,20 +111,20 @@ func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
 // cpu-policy when the decision names none) and, for static-burst, the
 // request that counts on them. ok is false when the pod has none; err says
 // why one does not parse.
-func Decision(pod *corev1.Pod) (a plan.Assignment, ok bool, err error) {
+func Decision(pod *corev1.Pod) (a workload.Assignment, ok bool, err error) {
 	raw, has := pod.Annotations[AnnotationResourceStatus]
 	if !has {
-		return plan.Assignment{}, false, nil
+		return workload.Assignment{}, false, nil
 	}
 	rs, err := ParseResourceStatus(raw)
 	if err != nil {
-		return plan.Assignment{}, false, err
+		return workload.Assignment{}, false, err
 	}
 	p := rs.Policy
 	if p == "" {
 		p = policyOf(pod, func(string, string, ...any) {})
 	}
-	a = plan.Assignment{CPUs: rs.CPUs, Policy: p}
+	a = workload.Assignment{CPUs: rs.CPUs, Policy: p}
 	if p == cpualloc.StaticBurst {
 		a.RequestMilli = requestMilli(pod)
 	}

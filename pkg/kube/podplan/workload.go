@@ -1,5 +1,5 @@
 // Package podplan turns a pod bound to this node into the agent's view of a
-// workload (plan.Workload): its cgroups, what it asks of the CPU allocator or
+// workload (workload.Workload): its cgroups, what it asks of the CPU allocator or
 // what the scheduler decided for it, its QoS class and its memory QoS inputs.
 // It is pure; whether a cgroup exists is asked through Env.
 package podplan
@@ -11,11 +11,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // The annotations that ask for CPUs of a pod's own (seed: CPU topology-aware
@@ -34,11 +34,11 @@ type Env struct {
 
 // Workload is a pod as the agent manages it.
 type Workload struct {
-	Plan plan.Workload
+	Plan workload.Workload
 	// Class is the QoS class shown in status: the koordinator class label
 	// (upper case) or, without one, the Kubernetes QoS class.
 	Class    string
-	Problems []plan.Problem
+	Problems []workload.Problem
 }
 
 // ReasonContainerCgroupNotFound is the problem of a container whose status
@@ -73,9 +73,9 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 		return Workload{}, fmt.Errorf("%w: %s", ErrNoCgroup, podCg)
 	}
 	name := Name(pod)
-	w := Workload{Plan: plan.Workload{Name: name, Cgroup: podCg}}
+	w := Workload{Plan: workload.Workload{Name: name, Cgroup: podCg}}
 	problem := func(reason, format string, args ...any) {
-		w.Problems = append(w.Problems, plan.Problem{Workload: name, Reason: reason, Message: fmt.Sprintf(format, args...)})
+		w.Problems = append(w.Problems, workload.Problem{Workload: name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	w.Plan.Terminating = pod.DeletionTimestamp != nil
 	if !w.Plan.Terminating {
@@ -108,8 +108,8 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 // containerCgroups finds the cgroup of every running container whose ID the
 // kubelet reported. Containers not running have no cgroup and are skipped
 // until they do; a bad ID or a missing cgroup is a problem.
-func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(string, string, ...any)) []plan.Container {
-	var out []plan.Container
+func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(string, string, ...any)) []workload.Container {
+	var out []workload.Container
 	for i, st := range pod.Status.ContainerStatuses {
 		if st.State.Running == nil || st.ContainerID == "" {
 			continue
@@ -138,7 +138,7 @@ func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(strin
 			problem(ReasonContainerCgroupNotFound, "container %q is running but none of %s exists (it exited and the kubelet has not said so yet, or the runtime names its cgroups unlike containerd, CRI-O and Docker)", st.Name, strings.Join(cands, ", "))
 			continue
 		}
-		out = append(out, plan.Container{Name: st.Name, Cgroup: found})
+		out = append(out, workload.Container{Name: st.Name, Cgroup: found})
 	}
 	return out
 }

@@ -6,9 +6,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // BenchmarkCycle is the core's share of one scheduling cycle on a cluster
@@ -21,11 +21,11 @@ func BenchmarkCycle(b *testing.B) {
 	shape := fixture.Intel2S96C
 	for i := range nodes {
 		name := fmt.Sprintf("n%d", i)
-		held := map[string]plan.Assignment{}
+		held := map[string]workload.Assignment{}
 		for k := range 16 { // 16 pods of 2 cores: 64 CPUs
 			core := (i + k*3) % shape.TotalCores()
 			ids := []int{core, core + shape.TotalCores(), (core + 1) % shape.TotalCores(), (core+1)%shape.TotalCores() + shape.TotalCores()}
-			held[fmt.Sprintf("ns/p%d-%d", i, k)] = plan.Assignment{CPUs: cpuset.New(ids...), Policy: cpualloc.FullPCPUs}
+			held[fmt.Sprintf("ns/p%d-%d", i, k)] = workload.Assignment{CPUs: cpuset.New(ids...), Policy: cpualloc.FullPCPUs}
 			c.SetPod(fmt.Sprintf("ns/p%d-%d", i, k), name, nil)
 		}
 		o := publish(b, shape, name, cpuset.New(0, shape.TotalCores()), held)
@@ -34,7 +34,7 @@ func BenchmarkCycle(b *testing.B) {
 	r := req(4, "", 0)
 	// A pod with a decision moving from node to node: each cycle two views
 	// are rebuilt (a pod without one changes no view).
-	churn := &plan.Assignment{CPUs: cpuset.New(50, 50+shape.TotalCores()), Policy: cpualloc.FullPCPUs}
+	churn := &workload.Assignment{CPUs: cpuset.New(50, 50+shape.TotalCores()), Policy: cpualloc.FullPCPUs}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -3,8 +3,8 @@ package core
 import (
 	"sync"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Cluster is the CPU state of every node. Its inputs are events (a
@@ -29,12 +29,12 @@ type Cluster struct {
 // it carries a valid one.
 type boundPod struct {
 	node     string
-	decision *plan.Assignment
+	decision *workload.Assignment
 }
 
 type assumed struct {
 	node string
-	a    plan.Assignment
+	a    workload.Assignment
 }
 
 // NewCluster returns an empty cluster.
@@ -131,7 +131,7 @@ func (c *Cluster) view(node string) *NodeView {
 		return v
 	}
 	r := c.reports[node]
-	var hs []plan.Assignment
+	var hs []workload.Assignment
 	if r != nil && r.err == nil {
 		for key, h := range r.holdings {
 			// A pod the report lists but that is gone is free: the agent
@@ -178,7 +178,7 @@ func (c *Cluster) Assume(key, node string, seen *NodeView, p Placement, req Requ
 		c.unindex(old.node, key)
 		c.dirty(old.node)
 	}
-	c.assumed[key] = assumed{node: node, a: plan.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: req.RequestMilli}}
+	c.assumed[key] = assumed{node: node, a: workload.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: req.RequestMilli}}
 	c.index(node, key)
 	c.dirty(node)
 	return p, nil
@@ -198,7 +198,7 @@ func (c *Cluster) Forget(key, node string) {
 
 // Assumed says whether an allocation is assumed for the pod (for tests and
 // status).
-func (c *Cluster) Assumed(key string) (node string, a plan.Assignment, ok bool) {
+func (c *Cluster) Assumed(key string) (node string, a workload.Assignment, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	x, ok := c.assumed[key]

@@ -5,12 +5,12 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
-func decision(p Placement, r Request) *plan.Assignment {
-	return &plan.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: r.RequestMilli}
+func decision(p Placement, r Request) *workload.Assignment {
+	return &workload.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: r.RequestMilli}
 }
 
 // A restarted scheduler has no assumed allocations: it rebuilds the state
@@ -20,7 +20,7 @@ func TestRestartRebuildsFromPods(t *testing.T) {
 	before := NewCluster()
 	before.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
 	r, burst := req(4, "", 0), req(4, cpualloc.StaticBurst, 1000)
-	decided := map[string]*plan.Assignment{}
+	decided := map[string]*workload.Assignment{}
 	for _, key := range []string{"ns/a", "ns/b"} {
 		decided[key] = decision(mustPlace(t, before, key, "n1", r), r)
 	}
@@ -44,7 +44,7 @@ func TestRestartRebuildsFromPods(t *testing.T) {
 		}
 	}
 	// Once the agent reports the same holdings they count once.
-	held := map[string]plan.Assignment{}
+	held := map[string]workload.Assignment{}
 	for key, d := range decided {
 		held[key] = *d
 	}
@@ -115,7 +115,7 @@ func TestAssumeOnChangedNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetPod("ns/other", "n1", &plan.Assignment{CPUs: p.Result.CPUs, Policy: cpualloc.FullPCPUs})
+	c.SetPod("ns/other", "n1", &workload.Assignment{CPUs: p.Result.CPUs, Policy: cpualloc.FullPCPUs})
 	got, err := c.Assume("ns/a", "n1", seen, p, r)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestAssumeOnChangedNode(t *testing.T) {
 	// When nothing is left, Reserve fails rather than overlap.
 	seen = c.Snapshot()["n1"]
 	p, _ = Place(seen, 16, r)
-	c.SetPod("ns/third", "n1", &plan.Assignment{CPUs: p.Result.CPUs, Policy: cpualloc.FullPCPUs})
+	c.SetPod("ns/third", "n1", &workload.Assignment{CPUs: p.Result.CPUs, Policy: cpualloc.FullPCPUs})
 	if _, err := c.Assume("ns/b", "n1", seen, p, r); kind(err) != Insufficient {
 		t.Fatalf("Reserve on a full node: %v", err)
 	}
@@ -185,7 +185,7 @@ func TestFreedSignals(t *testing.T) {
 	r := req(4, "", 0)
 	p := mustPlace(t, c, "ns/a", "n1", r)
 	c.SetPod("ns/a", "n1", decision(p, r))
-	held := map[string]plan.Assignment{"ns/a": *decision(p, r)}
+	held := map[string]workload.Assignment{"ns/a": *decision(p, r)}
 	if c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, held)) {
 		t.Error("a report confirming the decision freed something")
 	}

@@ -5,12 +5,12 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // twoNode is the node agent tests' machine: two NUMA nodes of four
@@ -29,7 +29,7 @@ var reservedCore = cpuset.New(0, 8)
 
 // publish builds the NodeResourceTopology the agent would publish for a
 // node of shape s with these holdings.
-func publish(t testing.TB, s fixture.Shape, node string, reserved cpuset.CPUSet, held map[string]plan.Assignment) *nrt.Object {
+func publish(t testing.TB, s fixture.Shape, node string, reserved cpuset.CPUSet, held map[string]workload.Assignment) *nrt.Object {
 	t.Helper()
 	o, err := nrt.Build(nrt.Input{Node: node, Topology: fixture.MustBuild(s), Reserved: reserved, Assignments: held})
 	if err != nil {

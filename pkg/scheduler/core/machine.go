@@ -16,10 +16,10 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // machine is one kind of machine: its topology and the allocator indexed on
@@ -68,8 +68,8 @@ func (m *machine) emptyMemo(reserved cpuset.CPUSet) *memo {
 type report struct {
 	machine   *machine
 	reserved  cpuset.CPUSet
-	holdings  map[string]plan.Assignment // by namespace/pod
-	heartbeat time.Time                  // zero: the report has none
+	holdings  map[string]workload.Assignment // by namespace/pod
+	heartbeat time.Time                      // zero: the report has none
 	err       *Unfit
 }
 
@@ -95,7 +95,7 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	if err != nil {
 		return nil, "", report{}, fmt.Errorf("reserved: %v", err)
 	}
-	r = report{reserved: reserved, holdings: map[string]plan.Assignment{}}
+	r = report{reserved: reserved, holdings: map[string]workload.Assignment{}}
 	if v, ok := obj.Metadata.Annotations[nrt.AnnotationHeartbeat]; ok {
 		if r.heartbeat, err = time.Parse(time.RFC3339, v); err != nil {
 			return nil, "", report{}, fmt.Errorf("annotation %s: %q is not an RFC 3339 time", nrt.AnnotationHeartbeat, v)
@@ -106,14 +106,14 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		if err != nil {
 			return nil, "", report{}, fmt.Errorf("exclusive[%s]: %v", topology.Quote(name), err)
 		}
-		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.FullPCPUs}
+		r.holdings[name] = workload.Assignment{CPUs: set, Policy: cpualloc.FullPCPUs}
 	}
 	for name, b := range ct.StaticBurst {
 		set, err := topology.ParseCPUList(b.CPUs)
 		if err != nil {
 			return nil, "", report{}, fmt.Errorf("staticBurst[%s].cpus: %v", topology.Quote(name), err)
 		}
-		r.holdings[name] = plan.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
+		r.holdings[name] = workload.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
 	}
 	if key, err = fingerprint(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err

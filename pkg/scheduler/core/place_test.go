@@ -7,9 +7,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Pods placed back to back on one node, before the agent reports any of
@@ -160,7 +160,7 @@ func TestInvalidForNode(t *testing.T) {
 // What the agent reports counts for the pods that exist; a pod the report
 // still lists but that was deleted is free at once.
 func TestReportedHoldings(t *testing.T) {
-	held := map[string]plan.Assignment{
+	held := map[string]workload.Assignment{
 		"ns/running": {CPUs: cpuset.New(4, 5, 12, 13), Policy: cpualloc.FullPCPUs},
 		"ns/deleted": {CPUs: cpuset.New(6, 7, 14, 15), Policy: cpualloc.FullPCPUs},
 	}

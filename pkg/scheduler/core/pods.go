@@ -1,6 +1,8 @@
 package core
 
-import "github.com/locus-project/locus/pkg/agent/plan"
+import (
+	"github.com/locus-project/locus/pkg/workload"
+)
 
 // SetPod records a pod. Only bound pods count (node != ""); decision is the
 // scheduler's decision the pod carries (nil: none, or one that does not
@@ -8,7 +10,7 @@ import "github.com/locus-project/locus/pkg/agent/plan"
 // pod itself now says what it holds. A pod with no decision that its
 // node's report does not list holds nothing the state sees (most pods):
 // it is recorded, and no view is rebuilt.
-func (c *Cluster) SetPod(key, node string, decision *plan.Assignment) {
+func (c *Cluster) SetPod(key, node string, decision *workload.Assignment) {
 	if node == "" {
 		return
 	}
@@ -46,7 +48,7 @@ func (c *Cluster) SetPod(key, node string, decision *plan.Assignment) {
 // was given, and its node's report does not list it yet. The node's CPUs
 // are then held as before, so its view (and the placements it remembers)
 // stays.
-func (c *Cluster) boundAsAssumed(key, node string, decision *plan.Assignment) bool {
+func (c *Cluster) boundAsAssumed(key, node string, decision *workload.Assignment) bool {
 	a, ok := c.assumed[key]
 	if !ok || a.node != node || decision == nil || !sameHolding(a.a, *decision) {
 		return false
@@ -78,7 +80,7 @@ func (c *Cluster) counts(node, key string, p boundPod) bool {
 	return listed
 }
 
-func samePtr(a, b *plan.Assignment) bool {
+func samePtr(a, b *workload.Assignment) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

@@ -6,8 +6,8 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // When few nodes changed, a snapshot is the last one with those nodes
@@ -48,7 +48,7 @@ func TestSnapshotPatchesChangedNodes(t *testing.T) {
 // frees nothing. One the report lists counts.
 func TestPlainPodsLeaveViews(t *testing.T) {
 	c := NewCluster()
-	listed := map[string]plan.Assignment{"ns/listed": {CPUs: cpuset.New(1, 9), Policy: cpualloc.FullPCPUs}}
+	listed := map[string]workload.Assignment{"ns/listed": {CPUs: cpuset.New(1, 9), Policy: cpualloc.FullPCPUs}}
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, listed))
 	before := c.Snapshot()["n1"]
 	c.SetPod("ns/plain", "n1", nil)
@@ -92,7 +92,7 @@ func TestBindingAsAssumedKeepsView(t *testing.T) {
 	}
 
 	q := mustPlace(t, c, "ns/b", "n1", r)
-	other := &plan.Assignment{CPUs: cpuset.New(7, 15), Policy: cpualloc.FullPCPUs}
+	other := &workload.Assignment{CPUs: cpuset.New(7, 15), Policy: cpualloc.FullPCPUs}
 	c.SetPod("ns/b", "n1", other)
 	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.Equals(other.CPUs) || ex.Equals(q.Result.CPUs) {
 		t.Errorf("bound with another decision: exclusive %s, want %s", ex, other.CPUs)

@@ -1,12 +1,13 @@
 package core
 
 import (
-	"k8s.io/utils/cpuset"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
+	"k8s.io/utils/cpuset"
+
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // NodeView is one node's CPU state at one moment. It is immutable: a change
@@ -52,7 +53,7 @@ func (v *NodeView) AllocatableMilli() int64 { return v.allocMilli }
 // newView applies the holdings, each once (the same pod's report and
 // decision agreeing count once; disagreeing, both count, as both may be
 // in force until the agent settles).
-func newView(name string, r *report, hs []plan.Assignment) *NodeView {
+func newView(name string, r *report, hs []workload.Assignment) *NodeView {
 	if r == nil {
 		return &NodeView{Name: name, Err: unfit(NoTopology, "no NodeResourceTopology named %s", name)}
 	}
@@ -90,7 +91,7 @@ func newView(name string, r *report, hs []plan.Assignment) *NodeView {
 	return v
 }
 
-func sameHolding(a, b plan.Assignment) bool {
+func sameHolding(a, b workload.Assignment) bool {
 	burstA, burstB := a.Policy == cpualloc.StaticBurst, b.Policy == cpualloc.StaticBurst
 	return a.CPUs.Equals(b.CPUs) && burstA == burstB && (!burstA || a.RequestMilli == b.RequestMilli)
 }

@@ -215,7 +215,7 @@ func (c *cluster) startAgent(nd *testNode) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	o := nodeagent.Options{
+	o := agent.KubeOptions{
 		Agent: agent.Options{StateDir: nd.state, SysfsRoot: nd.sysfs, CgroupRoot: nd.root, CgroupVersion: cgroup.V2,
 			Resync: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug}))},
 		Config:         cp.ServiceAccountConfig(c.t, chartNamespace, agentSA),
@@ -224,7 +224,7 @@ func (c *cluster) startAgent(nd *testNode) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- nodeagent.Run(ctx, o) }()
+	go func() { done <- agent.RunKube(ctx, o) }()
 	var once sync.Once
 	c.t.Cleanup(func() {
 		once.Do(func() {

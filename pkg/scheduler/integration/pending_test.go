@@ -9,10 +9,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Two nodes hold six 4-CPU pods. A pod that fits nowhere stays Pending and
@@ -135,7 +135,7 @@ func TestRestartRebuildsFromDecisions(t *testing.T) {
 }
 
 // publish writes a node's NodeResourceTopology as its agent would.
-func publish(t *testing.T, node string, s fixture.Shape, held map[string]plan.Assignment) {
+func publish(t *testing.T, node string, s fixture.Shape, held map[string]workload.Assignment) {
 	t.Helper()
 	o, err := nrt.Build(nrt.Input{Node: node, Topology: fixture.MustBuild(s), Reserved: reserved, Assignments: held})
 	if err != nil {

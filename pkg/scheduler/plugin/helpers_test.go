@@ -20,10 +20,10 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // machine is two NUMA nodes of four two-thread cores: node 0 has CPUs 0-3
@@ -117,7 +117,7 @@ func toUnstructured(t *testing.T, o *nrt.Object) *unstructured.Unstructured {
 	return u
 }
 
-func report(t *testing.T, node string, held map[string]plan.Assignment) *nrt.Object {
+func report(t *testing.T, node string, held map[string]workload.Assignment) *nrt.Object {
 	t.Helper()
 	o, err := nrt.Build(nrt.Input{Node: node, Topology: fixture.MustBuild(machine), Reserved: reserved, Assignments: held})
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 	st "k8s.io/kubernetes/pkg/scheduler/testing"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/scheduler/core"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Pods without cpuset-scheduler are none of this plugin's business: every
@@ -78,7 +78,7 @@ func TestMalformedPods(t *testing.T) {
 // and full ones (unschedulable), with node-independent reasons, and
 // passes the rest.
 func TestFilter(t *testing.T) {
-	full := map[string]plan.Assignment{"ns/big": {CPUs: cpuset.New(1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15), Policy: cpualloc.FullPCPUs}}
+	full := map[string]workload.Assignment{"ns/big": {CPUs: cpuset.New(1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15), Policy: cpualloc.FullPCPUs}}
 	e := newEnv(t, nil, []*nrt.Object{report(t, "fits", nil), report(t, "replaced", nil), report(t, "full", full)},
 		st.MakePod().Namespace("ns").Name("big").Node("full").Obj())
 	nodes := []*framework.NodeInfo{node("fits", "16"), node("none", "16"), node("replaced", "64"), node("full", "16")}
@@ -154,7 +154,7 @@ func TestFilterSilentAgent(t *testing.T) {
 // (the default) or spreads (LeastAllocated); NormalizeScore keeps the
 // framework's range.
 func TestScore(t *testing.T) {
-	half := map[string]plan.Assignment{"ns/x": {CPUs: cpuset.New(4, 5, 12, 13), Policy: cpualloc.FullPCPUs}}
+	half := map[string]workload.Assignment{"ns/x": {CPUs: cpuset.New(4, 5, 12, 13), Policy: cpualloc.FullPCPUs}}
 	nrts := []*nrt.Object{report(t, "empty", nil), report(t, "busy", half)}
 	bound := st.MakePod().Namespace("ns").Name("x").Node("busy").Obj()
 	for _, tc := range []struct {
@@ -260,7 +260,7 @@ func TestReserveAndPreBind(t *testing.T) {
 func TestRestartAndDelete(t *testing.T) {
 	bound := pod("bound", map[string]string{podplan.AnnotationResourceStatus: `{"cpuset": "4-5,12-13", "numaNodes": [1], "policy": "full-pcpus"}`})
 	bound.Spec.NodeName = "n1"
-	gone := map[string]plan.Assignment{"ns/gone": {CPUs: cpuset.New(6, 7, 14, 15), Policy: cpualloc.FullPCPUs}}
+	gone := map[string]workload.Assignment{"ns/gone": {CPUs: cpuset.New(6, 7, 14, 15), Policy: cpualloc.FullPCPUs}}
 	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", gone)}, bound)
 	e.cycle(pod("p", nil), node("n1", "16")) // PreFilter waits for the informers
 	if ex := e.pl.Cluster().Snapshot()["n1"].State.Exclusive; !ex.Equals(cpuset.New(4, 5, 12, 13)) {
@@ -298,7 +298,7 @@ func TestArgs(t *testing.T) {
 // change that frees CPUs (a report with room, a bound pod gone), not before:
 // retried earlier it would fail again.
 func TestWaitingPodsActivated(t *testing.T) {
-	full := map[string]plan.Assignment{"ns/big": {CPUs: cpuset.New(1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15), Policy: cpualloc.FullPCPUs}}
+	full := map[string]workload.Assignment{"ns/big": {CPUs: cpuset.New(1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15), Policy: cpualloc.FullPCPUs}}
 	big := st.MakePod().Namespace("ns").Name("big").Node("n1").Obj()
 	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", full)}, big)
 	p := pod("p", nil)

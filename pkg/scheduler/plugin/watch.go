@@ -13,9 +13,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // watch feeds the cluster state: pods and nodes (their CPU capacity, and
@@ -80,7 +80,7 @@ func (p *Plugin) onPod(logger klog.Logger, obj any) {
 		p.podGone(logger, key)
 		return
 	}
-	var decision *plan.Assignment
+	var decision *workload.Assignment
 	a, ok, err := podplan.Decision(pod)
 	switch {
 	case err != nil:

@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
 	"github.com/locus-project/locus/pkg/atomicfile"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // FormatVersion is bumped when the file changes incompatibly.
@@ -24,10 +24,10 @@ const FormatVersion = 1
 
 // Checkpoint is the whole durable state.
 type Checkpoint struct {
-	Version     int                        `json:"version"`
-	Assignments map[string]plan.Assignment `json:"assignments"`
-	Workloads   map[string]Workload        `json:"workloads"`
-	Leases      map[string]Lease           `json:"leases"`
+	Version     int                            `json:"version"`
+	Assignments map[string]workload.Assignment `json:"assignments"`
+	Workloads   map[string]Workload            `json:"workloads"`
+	Leases      map[string]Lease               `json:"leases"`
 }
 
 // Workload records what the agent owns for one workload.
@@ -48,14 +48,14 @@ type Process struct {
 
 // Lease is a transient CPU allocation held by `locus run` for its command.
 type Lease struct {
-	Cgroup     string          `json:"cgroup"`
-	Assignment plan.Assignment `json:"assignment"`
-	Owner      Process         `json:"owner"`
+	Cgroup     string              `json:"cgroup"`
+	Assignment workload.Assignment `json:"assignment"`
+	Owner      Process             `json:"owner"`
 }
 
 // Empty returns a checkpoint with no entries.
 func Empty() Checkpoint {
-	return Checkpoint{Version: FormatVersion, Assignments: map[string]plan.Assignment{},
+	return Checkpoint{Version: FormatVersion, Assignments: map[string]workload.Assignment{},
 		Workloads: map[string]Workload{}, Leases: map[string]Lease{}}
 }
 

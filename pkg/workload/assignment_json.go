@@ -1,4 +1,4 @@
-package plan
+package workload
 
 import (
 	"encoding/json"

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent/plan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 func TestLoadMissingSaveLoad(t *testing.T) {
@@ -20,7 +20,7 @@ func TestLoadMissingSaveLoad(t *testing.T) {
 	if err != nil || len(c.Assignments) != 0 || c.Workloads == nil || c.Leases == nil {
 		t.Fatalf("missing file: %+v, %v", c, err)
 	}
-	c.Assignments["redis"] = plan.Assignment{CPUs: cpuset.New(2, 3), Policy: "full-pcpus"}
+	c.Assignments["redis"] = workload.Assignment{CPUs: cpuset.New(2, 3), Policy: "full-pcpus"}
 	c.Workloads["redis"] = Workload{Cgroup: "locus.slice/redis", Created: true, Started: &Process{PID: 42, StartTime: 7}}
 	if err := s.Save(c); err != nil {
 		t.Fatal(err)

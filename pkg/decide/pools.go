@@ -1,4 +1,4 @@
-package plan
+package decide
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Pools are the CPU sets of workloads that hold no exclusive CPUs.
@@ -21,8 +22,8 @@ type Pools struct {
 // ComputePools derives the pools from the assignments. bePool narrows the BE
 // pool when set; if nothing of it is left, BE workloads fall back to Shared
 // rather than to an empty (unwritable) cpuset.
-func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[string]Assignment) (Pools, []Problem) {
-	var problems []Problem
+func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[string]workload.Assignment) (Pools, []workload.Problem) {
+	var problems []workload.Problem
 	excl := cpuset.New()
 	for _, a := range as {
 		if a.Policy != cpualloc.StaticBurst {
@@ -35,16 +36,14 @@ func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[s
 		// Never write an empty cpuset: shared workloads run on the reserved
 		// CPUs rather than fail.
 		shared = reserved.Intersection(t.CPUSet())
-		problems = append(problems, Problem{"", "SharedPoolEmpty",
-			fmt.Sprintf("exclusive assignments take every CPU; shared workloads run on reserved CPUs %q", shared.String())})
+		problems = append(problems, workload.Problem{Reason: "SharedPoolEmpty", Message: fmt.Sprintf("exclusive assignments take every CPU; shared workloads run on reserved CPUs %q", shared.String())})
 	}
 	be := shared
 	if !bePool.IsEmpty() {
 		if narrowed := bePool.Intersection(shared); !narrowed.IsEmpty() {
 			be = narrowed
 		} else {
-			problems = append(problems, Problem{"", "BEPoolEmpty",
-				fmt.Sprintf("bePool %s has no CPU left in the shared pool; BE workloads use the shared pool", bePool)})
+			problems = append(problems, workload.Problem{Reason: "BEPoolEmpty", Message: fmt.Sprintf("bePool %s has no CPU left in the shared pool; BE workloads use the shared pool", bePool)})
 		}
 	}
 	return Pools{Exclusive: excl, Shared: shared, BE: be}, problems

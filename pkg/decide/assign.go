@@ -1,7 +1,4 @@
-// Package plan is the agent's pure core: from the machine, the workloads and the
-// assignments already in force, it decides which CPUs each workload gets, what
-// the shared pools are, and which cgroup values follow. No I/O.
-package plan
+package decide
 
 import (
 	"fmt"
@@ -11,47 +8,18 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
-
-// CPUNeed is what a workload asks of the allocator.
-type CPUNeed struct {
-	// Exclusive is true when the workload opted in to CPU binding
-	// (cpuset-scheduler: "true") with an integer CPU limit.
-	Exclusive    bool
-	CPUs         int
-	RequestMilli int64
-	Policy       cpualloc.Policy
-	NUMAStrategy cpualloc.NUMAStrategy
-	// Decided, when not empty, is a CPU set chosen elsewhere (the cluster
-	// scheduler) that the agent applies instead of allocating.
-	Decided cpuset.CPUSet
-}
-
-// Assignment is the CPU set a workload holds. It is what the checkpoint keeps,
-// so a restarted agent re-adopts workloads without moving them.
-type Assignment struct {
-	CPUs         cpuset.CPUSet
-	Policy       cpualloc.Policy
-	RequestMilli int64
-}
-
-// Problem is something the agent could not do for a workload; the workload
-// keeps running in the shared pool and the problem is reported.
-type Problem struct {
-	Workload string `json:"workload"`
-	Reason   string `json:"reason"`
-	Message  string `json:"message"`
-}
 
 // Assign keeps every previous assignment that still matches its workload's need,
 // then applies the decisions made elsewhere, then allocates the rest, each in
 // name order, so the result depends only on inputs. What is in force comes
 // first: a new decision that collides with CPUs a workload already holds is
 // refused (CPUSetConflict) rather than moving that workload.
-func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]CPUNeed,
-	prev map[string]Assignment) (map[string]Assignment, []Problem) {
-	out := map[string]Assignment{}
-	var problems []Problem
+func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workload.CPUNeed,
+	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
+	out := map[string]workload.Assignment{}
+	var problems []workload.Problem
 	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
 	online := t.CPUSet()
 
@@ -80,10 +48,10 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]CPUNe
 			continue
 		}
 		if msg := conflict(need.Decided, online, state); msg != "" {
-			problems = append(problems, Problem{name, "CPUSetConflict", msg})
+			problems = append(problems, workload.Problem{Workload: name, Reason: "CPUSetConflict", Message: msg})
 			continue
 		}
-		a := Assignment{CPUs: need.Decided, Policy: need.Policy,
+		a := workload.Assignment{CPUs: need.Decided, Policy: need.Policy,
 			RequestMilli: need.RequestMilli}
 		state = claim(state, a, need)
 		out[name] = a
@@ -97,10 +65,10 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]CPUNe
 		res, err := cpualloc.Allocate(t, state, reserved, cpualloc.Request{CPUs: need.CPUs,
 			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli})
 		if err != nil {
-			problems = append(problems, Problem{name, "CPUAllocationFailed", err.Error()})
+			problems = append(problems, workload.Problem{Workload: name, Reason: "CPUAllocationFailed", Message: err.Error()})
 			continue
 		}
-		a := Assignment{CPUs: res.CPUs, Policy: need.Policy,
+		a := workload.Assignment{CPUs: res.CPUs, Policy: need.Policy,
 			RequestMilli: need.RequestMilli}
 		state = claim(state, a, need)
 		out[name] = a
@@ -109,7 +77,7 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]CPUNe
 }
 
 // stillFits says whether an old assignment serves the workload's current need.
-func stillFits(old Assignment, need CPUNeed, online, reserved cpuset.CPUSet) bool {
+func stillFits(old workload.Assignment, need workload.CPUNeed, online, reserved cpuset.CPUSet) bool {
 	return old.CPUs.Size() == need.CPUs && old.Policy == need.Policy &&
 		old.RequestMilli == need.RequestMilli && old.CPUs.IsSubsetOf(online) &&
 		old.CPUs.Intersection(reserved).IsEmpty()
@@ -126,7 +94,7 @@ func conflict(cpus, online cpuset.CPUSet, st cpualloc.State) string {
 	return ""
 }
 
-func claim(st cpualloc.State, a Assignment, need CPUNeed) cpualloc.State {
+func claim(st cpualloc.State, a workload.Assignment, need workload.CPUNeed) cpualloc.State {
 	return st.With(cpualloc.Result{CPUs: a.CPUs},
 		cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: need.RequestMilli})
 }

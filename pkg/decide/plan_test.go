@@ -1,4 +1,4 @@
-package plan
+package decide
 
 import (
 	"strings"
@@ -10,19 +10,20 @@ import (
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const mib = 1 << 20
 
-func workload(name string, cpus int, exclusive, be bool, ann map[string]string) Workload {
+func testWorkload(name string, cpus int, exclusive, be bool, ann map[string]string) workload.Workload {
 	cg := "locus.slice/" + name
 	class := "LS"
 	if be {
 		class = "BE"
 	}
-	return Workload{
-		Name: name, Cgroup: cg, Containers: []Container{{Name: name, Cgroup: cg}}, BE: be,
-		CPU: CPUNeed{Exclusive: exclusive, CPUs: cpus, Policy: cpualloc.FullPCPUs},
+	return workload.Workload{
+		Name: name, Cgroup: cg, Containers: []workload.Container{{Name: name, Cgroup: cg}}, BE: be,
+		CPU: workload.CPUNeed{Exclusive: exclusive, CPUs: cpus, Policy: cpualloc.FullPCPUs},
 		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": class}, Annotations: ann,
 			Containers: []memqos.Container{{Name: name, RequestBytes: 100 * mib, LimitBytes: 200 * mib}}},
 	}
@@ -41,10 +42,10 @@ func TestComputeSmallMachine(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Intel2S96C)
 	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`}
 	in := Input{Topology: topo, Reserved: cpuset.New(0, 96), BEPool: cpuset.New(),
-		Workloads: []Workload{
-			workload("redis", 4, true, false, auto),
-			workload("web", 0, false, false, nil),
-			workload("batch", 0, false, true, auto),
+		Workloads: []workload.Workload{
+			testWorkload("redis", 4, true, false, auto),
+			testWorkload("web", 0, false, false, nil),
+			testWorkload("batch", 0, false, true, auto),
 		}}
 	d := Compute(in)
 	if len(d.Problems) != 0 {
@@ -83,7 +84,7 @@ func TestComputeSmallMachine(t *testing.T) {
 	// A second decision with the first one's assignments moves nothing, even
 	// when a new exclusive workload arrives and sorts first.
 	in.Previous = d.Assignments
-	in.Workloads = append(in.Workloads, workload("aaa", 8, true, false, nil))
+	in.Workloads = append(in.Workloads, testWorkload("aaa", 8, true, false, nil))
 	d2 := Compute(in)
 	if !d2.Assignments["redis"].CPUs.Equals(redis) {
 		t.Fatalf("redis moved from %s to %s", redis, d2.Assignments["redis"].CPUs)
@@ -95,11 +96,11 @@ func TestComputeSmallMachine(t *testing.T) {
 
 func TestComputeProblemsKeepWorkloadsRunning(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Small4)
-	big := workload("big", 8, true, false, nil)
-	decided := workload("decided", 2, true, false, nil)
+	big := testWorkload("big", 8, true, false, nil)
+	decided := testWorkload("decided", 2, true, false, nil)
 	decided.CPU.Decided = cpuset.New(2, 9)
-	bad := workload("bad", 0, false, false, map[string]string{"koordinator.sh/memoryQOS": `{"policy":`})
-	d := Compute(Input{Topology: topo, Workloads: []Workload{big, decided, bad}})
+	bad := testWorkload("bad", 0, false, false, map[string]string{"koordinator.sh/memoryQOS": `{"policy":`})
+	d := Compute(Input{Topology: topo, Workloads: []workload.Workload{big, decided, bad}})
 	reasons := map[string]string{}
 	for _, p := range d.Problems {
 		reasons[p.Workload] = p.Reason
@@ -120,7 +121,7 @@ func TestComputeProblemsKeepWorkloadsRunning(t *testing.T) {
 func TestComputeBEPoolAndEmptySharedPool(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Small4)
 	in := Input{Topology: topo, Reserved: cpuset.New(0), BEPool: cpuset.New(3),
-		Workloads: []Workload{workload("all", 3, true, false, nil), workload("be", 0, false, true, nil)}}
+		Workloads: []workload.Workload{testWorkload("all", 3, true, false, nil), testWorkload("be", 0, false, true, nil)}}
 	d := Compute(in)
 	if got, _ := opValue(d.Ops, "locus.slice/be", cgroup.CPUSetCPUs); got != "0" {
 		t.Errorf("be cpus = %q, want the reserved CPU 0 once exclusive CPUs take the rest", got)
@@ -140,12 +141,12 @@ func TestComputeBEPoolAndEmptySharedPool(t *testing.T) {
 }
 
 func TestAssignmentJSONRoundTrip(t *testing.T) {
-	a := Assignment{CPUs: cpuset.New(1, 2, 3, 9), Policy: cpualloc.StaticBurst, RequestMilli: 1000}
+	a := workload.Assignment{CPUs: cpuset.New(1, 2, 3, 9), Policy: cpualloc.StaticBurst, RequestMilli: 1000}
 	b, err := a.MarshalJSON()
 	if err != nil || string(b) != `{"cpus":"1-3,9","policy":"static-burst","requestMilli":1000}` {
 		t.Fatalf("marshal = %s, %v", b, err)
 	}
-	var back Assignment
+	var back workload.Assignment
 	if err := back.UnmarshalJSON(b); err != nil || !back.CPUs.Equals(a.CPUs) || back.Policy != a.Policy {
 		t.Fatalf("round trip = %+v, %v", back, err)
 	}
@@ -159,12 +160,12 @@ func TestAssignmentJSONRoundTrip(t *testing.T) {
 // decision already in force is kept like any assignment.
 func TestAssignKeepsWhatIsInForce(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Small4)
-	needs := map[string]CPUNeed{
+	needs := map[string]workload.CPUNeed{
 		"zzz-kept": {Exclusive: true, CPUs: 2, Policy: cpualloc.FullPCPUs},
 		"mmm-held": {Exclusive: true, CPUs: 1, Policy: cpualloc.FullPCPUs, Decided: cpuset.New(3)},
 		"aaa-new":  {Exclusive: true, CPUs: 2, Policy: cpualloc.FullPCPUs, Decided: cpuset.New(1, 2)},
 	}
-	prev := map[string]Assignment{
+	prev := map[string]workload.Assignment{
 		"zzz-kept": {CPUs: cpuset.New(0, 1), Policy: cpualloc.FullPCPUs},
 		"mmm-held": {CPUs: cpuset.New(3), Policy: cpualloc.FullPCPUs},
 	}
@@ -188,7 +189,7 @@ func TestAssignKeepsWhatIsInForce(t *testing.T) {
 // written (the kernel refuses it, at every reconcile).
 func TestComputeNeverWritesAnEmptyCPUSet(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Small4)
-	in := Input{Topology: topo, Workloads: []Workload{workload("all", 8, true, false, nil), workload("be", 0, false, true, nil)}}
+	in := Input{Topology: topo, Workloads: []workload.Workload{testWorkload("all", 8, true, false, nil), testWorkload("be", 0, false, true, nil)}}
 	in.Workloads[0].CPU.CPUs = topo.CPUSet().Size()
 	d := Compute(in)
 	for _, op := range d.Ops {

@@ -1,4 +1,4 @@
-package plan
+package decide
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // A terminating workload keeps its CPUs until it is gone, so a newcomer
@@ -14,8 +15,8 @@ import (
 func TestComputeTerminatingKeepsCPUsWritesNothing(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Small4)
 	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`}
-	old := workload("old", 2, true, false, auto)
-	in := Input{Topology: topo, Reserved: cpuset.New(), BEPool: cpuset.New(), Workloads: []Workload{old}}
+	old := testWorkload("old", 2, true, false, auto)
+	in := Input{Topology: topo, Reserved: cpuset.New(), BEPool: cpuset.New(), Workloads: []workload.Workload{old}}
 	held := Compute(in).Assignments["old"].CPUs
 	if held.Size() != 2 {
 		t.Fatalf("old got %s", held)
@@ -25,7 +26,7 @@ func TestComputeTerminatingKeepsCPUsWritesNothing(t *testing.T) {
 	in.Previous = Compute(in).Assignments
 	// The newcomer needs one of the held CPUs: it waits.
 	want := topo.CPUSet().Size() - 1
-	in.Workloads = []Workload{old, workload("new", want, true, false, nil), workload("web", 0, false, false, auto)}
+	in.Workloads = []workload.Workload{old, testWorkload("new", want, true, false, nil), testWorkload("web", 0, false, false, auto)}
 	d := Compute(in)
 	if !d.Assignments["old"].CPUs.Equals(held) {
 		t.Fatalf("terminating workload lost its CPUs: %v", d.Assignments)

@@ -1,4 +1,7 @@
-package agent
+// Package supervisor starts, finds, restarts and stops the processes of the
+// standalone agent's command workloads, each through a shim that joins the
+// workload's cgroup before it execs the command.
+package supervisor
 
 import (
 	"crypto/sha256"
@@ -13,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent/state"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // Environment variables the agent gives the processes it starts. They let a
@@ -28,7 +31,7 @@ const (
 )
 
 const (
-	backoffMin   = time.Second
+	BackoffMin   = time.Second
 	backoffMax   = time.Minute
 	backoffReset = time.Minute // a process that ran this long starts a fresh backoff
 )
@@ -43,7 +46,7 @@ type runState struct {
 }
 
 // supervisor starts, finds and stops the processes of command workloads.
-type supervisor struct {
+type Supervisor struct {
 	procs    procfs.FS
 	h        *cgroup.Hierarchy
 	exe      string // the binary that has the shim (normally locus itself)
@@ -55,7 +58,21 @@ type supervisor struct {
 	runs map[string]*runState
 }
 
-func (s *supervisor) run(name string) *runState {
+// New returns a supervisor for the command workloads of the agent whose
+// state directory (absolute) is stateDir. exe is the binary that has the
+// shim (normally locus itself); wake asks the agent for a reconcile.
+func New(procs procfs.FS, h *cgroup.Hierarchy, exe, stateDir string, grace time.Duration, wake func(after time.Duration)) *Supervisor {
+	return &Supervisor{procs: procs, h: h, exe: exe, stateDir: stateDir, grace: grace, wake: wake, runs: map[string]*runState{}}
+}
+
+// Supervised counts the workloads this supervisor keeps a record of.
+func (s *Supervisor) Supervised() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}
+
+func (s *Supervisor) run(name string) *runState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.runs[name] == nil {
@@ -64,29 +81,29 @@ func (s *supervisor) run(name string) *runState {
 	return s.runs[name]
 }
 
-// specHash identifies what a process was started to run.
-func specHash(cgroupPath string, argv []string) string {
+// SpecHash identifies what a process was started to run.
+func SpecHash(cgroupPath string, argv []string) string {
 	sum := sha256.Sum256([]byte(cgroupPath + "\x00" + strings.Join(argv, "\x00")))
 	return hex.EncodeToString(sum[:8])
 }
 
-// owned is one live process this agent (in any life) started for a workload.
-type owned struct {
+// Owned is one live process this agent (in any life) started for a workload.
+type Owned struct {
 	state.Process
-	spec string
+	Spec string // SpecHash of what it was started to run
 }
 
-// find scans the proc root for live processes started for workload name by
+// Find scans the proc root for live processes started for workload name by
 // an agent with this state directory, oldest first. A process caught in
 // execve shows an empty environment for an instant, so processes whose
 // environment reads empty are read once more after a pause: missing one
 // would start a duplicate.
-func (s *supervisor) find(name string) []owned {
+func (s *Supervisor) Find(name string) []Owned {
 	pids, err := s.procs.PIDs()
 	if err != nil {
 		return nil
 	}
-	var out []owned
+	var out []Owned
 	var unclear []int
 	check := func(pid int, last bool) {
 		st, err := s.procs.Stat(pid)
@@ -99,7 +116,7 @@ func (s *supervisor) find(name string) []owned {
 			return
 		}
 		if envValue(env, envWorkload) == name && envValue(env, envStateDir) == s.stateDir {
-			out = append(out, owned{state.Process{PID: pid, StartTime: st.StartTime}, envValue(env, envSpec)})
+			out = append(out, Owned{Process: state.Process{PID: pid, StartTime: st.StartTime}, Spec: envValue(env, envSpec)})
 		}
 	}
 	for _, pid := range pids {
@@ -115,13 +132,13 @@ func (s *supervisor) find(name string) []owned {
 	return out
 }
 
-// ours reports whether pid was started by this agent's state directory.
-func (s *supervisor) ours(pid int) bool {
+// Ours reports whether pid was started by this agent's state directory.
+func (s *Supervisor) Ours(pid int) bool {
 	env, err := s.procs.Environ(pid)
 	return err == nil && envValue(env, envStateDir) == s.stateDir && envValue(env, envWorkload) != ""
 }
 
-func (s *supervisor) specOf(pid int) string {
+func (s *Supervisor) SpecOf(pid int) string {
 	env, _ := s.procs.Environ(pid)
 	return envValue(env, envSpec)
 }
@@ -135,14 +152,14 @@ func envValue(env []string, key string) string {
 	return ""
 }
 
-// start launches the workload's command through the shim in a session of
+// Start launches the workload's command through the shim in a session of
 // its own (so a terminal's Ctrl-C reaches the agent only), with output
 // appended to <state-dir>/logs/<name>.log.
 // joinSettle is how long after a start the agent looks again: enough for the
 // shim (a Go binary) to start and write itself into cgroup.procs.
 const joinSettle = 300 * time.Millisecond
 
-func (s *supervisor) start(name, rel string, argv []string) (state.Process, error) {
+func (s *Supervisor) Start(name, rel string, argv []string) (state.Process, error) {
 	logDir := filepath.Join(s.stateDir, "logs")
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return state.Process{}, err
@@ -154,7 +171,7 @@ func (s *supervisor) start(name, rel string, argv []string) (state.Process, erro
 	defer out.Close()
 	cmd := exec.Command(s.exe, shimArgs(s.h, rel, argv)...)
 	cmd.Env = append(os.Environ(), envWorkload+"="+name, envStateDir+"="+s.stateDir,
-		envSpec+"="+specHash(rel, argv))
+		envSpec+"="+SpecHash(rel, argv))
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -185,9 +202,9 @@ func (s *supervisor) start(name, rel string, argv []string) (state.Process, erro
 	return p, nil
 }
 
-// exited records that a workload's process was found dead and returns how
+// Exited records that a workload's process was found dead and returns how
 // long to wait before starting it again and what is known of the exit.
-func (s *supervisor) exited(name string, now time.Time) (time.Duration, string) {
+func (s *Supervisor) Exited(name string, now time.Time) (time.Duration, string) {
 	rs := s.run(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -195,7 +212,7 @@ func (s *supervisor) exited(name string, now time.Time) (time.Duration, string) 
 		rs.failures = 0
 	}
 	rs.failures++
-	delay := backoffMin << min(rs.failures-1, 6)
+	delay := BackoffMin << min(rs.failures-1, 6)
 	delay = min(delay, backoffMax)
 	rs.notBefore = now.Add(delay)
 	rs.restarts++
@@ -206,8 +223,8 @@ func (s *supervisor) exited(name string, now time.Time) (time.Duration, string) 
 	return delay, why
 }
 
-// adopted notes a process found running (recorded or by its environment).
-func (s *supervisor) adopted(name string, now time.Time) {
+// Adopted notes a process found running (recorded or by its environment).
+func (s *Supervisor) Adopted(name string, now time.Time) {
 	rs := s.run(name)
 	s.mu.Lock()
 	if rs.startedAt.IsZero() {
@@ -216,25 +233,25 @@ func (s *supervisor) adopted(name string, now time.Time) {
 	s.mu.Unlock()
 }
 
-// waitFor returns how long until the workload may be started again.
-func (s *supervisor) waitFor(name string, now time.Time) time.Duration {
+// WaitFor returns how long until the workload may be started again.
+func (s *Supervisor) WaitFor(name string, now time.Time) time.Duration {
 	rs := s.run(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return max(0, rs.notBefore.Sub(now))
 }
 
-func (s *supervisor) restarts(name string) int {
+func (s *Supervisor) Restarts(name string) int {
 	rs := s.run(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return rs.restarts
 }
 
-// stop ends a process the agent started, and its process group: SIGTERM,
+// Stop ends a process the agent started, and its process group: SIGTERM,
 // then SIGKILL after the grace period. A process that is already gone, or
 // whose pid now names another process, is left alone.
-func (s *supervisor) stop(p state.Process) error {
+func (s *Supervisor) Stop(p state.Process) error {
 	if !s.procs.Alive(p.PID, p.StartTime) {
 		return nil
 	}

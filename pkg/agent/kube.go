@@ -1,4 +1,4 @@
-package nodeagent
+package agent
 
 import (
 	"context"
@@ -11,17 +11,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 
-// Options configure the agent in Kubernetes mode.
-type Options struct {
+// KubeOptions configure the agent in Kubernetes mode.
+type KubeOptions struct {
 	// Agent is the reconcile loop's configuration (state dir, roots,
 	// metrics); its Source and EventSink are set here.
-	Agent agent.Options
+	Agent Options
 	// Source names the node and the ConfigMaps; Client is made from Config.
-	Source SourceOptions
+	Source nodeagent.SourceOptions
 	// Config reaches the apiserver: in-cluster, or from a kubeconfig.
 	Config *rest.Config
 	// NRTMinInterval keeps NodeResourceTopology writes at least this far
@@ -32,9 +32,9 @@ type Options struct {
 	NoNRT          bool
 }
 
-// Run watches the node's pods and the ConfigMaps and runs the reconcile
+// RunKube watches the node's pods and the ConfigMaps and runs the reconcile
 // loop on them until ctx ends (or once, with Agent.Once or Agent.DryRun).
-func Run(ctx context.Context, o Options) error {
+func RunKube(ctx context.Context, o KubeOptions) error {
 	if o.Agent.Logger == nil {
 		o.Agent.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -45,7 +45,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
 	evCfg := rest.CopyConfig(cfg)
-	evCfg.QPS, evCfg.Burst = eventQPS, eventBurst
+	evCfg.QPS, evCfg.Burst = nodeagent.EventQPS, nodeagent.EventBurst
 	events, err := kubernetes.NewForConfig(evCfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
@@ -54,7 +54,7 @@ func Run(ctx context.Context, o Options) error {
 	o.Source.Quiet = o.Source.Quiet || o.Agent.DryRun
 	if o.Source.StateDir == "" && !o.Agent.DryRun {
 		if o.Source.StateDir = o.Agent.StateDir; o.Source.StateDir == "" {
-			o.Source.StateDir = agent.DefaultStateDir
+			o.Source.StateDir = DefaultStateDir
 		}
 	}
 	// A dry run changes nothing, in the cluster either.
@@ -72,7 +72,7 @@ func Run(ctx context.Context, o Options) error {
 		}
 		o.Source.NRT = pub
 	}
-	src, err := NewSource(o.Source)
+	src, err := nodeagent.NewSource(o.Source)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	defer src.Stop()
 	o.Agent.Source, o.Agent.EventSink = src, src.Emit
-	a, err := agent.New(o.Agent)
+	a, err := New(o.Agent)
 	if err != nil {
 		return err
 	}

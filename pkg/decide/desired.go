@@ -1,4 +1,4 @@
-package plan
+package decide
 
 import (
 	"fmt"
@@ -10,44 +10,16 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
-
-// Workload is the agent's view of a pod or a standalone workload.
-type Workload struct {
-	Name string
-	// Cgroup holds the workload (the pod cgroup). Containers may be the same
-	// cgroup (standalone workloads) or children of it (pods).
-	Cgroup     string
-	Containers []Container
-	CPU        CPUNeed
-	// BE workloads run in the BE pool when they hold no CPUs of their own.
-	BE     bool
-	MemQoS memqos.Workload
-	// Terminating is a workload on its way out (a pod being deleted): it
-	// keeps the CPUs it holds, so none of them is handed to another while
-	// its processes may still run, but nothing is written for it any more.
-	Terminating bool
-	// OwnsMemoryLimit marks a standalone workload, whose limits.memory the
-	// agent applies: MemoryLimit bytes to memory.limit_in_bytes (v2
-	// memory.max), or, when 0, the original value restored. A pod's limit is
-	// the kubelet's, never touched.
-	OwnsMemoryLimit bool
-	MemoryLimit     int64
-}
-
-// Container is one container's cgroup; its name matches MemQoS.Containers.
-type Container struct {
-	Name   string
-	Cgroup string
-}
 
 // Input is everything one decision depends on.
 type Input struct {
 	Topology         *topology.Topology
 	Reserved, BEPool cpuset.CPUSet
 	UnrestrictedMems bool
-	Workloads        []Workload
-	Previous         map[string]Assignment
+	Workloads        []workload.Workload
+	Previous         map[string]workload.Assignment
 	MemQoS           memqos.Config
 	Namespaces       memqos.NamespaceConfig
 	MemQoSOptions    memqos.Options
@@ -68,20 +40,20 @@ type WorkloadState struct {
 
 // Desired is the decision: the files to hold, the files to restore, and why.
 type Desired struct {
-	Assignments map[string]Assignment
+	Assignments map[string]workload.Assignment
 	Pools       Pools
 	Workloads   []WorkloadState
 	Ops         []cgroup.Op
 	Restores    []cgroup.Target
-	Problems    []Problem
+	Problems    []workload.Problem
 }
 
 // Compute decides the whole node. Workloads are handled in name order and
 // every list it returns is sorted, so equal inputs give equal outputs.
 func Compute(in Input) Desired {
-	ws := append([]Workload(nil), in.Workloads...)
+	ws := append([]workload.Workload(nil), in.Workloads...)
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
-	needs := map[string]CPUNeed{}
+	needs := map[string]workload.CPUNeed{}
 	for _, w := range ws {
 		needs[w.Name] = w.CPU
 	}
@@ -112,8 +84,7 @@ func Compute(in Input) Desired {
 		if cpus.IsEmpty() {
 			// An empty list is no cpuset the kernel accepts: the workload
 			// keeps the CPUs it has (SharedPoolEmpty says why).
-			d.Problems = append(d.Problems, Problem{w.Name, "NoCPUs",
-				fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
+			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "NoCPUs", Message: fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
 		}
 		for _, c := range w.Containers {
 			if cpus.IsEmpty() {
@@ -132,7 +103,7 @@ func Compute(in Input) Desired {
 		}
 		dec, err := memqos.Decide(in.MemQoS, in.Namespaces, w.MemQoS, in.MemQoSOptions)
 		if err != nil {
-			d.Problems = append(d.Problems, Problem{w.Name, "InvalidMemoryQOS", err.Error()})
+			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryQOS", Message: err.Error()})
 		} else {
 			st.MemQoS, st.MemQoSOn, st.MemQoSWhy = dec, dec.Enabled, dec.Reason
 			ops, restores := memOps(w, dec)
@@ -145,7 +116,7 @@ func Compute(in Input) Desired {
 
 // memOps turns a memory QoS decision into writes and restores. A standalone
 // workload is its own single container, so pod-level files are skipped there.
-func memOps(w Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Target) {
+func memOps(w workload.Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Target) {
 	var ops []cgroup.Op
 	var restores []cgroup.Target
 	add := func(cg string, s memqos.Settings) {
@@ -175,12 +146,4 @@ func memOps(w Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Target) {
 		add(c.Cgroup, byName[c.Name])
 	}
 	return ops, restores
-}
-
-// String summarises a problem for logs.
-func (p Problem) String() string {
-	if p.Workload == "" {
-		return fmt.Sprintf("%s: %s", p.Reason, p.Message)
-	}
-	return fmt.Sprintf("%s: %s: %s", p.Workload, p.Reason, p.Message)
 }

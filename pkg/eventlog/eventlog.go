@@ -1,4 +1,7 @@
-package agent
+// Package eventlog keeps what the agent did or could not do, as Kubernetes-like
+// Events, in a JSON-lines file under the state directory, and hands each to a
+// Sink (the Kubernetes source posts them).
+package eventlog
 
 import (
 	"bufio"
@@ -37,16 +40,16 @@ const EventsFile = "events.jsonl"
 // MaxEvents is how many events the log keeps.
 const MaxEvents = 1000
 
-// eventLog appends events to a JSON-lines file and trims it to the last
+// Log appends events to a JSON-lines file and trims it to the last
 // MaxEvents lines once it has grown a tenth past that, so trimming (a whole
 // rewrite) is rare. A nil path only logs.
-type eventLog struct {
+type Log struct {
 	mu    sync.Mutex
 	path  string
 	lines int // in the file
 	log   *slog.Logger
 	now   func() time.Time
-	sink  func(Event) // also receives every event, when set
+	Sink  func(Event) // also receives every event, when set
 	holds int         // open holds (see hold)
 	// pending holds the lines of events emitted under a hold, appended to
 	// the file in one write when the last hold ends.
@@ -54,8 +57,8 @@ type eventLog struct {
 	pendingLines int
 }
 
-func openEventLog(path string, log *slog.Logger) (*eventLog, error) {
-	l := &eventLog{path: path, log: log, now: time.Now}
+func Open(path string, log *slog.Logger) (*Log, error) {
+	l := &Log{path: path, log: log, now: time.Now}
 	if path == "" {
 		return l, nil
 	}
@@ -68,7 +71,7 @@ func openEventLog(path string, log *slog.Logger) (*eventLog, error) {
 }
 
 // Emit records an event and logs it.
-func (l *eventLog) Emit(typ, reason, workload, format string, args ...any) {
+func (l *Log) Emit(typ, reason, workload, format string, args ...any) {
 	e := Event{Time: l.now().UTC(), Type: typ, Reason: reason, Workload: workload, Message: fmt.Sprintf(format, args...)}
 	level := slog.LevelInfo
 	if typ == Warning {
@@ -79,8 +82,8 @@ func (l *eventLog) Emit(typ, reason, workload, format string, args ...any) {
 		attrs = append(attrs, "workload", workload)
 	}
 	l.log.Log(context.Background(), level, e.Message, attrs...)
-	if l.sink != nil {
-		l.sink(e)
+	if l.Sink != nil {
+		l.Sink(e)
 	}
 	if l.path == "" {
 		return
@@ -92,12 +95,12 @@ func (l *eventLog) Emit(typ, reason, workload, format string, args ...any) {
 	}
 }
 
-// hold gathers the events emitted until the returned function is called
+// Hold gathers the events emitted until the returned function is called
 // and appends them to the file in one write then, so that a reconcile with
 // an event per workload does not open and write the file hundreds of times.
 // Events are logged as they come either way; a kill -9 under a hold loses
 // only the file lines of that reconcile's events.
-func (l *eventLog) hold() (release func()) {
+func (l *Log) Hold() (release func()) {
 	l.mu.Lock()
 	l.holds++
 	l.mu.Unlock()
@@ -112,7 +115,7 @@ func (l *eventLog) hold() (release func()) {
 	}
 }
 
-func (l *eventLog) append(e Event) error {
+func (l *Log) append(e Event) error {
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -127,7 +130,7 @@ func (l *eventLog) append(e Event) error {
 
 // flush appends the pending lines and trims the file if it grew too long.
 // Lines that cannot be written are dropped: the log is best effort.
-func (l *eventLog) flush() error {
+func (l *Log) flush() error {
 	if len(l.pending) == 0 {
 		return nil
 	}
@@ -152,7 +155,7 @@ func (l *eventLog) flush() error {
 }
 
 // trim rewrites the log with its last MaxEvents lines, atomically.
-func (l *eventLog) trim() error {
+func (l *Log) trim() error {
 	raw, err := os.ReadFile(l.path)
 	if err != nil {
 		return err
@@ -171,9 +174,9 @@ func (l *eventLog) trim() error {
 	return nil
 }
 
-// ReadEvents returns the events in a state directory's log, oldest first.
+// Read returns the events in a state directory's log, oldest first.
 // Lines that do not parse (a torn last line after a crash) are skipped.
-func ReadEvents(stateDir string) ([]Event, error) {
+func Read(stateDir string) ([]Event, error) {
 	f, err := os.Open(stateDir + "/" + EventsFile)
 	if err != nil {
 		return nil, err

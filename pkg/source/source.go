@@ -1,0 +1,73 @@
+// Package source defines what supplies the agent's workloads in place of a
+// HostConfig (the pods of a Kubernetes node, later a runtime hook): a Snapshot
+// observed at every reconcile, and the Decision handed back.
+package source
+
+import (
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
+	"k8s.io/utils/cpuset"
+)
+
+// Source supplies the workloads in place of a HostConfig: the pods
+// of a Kubernetes node. The reconcile loop asks it for a Snapshot at every
+// reconcile, reconciles at once when Changed fires, and hands it every
+// decision.
+type Source interface {
+	// Name is shown where a HostConfig's file name would be.
+	Name() string
+	// Snapshot returns the workloads and node settings in force now. It is
+	// called from the reconcile loop only.
+	Snapshot(env Env) Snapshot
+	// Changed fires when Snapshot may return something new.
+	Changed() <-chan struct{}
+	// Decided receives the decision of every reconcile (the source may
+	// publish it); it must not block.
+	Decided(d Decision)
+}
+
+// Env is what a source may need from the machine.
+type Env struct {
+	Topology *topology.Topology
+	// Exists says whether a cgroup (relative to the cgroup root) exists; on
+	// v1, in the cpuset hierarchy.
+	Exists func(rel string) bool
+}
+
+// Snapshot is the source's view: workloads plus the node-wide settings a
+// HostConfig would otherwise give.
+type Snapshot struct {
+	// Error is a configuration problem the source found and reported; the
+	// last good configuration stays in force meanwhile.
+	Error            string
+	Workloads        []Workload
+	Reserved, BEPool cpuset.CPUSet
+	// ResourceQoSConfig is the last good value of resource-qos-config (see
+	// CheckResourceQoSConfig); it configures every class-wide feature.
+	ResourceQoSConfig string
+	Namespaces        memqos.NamespaceConfig
+	// MemoryQoSHeld, when set, says why no memory QoS configuration is
+	// known (a malformed ConfigMap and no last good value saved): the agent
+	// then leaves every memory QoS file as it is, neither writing nor
+	// restoring, since "unknown" is not "off".
+	MemoryQoSHeld string
+}
+
+// Workload is one workload of a source.
+type Workload struct {
+	Plan workload.Workload
+	// Class is the QoS class shown by locus status.
+	Class string
+	// Problems found while reading it; the workload still runs.
+	Problems []workload.Problem
+}
+
+// Decision is what one reconcile decided.
+type Decision struct {
+	Topology    *topology.Topology
+	Reserved    cpuset.CPUSet
+	Assignments map[string]workload.Assignment // by workload; `locus run` leases left out
+	Workloads   []decide.WorkloadState
+}

@@ -1,0 +1,80 @@
+// Package workload holds what every side of Locus says about a workload: its
+// identity, its cgroups, what it asks of the CPU allocator and of memory QoS,
+// the CPUs it holds, and what could not be done for it. Nothing here does I/O.
+package workload
+
+import (
+	"fmt"
+
+	"k8s.io/utils/cpuset"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/memqos"
+)
+
+// Workload is the agent's view of a pod or a standalone workload.
+type Workload struct {
+	Name string
+	// Cgroup holds the workload (the pod cgroup). Containers may be the same
+	// cgroup (standalone workloads) or children of it (pods).
+	Cgroup     string
+	Containers []Container
+	CPU        CPUNeed
+	// BE workloads run in the BE pool when they hold no CPUs of their own.
+	BE     bool
+	MemQoS memqos.Workload
+	// Terminating is a workload on its way out (a pod being deleted): it
+	// keeps the CPUs it holds, so none of them is handed to another while
+	// its processes may still run, but nothing is written for it any more.
+	Terminating bool
+	// OwnsMemoryLimit marks a standalone workload, whose limits.memory the
+	// agent applies: MemoryLimit bytes to memory.limit_in_bytes (v2
+	// memory.max), or, when 0, the original value restored. A pod's limit is
+	// the kubelet's, never touched.
+	OwnsMemoryLimit bool
+	MemoryLimit     int64
+}
+
+// Container is one container's cgroup; its name matches MemQoS.Containers.
+type Container struct {
+	Name   string
+	Cgroup string
+}
+
+// CPUNeed is what a workload asks of the allocator.
+type CPUNeed struct {
+	// Exclusive is true when the workload opted in to CPU binding
+	// (cpuset-scheduler: "true") with an integer CPU limit.
+	Exclusive    bool
+	CPUs         int
+	RequestMilli int64
+	Policy       cpualloc.Policy
+	NUMAStrategy cpualloc.NUMAStrategy
+	// Decided, when not empty, is a CPU set chosen elsewhere (the cluster
+	// scheduler) that the agent applies instead of allocating.
+	Decided cpuset.CPUSet
+}
+
+// Assignment is the CPU set a workload holds. It is what the checkpoint keeps,
+// so a restarted agent re-adopts workloads without moving them.
+type Assignment struct {
+	CPUs         cpuset.CPUSet
+	Policy       cpualloc.Policy
+	RequestMilli int64
+}
+
+// Problem is something the agent could not do for a workload; the workload
+// keeps running in the shared pool and the problem is reported.
+type Problem struct {
+	Workload string `json:"workload"`
+	Reason   string `json:"reason"`
+	Message  string `json:"message"`
+}
+
+// String summarises a problem for logs.
+func (p Problem) String() string {
+	if p.Workload == "" {
+		return fmt.Sprintf("%s: %s", p.Reason, p.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", p.Workload, p.Reason, p.Message)
+}
