@@ -75,13 +75,15 @@ func main() {
 // report is the campaign's outcome.
 type report struct {
 	rounds, converged, restored int
-	toConverge, toRestore      []time.Duration
-	killedEarly                int // killed before its first status.json
-	failures                   []string
-	work                       string
+	toConverge, toRestore       []time.Duration
+	killedEarly                 int // killed before its first status.json
+	failures                    []string
+	work                        string
 }
 
-func (r *report) failed() bool { return len(r.failures) > 0 || r.converged < r.rounds || r.restored < r.rounds }
+func (r *report) failed() bool {
+	return len(r.failures) > 0 || r.converged < r.rounds || r.restored < r.rounds
+}
 
 func (r *report) print(w io.Writer, o options) {
 	fmt.Fprintf(w, "\nkill -9 campaign: %d rounds, seed %d, kill at U[0, %s) after start, agent --config-settle %s",
