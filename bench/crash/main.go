@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -79,6 +80,8 @@ type report struct {
 	killedEarly                 int // killed before its first status.json
 	failures                    []string
 	work                        string
+	elapsed                     time.Duration
+	loadBefore, loadAfter       string // /proc/loadavg: what else the machine ran
 }
 
 func (r *report) failed() bool {
@@ -97,6 +100,8 @@ func (r *report) print(w io.Writer, o options) {
 	fmt.Fprintf(w, "  originals restored at the end of the round: %d/%d   time from the empty config to restored: p50 %s  p99 %s\n",
 		r.restored, r.rounds, ms(pct(r.toRestore, 50)), ms(pct(r.toRestore, 99)))
 	fmt.Fprintf(w, "  kills before the agent's first status.json: %d/%d\n", r.killedEarly, r.rounds)
+	fmt.Fprintf(w, "  %s for the campaign on %d CPUs; load average (1, 5, 15 min) %s before, %s after\n",
+		r.elapsed.Round(time.Second), runtime.NumCPU(), r.loadBefore, r.loadAfter)
 	for _, f := range r.failures {
 		fmt.Fprintf(w, "  FAILED %s\n", f)
 	}
@@ -294,6 +299,8 @@ func run(ctx context.Context, o options, out io.Writer) (*report, error) {
 	}
 	fmt.Fprintf(out, "cgroup sub-tree %s (cpuset, memory, cpu, cpuacct), work directory %s, seed %d\n", root, o.work, o.seed)
 
+	rep.loadBefore = loadavg()
+	began := time.Now()
 	rng := rand.New(rand.NewPCG(o.seed, 15))
 	prev := baseConfig()
 	for i := 1; i <= o.rounds; i++ {
@@ -332,8 +339,18 @@ func run(ctx context.Context, o options, out io.Writer) (*report, error) {
 		}
 		prev = next
 	}
+	rep.elapsed, rep.loadAfter = time.Since(began), loadavg()
 	rep.print(out, o)
 	return rep, nil
+}
+
+func loadavg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 type roundResult struct {
