@@ -5,7 +5,7 @@ TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: build locus locus-scheduler run test k8s-tools lint unit bench-vet numa-test e2e bench tools clean
+.PHONY: build locus locus-scheduler run test k8s-tools lint unit bench-vet numa-test e2e bench crash tools clean
 
 build: locus locus-scheduler
 
@@ -57,6 +57,12 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
 	bench/packing.sh
 	bench/agent/run.sh
+
+# Kill -9 campaign (root, cgroup v1): the standalone agent killed at random
+# points of its start, ROUNDS rounds (default 100, a few minutes), in a
+# cgroup sub-tree of its own; docs/reliability.md.
+crash: locus
+	LOCUS=$(BIN)/locus bench/crash/run.sh
 
 tools: $(TOOLS)/staticcheck
 
