@@ -44,6 +44,13 @@ func (h *health) begin() {
 	h.mu.Unlock()
 }
 
+// inProgress says whether a reconcile has begun and not ended.
+func (h *health) inProgress() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return !h.running.IsZero()
+}
+
 // end records a finished reconcile and its first error, if any.
 func (h *health) end(errs []error) {
 	h.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,15 +27,20 @@ func healthz(t *testing.T, a *Agent) (int, string) {
 func TestHealthzReportsStuckReconcile(t *testing.T) {
 	tree := newCgroupTree(t, cgroup.V2, false, "0-3")
 	tree.mkcg("pods/redis", "pods/batch")
-	h := newHarness(t, tree, redisAndBatch, func(o *Options) {
-		o.DebugWriteDelay, o.StaleAfter = 600*time.Millisecond, 100*time.Millisecond
-	})
+	h := newHarness(t, tree, redisAndBatch, func(o *Options) { o.DebugWriteDelay = 200 * time.Millisecond })
+	// The health clock is the test's: a loaded machine cannot make the
+	// bound pass between two of its steps.
+	clock := &testClock{t: time.Unix(1e9, 0)}
+	h.a.health = newHealth(clock.now, 100*time.Millisecond)
 	if code, body := healthz(t, h.a); code != http.StatusOK {
 		t.Fatalf("healthz at start = %d %q", code, body)
 	}
 	done := make(chan struct{})
 	go func() { h.a.Reconcile(); close(done) }()
-	time.Sleep(300 * time.Millisecond)
+	for !h.a.health.inProgress() {
+		time.Sleep(time.Millisecond)
+	}
+	clock.advance(300 * time.Millisecond)
 	code, body := healthz(t, h.a)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "stuck") {
 		t.Errorf("healthz during a stuck reconcile = %d %q, want 503 naming it stuck", code, body)
@@ -43,10 +49,28 @@ func TestHealthzReportsStuckReconcile(t *testing.T) {
 	if code, body := healthz(t, h.a); code != http.StatusOK {
 		t.Errorf("healthz after the reconcile completed = %d %q", code, body)
 	}
-	time.Sleep(150 * time.Millisecond) // no reconcile since: the loop has stopped
+	clock.advance(150 * time.Millisecond) // no reconcile since: the loop has stopped
 	if code, body := healthz(t, h.a); code != http.StatusServiceUnavailable || !strings.Contains(body, "not running") {
 		t.Errorf("healthz with no reconcile within the bound = %d %q", code, body)
 	}
+}
+
+// testClock is a clock that moves only when told.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
 }
 
 // TestHealthzReportsFailingReconciles makes every reconcile fail (the
