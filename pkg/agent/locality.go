@@ -2,12 +2,10 @@ package agent
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -62,7 +60,7 @@ func localityTargets(ws []workload.Workload, states []decide.WorkloadState, clas
 			}
 			pod = &s
 		}
-		class, guaranteed := localityClass(w.MemQoS)
+		class, guaranteed := workload.ClassifyQoS(w.MemQoS.Labels, w.MemQoS.Annotations, w.MemQoS.KubeQoS).Locality()
 		fromClass, _ := locality.ClassSettings(classes, class, guaranteed)
 		settings := locality.Resolve(pod, fromClass)
 		st, ok := byName[w.Name]
@@ -77,26 +75,6 @@ func localityTargets(ws []workload.Workload, states []decide.WorkloadState, clas
 		out = append(out, t)
 	}
 	return out, probs
-}
-
-// localityClass resolves a workload's QoS class as memory QoS does: the
-// class label (current or legacy spelling), else the Kubernetes QoS class
-// (BestEffort is BE, the others LS). unlabelledGuaranteed marks a Guaranteed
-// workload without a label, which only lsrClass governs.
-func localityClass(w memqos.Workload) (class string, unlabelledGuaranteed bool) {
-	for _, v := range []string{w.Labels[memqos.LabelQoSClass], w.Labels[memqos.LegacyQoSClass],
-		w.Annotations[memqos.LegacyQoSClass]} {
-		if v = strings.TrimSpace(v); v != "" {
-			return strings.ToUpper(v), false
-		}
-	}
-	switch {
-	case strings.EqualFold(string(w.KubeQoS), string(memqos.BestEffort)):
-		return string(memqos.ClassBE), false
-	case strings.EqualFold(string(w.KubeQoS), string(memqos.Guaranteed)):
-		return string(memqos.ClassLS), true
-	}
-	return string(memqos.ClassLS), false
 }
 
 // memoryNodes lists the nodes that have memory. A topology that reports no

@@ -63,7 +63,7 @@ func TestResolveWorkloads(t *testing.T) {
 		})
 	}
 	r := parseWorkloads(t, "- {name: a, command: [x], qosClass: ls, labels: {koordinator.sh/qosClass: BE}, resources: {limits: {memory: 1Gi}}}")[0]
-	if r.plan.MemQoS.Labels[labelQOSClass] != "LS" || r.plan.MemQoS.Containers[0].RequestBytes != 1<<30 {
+	if r.plan.MemQoS.Labels[memqos.LabelQoSClass] != "LS" || r.plan.MemQoS.Containers[0].RequestBytes != 1<<30 {
 		t.Errorf("qosClass must win over the label and a limit defaults the request: %+v", r.plan.MemQoS)
 	}
 	if r.cgroup != "locus.slice/a" || r.source != FromCommand {

@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Run reconciles until ctx ends: at start, on every change in the config
@@ -132,7 +133,7 @@ func (a *Agent) shutdown() error {
 	keep := map[string]bool{}
 	var stop []string
 	for _, w := range cfg.Host.Workloads {
-		if strings.EqualFold(w.Annotations[AnnotationStopOnExit], "true") {
+		if workload.StopOnExit(w.Annotations) {
 			stop = append(stop, w.Name)
 		} else {
 			keep[cfg.Host.CgroupPath(w)] = true
