@@ -104,16 +104,6 @@ type localityRecord struct {
 	Last     LocalityStatus  `json:"last"`
 }
 
-// LocalityStatus is the last memory locality run of a workload, for status.
-type LocalityStatus struct {
-	Time   time.Time `json:"time"`   // when the run ended
-	Reason string    `json:"reason"` // MemoryLocalityCompleted, ...Skipped or ...Failed
-	// LocalRatio is the percentage of the workload's pages on its NUMA nodes
-	// afterwards; absent when no container could be measured.
-	LocalRatio    *int   `json:"localRatio,omitempty"`
-	PagesMigrated uint64 `json:"pagesMigrated"`
-}
-
 // sameSeries says whether a target continues the record's series of runs:
 // same cpuset, same settings. Anything else starts afresh, so a new cpuset
 // (its memory is remote again) or a changed annotation runs now.

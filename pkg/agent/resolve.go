@@ -5,9 +5,6 @@ import (
 	"github.com/locus-project/locus/pkg/workload"
 )
 
-// Source says where a workload's processes come from.
-type Source string
-
 const (
 	FromCgroup  Source = "cgroup"
 	FromCommand Source = "command"

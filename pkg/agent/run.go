@@ -12,6 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -27,7 +28,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer srv.close()
+	defer srv.Close()
 	var changes <-chan fsnotify.Event
 	var watchErrs <-chan error
 	if a.opts.ConfigFile != "" {
@@ -166,7 +167,7 @@ func (a *Agent) shutdown() error {
 		}
 	}
 	if st.Workloads = left; len(stop) > 0 && !st.Time.IsZero() {
-		if err := writeStatus(a.opts.StateDir, st); err != nil {
+		if err := status.Write(a.opts.StateDir, st); err != nil {
 			errs = append(errs, err)
 		}
 	}
