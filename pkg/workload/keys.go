@@ -49,7 +49,7 @@ func ParsePolicy(s string) (cpualloc.Policy, error) {
 		cpualloc.FullPCPUsThenThreads:
 		return p, nil
 	}
-	return "", fmt.Errorf("%q is not one of static-burst, full-pcpus, spread-by-pcpus, distribute-across-numa", s)
+	return "", fmt.Errorf("%q is not one of static-burst, full-pcpus-then-threads, full-pcpus, spread-by-pcpus, distribute-across-numa", s)
 }
 
 // PolicyOf reads the cpu-policy annotation as people write it, in any case

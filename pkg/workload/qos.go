@@ -12,8 +12,9 @@ import (
 // QoS is a workload's QoS class as its text gives it: the class label, if
 // any, and the Kubernetes QoS class. Every side of Locus that needs a class
 // reads it from here, so a label means the same to the CPU pools, status and
-// the locality runner; memory QoS validates the same label itself, as its
-// errors say which section of its config applies.
+// the locality runner; memory QoS reads the same label through the same
+// memqos.ClassLabel and validates it, as its errors say which section of
+// its config applies.
 type QoS struct {
 	// Label is the class label in upper case (koordinator.sh/qosClass, then
 	// the legacy alibabacloud.com/qosClass label, then that legacy key as an
@@ -24,12 +25,8 @@ type QoS struct {
 
 // ClassifyQoS reads the class label from labels and annotations.
 func ClassifyQoS(labels, annotations map[string]string, kube memqos.KubeQoS) QoS {
-	for _, v := range []string{labels[memqos.LabelQoSClass], labels[memqos.LegacyQoSClass], annotations[memqos.LegacyQoSClass]} {
-		if v = strings.ToUpper(strings.TrimSpace(v)); v != "" {
-			return QoS{Label: v, Kube: kube}
-		}
-	}
-	return QoS{Kube: kube}
+	raw, _ := memqos.ClassLabel(labels, annotations)
+	return QoS{Label: strings.ToUpper(strings.TrimSpace(raw)), Kube: kube}
 }
 
 // Status is the class a pod shows: its label, else its Kubernetes class.
