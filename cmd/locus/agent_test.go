@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // v2Tree writes a minimal cgroup v2 tree with cgroup rel in it.
@@ -88,7 +88,7 @@ workloads:
 		t.Errorf("row = %q", lines[len(lines)-1])
 	}
 	js, err := runLocus(t, "status", "--state-dir", state, "-o", "json")
-	var st agent.Status
+	var st status.Status
 	if err == nil || json.Unmarshal([]byte(js), &st) != nil || len(st.Workloads) != 1 || st.Workloads[0].CPUs == "" {
 		t.Fatalf("status -o json: %v\n%s", err, js)
 	}
@@ -130,12 +130,12 @@ func TestAgentCommandErrors(t *testing.T) {
 
 func TestMemSummary(t *testing.T) {
 	cases := []struct {
-		m    agent.MemQoSStatus
+		m    status.MemQoSStatus
 		want string
 	}{
-		{agent.MemQoSStatus{}, "off"},
-		{agent.MemQoSStatus{Enabled: true}, "on (no files)"},
-		{agent.MemQoSStatus{Enabled: true, Values: map[string]string{"memory.min": "0", "memory.low": "2147483648", "memory.high": "max"}},
+		{status.MemQoSStatus{}, "off"},
+		{status.MemQoSStatus{Enabled: true}, "on (no files)"},
+		{status.MemQoSStatus{Enabled: true, Values: map[string]string{"memory.min": "0", "memory.low": "2147483648", "memory.high": "max"}},
 			"min=0B low=2.0GiB high=max"},
 	}
 	for _, tc := range cases {

@@ -17,6 +17,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -96,7 +97,7 @@ func (o localityTarget) resolve(pidFlag string) (resolvedTarget, error) {
 			return t, err
 		}
 		if cpus, err = topology.ParseCPUList(w.CPUs); err != nil {
-			return t, fmt.Errorf("workload %s in %s: cpus: %w", w.Name, agent.StatusFile, err)
+			return t, fmt.Errorf("workload %s in %s: cpus: %w", w.Name, status.File, err)
 		}
 		t.Local = slices.Clone(w.NUMANodes)
 	}
@@ -122,13 +123,13 @@ func (o localityTarget) cgroupPIDs(rel string) ([]int, error) {
 	return h.Procs(rel) // processes, not threads: threads share their memory
 }
 
-func (o localityTarget) findWorkload() (agent.WorkloadStatus, error) {
-	st, err := agent.ReadStatus(o.stateDir)
+func (o localityTarget) findWorkload() (status.WorkloadStatus, error) {
+	st, err := status.Read(o.stateDir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return agent.WorkloadStatus{}, fmt.Errorf("no %s in %s: --workload needs a running `locus agent` (or pass --state-dir)", agent.StatusFile, o.stateDir)
+		return status.WorkloadStatus{}, fmt.Errorf("no %s in %s: --workload needs a running `locus agent` (or pass --state-dir)", status.File, o.stateDir)
 	}
 	if err != nil {
-		return agent.WorkloadStatus{}, err
+		return status.WorkloadStatus{}, err
 	}
 	var names []string
 	for _, w := range st.Workloads {
@@ -137,7 +138,7 @@ func (o localityTarget) findWorkload() (agent.WorkloadStatus, error) {
 		}
 		names = append(names, w.Name)
 	}
-	return agent.WorkloadStatus{}, fmt.Errorf("no workload %q in %s/%s (workloads: %s)", o.workload, o.stateDir, agent.StatusFile, strings.Join(names, ", "))
+	return status.WorkloadStatus{}, fmt.Errorf("no workload %q in %s/%s (workloads: %s)", o.workload, o.stateDir, status.File, strings.Join(names, ", "))
 }
 
 // unionCPUsAllowed is the CPUs any of the processes may run on; processes

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -29,7 +30,7 @@ after a one-line summary of the node.`,
 			if err := checkOutput(output); err != nil {
 				return err
 			}
-			st, err := agent.ReadStatus(stateDir)
+			st, err := status.Read(stateDir)
 			if errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("no agent state in %s: is `locus agent` running?", stateDir)
 			}
@@ -62,7 +63,7 @@ after a one-line summary of the node.`,
 	return cmd
 }
 
-func renderStatus(w io.Writer, st agent.Status, running bool, age time.Duration) error {
+func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration) error {
 	n := st.Node
 	if !running {
 		fmt.Fprintf(w, "agent: not running; what follows is its last status, %s old\n", age)
@@ -89,7 +90,7 @@ func renderStatus(w io.Writer, st agent.Status, running bool, age time.Duration)
 }
 
 // memSummary shows min/low/high in binary units, or "off".
-func memSummary(m agent.MemQoSStatus) string {
+func memSummary(m status.MemQoSStatus) string {
 	if !m.Enabled {
 		return "off"
 	}

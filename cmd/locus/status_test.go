@@ -12,13 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // statusDir writes a state dir holding a status an agent wrote a minute ago.
 func statusDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	st := agent.Status{Time: time.Now().Add(-time.Minute)}
+	st := status.Status{Time: time.Now().Add(-time.Minute)}
 	st.Node.Exclusive, st.Node.Shared, st.Node.BE = "0", "1", "1"
 	b, err := json.Marshal(st)
 	if err != nil {

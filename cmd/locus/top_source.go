@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/view"
 	"github.com/locus-project/locus/pkg/view/sample"
@@ -80,10 +80,10 @@ func (s *snapshotSource) host(note string) (view.Snapshot, error) {
 		return view.Snapshot{}, err
 	}
 	snap := view.Snapshot{Time: time.Now().UTC(), Topology: s.topo}
-	st, err := agent.ReadStatus(s.stateDir)
+	st, err := status.Read(s.stateDir)
 	switch {
 	case err == nil:
-		snap = agent.ViewSnapshot(st, s.topo)
+		snap = status.ViewSnapshot(st, s.topo)
 		snap.Time = time.Now().UTC()
 		if note == "" {
 			note = "from the agent's status file"

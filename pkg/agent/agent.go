@@ -16,6 +16,7 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/supervisor"
@@ -35,7 +36,7 @@ type Options struct {
 	Once          bool           // one reconcile; commands are not started
 	Resync        time.Duration  // default 10s
 	// StaleAfter is how long /healthz tolerates no reconcile completing,
-	// or one running; default DefaultStaleAfter(Resync).
+	// or one running; default server.DefaultStaleAfter(Resync).
 	StaleAfter time.Duration
 	// ConfigSettle: a changed ConfigFile is acted on once it has stayed the
 	// same this long (default DefaultConfigSettle; negative: at once).
@@ -79,7 +80,7 @@ type Agent struct {
 	procs     procfs.FS
 	events    *eventlog.Log
 	metrics   *metrics
-	health    *health
+	health    *server.Health
 	cfg       configLoader
 	src       *sourceLoader // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
@@ -113,7 +114,7 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
 		now: time.Now, trigger: make(chan struct{}, 1)}
 	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
-	a.health = newHealth(a.now, opts.StaleAfter)
+	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
 		return nil, err
@@ -159,7 +160,7 @@ func withDefaults(o Options) Options {
 		o.Resync = 10 * time.Second
 	}
 	if o.StaleAfter <= 0 {
-		o.StaleAfter = DefaultStaleAfter(o.Resync)
+		o.StaleAfter = server.DefaultStaleAfter(o.Resync)
 	}
 	if o.ConfigSettle == 0 {
 		o.ConfigSettle = DefaultConfigSettle

@@ -27,7 +27,7 @@ func defaultConfig(onlineCPUs int) (*workload.Config, error) {
 	}
 	if onlineCPUs < 2 {
 		for i := range hc.Workloads {
-			delete(hc.Workloads[i].Annotations, AnnotationCPUSet)
+			delete(hc.Workloads[i].Annotations, workload.AnnotationCPUSet)
 		}
 	}
 	return workload.DeriveConfig(hc)

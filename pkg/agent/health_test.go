@@ -13,12 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/server"
 )
 
 func healthz(t *testing.T, a *Agent) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	a.health.serveHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	a.health.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	return rec.Code, rec.Body.String()
 }
 
@@ -31,13 +32,13 @@ func TestHealthzReportsStuckReconcile(t *testing.T) {
 	// The health clock is the test's: a loaded machine cannot make the
 	// bound pass between two of its steps.
 	clock := &testClock{t: time.Unix(1e9, 0)}
-	h.a.health = newHealth(clock.now, 100*time.Millisecond)
+	h.a.health = server.NewHealth(clock.now, 100*time.Millisecond)
 	if code, body := healthz(t, h.a); code != http.StatusOK {
 		t.Fatalf("healthz at start = %d %q", code, body)
 	}
 	done := make(chan struct{})
 	go func() { h.a.Reconcile(); close(done) }()
-	for !h.a.health.inProgress() {
+	for !h.a.health.InProgress() {
 		time.Sleep(time.Millisecond)
 	}
 	clock.advance(300 * time.Millisecond)
@@ -82,26 +83,17 @@ func TestHealthzReportsFailingReconciles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(h.opts.StateDir, "checkpoint.json"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i <= failingReconciles; i++ {
+	for i := 1; i <= server.FailingReconciles; i++ {
 		if res := h.a.Reconcile(); len(res.Errors) == 0 {
 			t.Fatal("reconcile succeeded with an unreadable checkpoint")
 		}
 		code, body := healthz(t, h.a)
-		if unhealthy := code == http.StatusServiceUnavailable; unhealthy != (i == failingReconciles) {
+		if unhealthy := code == http.StatusServiceUnavailable; unhealthy != (i == server.FailingReconciles) {
 			t.Errorf("after %d failed reconciles healthz = %d %q", i, code, body)
 		}
 	}
 	if _, body := healthz(t, h.a); !strings.Contains(body, "checkpoint.json") {
 		t.Errorf("healthz does not name the failure: %q", body)
-	}
-}
-
-func TestDefaultStaleAfter(t *testing.T) {
-	if got := DefaultStaleAfter(10 * time.Second); got != 30*time.Second {
-		t.Errorf("DefaultStaleAfter(10s) = %s", got)
-	}
-	if got := DefaultStaleAfter(time.Minute); got != 3*time.Minute {
-		t.Errorf("DefaultStaleAfter(1m) = %s", got)
 	}
 }
 

@@ -2,12 +2,10 @@ package agent
 
 import (
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -62,7 +60,7 @@ func localityTargets(ws []workload.Workload, states []decide.WorkloadState, clas
 			}
 			pod = &s
 		}
-		class, guaranteed := localityClass(w.MemQoS)
+		class, guaranteed := workload.ClassifyQoS(w.MemQoS.Labels, w.MemQoS.Annotations, w.MemQoS.KubeQoS).Locality()
 		fromClass, _ := locality.ClassSettings(classes, class, guaranteed)
 		settings := locality.Resolve(pod, fromClass)
 		st, ok := byName[w.Name]
@@ -77,26 +75,6 @@ func localityTargets(ws []workload.Workload, states []decide.WorkloadState, clas
 		out = append(out, t)
 	}
 	return out, probs
-}
-
-// localityClass resolves a workload's QoS class as memory QoS does: the
-// class label (current or legacy spelling), else the Kubernetes QoS class
-// (BestEffort is BE, the others LS). unlabelledGuaranteed marks a Guaranteed
-// workload without a label, which only lsrClass governs.
-func localityClass(w memqos.Workload) (class string, unlabelledGuaranteed bool) {
-	for _, v := range []string{w.Labels[memqos.LabelQoSClass], w.Labels[memqos.LegacyQoSClass],
-		w.Annotations[memqos.LegacyQoSClass]} {
-		if v = strings.TrimSpace(v); v != "" {
-			return strings.ToUpper(v), false
-		}
-	}
-	switch {
-	case strings.EqualFold(string(w.KubeQoS), string(memqos.BestEffort)):
-		return string(memqos.ClassBE), false
-	case strings.EqualFold(string(w.KubeQoS), string(memqos.Guaranteed)):
-		return string(memqos.ClassLS), true
-	}
-	return string(memqos.ClassLS), false
 }
 
 // memoryNodes lists the nodes that have memory. A topology that reports no
@@ -124,16 +102,6 @@ type localityRecord struct {
 	// Reported is what the last Event said, for the interval's rule.
 	Reported locality.Report `json:"reported"`
 	Last     LocalityStatus  `json:"last"`
-}
-
-// LocalityStatus is the last memory locality run of a workload, for status.
-type LocalityStatus struct {
-	Time   time.Time `json:"time"`   // when the run ended
-	Reason string    `json:"reason"` // MemoryLocalityCompleted, ...Skipped or ...Failed
-	// LocalRatio is the percentage of the workload's pages on its NUMA nodes
-	// afterwards; absent when no container could be measured.
-	LocalRatio    *int   `json:"localRatio,omitempty"`
-	PagesMigrated uint64 `json:"pagesMigrated"`
 }
 
 // sameSeries says whether a target continues the record's series of runs:

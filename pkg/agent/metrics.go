@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/server"
 )
 
 // metrics are the agent's Prometheus series, in a registry of its own so
@@ -24,7 +25,7 @@ type metrics struct {
 	writes      prometheus.Counter
 	unsupported *prometheus.GaugeVec
 	locality    *localityMetrics
-	nodeCPUs    *nodeCPUCollector // locus_numa_node_cpus, see ui_metrics.go
+	nodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
 }
 
 func newMetrics() *metrics {
@@ -53,7 +54,7 @@ func newMetrics() *metrics {
 		unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_unsupported_knobs",
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
-	m.nodeCPUs = newNodeCPUCollector()
+	m.nodeCPUs = server.NewNodeCPUCollector()
 	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.nodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.

@@ -31,9 +31,9 @@ type Result struct {
 func (a *Agent) Reconcile() Result {
 	start := time.Now()
 	var res Result
-	a.health.begin()
+	a.health.Begin()
 	defer func() {
-		a.health.end(res.Errors)
+		a.health.End(res.Errors)
 		a.metrics.duration.Observe(time.Since(start).Seconds())
 		if len(res.Errors) > 0 {
 			a.metrics.errors.Inc()

@@ -63,7 +63,7 @@ func TestResolveWorkloads(t *testing.T) {
 		})
 	}
 	r := parseWorkloads(t, "- {name: a, command: [x], qosClass: ls, labels: {koordinator.sh/qosClass: BE}, resources: {limits: {memory: 1Gi}}}")[0]
-	if r.plan.MemQoS.Labels[labelQOSClass] != "LS" || r.plan.MemQoS.Containers[0].RequestBytes != 1<<30 {
+	if r.plan.MemQoS.Labels[memqos.LabelQoSClass] != "LS" || r.plan.MemQoS.Containers[0].RequestBytes != 1<<30 {
 		t.Errorf("qosClass must win over the label and a limit defaults the request: %+v", r.plan.MemQoS)
 	}
 	if r.cgroup != "locus.slice/a" || r.source != FromCommand {
@@ -102,7 +102,7 @@ func TestMetricsAndBusyPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.close()
+	defer srv.Close()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func TestMetricsAndBusyPort(t *testing.T) {
 	if _, err := h.a.serve(ln.Addr().String()); err == nil || !strings.Contains(err.Error(), "already in use") {
 		t.Errorf("busy port: %v", err)
 	}
-	body := get(t, srv.addr, "/metrics")
+	body := get(t, srv.Addr(), "/metrics")
 	for _, want := range []string{
 		`locus_workload_cpus{pool="exclusive",workload="redis"} 2`,
 		`locus_workload_numa_nodes{workload="batch"} 1`,
@@ -124,7 +124,7 @@ func TestMetricsAndBusyPort(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	if s := get(t, srv.addr, "/status"); !strings.Contains(s, `"name": "redis"`) {
+	if s := get(t, srv.Addr(), "/status"); !strings.Contains(s, `"name": "redis"`) {
 		t.Errorf("/status = %s", s)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Run reconciles until ctx ends: at start, on every change in the config
@@ -26,7 +28,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer srv.close()
+	defer srv.Close()
 	var changes <-chan fsnotify.Event
 	var watchErrs <-chan error
 	if a.opts.ConfigFile != "" {
@@ -132,7 +134,7 @@ func (a *Agent) shutdown() error {
 	keep := map[string]bool{}
 	var stop []string
 	for _, w := range cfg.Host.Workloads {
-		if strings.EqualFold(w.Annotations[AnnotationStopOnExit], "true") {
+		if workload.StopOnExit(w.Annotations) {
 			stop = append(stop, w.Name)
 		} else {
 			keep[cfg.Host.CgroupPath(w)] = true
@@ -165,7 +167,7 @@ func (a *Agent) shutdown() error {
 		}
 	}
 	if st.Workloads = left; len(stop) > 0 && !st.Time.IsZero() {
-		if err := writeStatus(a.opts.StateDir, st); err != nil {
+		if err := status.Write(a.opts.StateDir, st); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -22,7 +23,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 	st := Status{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr}
 	st.Node = NodeStatus{
 		CgroupVersion: a.h.Version().String(),
-		Topology:      topologySummary(a.topo),
+		Topology:      status.TopologySummary(a.topo),
 		CPUs:          a.topo.CPUSet().String(),
 		Reserved:      cfg.Reserved.String(),
 		Exclusive:     d.Pools.Exclusive.String(),

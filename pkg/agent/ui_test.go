@@ -20,8 +20,8 @@ func serveUI(t *testing.T, h *harness) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.close)
-	return "http://" + s.addr
+	t.Cleanup(s.Close)
+	return "http://" + s.Addr()
 }
 
 // fetch GETs url and returns the body and its content type; anything but

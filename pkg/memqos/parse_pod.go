@@ -67,28 +67,35 @@ func podSetting(w Workload) (PodSetting, string, error) {
 	return PodSetting{Policy: PolicyDefault}, "", nil
 }
 
+// ClassLabel finds the class label as written and where it was found (""
+// when none is set, blanks not counting): the koordinator.sh label, then
+// the legacy label, then the legacy key as an annotation, as older agents
+// wrote it. It is the one reader of these keys; pkg/workload classifies on
+// top of it.
+func ClassLabel(labels, annotations map[string]string) (raw, where string) {
+	for _, s := range []struct{ where, value string }{
+		{"label " + LabelQoSClass, labels[LabelQoSClass]},
+		{"label " + LegacyQoSClass, labels[LegacyQoSClass]},
+		{"annotation " + LegacyQoSClass, annotations[LegacyQoSClass]},
+	} {
+		if strings.TrimSpace(s.value) != "" {
+			return s.value, s.where
+		}
+	}
+	return "", ""
+}
+
 // classOf resolves the workload's class: the koordinator.sh label, then the
 // legacy label, then the legacy annotation, then the Kubernetes QoS class.
 // It also reports where the class came from, and whether it was mapped from
 // Guaranteed (which has its own built-in setting).
 func classOf(w Workload) (c Class, from string, guaranteed bool, err error) {
-	sources := []struct {
-		where string
-		value string
-	}{
-		{"label " + LabelQoSClass, w.Labels[LabelQoSClass]},
-		{"label " + LegacyQoSClass, w.Labels[LegacyQoSClass]},
-		{"annotation " + LegacyQoSClass, w.Annotations[LegacyQoSClass]},
-	}
-	for _, s := range sources {
-		v := Class(strings.ToUpper(strings.TrimSpace(s.value)))
-		switch v {
-		case "":
-			continue
+	if raw, where := ClassLabel(w.Labels, w.Annotations); where != "" {
+		switch v := Class(strings.ToUpper(strings.TrimSpace(raw))); v {
 		case ClassLSE, ClassLSR, ClassLS, ClassBE, ClassSystem:
-			return v, s.where, false, nil
+			return v, where, false, nil
 		}
-		return "", "", false, fmt.Errorf("%s: %q is not one of LSE, LSR, LS, BE, SYSTEM", s.where, s.value)
+		return "", "", false, fmt.Errorf("%s: %q is not one of LSE, LSR, LS, BE, SYSTEM", where, raw)
 	}
 	from = "Kubernetes QoS " + string(w.KubeQoS)
 	switch {

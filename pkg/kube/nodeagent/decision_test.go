@@ -9,13 +9,13 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 func decidedPod(name, status string, limit string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-			"cpuset-scheduler": "true", podplan.AnnotationResourceStatus: status}},
+			"cpuset-scheduler": "true", workload.AnnotationResourceStatus: status}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "app",
 			Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(limit)}}}}},
 	}
@@ -57,7 +57,7 @@ func TestSchedulerDecisions(t *testing.T) {
 
 	waitEvent(t, n.ns, "Pod", "b-overlaps", corev1.EventTypeWarning, "CPUSetConflict", "3", "held exclusively")
 	waitEvent(t, n.ns, "Pod", "c-offline", corev1.EventTypeWarning, "CPUSetConflict", "40", "offline")
-	waitEvent(t, n.ns, "Pod", "d-malformed", corev1.EventTypeWarning, "InvalidResourceStatus", podplan.AnnotationResourceStatus, "cpuset")
+	waitEvent(t, n.ns, "Pod", "d-malformed", corev1.EventTypeWarning, "InvalidResourceStatus", workload.AnnotationResourceStatus, "cpuset")
 	waitEvent(t, n.ns, "Pod", "e-wrong-node", corev1.EventTypeWarning, "CPUSetConflict", "numaNodes [0]", "NUMA nodes [1]")
 
 	waitNRT(t, n.name, "listing the applied decisions", func(_ *nrt.Object, ct nrt.CPUTopology) bool {

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // A pod being deleted still says Running while the kubelet stops its
@@ -13,7 +15,7 @@ import (
 // CPU need, with no container to write and no problem to report, until its
 // pod cgroup is gone too.
 func TestFromPodTerminating(t *testing.T) {
-	p := pod(map[string]string{AnnotationCPUSet: "true", AnnotationCPUPolicy: "nonsense"}, nil, corev1.PodQOSGuaranteed,
+	p := pod(map[string]string{workload.AnnotationCPUSet: "true", workload.AnnotationCPUPolicy: "nonsense"}, nil, corev1.PodQOSGuaranteed,
 		ctr{name: "app", req: "cpu=2,memory=1Gi", lim: "cpu=2,memory=1Gi", id: "containerd://" + id1, running: true},
 		ctr{name: "side", req: "cpu=1,memory=1Gi", lim: "cpu=1,memory=1Gi", id: "containerd://" + id2, running: true})
 	const podG = "kubepods/pod" + uid

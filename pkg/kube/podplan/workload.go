@@ -1,7 +1,9 @@
 // Package podplan turns a pod bound to this node into the agent's view of a
 // workload (workload.Workload): its cgroups, what it asks of the CPU allocator or
 // what the scheduler decided for it, its QoS class and its memory QoS inputs.
-// It is pure; whether a cgroup exists is asked through Env.
+// The pod's text (annotations, labels, resources) is read by pkg/workload;
+// this package finds its cgroups. It is pure; whether a cgroup exists is
+// asked through Env.
 package podplan
 
 import (
@@ -11,18 +13,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
-)
-
-// The annotations that ask for CPUs of a pod's own (seed: CPU topology-aware
-// scheduling); the memory QoS ones are read by pkg/memqos.
-const (
-	AnnotationCPUSet    = "cpuset-scheduler" // "true" opts in
-	AnnotationCPUPolicy = "cpu-policy"       // static-burst, full-pcpus, spread-by-pcpus, distribute-across-numa
 )
 
 // Env is what the mapping needs from the machine.
@@ -64,7 +57,7 @@ func Name(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 // until it is gone, but it lists no container and has no problem: nothing
 // is written for it any more, and nothing about it is worth a warning.
 func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
-	kube := KubeQoS(pod)
+	kube := workload.KubeQoS(pod)
 	podCg, err := podcgroup.PodCgroup(env.Driver, string(kube), string(pod.UID))
 	if err != nil {
 		return Workload{}, err
@@ -81,24 +74,11 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	if !w.Plan.Terminating {
 		w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
 	}
-	w.Plan.CPU = cpuNeed(pod, env.Topology, problem)
-
-	labels := pod.Labels
-	mem := memqos.Workload{Namespace: pod.Namespace, Labels: labels, Annotations: pod.Annotations, KubeQoS: memqos.KubeQoS(kube)}
-	for _, c := range pod.Spec.Containers {
-		mc := memqos.Container{Name: c.Name}
-		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-			mc.LimitBytes = q.Value()
-		}
-		mc.RequestBytes = mc.LimitBytes // Kubernetes defaulting: a limit alone requests the limit
-		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
-			mc.RequestBytes = q.Value()
-		}
-		mem.Containers = append(mem.Containers, mc)
-	}
-	w.Plan.MemQoS = mem
-	w.Class = classOf(pod)
-	w.Plan.BE = w.Class == string(memqos.ClassBE) || w.Class == string(memqos.BestEffort)
+	w.Plan.CPU = workload.PodCPUNeed(pod, env.Topology, problem)
+	w.Plan.MemQoS = workload.PodMemQoS(pod)
+	qos := workload.PodQoS(pod)
+	w.Class = qos.Status()
+	w.Plan.BE = qos.BE()
 	if w.Plan.Terminating {
 		w.Problems = nil // said while it ran, if at all
 	}
@@ -141,69 +121,4 @@ func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(strin
 		out = append(out, workload.Container{Name: st.Name, Cgroup: found})
 	}
 	return out
-}
-
-// classOf is the koordinator class (label, legacy label, legacy annotation)
-// in upper case, else the Kubernetes QoS class.
-func classOf(pod *corev1.Pod) string {
-	for _, v := range []string{pod.Labels[memqos.LabelQoSClass], pod.Labels[memqos.LegacyQoSClass], pod.Annotations[memqos.LegacyQoSClass]} {
-		if v = strings.ToUpper(strings.TrimSpace(v)); v != "" {
-			return v
-		}
-	}
-	return string(KubeQoS(pod))
-}
-
-// KubeQoS is the pod's Kubernetes QoS class: status.qosClass, which the
-// apiserver sets at creation, or else derived from the containers the way
-// Kubernetes derives it.
-func KubeQoS(pod *corev1.Pod) corev1.PodQOSClass {
-	if q := pod.Status.QOSClass; q != "" {
-		return q
-	}
-	return deriveQoS(pod)
-}
-
-// deriveQoS: no CPU or memory request or limit anywhere is BestEffort; CPU
-// and memory limits on every container, each request equal to its limit,
-// is Guaranteed; anything else Burstable. Init containers count too.
-func deriveQoS(pod *corev1.Pod) corev1.PodQOSClass {
-	set, guaranteed := false, true
-	check := func(cs []corev1.Container) {
-		for _, c := range cs {
-			for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-				req, hasReq := c.Resources.Requests[r]
-				lim, hasLim := c.Resources.Limits[r]
-				if (hasReq && !req.IsZero()) || (hasLim && !lim.IsZero()) {
-					set = true
-				}
-				if !hasLim || lim.IsZero() || (hasReq && req.Cmp(lim) != 0) {
-					guaranteed = false
-				}
-			}
-		}
-	}
-	check(pod.Spec.InitContainers)
-	check(pod.Spec.Containers)
-	switch {
-	case !set:
-		return corev1.PodQOSBestEffort
-	case guaranteed:
-		return corev1.PodQOSGuaranteed
-	}
-	return corev1.PodQOSBurstable
-}
-
-// policyOf reads cpu-policy; a bad value is a problem and the default applies.
-func policyOf(pod *corev1.Pod, problem func(string, string, ...any)) cpualloc.Policy {
-	raw := pod.Annotations[AnnotationCPUPolicy]
-	p, err := parsePolicy(strings.ToLower(strings.TrimSpace(raw)))
-	if err != nil {
-		problem("InvalidCPUPolicy", "annotation %s: %v; using the default", AnnotationCPUPolicy, err)
-	}
-	if p == "" {
-		// Named, so that events and status say which policy applied.
-		p = cpualloc.FullPCPUsThenThreads
-	}
-	return p
 }

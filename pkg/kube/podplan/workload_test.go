@@ -8,12 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const (
@@ -134,7 +134,7 @@ func TestFromPodSystemdCRIO(t *testing.T) {
 }
 
 func TestFromPodCPUNeed(t *testing.T) {
-	opt := map[string]string{AnnotationCPUSet: "true"}
+	opt := map[string]string{workload.AnnotationCPUSet: "true"}
 	with := func(extra map[string]string) map[string]string {
 		m := map[string]string{}
 		for k, v := range opt {
@@ -159,17 +159,17 @@ func TestFromPodCPUNeed(t *testing.T) {
 	}{
 		{name: "not opted in", ann: nil, cs: four},
 		{name: "two containers", ann: opt, cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads},
-		{name: "static burst", ann: with(map[string]string{AnnotationCPUPolicy: "Static-Burst"}), cs: four, excl: true, cpus: 4, policy: cpualloc.StaticBurst, reqMilli: 1500},
-		{name: "bad policy", ann: with(map[string]string{AnnotationCPUPolicy: "fast"}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidCPUPolicy"},
+		{name: "static burst", ann: with(map[string]string{workload.AnnotationCPUPolicy: "Static-Burst"}), cs: four, excl: true, cpus: 4, policy: cpualloc.StaticBurst, reqMilli: 1500},
+		{name: "bad policy", ann: with(map[string]string{workload.AnnotationCPUPolicy: "fast"}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidCPUPolicy"},
 		{name: "fraction", ann: opt, cs: []ctr{{name: "a", lim: "cpu=1500m"}}, problems: "InvalidCPULimit"},
 		{name: "no limit", ann: opt, cs: []ctr{{name: "a", lim: "cpu=1"}, {name: "b"}}, problems: "InvalidCPULimit"},
-		{name: "decided", ann: with(map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3,10-11","numaNodes":[0],"policy":"full-pcpus"}`}),
+		{name: "decided", ann: with(map[string]string{workload.AnnotationResourceStatus: `{"cpuset":"2-3,10-11","numaNodes":[0],"policy":"full-pcpus"}`}),
 			cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUs, decided: "2-3,10-11"},
-		{name: "decided without opt-in", ann: map[string]string{AnnotationResourceStatus: `{"cpuset":"4"}`}, cs: four, excl: true, cpus: 1, policy: cpualloc.FullPCPUsThenThreads, decided: "4"},
-		{name: "decided on the wrong node", ann: with(map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3","numaNodes":[1]}`}),
+		{name: "decided without opt-in", ann: map[string]string{workload.AnnotationResourceStatus: `{"cpuset":"4"}`}, cs: four, excl: true, cpus: 1, policy: cpualloc.FullPCPUsThenThreads, decided: "4"},
+		{name: "decided on the wrong node", ann: with(map[string]string{workload.AnnotationResourceStatus: `{"cpuset":"2-3","numaNodes":[1]}`}),
 			cs: four, excl: true, cpus: 2, policy: cpualloc.FullPCPUsThenThreads, decided: "2-3", problems: "CPUSetConflict"},
-		{name: "malformed decision, opted in", ann: with(map[string]string{AnnotationResourceStatus: `{"cpuset":"x"}`}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidResourceStatus"},
-		{name: "malformed decision alone", ann: map[string]string{AnnotationResourceStatus: `{"numaNodes":[0]}`}, cs: four, problems: "InvalidResourceStatus"},
+		{name: "malformed decision, opted in", ann: with(map[string]string{workload.AnnotationResourceStatus: `{"cpuset":"x"}`}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidResourceStatus"},
+		{name: "malformed decision alone", ann: map[string]string{workload.AnnotationResourceStatus: `{"numaNodes":[0]}`}, cs: four, problems: "InvalidResourceStatus"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,63 +207,5 @@ func TestFromPodClass(t *testing.T) {
 		if err != nil || w.Class != tt.class || w.Plan.BE != tt.be {
 			t.Errorf("%v %v %s: class %q BE %v, %v; want %q %v", tt.labels, tt.ann, tt.qos, w.Class, w.Plan.BE, err, tt.class, tt.be)
 		}
-	}
-}
-
-func TestKubeQoSDerived(t *testing.T) {
-	tests := []struct {
-		cs   []ctr
-		want corev1.PodQOSClass
-	}{
-		{[]ctr{{name: "a"}}, corev1.PodQOSBestEffort},
-		{[]ctr{{name: "a", lim: "cpu=1,memory=1Gi"}}, corev1.PodQOSGuaranteed},
-		{[]ctr{{name: "a", req: "cpu=1,memory=1Gi", lim: "cpu=1,memory=1Gi"}, {name: "b", lim: "cpu=2,memory=2Gi"}}, corev1.PodQOSGuaranteed},
-		{[]ctr{{name: "a", req: "cpu=1", lim: "cpu=2,memory=1Gi"}}, corev1.PodQOSBurstable},
-		{[]ctr{{name: "a", lim: "cpu=1,memory=1Gi"}, {name: "b"}}, corev1.PodQOSBurstable},
-	}
-	for i, tt := range tests {
-		if got := KubeQoS(pod(nil, nil, "", tt.cs...)); got != tt.want {
-			t.Errorf("case %d: = %s, want %s", i, got, tt.want)
-		}
-	}
-}
-
-func TestParseResourceStatus(t *testing.T) {
-	tests := []struct {
-		in, wantErr string
-		cpus        string
-	}{
-		{in: `{"cpuset":"0-3","numaNodes":[0],"policy":"full-pcpus"}`, cpus: "0-3"},
-		{in: `{"cpuset":"1,3","future":{"x":1}}`, cpus: "1,3"},
-		{in: `{"cpuset":""}`, wantErr: "cpuset: missing"},
-		{in: `{"numaNodes":[0]}`, wantErr: "cpuset: missing"},
-		{in: `{"cpuset":"0-"}`, wantErr: `cpuset: invalid cpu list "0-"`},
-		// Hostile ranges: before the bound, the first never returned and
-		// the second cost 30 s and 1.15 GiB, in the scheduler and the agent.
-		{in: `{"cpuset":"0-9223372036854775807"}`, wantErr: "cpuset: invalid cpu list"},
-		{in: `{"cpuset":"0-16000000"}`, wantErr: "above the largest cpu id 8191"},
-		{in: `{"cpuset":"0","numaNodes":[4096]}`, wantErr: "numaNodes[0]: 4096 is not a node id"},
-		{in: `{"cpuset":"0","numaNodes":[-1]}`, wantErr: "numaNodes[0]"},
-		{in: `{"cpuset":"0","policy":"fast"}`, wantErr: "policy:"},
-		{in: `{"cpuset":0}`, wantErr: "not a JSON object"},
-		{in: `{"cpuset":"0"} x`, wantErr: "text after"},
-		{in: ``, wantErr: "not a JSON object"},
-	}
-	for _, tt := range tests {
-		got, err := ParseResourceStatus(tt.in)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("%s: error = %v, want one containing %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got.CPUs.String() != tt.cpus {
-			t.Errorf("%s: = %v, %v", tt.in, got.CPUs, err)
-		}
-	}
-	rs := ResourceStatus{CPUs: cpuset.New(0, 1, 2), NUMANodes: []int{0}, Policy: cpualloc.FullPCPUs}
-	back, err := ParseResourceStatus(rs.Format())
-	if err != nil || !back.CPUs.Equals(rs.CPUs) || back.Policy != rs.Policy || len(back.NUMANodes) != 1 {
-		t.Fatalf("round trip of %s = %+v, %v", rs.Format(), back, err)
 	}
 }

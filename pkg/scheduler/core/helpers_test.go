@@ -7,7 +7,6 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
@@ -42,7 +41,7 @@ func req(cpus int, policy cpualloc.Policy, requestMilli int64) Request {
 	if policy == "" {
 		policy = cpualloc.FullPCPUsThenThreads
 	}
-	return Request{CPURequest: podplan.CPURequest{CPUs: cpus, Policy: policy, RequestMilli: requestMilli}}
+	return Request{CPURequest: workload.CPURequest{CPUs: cpus, Policy: policy, RequestMilli: requestMilli}}
 }
 
 // place places on the node's current view and assumes the result, as the

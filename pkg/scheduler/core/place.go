@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
-	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Scoring chooses between nodes where a pod fits equally well.
@@ -20,7 +20,7 @@ const (
 
 // Request is what a pod asks for, with the cluster's strategies.
 type Request struct {
-	podplan.CPURequest
+	workload.CPURequest
 	// NUMAStrategy picks CPUs inside a node (the allocator's; "" is
 	// most-allocated, as on the agent).
 	NUMAStrategy cpualloc.NUMAStrategy

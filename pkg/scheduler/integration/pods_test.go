@@ -20,7 +20,7 @@ import (
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // createDeployment creates the pods a ReplicaSet would make from the
@@ -64,7 +64,7 @@ func createDeployment(t *testing.T, file, ns string) []string {
 // createPod creates an opted-in pod with one container (request, limit).
 func createPod(t *testing.T, ns, name, request, limit string, ann map[string]string) {
 	t.Helper()
-	all := map[string]string{podplan.AnnotationCPUSet: "true"}
+	all := map[string]string{workload.AnnotationCPUSet: "true"}
 	for k, v := range ann {
 		all[k] = v
 	}
@@ -78,7 +78,7 @@ func createPod(t *testing.T, ns, name, request, limit string, ann map[string]str
 // placed is a bound pod and the decision written on it.
 type placed struct {
 	pod *corev1.Pod
-	rs  podplan.ResourceStatus
+	rs  workload.ResourceStatus
 }
 
 // waitScheduled waits until the pods are bound with a decision.
@@ -94,11 +94,11 @@ func waitScheduled(t *testing.T, ns string, names []string) map[string]placed {
 			if err != nil {
 				return false, err
 			}
-			raw, ok := pod.Annotations[podplan.AnnotationResourceStatus]
+			raw, ok := pod.Annotations[workload.AnnotationResourceStatus]
 			if pod.Spec.NodeName == "" || !ok {
 				return false, fmt.Errorf("pod %s not scheduled yet: %s", name, condition(pod))
 			}
-			rs, err := podplan.ParseResourceStatus(raw)
+			rs, err := workload.ParseResourceStatus(raw)
 			if err != nil {
 				t.Fatalf("pod %s: %v", name, err)
 			}

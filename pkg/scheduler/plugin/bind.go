@@ -14,6 +14,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/scheduler/core"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 var errNoState = errors.New(Name + ": no cycle state (PreFilter did not run)")
@@ -68,7 +69,7 @@ func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.
 		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		podplan.AnnotationResourceStatus: Decision(*final).Format()}}})
+		workload.AnnotationResourceStatus: Decision(*final).Format()}}})
 	if err != nil {
 		return framework.AsStatus(err)
 	}
@@ -96,7 +97,7 @@ func (p *Plugin) Bind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod
 	}
 	b := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-			Annotations: map[string]string{podplan.AnnotationResourceStatus: Decision(*final).Format()}},
+			Annotations: map[string]string{workload.AnnotationResourceStatus: Decision(*final).Format()}},
 		Target: v1.ObjectReference{Kind: "Node", Name: node},
 	}
 	if err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
@@ -125,6 +126,6 @@ func (p *Plugin) bindsFirst() bool {
 }
 
 // Decision is the annotation's content for a placement.
-func Decision(pl core.Placement) podplan.ResourceStatus {
-	return podplan.ResourceStatus{CPUs: pl.Result.CPUs, NUMANodes: pl.Result.NUMANodes, Policy: pl.Result.Policy}
+func Decision(pl core.Placement) workload.ResourceStatus {
+	return workload.ResourceStatus{CPUs: pl.Result.CPUs, NUMANodes: pl.Result.NUMANodes, Policy: pl.Result.Policy}
 }

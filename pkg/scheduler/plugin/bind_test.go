@@ -23,7 +23,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Bind binds an opted-in pod in one call, its decision an annotation of
@@ -52,13 +52,13 @@ func TestBindCarriesDecision(t *testing.T) {
 		t.Fatalf("%d bindings, want 1", len(bindings))
 	}
 	b := bindings[0]
-	rs, err := podplan.ParseResourceStatus(b.Annotations[podplan.AnnotationResourceStatus])
+	rs, err := workload.ParseResourceStatus(b.Annotations[workload.AnnotationResourceStatus])
 	if err != nil || rs.CPUs.Size() != 4 || b.Target.Name != "n1" || b.Name != "a" || b.UID != a.UID {
 		t.Fatalf("binding %+v: decision %+v, %v", b, rs, err)
 	}
 
 	other := pod("other", nil)
-	delete(other.Annotations, podplan.AnnotationCPUSet)
+	delete(other.Annotations, workload.AnnotationCPUSet)
 	if s := e.pl.Bind(e.ctx, framework.NewCycleState(), other, "n1"); !s.IsSkip() {
 		t.Fatalf("Bind of a pod not opted in: %v, want Skip", s)
 	}

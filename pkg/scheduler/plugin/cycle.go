@@ -9,8 +9,8 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/scheduler/core"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const stateKey framework.StateKey = Name
@@ -52,10 +52,10 @@ func readState(cs *framework.CycleState) (*cycleState, bool) {
 // (Filter and Score too). A malformed request is unresolvable, with what to
 // fix: no node can bind it.
 func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status) {
-	if !podplan.OptedIn(pod) {
+	if !workload.OptedIn(pod) {
 		return nil, framework.NewStatus(framework.Skip)
 	}
-	r, err := podplan.ParseCPURequest(pod)
+	r, err := workload.ParseCPURequest(pod)
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}

@@ -21,7 +21,6 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -134,7 +133,7 @@ func node(name string, cpus string) *framework.NodeInfo {
 
 // pod is the seed's go-demo pod: request 1, limit 4, cpuset-scheduler.
 func pod(name string, ann map[string]string) *v1.Pod {
-	all := map[string]string{podplan.AnnotationCPUSet: "true"}
+	all := map[string]string{workload.AnnotationCPUSet: "true"}
 	for k, v := range ann {
 		all[k] = v
 	}

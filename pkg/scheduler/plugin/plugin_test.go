@@ -15,7 +15,6 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -48,9 +47,9 @@ func TestOtherPodsUntouched(t *testing.T) {
 // A malformed pod is unresolvable, and the reason says what to fix.
 func TestMalformedPods(t *testing.T) {
 	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", nil)})
-	noLimit := st.MakePod().Namespace("ns").Name("no-limit").Annotation(podplan.AnnotationCPUSet, "true").
+	noLimit := st.MakePod().Namespace("ns").Name("no-limit").Annotation(workload.AnnotationCPUSet, "true").
 		Req(map[v1.ResourceName]string{v1.ResourceCPU: "1"}).Obj()
-	fractional := st.MakePod().Namespace("ns").Name("fractional").Label(podplan.AnnotationCPUSet, "true").
+	fractional := st.MakePod().Namespace("ns").Name("fractional").Label(workload.AnnotationCPUSet, "true").
 		Lim(map[v1.ResourceName]string{v1.ResourceCPU: "1500m"}).Obj()
 	for _, tc := range []struct {
 		pod  *v1.Pod
@@ -58,7 +57,7 @@ func TestMalformedPods(t *testing.T) {
 	}{
 		{noLimit, []string{"integer resources.limits.cpu", "spec.containers[0] (con0) has none"}},
 		{fractional, []string{"spec.containers[0] (con0) has 1500m"}},
-		{pod("bad-policy", map[string]string{podplan.AnnotationCPUPolicy: "fastest"}), []string{"annotation cpu-policy", `"fastest"`}},
+		{pod("bad-policy", map[string]string{workload.AnnotationCPUPolicy: "fastest"}), []string{"annotation cpu-policy", `"fastest"`}},
 	} {
 		_, s := e.pl.PreFilter(e.ctx, framework.NewCycleState(), tc.pod)
 		if s.Code() != framework.UnschedulableAndUnresolvable {
@@ -218,13 +217,13 @@ func TestReserveAndPreBind(t *testing.T) {
 			t.Fatal(s)
 		}
 	}
-	decided := map[string]podplan.ResourceStatus{}
+	decided := map[string]workload.ResourceStatus{}
 	for _, name := range []string{"a", "b"} {
 		got, err := e.client.CoreV1().Pods("ns").Get(e.ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs, err := podplan.ParseResourceStatus(got.Annotations[podplan.AnnotationResourceStatus])
+		rs, err := workload.ParseResourceStatus(got.Annotations[workload.AnnotationResourceStatus])
 		if err != nil {
 			t.Fatalf("pod %s: %v", name, err)
 		}
@@ -240,7 +239,7 @@ func TestReserveAndPreBind(t *testing.T) {
 	for _, act := range e.client.Actions() {
 		if pa, ok := act.(k8stesting.PatchAction); ok && act.GetVerb() == "patch" {
 			patched++
-			if !strings.Contains(string(pa.GetPatch()), podplan.AnnotationResourceStatus) {
+			if !strings.Contains(string(pa.GetPatch()), workload.AnnotationResourceStatus) {
 				t.Errorf("patch %s", pa.GetPatch())
 			}
 		}
@@ -258,7 +257,7 @@ func TestReserveAndPreBind(t *testing.T) {
 // informer and counts them before the agent reports them; a deleted pod's
 // CPUs are free although the report still lists them.
 func TestRestartAndDelete(t *testing.T) {
-	bound := pod("bound", map[string]string{podplan.AnnotationResourceStatus: `{"cpuset": "4-5,12-13", "numaNodes": [1], "policy": "full-pcpus"}`})
+	bound := pod("bound", map[string]string{workload.AnnotationResourceStatus: `{"cpuset": "4-5,12-13", "numaNodes": [1], "policy": "full-pcpus"}`})
 	bound.Spec.NodeName = "n1"
 	gone := map[string]workload.Assignment{"ns/gone": {CPUs: cpuset.New(6, 7, 14, 15), Policy: cpualloc.FullPCPUs}}
 	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", gone)}, bound)

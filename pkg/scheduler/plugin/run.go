@@ -16,6 +16,8 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Command is locus-scheduler's command line: kube-scheduler, its flags and
@@ -27,7 +29,7 @@ func Command() *cobra.Command {
 ` + Name + `, registered. Enable it in the KubeSchedulerConfiguration given with
 --config; for pods with cpuset-scheduler "true" it chooses the node and the exact
 CPUs together (whole cores, one L3 cache or NUMA node where possible) and writes
-them on the pod as ` + "locus.io/resource-status" + ` for the Locus node agent.
+them on the pod as ` + workload.AnnotationResourceStatus + ` for the Locus node agent.
 Without --config it runs kube-scheduler's default configuration, as
 default-scheduler, with the plugin added. Every other flag and setting is
 kube-scheduler's.`

@@ -81,10 +81,10 @@ func (p *Plugin) onPod(logger klog.Logger, obj any) {
 		return
 	}
 	var decision *workload.Assignment
-	a, ok, err := podplan.Decision(pod)
+	a, ok, err := workload.Decision(pod)
 	switch {
 	case err != nil:
-		logger.V(2).Info("ignoring an unreadable decision", "pod", klog.KObj(pod), "annotation", podplan.AnnotationResourceStatus, "err", err)
+		logger.V(2).Info("ignoring an unreadable decision", "pod", klog.KObj(pod), "annotation", workload.AnnotationResourceStatus, "err", err)
 	case ok:
 		decision = &a
 	}

@@ -6,7 +6,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
-	"github.com/locus-project/locus/pkg/kube/podplan"
+	wl "github.com/locus-project/locus/pkg/workload"
 )
 
 // check verifies a pass: every pod bound, no node given more CPU than it
@@ -40,14 +40,14 @@ func check(t *testing.T, r result, specs []podSpec) (oneNUMA, decisions int) {
 			continue
 		}
 		requested[node] += s.milli
-		raw, has := p.Annotations[podplan.AnnotationResourceStatus]
+		raw, has := p.Annotations[wl.AnnotationResourceStatus]
 		if r.kind == vanilla || !s.cpuset {
 			if has {
 				fail("pod %s has a decision %s", p.Name, raw)
 			}
 			continue
 		}
-		rs, err := podplan.ParseResourceStatus(raw)
+		rs, err := wl.ParseResourceStatus(raw)
 		switch {
 		case !has || err != nil:
 			fail("pod %s: no readable decision (%q: %v)", p.Name, raw, err)

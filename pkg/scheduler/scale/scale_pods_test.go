@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/locus-project/locus/pkg/kube/podplan"
+	wl "github.com/locus-project/locus/pkg/workload"
 )
 
 // podSpec is one pod of the workload: cpusetPercent of them (half by
@@ -48,7 +48,7 @@ func (s podSpec) pod(ns string, optIn bool) *corev1.Pod {
 	if s.cpuset {
 		res.Limits = corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("256Mi")}
 		if optIn {
-			ann = map[string]string{podplan.AnnotationCPUSet: "true"}
+			ann = map[string]string{wl.AnnotationCPUSet: "true"}
 		}
 	}
 	return &corev1.Pod{

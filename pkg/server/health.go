@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// failingReconciles is how many reconciles in a row must fail before
+// FailingReconciles is how many reconciles in a row must fail before
 // /healthz reports the agent unhealthy: one failure is often a cgroup the
 // kubelet removed mid-write, and the next reconcile retries it.
-const failingReconciles = 3
+const FailingReconciles = 3
 
 // DefaultStaleAfter is the health bound for a resync period: a reconcile
 // runs at least every resync, so three periods without one completing (and
@@ -20,10 +20,10 @@ func DefaultStaleAfter(resync time.Duration) time.Duration {
 	return max(3*resync, 30*time.Second)
 }
 
-// health follows the reconcile loop for /healthz: when the last reconcile
+// Health follows the reconcile loop for /healthz: when the last reconcile
 // completed, whether one is running and since when, and how many failed in
 // a row.
-type health struct {
+type Health struct {
 	mu        sync.Mutex
 	now       func() time.Time
 	bound     time.Duration
@@ -34,25 +34,28 @@ type health struct {
 	completed int
 }
 
-func newHealth(now func() time.Time, bound time.Duration) *health {
-	return &health{now: now, bound: bound, since: now()}
+// NewHealth starts following a loop that must complete a reconcile within
+// bound; now is the clock.
+func NewHealth(now func() time.Time, bound time.Duration) *Health {
+	return &Health{now: now, bound: bound, since: now()}
 }
 
-func (h *health) begin() {
+// Begin records that a reconcile started.
+func (h *Health) Begin() {
 	h.mu.Lock()
 	h.running = h.now()
 	h.mu.Unlock()
 }
 
-// inProgress says whether a reconcile has begun and not ended.
-func (h *health) inProgress() bool {
+// InProgress says whether a reconcile has begun and not ended.
+func (h *Health) InProgress() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return !h.running.IsZero()
 }
 
-// end records a finished reconcile and its first error, if any.
-func (h *health) end(errs []error) {
+// End records a finished reconcile and its first error, if any.
+func (h *Health) End(errs []error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.running, h.since = time.Time{}, h.now()
@@ -66,7 +69,7 @@ func (h *health) end(errs []error) {
 }
 
 // check returns why the agent is unhealthy, or "" when it is fine.
-func (h *health) check() string {
+func (h *Health) check() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
@@ -82,14 +85,14 @@ func (h *health) check() string {
 		return fmt.Sprintf("%s %s ago (bound %s): the reconcile loop is not running",
 			what, now.Sub(h.since).Round(time.Second), h.bound)
 	}
-	if h.failures >= failingReconciles {
+	if h.failures >= FailingReconciles {
 		return fmt.Sprintf("the last %d reconciles failed; the latest: %s", h.failures, h.lastErr)
 	}
 	return ""
 }
 
-// serveHTTP answers 200 "ok" or 503 with the reason.
-func (h *health) serveHTTP(w http.ResponseWriter, _ *http.Request) {
+// ServeHTTP answers 200 "ok" or 503 with the reason.
+func (h *Health) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if why := h.check(); why != "" {
 		http.Error(w, "unhealthy: "+why, http.StatusServiceUnavailable)
 		return

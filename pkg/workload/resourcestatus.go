@@ -1,4 +1,4 @@
-package podplan
+package workload
 
 import (
 	"bytes"
@@ -10,18 +10,6 @@ import (
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
 )
-
-// AnnotationResourceStatus carries the scheduler's decision for a pod: the
-// exact CPUs it binds the pod to, chosen at cluster level together with the
-// node. The agent applies it instead of allocating on its own. Format:
-//
-//	locus.io/resource-status: '{"cpuset": "0-3", "numaNodes": [0], "policy": "full-pcpus"}'
-//
-// cpuset (required) is a Linux CPU list; numaNodes (optional) are the NUMA
-// nodes the scheduler meant those CPUs to be on; policy (optional) is the
-// allocation policy it applied, one of the cpu-policy values. Unknown fields
-// are ignored, so a newer scheduler can add some.
-const AnnotationResourceStatus = "locus.io/resource-status"
 
 // ResourceStatus is a parsed resource-status annotation.
 type ResourceStatus struct {
@@ -61,7 +49,7 @@ func ParseResourceStatus(raw string) (ResourceStatus, error) {
 			return ResourceStatus{}, fmt.Errorf("numaNodes[%d]: %d is not a node id (0-%d)", i, n, topology.MaxNodeID)
 		}
 	}
-	p, err := parsePolicy(string(j.Policy))
+	p, err := ParsePolicy(string(j.Policy))
 	if err != nil {
 		return ResourceStatus{}, fmt.Errorf("policy: %v", err)
 	}
@@ -73,14 +61,4 @@ func (s ResourceStatus) Format() string {
 	cs := s.CPUs.String()
 	raw, _ := json.Marshal(resourceStatusJSON{CPUSet: &cs, NUMANodes: s.NUMANodes, Policy: s.Policy})
 	return string(raw)
-}
-
-// parsePolicy accepts the cpu-policy values; "" is the allocator's default.
-func parsePolicy(s string) (cpualloc.Policy, error) {
-	switch p := cpualloc.Policy(s); p {
-	case "", cpualloc.StaticBurst, cpualloc.FullPCPUs, cpualloc.SpreadByPCPUs, cpualloc.DistributeAcrossNUMA,
-		cpualloc.FullPCPUsThenThreads:
-		return p, nil
-	}
-	return "", fmt.Errorf("%q is not one of static-burst, full-pcpus, spread-by-pcpus, distribute-across-numa", s)
 }

@@ -1,28 +1,28 @@
-package podplan
+package workload
 
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
-	"github.com/locus-project/locus/pkg/workload"
 )
 
-// cpuNeed reads what the pod asks of the allocator. A valid resource-status
+// PodCPUNeed reads what the pod asks of the allocator; problem is told,
+// with a reason and a message naming the field and the value, whatever is
+// wrong and what was done instead. A valid resource-status
 // annotation (the scheduler's decision) is applied as it is, opted in or not:
 // the scheduler has already counted those CPUs as taken. Otherwise
 // cpuset-scheduler "true" with an integer limits.cpu on every container asks
 // the agent for that many CPUs. Anything malformed leaves the pod in the
 // shared pool (or, for a bad decision, lets the agent choose) and says why.
-func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) workload.CPUNeed {
+func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) CPUNeed {
 	optIn := OptedIn(pod)
 	raw, hasDecision := pod.Annotations[AnnotationResourceStatus]
 	if !optIn && !hasDecision {
-		return workload.CPUNeed{}
+		return CPUNeed{}
 	}
 	policy := policyOf(pod, problem)
 	if hasDecision {
@@ -32,7 +32,7 @@ func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, stri
 			if p == "" {
 				p = policy
 			}
-			need := workload.CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs}
+			need := CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs}
 			if p == cpualloc.StaticBurst {
 				need.RequestMilli = requestMilli(pod)
 			}
@@ -45,15 +45,15 @@ func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, stri
 		}
 		problem("InvalidResourceStatus", "annotation %s: %v; %s", AnnotationResourceStatus, err, then)
 		if !optIn {
-			return workload.CPUNeed{}
+			return CPUNeed{}
 		}
 	}
 	cpus, err := limitCPUs(pod)
 	if err != nil {
 		problem("InvalidCPULimit", "%s needs an integer resources.limits.cpu on every container, at least 1 in all: %v; running in the shared pool", AnnotationCPUSet, err)
-		return workload.CPUNeed{}
+		return CPUNeed{}
 	}
-	need := workload.CPUNeed{Exclusive: true, CPUs: cpus, Policy: policy}
+	need := CPUNeed{Exclusive: true, CPUs: cpus, Policy: policy}
 	// Only static-burst accounts for the request; for the other policies a
 	// changed request would re-allocate for nothing.
 	if policy == cpualloc.StaticBurst {
@@ -66,7 +66,7 @@ func cpuNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, stri
 // "true" as an annotation (the seed's way) or a label.
 func OptedIn(pod *corev1.Pod) bool {
 	for _, v := range []string{pod.Annotations[AnnotationCPUSet], pod.Labels[AnnotationCPUSet]} {
-		if strings.EqualFold(strings.TrimSpace(v), "true") {
+		if IsTrue(v) {
 			return true
 		}
 	}
@@ -91,13 +91,12 @@ func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
 	if err != nil {
 		return CPURequest{}, fmt.Errorf("%s needs an integer resources.limits.cpu on every container, at least 1 in all: %v", AnnotationCPUSet, err)
 	}
-	raw := pod.Annotations[AnnotationCPUPolicy]
-	p, err := parsePolicy(strings.ToLower(strings.TrimSpace(raw)))
+	p, err := PolicyOf(pod.Annotations)
 	if err != nil {
-		return CPURequest{}, fmt.Errorf("annotation %s: %v", AnnotationCPUPolicy, err)
+		return CPURequest{}, err
 	}
 	if p == "" {
-		p = cpualloc.FullPCPUsThenThreads
+		p = DefaultPolicy
 	}
 	req := CPURequest{CPUs: cpus, Policy: p}
 	if p == cpualloc.StaticBurst {
@@ -111,20 +110,20 @@ func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
 // cpu-policy when the decision names none) and, for static-burst, the
 // request that counts on them. ok is false when the pod has none; err says
 // why one does not parse.
-func Decision(pod *corev1.Pod) (a workload.Assignment, ok bool, err error) {
+func Decision(pod *corev1.Pod) (a Assignment, ok bool, err error) {
 	raw, has := pod.Annotations[AnnotationResourceStatus]
 	if !has {
-		return workload.Assignment{}, false, nil
+		return Assignment{}, false, nil
 	}
 	rs, err := ParseResourceStatus(raw)
 	if err != nil {
-		return workload.Assignment{}, false, err
+		return Assignment{}, false, err
 	}
 	p := rs.Policy
 	if p == "" {
 		p = policyOf(pod, func(string, string, ...any) {})
 	}
-	a = workload.Assignment{CPUs: rs.CPUs, Policy: p}
+	a = Assignment{CPUs: rs.CPUs, Policy: p}
 	if p == cpualloc.StaticBurst {
 		a.RequestMilli = requestMilli(pod)
 	}
@@ -176,4 +175,17 @@ func checkNUMA(rs ResourceStatus, topo *topology.Topology, problem func(string, 
 		problem("CPUSetConflict", "annotation %s: numaNodes %v, but CPUs %s are on NUMA nodes %v of this node; binding to the CPUs",
 			AnnotationResourceStatus, rs.NUMANodes, rs.CPUs, got)
 	}
+}
+
+// policyOf reads cpu-policy; a bad value is a problem and the default applies.
+func policyOf(pod *corev1.Pod, problem func(string, string, ...any)) cpualloc.Policy {
+	p, err := PolicyOf(pod.Annotations)
+	if err != nil {
+		problem("InvalidCPUPolicy", "%v; using the default", err)
+	}
+	if p == "" {
+		// Named, so that events and status say which policy applied.
+		p = DefaultPolicy
+	}
+	return p
 }

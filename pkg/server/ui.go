@@ -1,4 +1,4 @@
-package agent
+package server
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/view"
 	"github.com/locus-project/locus/pkg/view/sample"
@@ -18,20 +19,21 @@ import (
 // assets), the map alone at /ui/map.svg, and the snapshot behind both at
 // /ui/snapshot.json, which `locus top` reads.
 type ui struct {
-	a       *Agent
+	c       Config
 	sampler *sample.Sampler
 
-	// The topology is discovered here again, not taken from the agent: the
-	// agent's belongs to the reconcile goroutine. It is read once and again
-	// only when the same four files as the reconcile's stamp change.
+	// The topology is read once and again only when the same files as the
+	// reconcile's stamp change.
 	mu    sync.Mutex
 	topo  *topology.Topology
 	stamp string
 }
 
-func (a *Agent) newUI() *ui {
-	u := &ui{a: a, sampler: sample.New(a.opts.ProcRoot, a.opts.SysfsRoot, a.h)}
-	a.metrics.nodeCPUs.setSource(u.decided)
+func newUI(c Config) *ui {
+	u := &ui{c: c, sampler: sample.New(c.ProcRoot, c.SysfsRoot, c.Hierarchy)}
+	if c.NodeCPUs != nil {
+		c.NodeCPUs.setSource(u.decided)
+	}
 	return u
 }
 
@@ -92,18 +94,15 @@ func (u *ui) decided() (view.Snapshot, error) {
 	if err != nil {
 		return view.Snapshot{}, err
 	}
-	u.a.statusMu.Lock()
-	st := u.a.status
-	u.a.statusMu.Unlock()
-	snap := ViewSnapshot(st, t)
-	snap.Time, snap.Source = time.Now().UTC(), "agent · "+u.a.configName()
+	snap := status.ViewSnapshot(u.c.Status(), t)
+	snap.Time, snap.Source = time.Now().UTC(), "agent · "+u.c.ConfigName()
 	return snap, nil
 }
 
 func (u *ui) topology() (*topology.Topology, error) {
 	var sb strings.Builder
-	for _, f := range topologyFiles {
-		raw, _ := os.ReadFile(filepath.Join(u.a.opts.SysfsRoot, f))
+	for _, f := range u.c.TopologyFiles {
+		raw, _ := os.ReadFile(filepath.Join(u.c.SysfsRoot, f))
 		sb.Write(raw)
 		sb.WriteByte(0)
 	}
@@ -112,33 +111,10 @@ func (u *ui) topology() (*topology.Topology, error) {
 	if u.topo != nil && sb.String() == u.stamp {
 		return u.topo, nil
 	}
-	t, err := topology.Discover(u.a.opts.SysfsRoot)
+	t, err := topology.Discover(u.c.SysfsRoot)
 	if err != nil {
 		return nil, err
 	}
 	u.topo, u.stamp = t, sb.String()
 	return t, nil
-}
-
-// ViewSnapshot is an agent's status drawn on topology t, for the views (no
-// usage yet: a sample.Sampler adds it). A status without a time (no
-// reconcile yet) owns nothing.
-func ViewSnapshot(st Status, t *topology.Topology) view.Snapshot {
-	snap := view.Snapshot{Time: st.Time, Agent: !st.Time.IsZero(), Topology: t,
-		Pools: view.Pools{Reserved: st.Node.Reserved, Exclusive: st.Node.Exclusive, Shared: st.Node.Shared, BE: st.Node.BE}}
-	switch {
-	case st.ConfigError != "":
-		snap.Note = "config error (last good config in force): " + st.ConfigError
-	case len(st.Node.Problems) > 0:
-		snap.Note = "node problem: " + strings.Join(st.Node.Problems, "; ")
-	}
-	for _, ws := range st.Workloads {
-		w := view.Workload{Name: ws.Name, Cgroup: ws.Cgroup, QOSClass: ws.QOSClass, Pool: ws.Pool, CPUs: ws.CPUs,
-			NUMANodes: ws.NUMANodes, PIDs: len(ws.PIDs), Problems: ws.Problems}
-		if m := ws.MemoryLocality; m != nil {
-			w.Migration = &view.Migration{Time: m.Time, Reason: m.Reason, LocalRatio: m.LocalRatio, PagesMigrated: m.PagesMigrated}
-		}
-		snap.Workloads = append(snap.Workloads, w)
-	}
-	return snap
 }

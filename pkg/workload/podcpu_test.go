@@ -1,4 +1,4 @@
-package podplan
+package workload
 
 import (
 	"strings"

@@ -1,0 +1,78 @@
+// Package status is what the agent publishes about the node and each
+// workload: the types of status.json and /status, the file itself, and the
+// status drawn on the machine's map for /ui and `locus top`. It decides
+// nothing; the agent fills it.
+package status
+
+import "time"
+
+// Source says where a workload's processes come from: a cgroup, a command
+// the agent starts, a process match, or a pod.
+type Source string
+
+// Status is what the agent last decided and found, for `locus status`,
+// /status and humans.
+type Status struct {
+	Time        time.Time        `json:"time"`
+	Config      string           `json:"config"`
+	ConfigError string           `json:"configError,omitempty"`
+	Node        NodeStatus       `json:"node"`
+	Workloads   []WorkloadStatus `json:"workloads"`
+}
+
+// NodeStatus summarises the machine and the pools.
+type NodeStatus struct {
+	CgroupVersion string   `json:"cgroupVersion"`
+	Topology      string   `json:"topology"`
+	CPUs          string   `json:"cpus"`
+	Reserved      string   `json:"reserved"`
+	Exclusive     string   `json:"exclusivePool"`
+	Shared        string   `json:"sharedPool"`
+	BE            string   `json:"bePool"`
+	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
+	Problems      []string `json:"problems,omitempty"`
+}
+
+// WorkloadStatus is one workload as it stands.
+type WorkloadStatus struct {
+	Name      string        `json:"name"`
+	Source    Source        `json:"source"`
+	Cgroup    string        `json:"cgroup"`
+	QOSClass  string        `json:"qosClass,omitempty"`
+	Pool      string        `json:"pool"`
+	CPUs      string        `json:"cpus"`
+	Mems      string        `json:"mems"`
+	NUMANodes []int         `json:"numaNodes"`
+	MemoryQOS MemQoSStatus  `json:"memoryQOS"`
+	PIDs      []int         `json:"pids"`
+	Process   *ProcessState `json:"process,omitempty"`
+	Problems  []string      `json:"problems,omitempty"`
+	// MemoryLocality is the last memory locality run, while it applies.
+	MemoryLocality *LocalityStatus `json:"memoryLocality,omitempty"`
+}
+
+// MemQoSStatus is the memory QoS decision and the files as read back.
+type MemQoSStatus struct {
+	Enabled bool   `json:"enabled"`
+	Reason  string `json:"reason"`
+	// Values maps each memory QoS file that exists to its current text.
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// ProcessState is the process the agent started for a command workload.
+type ProcessState struct {
+	PID       int    `json:"pid,omitempty"`
+	StartTime uint64 `json:"startTime,omitempty"`
+	State     string `json:"state"` // running, restarting, not started
+	Restarts  int    `json:"restarts"`
+}
+
+// LocalityStatus is the last memory locality run of a workload, for status.
+type LocalityStatus struct {
+	Time   time.Time `json:"time"`   // when the run ended
+	Reason string    `json:"reason"` // MemoryLocalityCompleted, ...Skipped or ...Failed
+	// LocalRatio is the percentage of the workload's pages on its NUMA nodes
+	// afterwards; absent when no container could be measured.
+	LocalRatio    *int   `json:"localRatio,omitempty"`
+	PagesMigrated uint64 `json:"pagesMigrated"`
+}

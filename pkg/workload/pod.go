@@ -1,0 +1,47 @@
+package workload
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/locus-project/locus/pkg/memqos"
+)
+
+// PodQoS classifies a pod: its class label, else its Kubernetes QoS class.
+func PodQoS(pod *corev1.Pod) QoS {
+	return ClassifyQoS(pod.Labels, pod.Annotations, memqos.KubeQoS(KubeQoS(pod)))
+}
+
+// PodMemQoS is what memory QoS reads of a pod: its namespace, labels and
+// annotations, its Kubernetes QoS class and each container's memory request
+// and limit, with Kubernetes defaulting (a limit alone requests the limit).
+func PodMemQoS(pod *corev1.Pod) memqos.Workload {
+	mem := memqos.Workload{Namespace: pod.Namespace, Labels: pod.Labels, Annotations: pod.Annotations,
+		KubeQoS: memqos.KubeQoS(KubeQoS(pod))}
+	for _, c := range pod.Spec.Containers {
+		var req, lim *int64
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			v := q.Value()
+			lim = &v
+		}
+		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+			v := q.Value()
+			req = &v
+		}
+		mem.Containers = append(mem.Containers, memContainer(c.Name, req, lim))
+	}
+	return mem
+}
+
+// memContainer applies Kubernetes defaulting: a limit without a request
+// requests the limit; neither is 0 bytes both.
+func memContainer(name string, req, lim *int64) memqos.Container {
+	c := memqos.Container{Name: name}
+	if lim != nil {
+		c.LimitBytes = *lim
+	}
+	c.RequestBytes = c.LimitBytes
+	if req != nil {
+		c.RequestBytes = *req
+	}
+	return c
+}

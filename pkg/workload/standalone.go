@@ -1,0 +1,100 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/hostconfig"
+	"github.com/locus-project/locus/pkg/memqos"
+)
+
+// Standalone is a HostConfig workload read into the agent's view.
+type Standalone struct {
+	Plan Workload
+	// Class is the class label in upper case, "" when none: a standalone
+	// workload's class is what its config says, never derived.
+	Class    string
+	Problems []Problem
+}
+
+// FromHostConfig reads one HostConfig workload whose cgroup is cgroup.
+// Problems found here (a bad CPU limit, an unknown policy) leave the
+// workload in the shared pool, or with the default policy, rather than
+// dropping it.
+func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
+	labels := map[string]string{}
+	for k, v := range w.Labels {
+		labels[k] = v
+	}
+	// The qosClass field is the standalone spelling of the class label.
+	if w.QOSClass != "" {
+		labels[memqos.LabelQoSClass] = strings.ToUpper(w.QOSClass)
+	}
+	kube := standaloneKubeQoS(w.Resources)
+	class := ClassifyQoS(labels, w.Annotations, kube).Label
+	need, probs := standaloneCPUNeed(w)
+	mem := memContainer(w.Name, quantityValue(w.Resources.Requests.Memory), quantityValue(w.Resources.Limits.Memory))
+	return Standalone{Class: class, Problems: probs, Plan: Workload{
+		Name:       w.Name,
+		Cgroup:     cgroup,
+		Containers: []Container{{Name: w.Name, Cgroup: cgroup}},
+		CPU:        need,
+		BE:         class == string(memqos.ClassBE),
+		// limits.memory caps the workload as a pod's limit caps its
+		// container; the memory QoS is reckoned from it too.
+		OwnsMemoryLimit: true,
+		MemoryLimit:     mem.LimitBytes,
+		MemQoS: memqos.Workload{Labels: labels, Annotations: w.Annotations,
+			KubeQoS: kube, Containers: []memqos.Container{mem}},
+	}}
+}
+
+// standaloneCPUNeed reads the CPU binding opt-in: cpuset-scheduler "true"
+// with an integer limits.cpu binds the workload to that many CPUs. No
+// cpu-policy leaves the policy unnamed: the allocator applies DefaultPolicy,
+// and the checkpoints of running workloads keep matching.
+func standaloneCPUNeed(w hostconfig.Workload) (CPUNeed, []Problem) {
+	if !IsTrue(w.Annotations[AnnotationCPUSet]) {
+		return CPUNeed{}, nil
+	}
+	lim := w.Resources.Limits.CPU
+	if lim == nil || lim.MilliValue()%1000 != 0 || lim.MilliValue() < 1000 {
+		got := "none"
+		if lim != nil {
+			got = lim.String()
+		}
+		return CPUNeed{}, []Problem{{Workload: w.Name, Reason: "InvalidCPULimit",
+			Message: fmt.Sprintf("%s needs an integer resources.limits.cpu of at least 1, got %s; running in the shared pool", AnnotationCPUSet, got)}}
+	}
+	need := CPUNeed{Exclusive: true, CPUs: int(lim.MilliValue() / 1000)}
+	p, err := PolicyOf(w.Annotations)
+	if err != nil {
+		return need, []Problem{{Workload: w.Name, Reason: "InvalidCPUPolicy",
+			Message: fmt.Sprintf("%v; using %s", err, DefaultPolicy)}}
+	}
+	need.Policy = p
+	// Only static-burst accounts for the request; for the others it would
+	// re-allocate on a change that does not matter to them.
+	if r := w.Resources.Requests.CPU; p == cpualloc.StaticBurst && r != nil {
+		need.RequestMilli = r.MilliValue()
+	}
+	return need, nil
+}
+
+// standaloneKubeQoS classifies a standalone workload as Kubernetes would a
+// one-container pod with its resources.
+func standaloneKubeQoS(r hostconfig.Resources) memqos.KubeQoS {
+	return deriveQoS([]resources{{req: [2]*resource.Quantity{r.Requests.CPU, r.Requests.Memory},
+		lim: [2]*resource.Quantity{r.Limits.CPU, r.Limits.Memory}}})
+}
+
+func quantityValue(q *resource.Quantity) *int64 {
+	if q == nil {
+		return nil
+	}
+	v := q.Value()
+	return &v
+}
