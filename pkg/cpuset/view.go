@@ -45,20 +45,27 @@ func (ix *index) allocView() *view {
 	}
 }
 
-// measure is a per-core count with its sums per L3 group and per node.
-type measure struct{ core, l3, node []int }
+// measure is a per-core count with its sums per L3 group, cell and node.
+type measure struct{ core, l3, cell, node []int }
 
 func (ix *index) newMeasure() measure {
-	return measure{core: make([]int, len(ix.cores)), l3: make([]int, len(ix.l3s)), node: make([]int, len(ix.nodes))}
+	return measure{core: make([]int, len(ix.cores)), l3: make([]int, len(ix.l3s)),
+		cell: make([]int, len(ix.cells)), node: make([]int, len(ix.nodes))}
 }
 
-// sum fills m's L3 and node sums from its per-core counts.
+// sum fills m's L3, cell and node sums from its per-core counts.
 func (ix *index) sum(m measure) {
 	clear(m.l3)
 	clear(m.node)
 	for ci, n := range m.core {
 		m.l3[ix.cores[ci].l3] += n
-		m.node[ix.cores[ci].node] += n
+	}
+	for li, n := range m.l3 {
+		m.node[ix.l3s[li].node] += n
+	}
+	clear(m.cell)
+	for li, n := range m.l3 {
+		m.cell[ix.l3s[li].cell] += n
 	}
 }
 
@@ -156,6 +163,17 @@ func (v *view) wholeTotal() int {
 	for _, w := range v.whole {
 		if w {
 			sum++
+		}
+	}
+	return sum
+}
+
+// wholeCPUs counts the CPUs of whole free cores.
+func (v *view) wholeCPUs() int {
+	sum := 0
+	for c, w := range v.whole {
+		if w {
+			sum += len(v.ix.cores[c].cpus)
 		}
 	}
 	return sum
