@@ -125,12 +125,23 @@ func (ix *index) sockets(ids []int) int {
 	return len(seen)
 }
 
-// spans counts the NUMA nodes the CPUs sit on.
+// spans counts the NUMA nodes the CPUs sit on, without allocating for the
+// common answer of one.
 func (ix *index) spans(ids []int) int {
+	if len(ids) == 0 {
+		return 0
+	}
+	first := ix.cores[ix.cpuCore[ids[0]]].node
 	seen := map[int]bool{}
 	for _, id := range ids {
-		seen[ix.cores[ix.cpuCore[id]].node] = true
+		if n := ix.cores[ix.cpuCore[id]].node; n != first || len(seen) > 0 {
+			seen[n] = true
+		}
 	}
+	if len(seen) == 0 {
+		return 1
+	}
+	seen[first] = true
 	return len(seen)
 }
 

@@ -22,7 +22,9 @@ type index struct {
 	// shortWhole is true when a core with fewer threads than the SMT width
 	// is a whole core (see wholeCore).
 	shortWhole bool
-	online     []int // online CPU ids, ascending
+	// uniform is true when every core has the SMT width's threads.
+	uniform bool
+	online  []int // online CPU ids, ascending
 	// cpuCore maps a CPU id to its core index, -1 when the CPU is offline.
 	cpuCore  []int32
 	isolated bitset
@@ -134,6 +136,7 @@ func buildIndex(t *topology.Topology) (*index, error) {
 	// single-threaded by design (a hybrid part's efficiency core), not a core
 	// whose sibling was taken offline.
 	ix.shortWhole = len(ix.online) == ix.online[len(ix.online)-1]+1
+	ix.uniform = ix.allUniform()
 	ix.isolated = newBitset(ix.words)
 	ix.isolated.addSet(t.Isolated, ix.online)
 	ix.distance = make([][]int, len(ix.nodes))
@@ -174,8 +177,7 @@ func (ix *index) wholeCore(c int) bool {
 	return len(ix.cores[c].cpus) == ix.threads || ix.shortWhole
 }
 
-// uniform reports whether every core has the SMT width's threads.
-func (ix *index) uniform() bool {
+func (ix *index) allUniform() bool {
 	for _, c := range ix.cores {
 		if len(c.cpus) != ix.threads {
 			return false

@@ -11,7 +11,7 @@ package cpuset
 // single-thread cores for what is left.
 func (v *view) fullPCPUs() ([]int, error) {
 	t := v.ix.threads
-	uniform := v.ix.uniform()
+	uniform := v.ix.uniform
 	if uniform && v.n%t != 0 {
 		return nil, invalidf("%s: requested %d CPUs is not a multiple of %d threads per core", FullPCPUs, v.n, t)
 	}

@@ -21,7 +21,8 @@ type grade struct{ tier, shared, pref int }
 // groups it spans, L3 group before node, shared, pref, strategy on the
 // domain, strategy on its node, lowest index). Only when none
 // fits does it look at k-node sets, k = 2, 3, ..., ranked by (sockets touched,
-// k, summed pair distance, tier, shared, pref, strategy, lowest node ids). The strategy compares the
+// k, L3 groups a fill needs, summed pair distance, tier, shared, pref,
+// strategy, lowest node ids). The strategy compares the
 // policy's capacity: fewest free first for most-allocated, most free first
 // for least-allocated; comparing the L3's node second makes least-allocated
 // pick an empty L3 on the emptiest node, not merely the first empty L3.
@@ -89,7 +90,7 @@ func (v *view) candidates(k int) []combo {
 }
 
 func (v *view) searchCombos(eval evaluator, combos []combo) (domain, int, bool) {
-	type rank struct{ sockets, distance, tier, shared, pref, room int }
+	type rank struct{ sockets, l3s, distance, tier, shared, pref, room int }
 	var best domain
 	var bestRank rank
 	var bestNodes []int
@@ -100,8 +101,9 @@ func (v *view) searchCombos(eval evaluator, combos []combo) (domain, int, bool) 
 		if !fits {
 			continue
 		}
-		r := rank{c.sockets, c.distance, g.tier, g.shared, g.pref, v.strategyKey(v.cap.of(d))}
-		order := cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.distance, bestRank.distance),
+		r := rank{c.sockets, v.l3sAcross(c.nodes), c.distance, g.tier, g.shared, g.pref, v.strategyKey(v.cap.of(d))}
+		order := cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.l3s, bestRank.l3s),
+			cmp.Compare(r.distance, bestRank.distance),
 			cmp.Compare(r.tier, bestRank.tier), cmp.Compare(r.shared, bestRank.shared), cmp.Compare(r.pref, bestRank.pref),
 			cmp.Compare(r.room, bestRank.room),
 			slices.Compare(c.nodes, bestNodes))
@@ -117,4 +119,33 @@ func (v *view) strategyKey(room int) int {
 		return -room
 	}
 	return room
+}
+
+// l3sAcross counts the L3 groups of nodes a fill of the request needs: the
+// fewest whose capacity adds up to it, taken largest first.
+func (v *view) l3sAcross(nodes []int) int {
+	count, got := 0, 0
+	lastRoom, last := -1, -1
+	for got < v.n {
+		big, bigRoom := -1, 0
+		for _, n := range nodes {
+			for _, l := range v.ix.nodes[n].l3s {
+				// Groups are taken largest first (ties: lowest index), so a
+				// group is still free when it comes after the last taken.
+				r := v.cap.l3[l]
+				if lastRoom >= 0 && (r > lastRoom || r == lastRoom && l <= last) {
+					continue
+				}
+				if r > bigRoom || r == bigRoom && r > 0 && l < big {
+					big, bigRoom = l, r
+				}
+			}
+		}
+		if big < 0 {
+			break
+		}
+		got, last, lastRoom = got+bigRoom, big, bigRoom
+		count++
+	}
+	return count
 }

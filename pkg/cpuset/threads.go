@@ -47,7 +47,9 @@ func (v *view) fullPCPUsThenThreads() ([]int, error) {
 			if len(out) == want {
 				break
 			}
-			if v.whole[c] {
+			// A hybrid part's cores differ in width: take only cores that
+			// fit in what is left of the whole-core part.
+			if v.whole[c] && len(v.ix.cores[c].cpus) <= want-len(out) {
 				out = append(out, v.ix.cores[c].cpus...)
 				took = append(took, c)
 			}

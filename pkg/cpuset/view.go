@@ -20,9 +20,10 @@ type view struct {
 	// usable holds the CPUs this request may receive; taken those it never
 	// may (exclusively owned, or reserved/isolated unless allowed).
 	usable, taken bitset
-	// load is the burst load per CPU id.
-	load  []int64
-	share int64 // static-burst: millicores this request adds to each CPU
+	// load is the burst load per CPU id; loaded says it may hold any.
+	load   []int64
+	loaded bool
+	share  int64 // static-burst: millicores this request adds to each CPU
 	// free[c] counts core c's usable threads; whole[c] says core c is a whole
 	// physical core (full SMT width) that is entirely free for exclusive use.
 	free  []int
@@ -128,7 +129,16 @@ func (ix *index) newView(st State, reserved cpuset.CPUSet, req Request) (*view, 
 // readLoads copies the burst load of every online CPU into v.load, ranging
 // over small maps and probing big ones (see iterationCost).
 func (v *view) readLoads(loads map[int]int64) error {
-	clear(v.load)
+	// Most states carry no burst load: then only a view that last saw some
+	// has anything to clear.
+	if v.loaded {
+		clear(v.load)
+		v.loaded = false
+	}
+	if len(loads) == 0 {
+		return nil
+	}
+	v.loaded = true
 	online := v.ix.online
 	if len(loads)*iterationCost < len(online) {
 		for id, m := range loads {
