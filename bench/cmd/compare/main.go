@@ -7,12 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/locus-project/locus/bench/compare"
 )
 
 func main() {
 	seeds := flag.Int("seeds", 40, "random free sets per machine and policy pair")
+	only := flag.String("only", "", "run only the machines whose name contains this")
 	flag.Parse()
 	ms, err := compare.Machines()
 	if err != nil {
@@ -23,6 +25,9 @@ func main() {
 	fmt.Println("|---|---|---|---|---|---|---|")
 	var total compare.Summary
 	for _, m := range ms {
+		if !strings.Contains(m.Name, *only) {
+			continue
+		}
 		for _, p := range compare.Pairs {
 			cases, err := compare.Run(m, p, *seeds)
 			if err != nil {
