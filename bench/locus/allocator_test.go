@@ -82,8 +82,8 @@ func TestDefaultLeavesThePolicyToTheAllocator(t *testing.T) {
 	for _, tc := range []struct {
 		n     int
 		whole bool
-		want  string // exact CPUs: whole cores, then a thread of the next core
-	}{{2, true, "1,97"}, {3, false, "2-3,98"}, {1, false, "99"}, {16, true, "4-11,100-107"}} {
+		want  string // exact CPUs: whole cores, then a thread of a core no other pod uses
+	}{{2, true, "1,97"}, {3, false, "2-3,98"}, {1, false, "4"}, {16, true, "5-12,101-108"}} {
 		if got := a.WholeCores(tc.n); got != tc.whole {
 			t.Errorf("%d CPUs: whole cores %v, want %v", tc.n, got, tc.whole)
 		}

@@ -71,8 +71,14 @@ var (
 // 70 % of its CPUs taken, Locus and kubelet on the same states and requests.
 // Pairs: Locus full-pcpus and kubelet full-pcpus-only on even sizes; Locus
 // spread-by-pcpus and kubelet's default static policy on 1-16 CPUs.
-func BenchmarkNPS4Busy70(b *testing.B) {
-	topo := fixture.MustBuild(fixture.AMDNPS4)
+func BenchmarkNPS4Busy70(b *testing.B) { benchmarkBusy70(b, fixture.AMDNPS4) }
+
+// BenchmarkLarge1024Busy70 is the same on the 1024-CPU machine (2 sockets,
+// 16 NUMA nodes, 32 L3 groups).
+func BenchmarkLarge1024Busy70(b *testing.B) { benchmarkBusy70(b, fixture.Large1024) }
+
+func benchmarkBusy70(b *testing.B, shape fixture.Shape) {
+	topo := fixture.MustBuild(shape)
 	taken := busyTaken(topo, 64)
 	for _, tc := range []struct {
 		policy lcpuset.Policy
@@ -100,6 +106,11 @@ func BenchmarkNPS4Busy70(b *testing.B) {
 		{kubelet.Config{}, anySize},
 		{kubelet.Config{TopologyManager: kubelet.TopologyBestEffort}, anySize},
 	} {
+		if tc.cfg.TopologyManager != "" && len(topo.Nodes) > 8 {
+			// kubelet refuses a topology manager policy on more than 8 NUMA
+			// nodes (its hint merge enumerates every node subset).
+			continue
+		}
 		nodes := make([]*kubelet.Static, len(taken))
 		for i := range nodes {
 			s, err := kubelet.New(topo, tc.cfg)

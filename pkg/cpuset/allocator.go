@@ -76,9 +76,10 @@ func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Res
 			ids, err = v.fullPCPUs()
 			if err != nil || a.ix.spans(ids) > 1 {
 				// Whole cores alone would refuse the request or split it over
-				// nodes; threads inside one node serve it better.
+				// more sockets or nodes than threads would; threads serve it
+				// better then.
 				if alt, altErr := a.threadsFallback(st, reserved, req); altErr == nil &&
-					(err != nil || a.ix.spans(alt) < a.ix.spans(ids)) {
+					(err != nil || a.ix.closer(alt, ids)) {
 					ids, err, applied = alt, nil, FullPCPUsThenThreads
 				}
 			}
@@ -109,12 +110,38 @@ func (a *Allocator) threadsFallback(st State, reserved cpuset.CPUSet, req Reques
 	return v.fullPCPUsThenThreads()
 }
 
-// spans counts the NUMA nodes the CPUs sit on.
-func (ix *index) spans(ids []int) int {
+// closer reports whether a spans fewer sockets than b, or as many and fewer
+// NUMA nodes.
+func (ix *index) closer(a, b []int) bool {
+	sa, sb := ix.sockets(a), ix.sockets(b)
+	return sa < sb || sa == sb && ix.spans(a) < ix.spans(b)
+}
+
+func (ix *index) sockets(ids []int) int {
 	seen := map[int]bool{}
 	for _, id := range ids {
-		seen[ix.cores[ix.cpuCore[id]].node] = true
+		seen[ix.cells[ix.l3s[ix.cores[ix.cpuCore[id]].l3].cell].socket] = true
 	}
+	return len(seen)
+}
+
+// spans counts the NUMA nodes the CPUs sit on, without allocating for the
+// common answer of one.
+func (ix *index) spans(ids []int) int {
+	if len(ids) == 0 {
+		return 0
+	}
+	first := ix.cores[ix.cpuCore[ids[0]]].node
+	seen := map[int]bool{}
+	for _, id := range ids {
+		if n := ix.cores[ix.cpuCore[id]].node; n != first || len(seen) > 0 {
+			seen[n] = true
+		}
+	}
+	if len(seen) == 0 {
+		return 1
+	}
+	seen[first] = true
 	return len(seen)
 }
 

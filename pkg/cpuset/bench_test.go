@@ -43,8 +43,14 @@ func busyStates(topo *topology.Topology, n int) []State {
 // with 70 % of its CPUs taken, for requests of 1-16 CPUs. full-pcpus gets the
 // even counts of 2-16 (odd counts are rejected up front and would flatter it);
 // the default gets every count, so its odd ones time full-pcpus-then-threads.
-func BenchmarkAllocateNPS4Busy70(b *testing.B) {
-	topo := fixture.MustBuild(fixture.AMDNPS4)
+func BenchmarkAllocateNPS4Busy70(b *testing.B) { benchmarkBusy70(b, fixture.AMDNPS4) }
+
+// BenchmarkAllocateLarge1024Busy70 is the same on the 1024-CPU machine (2
+// sockets, 16 NUMA nodes, 32 L3 groups).
+func BenchmarkAllocateLarge1024Busy70(b *testing.B) { benchmarkBusy70(b, fixture.Large1024) }
+
+func benchmarkBusy70(b *testing.B, shape fixture.Shape) {
+	topo := fixture.MustBuild(shape)
 	states := busyStates(topo, 64)
 	for _, p := range []Policy{FullPCPUs, SpreadByPCPUs, DistributeAcrossNUMA, StaticBurst, ""} {
 		b.Run(cmp.Or(string(p), "default"), func(b *testing.B) {

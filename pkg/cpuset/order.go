@@ -8,50 +8,139 @@ type visit struct{ group, amount int }
 // room that still holds everything left; ties: earliest in groups) and stops,
 // or, when no group holds it all, the group with the most room, whole (ties:
 // earliest), and goes on. This spans the fewest groups a greedy fill can and
-// leaves the biggest holes elsewhere intact. Groups not needed follow with an
+// leaves the biggest holes elsewhere intact. With a cost (cost(g, a): how
+// many subgroups taking a from g spreads over), the fill may instead take a
+// different group in part, when that spans as few groups at a lower summed
+// cost: the part then lands where it fits in fewest subgroups rather than
+// wherever the largest groups leave it. Groups not needed follow with an
 // amount equal to their room, so policies that go round the cores several
 // times (spread) still see every group.
-func packOrder(groups []int, room []int, n int) []visit {
+func packOrder(groups []int, room []int, n int, cost func(g, amount int) int) []visit {
 	out := make([]visit, 0, len(groups))
-	used := make([]bool, len(groups))
-	for n > 0 {
-		fit, big := -1, -1
-		for i, g := range groups {
-			r := room[g]
-			if used[i] || r <= 0 {
-				continue
-			}
-			if r >= n && (fit < 0 || r < room[groups[fit]]) {
-				fit = i
-			}
-			if big < 0 || r > room[groups[big]] {
-				big = i
-			}
-		}
-		if fit >= 0 {
-			used[fit] = true
-			out = append(out, visit{groups[fit], n})
+	p, left := -1, n // the group taken in part, and how much of it
+	for left > 0 {
+		if p = bestFit(groups, room, left, out, cost); p >= 0 {
 			break
 		}
-		if big < 0 {
+		w := largestExcept(groups, room, -1, out)
+		if w < 0 {
 			break
 		}
-		used[big] = true
-		out = append(out, visit{groups[big], room[groups[big]]})
-		n -= room[groups[big]]
+		out = append(out, visit{w, room[w]})
+		left -= room[w]
 	}
-	for i, g := range groups {
-		if !used[i] && room[g] > 0 {
+	if p >= 0 && cost != nil && len(out) > 0 {
+		used, c := len(out)+1, cost(p, left)
+		for _, w := range out {
+			c += cost(w.group, w.amount)
+		}
+		for _, q := range groups {
+			if alt, altLeft, altCost := wholeAround(groups, room, n, q, cost); altLeft >= 0 && len(alt)+1 == used && altCost < c {
+				out, p, left, c = alt, q, altLeft, altCost
+			}
+		}
+	}
+	if p >= 0 {
+		out = append(out, visit{p, left})
+	}
+	for _, g := range groups {
+		if room[g] > 0 && !visited(out, g) {
 			out = append(out, visit{g, room[g]})
 		}
 	}
 	return out
 }
 
+// bestFit is the group not in out that holds n at the least cost, then with
+// the least room (ties: earliest), or -1.
+func bestFit(groups, room []int, n int, out []visit, cost func(g, amount int) int) int {
+	fit, fitCost := -1, 0
+	for _, g := range groups {
+		if room[g] < n || visited(out, g) {
+			continue
+		}
+		c := 0
+		if cost != nil {
+			c = cost(g, n)
+		}
+		if fit < 0 || c < fitCost || c == fitCost && room[g] < room[fit] {
+			fit, fitCost = g, c
+		}
+	}
+	return fit
+}
+
+// wholeAround takes every group but q whole, largest first, until q holds
+// what is left; it returns those groups, what q must give (-1 when q never
+// can) and the summed cost.
+func wholeAround(groups, room []int, n, q int, cost func(g, amount int) int) ([]visit, int, int) {
+	if room[q] <= 0 {
+		return nil, -1, 0
+	}
+	var out []visit
+	c := 0
+	for n > room[q] {
+		w := largestExcept(groups, room, q, out)
+		if w < 0 {
+			return nil, -1, 0
+		}
+		out = append(out, visit{w, room[w]})
+		c += cost(w, room[w])
+		n -= room[w]
+	}
+	return out, n, c + cost(q, n)
+}
+
+// largestExcept is the group with the most room (ties: earliest) that is not
+// skip and not in out yet, or -1.
+func largestExcept(groups, room []int, skip int, out []visit) int {
+	big := -1
+	for _, g := range groups {
+		if g == skip || room[g] <= 0 || visited(out, g) {
+			continue
+		}
+		if big < 0 || room[g] > room[big] {
+			big = g
+		}
+	}
+	return big
+}
+
+func visited(out []visit, g int) bool {
+	for _, v := range out {
+		if v.group == g {
+			return true
+		}
+	}
+	return false
+}
+
+// needed counts the groups a fill of n would spread over: the fewest whose
+// room adds up to n, taken largest first. At least 1.
+func needed(groups, room []int, n int) int {
+	count, got := 0, 0
+	var used uint64
+	for got < n && count < len(groups) && count < 64 {
+		big := -1
+		for i, g := range groups {
+			if i < 64 && used&(1<<i) == 0 && (big < 0 || room[g] > room[groups[big]]) {
+				big = i
+			}
+		}
+		if big < 0 || room[groups[big]] <= 0 {
+			break
+		}
+		used |= 1 << big
+		got += room[groups[big]]
+		count++
+	}
+	return max(count, 1)
+}
+
 // coreOrder flattens domain d into cores in packing order for n units of
-// measure m: nodes (for a multi-node domain) by packOrder, then each node's L3
-// groups by packOrder for that node's amount, then each group's cores by
-// leaf.
+// measure m: nodes (for a multi-node domain), then each node's cells
+// (sockets), then each cell's L3 groups, each level by packOrder for the
+// amount its parent gives it, then each group's cores by leaf.
 func (v *view) coreOrder(d domain, m measure, n int, leaf func(cores, out []int) []int) []int {
 	out := make([]int, 0, 64)
 	if d.l3 >= 0 {
@@ -59,14 +148,24 @@ func (v *view) coreOrder(d domain, m measure, n int, leaf func(cores, out []int)
 	}
 	nodes := []visit{{d.nodes[0], n}}
 	if len(d.nodes) > 1 {
-		nodes = packOrder(d.nodes, m.node, n)
+		nodes = packOrder(d.nodes, m.node, n, func(g, a int) int { return v.nodeCost(m, g, a) })
 	}
 	for _, nv := range nodes {
-		for _, lv := range packOrder(v.ix.nodes[nv.group].l3s, m.l3, nv.amount) {
-			out = leaf(v.ix.l3s[lv.group].cores, out)
+		cells := v.ix.nodes[nv.group].cells
+		for _, cv := range packOrder(cells, m.cell, nv.amount, func(c, a int) int { return needed(v.ix.cells[c].l3s, m.l3, a) }) {
+			for _, lv := range packOrder(v.ix.cells[cv.group].l3s, m.l3, cv.amount, nil) {
+				out = leaf(v.ix.l3s[lv.group].cores, out)
+			}
 		}
 	}
 	return out
+}
+
+// nodeCost ranks taking a units of m from node g: sockets it spans first,
+// then L3 groups.
+func (v *view) nodeCost(m measure, g, a int) int {
+	n := v.ix.nodes[g]
+	return needed(n.cells, m.cell, a)<<16 + needed(n.l3s, m.l3, a)
 }
 
 // byID keeps a group's cores in id order.

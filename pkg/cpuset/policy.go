@@ -5,34 +5,48 @@ package cpuset
 // evaluator, then fills the domain.
 
 // fullPCPUs hands out whole physical cores only. Capacity is the CPUs of
-// whole free cores; there is no tier: every fitting domain is ideal.
+// whole free cores; there is no tier: every fitting domain is ideal. On a
+// hybrid machine (cores of one thread beside cores of two) any count that
+// whole cores add up to is served: the widest cores first, then
+// single-thread cores for what is left.
 func (v *view) fullPCPUs() ([]int, error) {
 	t := v.ix.threads
-	if v.n%t != 0 {
+	uniform := v.ix.uniform
+	if uniform && v.n%t != 0 {
 		return nil, invalidf("%s: requested %d CPUs is not a multiple of %d threads per core", FullPCPUs, v.n, t)
 	}
 	for c, w := range v.whole {
-		v.cap.core[c] = 0
+		v.cap.core[c], v.aux.core[c] = 0, 0
 		if w {
-			v.cap.core[c] = t
+			v.cap.core[c] = len(v.ix.cores[c].cpus)
+			if v.cap.core[c] < t {
+				v.aux.core[c] = v.cap.core[c] // CPUs of whole narrow cores
+			}
 		}
 	}
 	v.ix.sum(v.cap)
-	d, ok := v.search(func(d domain) (bool, grade) { return v.cap.of(d) >= v.n, grade{} })
+	v.ix.sum(v.aux)
+	d, ok := v.search(func(d domain) (bool, grade) {
+		// Wide cores give t CPUs each; what they cannot give exactly must
+		// come from narrow ones.
+		wide := (v.cap.of(d) - v.aux.of(d)) / t
+		return v.cap.of(d) >= v.n && v.n-min(wide, v.n/t)*t <= v.aux.of(d), grade{}
+	})
 	if !ok {
 		if free := v.usableTotal(); free < v.n {
 			return nil, notEnough(FullPCPUs, v.n, free)
 		}
 		whole := v.wholeTotal()
-		return nil, shortf("%s: requested=%d, free whole cores=%d (%d CPUs)", FullPCPUs, v.n, whole, whole*t)
+		return nil, shortf("%s: requested=%d, free whole cores=%d (%d CPUs)", FullPCPUs, v.n, whole, v.wholeCPUs())
 	}
 	out := make([]int, 0, v.n)
-	for _, c := range v.coreOrder(d, v.cap, v.n, byID) {
-		if len(out) == v.n {
-			break
-		}
-		if v.whole[c] {
-			out = append(out, v.ix.cores[c].cpus...)
+	order := v.coreOrder(d, v.cap, v.n, byID)
+	for _, wide := range []bool{true, false} {
+		for _, c := range order {
+			size := len(v.ix.cores[c].cpus)
+			if v.whole[c] && (size == t) == wide && size <= v.n-len(out) {
+				out = append(out, v.ix.cores[c].cpus...)
+			}
 		}
 	}
 	return out, nil

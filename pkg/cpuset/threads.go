@@ -9,36 +9,33 @@ import "cmp"
 //
 // A domain fits when it has n usable threads, so the request is refused only
 // when the machine has fewer than n usable CPUs, and it spans no more nodes
-// than its CPUs need. A domain that offers the aim (q whole cores and, for
-// the remainder, a core with r usable threads that is not whole, or one more
-// whole core) is tier 0; tier ranks before "L3 before node", so the request
-// leaves an L3 group to get whole cores, but never a node: a node without
-// the whole cores beats two nodes with them, since remote memory hurts more
-// than a shared core. Among tier-0 domains, pref 0 marks those where a
-// left-over core (its siblings held by others, reserved, isolated or
-// offline) can take the remainder: breaking a whole core costs a later
-// full-pcpus request a core, using a left-over costs nobody anything.
+// than its CPUs need. Among fitting domains of equal locality (sockets, L3
+// groups) it ranks by the cores the request would share with other pods
+// (threads it must take from left-over cores, whose siblings others hold),
+// then by whole cores it would break (the remainder taken from a whole free
+// core). A shared core costs the workload throughput for as long as it runs;
+// a broken core only costs a later whole-core request a choice, and
+// measured on the packing stream (docs/benchmarks.md) the remainder taken
+// from a whole core leaves fewer pods on shared cores at the same admissions.
 //
 // Capacity for the strategy is usable threads, the measure the fit is made on.
 func (v *view) fullPCPUsThenThreads() ([]int, error) {
 	t := v.ix.threads
-	bulk, r := v.n-v.n%t, v.n%t
+	bulk := v.n - v.n%t
 	for c, w := range v.whole {
-		v.cap.core[c], v.aux.core[c], v.pref.core[c] = v.free[c], 0, 0
-		switch {
-		case w:
-			v.aux.core[c] = t
-		case v.free[c] >= r:
-			v.pref.core[c] = 1
+		v.cap.core[c], v.aux.core[c] = v.free[c], 0
+		if w {
+			v.aux.core[c] = len(v.ix.cores[c].cpus)
 		}
 	}
 	v.ix.sum(v.cap)
 	v.ix.sum(v.aux)
-	v.ix.sum(v.pref)
 	d, ok := v.search(func(d domain) (bool, grade) {
-		whole, leftover := v.aux.of(d), v.pref.of(d) > 0
-		aim := whole >= bulk && (leftover || whole > bulk)
-		return v.cap.of(d) >= v.n, grade{tier: boolTier(!aim), pref: boolTier(aim && !leftover)}
+		whole := v.aux.of(d)
+		if whole >= v.n {
+			return v.cap.of(d) >= v.n, grade{pref: boolTier(v.n%t != 0)}
+		}
+		return v.cap.of(d) >= v.n, grade{shared: v.n - whole}
 	})
 	if !ok {
 		return nil, notEnough(FullPCPUsThenThreads, v.n, v.usableTotal())
@@ -50,7 +47,9 @@ func (v *view) fullPCPUsThenThreads() ([]int, error) {
 			if len(out) == want {
 				break
 			}
-			if v.whole[c] {
+			// A hybrid part's cores differ in width: take only cores that
+			// fit in what is left of the whole-core part.
+			if v.whole[c] && len(v.ix.cores[c].cpus) <= want-len(out) {
 				out = append(out, v.ix.cores[c].cpus...)
 				took = append(took, c)
 			}
@@ -66,26 +65,27 @@ func (v *view) fullPCPUsThenThreads() ([]int, error) {
 
 // nextCore picks the core of d, not in took, that gives the next of the m
 // threads still wanted: one that can give all m (so the request holds as few
-// cores in part as it can), then a left-over before a whole core, then one
-// in an L3 group the request already uses, then in a node it uses (so the
-// threads stay near each other), then a best fit (fewest usable threads when
-// it can give all m, leaving bigger left-overs for bigger remainders; the
-// most when it cannot), then the lowest index. d has enough usable threads,
-// so such a core exists.
+// cores in part as it can), then one in an L3 group the request already
+// uses, then in a node it uses (so the threads stay near each other), then a
+// core no other workload uses (one whose sibling is offline, then a whole
+// free core) before a left-over beside another workload, then
+// a best fit (fewest usable threads when it can give all m, leaving bigger
+// left-overs for bigger remainders; the most when it cannot), then the
+// lowest index. d has enough usable threads, so such a core exists.
 func (v *view) nextCore(d domain, took []int, m int) int {
-	type rank struct{ short, broken, distance, fit int }
+	type rank struct{ short, distance, shared, fit int }
 	best, bestRank := -1, rank{}
 	consider := func(c int) {
 		f := v.free[c]
 		if f == 0 || containsInt(took, c) {
 			return
 		}
-		k := rank{boolTier(f < m), boolTier(v.whole[c]), v.distanceTo(c, took), f}
+		k := rank{boolTier(f < m), v.distanceTo(c, took), v.shareCost(c), f}
 		if f < m {
 			k.fit = -f
 		}
-		if best < 0 || cmp.Or(cmp.Compare(k.short, bestRank.short), cmp.Compare(k.broken, bestRank.broken),
-			cmp.Compare(k.distance, bestRank.distance), cmp.Compare(k.fit, bestRank.fit)) < 0 {
+		if best < 0 || cmp.Or(cmp.Compare(k.short, bestRank.short), cmp.Compare(k.distance, bestRank.distance),
+			cmp.Compare(k.shared, bestRank.shared), cmp.Compare(k.fit, bestRank.fit)) < 0 {
 			best, bestRank = c, k
 		}
 	}
@@ -116,4 +116,19 @@ func (v *view) distanceTo(c int, took []int) int {
 		}
 	}
 	return dist
+}
+
+// shareCost is 0 for a core whose other threads are offline (taking it
+// shares nothing and breaks nothing), 1 for a whole free core (breaks it),
+// 2 when another workload, reserved or isolated CPUs hold a thread of it.
+func (v *view) shareCost(c int) int {
+	if v.whole[c] {
+		return 1
+	}
+	for _, id := range v.ix.cores[c].cpus {
+		if !v.usable.has(id) {
+			return 2
+		}
+	}
+	return 0
 }

@@ -12,12 +12,13 @@ type Policy string
 
 const (
 	// FullPCPUs hands out whole physical cores only; a count that is not a
-	// multiple of the SMT width is rejected.
+	// multiple of the SMT width is rejected, except on hybrid machines, where
+	// single-thread cores make any count whole cores.
 	FullPCPUs Policy = "full-pcpus"
 	// FullPCPUsThenThreads is the default (an empty Policy): whole cores for
-	// the whole-core part of the count, then the remaining threads, left-over
-	// threads before threads of untouched cores. It holds at most one core in
-	// part whenever its node has the whole cores. For a multiple of the SMT
+	// the whole-core part of the count, then the remaining threads, from a
+	// core no other workload uses before a left-over beside one. It holds at
+	// most one core in part whenever its domain has the whole cores. For a multiple of the SMT
 	// width it is exactly FullPCPUs.
 	FullPCPUsThenThreads Policy = "full-pcpus-then-threads"
 	// SpreadByPCPUs takes one thread per physical core before any sibling.

@@ -20,9 +20,10 @@ type view struct {
 	// usable holds the CPUs this request may receive; taken those it never
 	// may (exclusively owned, or reserved/isolated unless allowed).
 	usable, taken bitset
-	// load is the burst load per CPU id.
-	load  []int64
-	share int64 // static-burst: millicores this request adds to each CPU
+	// load is the burst load per CPU id; loaded says it may hold any.
+	load   []int64
+	loaded bool
+	share  int64 // static-burst: millicores this request adds to each CPU
 	// free[c] counts core c's usable threads; whole[c] says core c is a whole
 	// physical core (full SMT width) that is entirely free for exclusive use.
 	free  []int
@@ -45,20 +46,27 @@ func (ix *index) allocView() *view {
 	}
 }
 
-// measure is a per-core count with its sums per L3 group and per node.
-type measure struct{ core, l3, node []int }
+// measure is a per-core count with its sums per L3 group, cell and node.
+type measure struct{ core, l3, cell, node []int }
 
 func (ix *index) newMeasure() measure {
-	return measure{core: make([]int, len(ix.cores)), l3: make([]int, len(ix.l3s)), node: make([]int, len(ix.nodes))}
+	return measure{core: make([]int, len(ix.cores)), l3: make([]int, len(ix.l3s)),
+		cell: make([]int, len(ix.cells)), node: make([]int, len(ix.nodes))}
 }
 
-// sum fills m's L3 and node sums from its per-core counts.
+// sum fills m's L3, cell and node sums from its per-core counts.
 func (ix *index) sum(m measure) {
 	clear(m.l3)
 	clear(m.node)
 	for ci, n := range m.core {
 		m.l3[ix.cores[ci].l3] += n
-		m.node[ix.cores[ci].node] += n
+	}
+	for li, n := range m.l3 {
+		m.node[ix.l3s[li].node] += n
+	}
+	clear(m.cell)
+	for li, n := range m.l3 {
+		m.cell[ix.l3s[li].cell] += n
 	}
 }
 
@@ -121,7 +129,16 @@ func (ix *index) newView(st State, reserved cpuset.CPUSet, req Request) (*view, 
 // readLoads copies the burst load of every online CPU into v.load, ranging
 // over small maps and probing big ones (see iterationCost).
 func (v *view) readLoads(loads map[int]int64) error {
-	clear(v.load)
+	// Most states carry no burst load: then only a view that last saw some
+	// has anything to clear.
+	if v.loaded {
+		clear(v.load)
+		v.loaded = false
+	}
+	if len(loads) == 0 {
+		return nil
+	}
+	v.loaded = true
 	online := v.ix.online
 	if len(loads)*iterationCost < len(online) {
 		for id, m := range loads {
@@ -156,6 +173,17 @@ func (v *view) wholeTotal() int {
 	for _, w := range v.whole {
 		if w {
 			sum++
+		}
+	}
+	return sum
+}
+
+// wholeCPUs counts the CPUs of whole free cores.
+func (v *view) wholeCPUs() int {
+	sum := 0
+	for c, w := range v.whole {
+		if w {
+			sum += len(v.ix.cores[c].cpus)
 		}
 	}
 	return sum
