@@ -25,12 +25,12 @@ func ParseCPUTimes(text string) (map[int]CPUTimes, error) {
 		}
 		id, err := strconv.Atoi(f[0][3:])
 		if err != nil || id < 0 || len(f) < 5 {
-			return nil, fmt.Errorf("/proc/stat: malformed line %q", line)
+			return nil, fmt.Errorf("/proc/stat: malformed line %q", clip(line))
 		}
 		var v [8]uint64
 		for i := 1; i < len(f) && i <= 8; i++ {
 			if v[i-1], err = strconv.ParseUint(f[i], 10, 64); err != nil {
-				return nil, fmt.Errorf("/proc/stat: malformed line %q", line)
+				return nil, fmt.Errorf("/proc/stat: malformed line %q", clip(line))
 			}
 		}
 		busy := v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
