@@ -108,7 +108,6 @@ func FuzzDistances(f *testing.F) {
 	})
 }
 
-
 func writeFile(t *testing.T, dir, name, text string) string {
 	t.Helper()
 	path := filepath.Join(dir, name)
@@ -117,4 +116,3 @@ func writeFile(t *testing.T, dir, name, text string) string {
 	}
 	return path
 }
-
