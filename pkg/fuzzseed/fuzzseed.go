@@ -57,7 +57,7 @@ func Same(s string) string { return s }
 
 // Budget is the time one input may take. It is generous: the fuzzers look for
 // inputs costing seconds and gigabytes, not for slow machines.
-const Budget = 2 * time.Second
+const Budget = 5 * time.Second
 
 // Timed runs parse and fails t when it takes longer than Budget.
 func Timed(t *testing.T, what string, parse func()) {
