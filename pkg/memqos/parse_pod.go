@@ -45,7 +45,7 @@ func ParsePodSetting(raw string) (PodSetting, error) {
 	case PolicyNone:
 		ps.Policy = PolicyNone
 	default:
-		return ps, fmt.Errorf("policy: %q is not one of auto, default, none", p)
+		return ps, fmt.Errorf("policy: %q is not one of auto, default, none", clip(p))
 	}
 	return ps, nil
 }
@@ -88,7 +88,7 @@ func classOf(w Workload) (c Class, from string, guaranteed bool, err error) {
 		case ClassLSE, ClassLSR, ClassLS, ClassBE, ClassSystem:
 			return v, s.where, false, nil
 		}
-		return "", "", false, fmt.Errorf("%s: %q is not one of LSE, LSR, LS, BE, SYSTEM", s.where, s.value)
+		return "", "", false, fmt.Errorf("%s: %q is not one of LSE, LSR, LS, BE, SYSTEM", s.where, clip(s.value))
 	}
 	from = "Kubernetes QoS " + string(w.KubeQoS)
 	switch {
@@ -101,7 +101,7 @@ func classOf(w Workload) (c Class, from string, guaranteed bool, err error) {
 	case w.KubeQoS == "":
 		return "", "", false, fmt.Errorf("no QoS class: set label %s or the Kubernetes QoS class", LabelQoSClass)
 	}
-	return "", "", false, fmt.Errorf("the Kubernetes QoS class %q is not one of Guaranteed, Burstable, BestEffort", w.KubeQoS)
+	return "", "", false, fmt.Errorf("the Kubernetes QoS class %q is not one of Guaranteed, Burstable, BestEffort", clip(string(w.KubeQoS)))
 }
 
 // classConfig picks the memoryQOS section that governs a class and names it.
