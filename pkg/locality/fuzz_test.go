@@ -130,3 +130,19 @@ func FuzzParseCPUsAllowed(f *testing.F) {
 		fuzzseed.CheckError(t, err, "Cpus_allowed_list")
 	})
 }
+
+func FuzzParseNodeMeminfo(f *testing.F) {
+	f.Add("Node 0 MemTotal:       16318464 kB\nNode 0 MemFree:        6561884 kB\n")
+	f.Add("Node 0 MemTotal: 9007199254740992 kB\nNode 0 MemFree: 9007199254740993 kB\n")
+	fuzzseed.Add(f, func(s string) string { return "Node 0 MemTotal: " + s + " kB\nNode 0 MemFree: 1 kB\n" })
+	f.Fuzz(func(t *testing.T, text string) {
+		var m NodeMemory
+		var err error
+		fuzzseed.Timed(t, "ParseNodeMeminfo", func() { m, err = ParseNodeMeminfo(text) })
+		fuzzseed.CheckError(t, err)
+		// kB counts are bounded to 2^53 so that bytes never wrap.
+		if err == nil && (m.Total > 1<<63 || m.Free > 1<<63) {
+			t.Fatalf("%+v: wrapped", m)
+		}
+	})
+}
