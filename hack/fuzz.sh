@@ -16,15 +16,14 @@
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-cd "$repo"
+cd "$repo" || exit 1
 go=${GO:-go}
 fuzztime=${FUZZTIME:-10s}
 parallel=${FUZZPARALLEL:-1}
 
 targets() {
-	local dirs=("${@:-pkg cmd}")
-	# shellcheck disable=SC2068 # the default is two words on purpose
-	grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' ${dirs[@]} |
+	[ $# -gt 0 ] || set -- pkg cmd
+	grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' "$@" |
 		sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*#\1 \2#' | sort -u
 }
 
