@@ -9,7 +9,9 @@
 #   hack/fuzz.sh --list               print "package target" and exit
 #
 # FUZZPARALLEL is the number of fuzzing workers per target (default 1: the
-# CI machines have 2 CPUs). With FUZZLOG=dir each target's output is kept as
+# CI machines have 2 CPUs). FUZZMINIMIZETIME bounds the shrinking of each new
+# interesting input (go test's default, 60s, spends most of a long campaign
+# shrinking the mebibyte seeds' offspring; executions spent there do not count). With FUZZLOG=dir each target's output is kept as
 # dir/<package>.<target>.log. A crasher is written by go test under the
 # package's testdata/fuzz/<target>/, where it becomes a regression seed, and
 # fails the run. The last line per target gives its executions and time.
@@ -20,6 +22,7 @@ cd "$repo" || exit 1
 go=${GO:-go}
 fuzztime=${FUZZTIME:-10s}
 parallel=${FUZZPARALLEL:-1}
+minimize=${FUZZMINIMIZETIME:-60s}
 
 targets() {
 	[ $# -gt 0 ] || set -- pkg cmd
@@ -39,7 +42,7 @@ failed=()
 start=$SECONDS
 while read -r pkg target; do
 	log=$(mktemp)
-	"$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -parallel "$parallel" "./$pkg" >"$log" 2>&1
+	"$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" -parallel "$parallel" "./$pkg" >"$log" 2>&1
 	rc=$?
 	if [ -n "${FUZZLOG:-}" ]; then
 		mkdir -p "$FUZZLOG"
