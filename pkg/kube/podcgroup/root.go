@@ -41,7 +41,8 @@ func ParseRoot(s string) (Root, error) {
 				return nil, fmt.Errorf("%s: slice %s is not %s.slice, the slice of its parents", quote(s), quote(level), want)
 			}
 		}
-		if name == "" || name == "." || name == ".." || !rootName.MatchString(name) {
+		// A name ending in .slice would read back as a slice of its own.
+		if name == "" || name == "." || name == ".." || strings.HasSuffix(name, ".slice") || !rootName.MatchString(name) {
 			return nil, fmt.Errorf("%s: level %s is not a plain name (letters, digits, '_', '.', ':', '@')", quote(s), quote(level))
 		}
 		r = append(r, name)
