@@ -5,7 +5,7 @@ TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: build locus locus-scheduler run test k8s-tools lint unit bench-vet numa-test e2e bench crash tools clean
+.PHONY: build locus locus-scheduler run test k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
 
 build: locus locus-scheduler
 
@@ -25,7 +25,14 @@ run: locus
 # against a real kube-apiserver and etcd), the benchmark module's own tests
 # (built against k8s.io/kubernetes, kept out of the main module), the NUMA
 # tests in a multi-node QEMU guest, and the end-to-end tests on a real node.
-test: k8s-tools lint unit bench-vet numa-test e2e
+test: k8s-tools lint unit fuzz bench-vet numa-test e2e
+
+# Every fuzz target for FUZZTIME each (hack/fuzz.sh; e.g. FUZZTIME=1000000x).
+# Under `make test` each runs for FUZZTIME_TEST, which keeps the whole run
+# within about three minutes on two CPUs.
+FUZZTIME      ?= 10s
+FUZZTIME_TEST ?= 2s
+test: FUZZTIME = $(FUZZTIME_TEST)
 
 # kube-apiserver, etcd, kubectl and kwok built from Go modules, and helm, all
 # cached under .cache/ (cold: several minutes; warm: instant).
@@ -39,6 +46,9 @@ lint: tools
 
 unit:
 	$(GO) test -count=1 ./...
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 bench-vet:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run . ./...

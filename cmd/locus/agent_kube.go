@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/topology"
@@ -21,6 +23,7 @@ type kubeFlags struct {
 	node, kubeconfig             string
 	configNS, resQoSCM, podQoSCM string
 	driver, reserved             string
+	kubeletRoot                  string
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
@@ -34,12 +37,13 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.StringVar(&k.resQoSCM, "resource-qos-configmap", nodeagent.DefaultResourceQoSConfigMap, "Kubernetes mode: ConfigMap with key resource-qos-config")
 	f.StringVar(&k.podQoSCM, "pod-qos-configmap", nodeagent.DefaultPodQoSConfigMap, "Kubernetes mode: ConfigMap with key memory-qos")
 	f.StringVar(&k.driver, "cgroup-driver", "auto", "Kubernetes mode: the kubelet's cgroup driver: auto, systemd or cgroupfs")
+	f.StringVar(&k.kubeletRoot, "kubelet-cgroup-root", "auto", "Kubernetes mode: the kubelet's cgroupRoot (kind: /kubelet), under which its kubepods tree lives; auto finds it, / is the top")
 	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64)")
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
 	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
-		"cgroup-driver", "reserved-cpus", "nrt-min-interval", "no-nrt"}
+		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -74,6 +78,14 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--cgroup-driver: %w", err)}
 	}
+	var root podcgroup.Root
+	if k.kubeletRoot != "auto" {
+		if root, err = podcgroup.ParseRoot(k.kubeletRoot); err != nil {
+			return usageError{fmt.Errorf("--kubelet-cgroup-root: %w", err)}
+		}
+	} else {
+		root = findKubeletRoot(o)
+	}
 	reserved, err := topology.ParseCPUList(k.reserved)
 	if err != nil {
 		return usagef("--reserved-cpus: %v", err)
@@ -84,7 +96,34 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	}
 	return agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
-			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, Reserved: reserved}})
+			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved}})
+}
+
+// findKubeletRoot finds the kubelet's cgroupRoot from the cgroups it made
+// (on v1 in the cpuset hierarchy, as the agent looks for pods), and says
+// what it found. Nothing found is the top, where the agent then reports the
+// missing kubepods tree.
+func findKubeletRoot(o agent.Options) podcgroup.Root {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	h, err := cgroup.Open(o.CgroupRoot, o.CgroupVersion)
+	if err != nil {
+		return nil // the agent reports it when it opens the hierarchy
+	}
+	exists := func(rel string) bool { return h.Exists(cgroup.CPUSet, rel) }
+	children := func(rel string) ([]string, error) { return h.Children(cgroup.CPUSet, rel) }
+	root, found, ok := podcgroup.FindRoot(exists, children)
+	switch {
+	case ok:
+		log.Info("kubelet cgroup root found", "root", root.String(), "candidates", found)
+	case len(found) > 1:
+		log.Warn("several cgroups hold a kubelet's kubepods tree; using the top: give --kubelet-cgroup-root", "candidates", found)
+	default:
+		log.Warn("no kubepods or kubepods.slice under the cgroup root or one level down (the kubelet has not started?); using the top")
+	}
+	return root
 }
 
 func (k *kubeFlags) restConfig() (*rest.Config, error) {

@@ -2,9 +2,13 @@ package main
 
 import (
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/cgroup"
 )
 
 // The two modes take their own flags; a flag of the other mode is refused
@@ -23,6 +27,9 @@ func TestAgentModeErrors(t *testing.T) {
 		{[]string{"agent", "--standalone", "--reserved-cpus", "0"}, true, "--reserved-cpus does not apply"},
 		{[]string{"agent", "--node-name", "n1", "--cgroup-driver", "upstart"}, true, "--cgroup-driver"},
 		{[]string{"agent", "--node-name", "n1", "--reserved-cpus", "0-"}, true, "--reserved-cpus"},
+		{[]string{"agent", "--node-name", "n1", "--kubelet-cgroup-root", "/kubelet/.."}, true, "--kubelet-cgroup-root"},
+		{[]string{"agent", "--node-name", "n1", "--kubelet-cgroup-root", "a//b"}, true, "--kubelet-cgroup-root"},
+		{[]string{"agent", "--standalone", "--kubelet-cgroup-root", "/kubelet"}, true, "--kubelet-cgroup-root does not apply"},
 		{[]string{"agent", "--node-name", "n1"}, true, "give --kubeconfig"},
 		{[]string{"agent", "--node-name", "n1", "--kubeconfig", missing}, false, missing},
 	}
@@ -32,6 +39,31 @@ func TestAgentModeErrors(t *testing.T) {
 		if err == nil || errors.As(err, &ue) != tc.usage || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("locus %s: error %v (usage %v), want %q (usage %v)", strings.Join(tc.args, " "), err,
 				errors.As(err, &ue), tc.want, tc.usage)
+		}
+	}
+}
+
+// TestFindKubeletRoot: kind's layout is found one level down, in the cpuset
+// hierarchy on v1; the top wins when the kubelet's tree is there.
+func TestFindKubeletRoot(t *testing.T) {
+	for _, tc := range []struct {
+		v    cgroup.Version
+		dirs []string
+		want string
+	}{
+		{cgroup.V2, []string{"kubelet.slice/kubelet-kubepods.slice", "system.slice"}, "/kubelet"},
+		{cgroup.V1, []string{"cpuset/kubelet/kubepods/burstable", "memory/kubelet/kubepods"}, "/kubelet"},
+		{cgroup.V1, []string{"memory/kubelet/kubepods"}, "/"},
+		{cgroup.V2, []string{"kubepods/besteffort", "kubelet/kubepods"}, "/"},
+	} {
+		root := t.TempDir()
+		for _, d := range tc.dirs {
+			if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := findKubeletRoot(agent.Options{CgroupRoot: root, CgroupVersion: tc.v}); got.String() != tc.want {
+			t.Errorf("%v %v: found %s, want %s", tc.v, tc.dirs, got, tc.want)
 		}
 	}
 }

@@ -11,34 +11,58 @@ import (
 type span struct{ lo, hi int }
 
 // spans is a Linux list ("0-3,8") as sorted, disjoint, non-adjacent ranges,
-// so that two equal sets have equal spans. It accepts exactly what
-// k8s.io/utils/cpuset.Parse accepts, without building a set of every CPU:
-// lists are parsed, compared and merged thousands of times per reconcile.
+// so that two equal sets have equal spans. It accepts what
+// k8s.io/utils/cpuset.Parse accepts, ids up to maxListID, without building a
+// set of every CPU: lists are parsed, compared and merged thousands of times per reconcile.
 type spans []span
+
+// maxListID bounds the ids of a list (CPUs; NUMA nodes are fewer): Linux
+// numbers at most 8192 CPUs (NR_CPUS), and a bound keeps the merging
+// arithmetic (hi+1) from wrapping. maxListLen is about every id up to
+// maxListID written out one by one.
+const (
+	maxListID  = 8191
+	maxListLen = 64 << 10
+)
 
 func parseSpans(s string) (spans, error) {
 	if s == "" {
 		return nil, nil
+	}
+	if len(s) > maxListLen {
+		return nil, fmt.Errorf("%d bytes long, more than %d", len(s), maxListLen)
 	}
 	out := make(spans, 0, strings.Count(s, ",")+1)
 	for r := range strings.SplitSeq(s, ",") {
 		a, b, isRange := strings.Cut(r, "-")
 		lo, err := strconv.Atoi(a)
 		if err != nil {
-			return nil, err
+			return nil, clipNumErr(err)
 		}
 		hi := lo
 		if isRange {
 			if hi, err = strconv.Atoi(b); err != nil {
-				return nil, err
+				return nil, clipNumErr(err)
 			}
 			if lo > hi {
-				return nil, fmt.Errorf("invalid range %q (%d > %d)", r, lo, hi)
+				return nil, fmt.Errorf("invalid range %s (%d > %d)", quote(r), lo, hi)
 			}
+		}
+		if lo < 0 || hi > maxListID {
+			return nil, fmt.Errorf("%s: ids run from 0 to %d", quote(r), maxListID)
 		}
 		out = append(out, span{lo, hi})
 	}
 	return out.normal(), nil
+}
+
+// clipNumErr cuts the number strconv's error repeats to quoteMax bytes;
+// short ones keep the text cpuset.Parse gives.
+func clipNumErr(err error) error {
+	if ne, ok := err.(*strconv.NumError); ok && len(ne.Num) > quoteMax {
+		return &strconv.NumError{Func: ne.Func, Num: ne.Num[:quoteMax] + "…", Err: ne.Err}
+	}
+	return err
 }
 
 // normal sorts and merges overlapping and adjacent ranges, in place.

@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,14 +30,20 @@ func ParseNumaStat(text string, keys []string, unit uint64) (map[int]uint64, err
 		for _, kv := range f[1:] {
 			n, v, ok := strings.Cut(kv, "=")
 			if !ok || !strings.HasPrefix(n, "N") {
-				return nil, fmt.Errorf("memory.numa_stat: %s: %q is not N<node>=<count>", key, kv)
+				return nil, fmt.Errorf("memory.numa_stat: %s: %s is not N<node>=<count>", quote(key), quote(kv))
 			}
 			node, err1 := strconv.Atoi(n[1:])
 			count, err2 := strconv.ParseUint(v, 10, 64)
 			if err1 != nil || err2 != nil || node < 0 {
-				return nil, fmt.Errorf("memory.numa_stat: %s: %q is not N<node>=<count>", key, kv)
+				return nil, fmt.Errorf("memory.numa_stat: %s: %s is not N<node>=<count>", quote(key), quote(kv))
 			}
-			out[node] += count * unit
+			// A sum that does not fit is an error, never a wrapped small value.
+			hi, bytes := bits.Mul64(count, unit)
+			sum, carry := bits.Add64(out[node], bytes, 0)
+			if hi != 0 || carry != 0 {
+				return nil, fmt.Errorf("memory.numa_stat: %s: N%d: more than 2^64 bytes", quote(key), node)
+			}
+			out[node] = sum
 		}
 	}
 	if !found {

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -59,9 +60,11 @@ func (h *Hierarchy) CPUUsage(rel string) (time.Duration, error) {
 	for _, line := range strings.Split(text, "\n") {
 		f := strings.Fields(line)
 		if len(f) == 2 && f[0] == "usage_usec" {
+			// Parsed to 63 bits, then bounded again: microseconds are
+			// multiplied into nanoseconds, which must not wrap negative.
 			us, err := strconv.ParseUint(f[1], 10, 63)
-			if err != nil {
-				return 0, fmt.Errorf("%s: usage_usec %q: %v", path, f[1], err)
+			if err != nil || us > math.MaxInt64/uint64(time.Microsecond) {
+				return 0, fmt.Errorf("%s: usage_usec %s is not a count of microseconds", path, quote(f[1]))
 			}
 			return time.Duration(us) * time.Microsecond, nil
 		}
@@ -89,7 +92,7 @@ func (h *Hierarchy) readUint(ctrl Controller, rel, name string) (uint64, error) 
 	}
 	n, err := strconv.ParseUint(text, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not a count", path, text)
+		return 0, fmt.Errorf("%s: %s is not a count", path, quote(text))
 	}
 	return n, nil
 }

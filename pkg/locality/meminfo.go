@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // NodeMemory is the size and the free memory of one NUMA node, in bytes.
@@ -25,7 +27,7 @@ func ParseNodeMeminfo(text string) (NodeMemory, error) {
 		}
 		kb, err := strconv.ParseUint(f[3], 10, 64)
 		if err != nil || len(f) != 5 || f[4] != "kB" || kb > 1<<53 {
-			return NodeMemory{}, fmt.Errorf("malformed line %q", strings.TrimSpace(line))
+			return NodeMemory{}, fmt.Errorf("malformed line %s", topology.Quote(strings.TrimSpace(line)))
 		}
 		if f[2] == "MemTotal:" {
 			m.Total, haveTotal = kb*1024, true

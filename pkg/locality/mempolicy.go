@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // MemPolicy is a memory policy as numa_maps prints it: the mode, its flags
@@ -31,7 +33,7 @@ func ParseMemPolicy(s string) (MemPolicy, error) {
 	if hasNodes {
 		list, err := ParseNodeList(nodes)
 		if err != nil {
-			return MemPolicy{}, fmt.Errorf("memory policy %q: %w", s, err)
+			return MemPolicy{}, fmt.Errorf("memory policy %s: %w", topology.Quote(s), err)
 		}
 		p.Nodes = list
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Mapping is one line of /proc/PID/numa_maps: a virtual memory area, its
@@ -66,14 +68,17 @@ func ParseNumaMaps(text string) ([]Mapping, error) {
 		}
 		out = append(out, m)
 	}
-	return out, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("numa_maps: %w", err)
+	}
+	return out, nil
 }
 
 func parseNumaMapsLine(s string) (Mapping, error) {
 	addr, rest, _ := strings.Cut(s, " ")
 	start, err := strconv.ParseUint(addr, 16, 64)
 	if err != nil {
-		return Mapping{}, fmt.Errorf("address %q is not hexadecimal", addr)
+		return Mapping{}, fmt.Errorf("address %s is not hexadecimal", topology.Quote(addr))
 	}
 	m := Mapping{Start: start, Nodes: NodePages{}}
 	policyText, rest := splitPolicy(rest)
@@ -91,17 +96,17 @@ func parseNumaMapsLine(s string) (Mapping, error) {
 			m.File = val
 		case key == "anon":
 			if m.Anon, err = strconv.ParseUint(val, 10, 64); err != nil {
-				return Mapping{}, fmt.Errorf("anon=%q is not a count", val)
+				return Mapping{}, fmt.Errorf("anon=%s is not a count", topology.Quote(val))
 			}
 		case key == "kernelpagesize_kB":
 			if m.PageSizeKB, err = strconv.ParseUint(val, 10, 64); err != nil || m.PageSizeKB == 0 {
-				return Mapping{}, fmt.Errorf("kernelpagesize_kB=%q is not a positive size", val)
+				return Mapping{}, fmt.Errorf("kernelpagesize_kB=%s is not a positive size", topology.Quote(val))
 			}
 		case len(key) > 1 && key[0] == 'N' && isDigits(key[1:]):
 			id, err := strconv.Atoi(key[1:])
 			n, err2 := strconv.ParseUint(val, 10, 64)
 			if err != nil || err2 != nil || id >= maxNodeID {
-				return Mapping{}, fmt.Errorf("node count %q is malformed", f)
+				return Mapping{}, fmt.Errorf("node count %s is malformed", topology.Quote(f))
 			}
 			m.Nodes[id] += n
 		}

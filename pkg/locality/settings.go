@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // AnnotationKey turns memory locality on or off for one pod.
@@ -64,7 +66,7 @@ func (s Settings) Due(ran bool, last, now time.Time) bool {
 func ParseAnnotation(value string) (Settings, error) {
 	var o map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(value), &o); err != nil || o == nil {
-		return Settings{}, fmt.Errorf("%s: %q is not a JSON object", AnnotationKey, value)
+		return Settings{}, fmt.Errorf("%s: %s is not a JSON object", AnnotationKey, topology.Quote(value))
 	}
 	return parseSettings(o, AnnotationKey)
 }
@@ -126,7 +128,7 @@ func parseSettings(o map[string]json.RawMessage, path string) (Settings, error) 
 		case "policy":
 			var p string
 			if err := json.Unmarshal(raw, &p); err != nil {
-				errs = append(errs, fmt.Errorf("%s.policy: want a string, got %s", path, raw))
+				errs = append(errs, fmt.Errorf("%s.policy: want a string, got %s", path, topology.Quote(string(raw))))
 				continue
 			}
 			switch {
@@ -135,17 +137,17 @@ func parseSettings(o map[string]json.RawMessage, path string) (Settings, error) 
 			case strings.EqualFold(p, string(PolicyNone)):
 				s.Policy = PolicyNone
 			default:
-				errs = append(errs, fmt.Errorf("%s.policy: %q is not bestEffort or none", path, p))
+				errs = append(errs, fmt.Errorf("%s.policy: %s is not bestEffort or none", path, topology.Quote(p)))
 			}
 		case "migrateIntervalMinutes":
 			var f float64
 			if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f < 0 || f > 1e6 {
-				errs = append(errs, fmt.Errorf("%s.migrateIntervalMinutes: want a whole number of minutes from 0 to 1000000, got %s", path, raw))
+				errs = append(errs, fmt.Errorf("%s.migrateIntervalMinutes: want a whole number of minutes from 0 to 1000000, got %s", path, topology.Quote(string(raw))))
 				continue
 			}
 			s.MigrateIntervalMinutes = int(f)
 		default:
-			errs = append(errs, fmt.Errorf("%s: unknown field %q (known: policy, migrateIntervalMinutes)", path, key))
+			errs = append(errs, fmt.Errorf("%s: unknown field %s (known: policy, migrateIntervalMinutes)", path, topology.Quote(key)))
 		}
 	}
 	if _, ok := o["policy"]; !ok {

@@ -1,6 +1,11 @@
 package memqos
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+
+	"github.com/locus-project/locus/pkg/fuzzseed"
+)
 
 // The parsers read untrusted ConfigMap and annotation text: they must never
 // panic, and whatever they accept must be inside the documented ranges.
@@ -25,8 +30,15 @@ func FuzzParseResourceQoSConfig(f *testing.F) {
 	f.Add("clusterStrategy:\n  lsrClass:\n    memoryQOS:\n      throttlingPercent: 80\n")
 	f.Add(`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": "yes", "wmarkRatio": 1e2}}}}`)
 	f.Add(`[`)
+	fuzzseed.Add(f, fuzzseed.Same)
+	fuzzseed.Add(f, func(s string) string {
+		return `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "minLimitPercent": ` + s + `}}}}`
+	})
 	f.Fuzz(func(t *testing.T, raw string) {
-		cfg, err := ParseResourceQoSConfig(raw)
+		var cfg Config
+		var err error
+		fuzzseed.Timed(t, "ParseResourceQoSConfig", func() { cfg, err = ParseResourceQoSConfig(raw) })
+		fuzzseed.CheckError(t, err)
 		if err != nil {
 			return
 		}
@@ -42,8 +54,13 @@ func FuzzParseNamespaceConfig(f *testing.F) {
 	f.Add(`{"enabledNamespaces": ["allow-ns"], "disabledNamespaces": ["block-ns"]}`)
 	f.Add("enabledNamespaces: [a, b]\n")
 	f.Add(`{"enabledNamespaces": [1]}`)
+	fuzzseed.Add(f, fuzzseed.Same)
+	fuzzseed.Add(f, func(s string) string { return `{"enabledNamespaces": [` + strconv.Quote(s) + `]}` })
 	f.Fuzz(func(t *testing.T, raw string) {
-		nc, err := ParseNamespaceConfig(raw)
+		var nc NamespaceConfig
+		var err error
+		fuzzseed.Timed(t, "ParseNamespaceConfig", func() { nc, err = ParseNamespaceConfig(raw) })
+		fuzzseed.CheckError(t, err)
 		if err != nil {
 			return
 		}
@@ -61,8 +78,15 @@ func FuzzDecideFromAnnotation(f *testing.F) {
 	f.Add(`{"policy": "auto"}`, int64(100<<20), int64(200<<20))
 	f.Add(`{"policy": "NONE", "lowLimitPercent": 5}`, int64(0), int64(0))
 	f.Add(`{policy: default, throttlingPercent: 80, wmarkRatio: 95}`, int64(1), int64(1<<62))
+	for _, s := range append(fuzzseed.Texts(), fuzzseed.Lists()...) {
+		f.Add(s, int64(1), int64(2))
+		f.Add(`{"policy": `+strconv.Quote(s)+`}`, int64(1<<62), int64(0))
+	}
 	f.Fuzz(func(t *testing.T, ann string, request, limit int64) {
-		ps, err := ParsePodSetting(ann)
+		var ps PodSetting
+		var err error
+		fuzzseed.Timed(t, "ParsePodSetting", func() { ps, err = ParsePodSetting(ann) })
+		fuzzseed.CheckError(t, err)
 		if err == nil {
 			inRange(t, ps.Params)
 		}

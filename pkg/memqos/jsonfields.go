@@ -62,15 +62,21 @@ func kind(raw json.RawMessage) string {
 	return "a number"
 }
 
+// clip cuts a value from a pod or ConfigMap to 40 bytes for an error
+// message, which ends up in logs and Events.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
 func isNull(raw json.RawMessage) bool {
 	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
 }
 
 func wrongType(path string, raw json.RawMessage, want string) error {
-	shown := string(bytes.TrimSpace(raw))
-	if len(shown) > 40 {
-		shown = shown[:40] + "..."
-	}
+	shown := clip(string(bytes.TrimSpace(raw)))
 	return fmt.Errorf("%sgot %s %s, want %s", prefix(path), kind(raw), shown, want)
 }
 
@@ -120,9 +126,9 @@ func asInt(raw json.RawMessage, path string, lo, hi int64) (*int64, error) {
 	v, err := strconv.ParseInt(lit, 10, 64)
 	switch {
 	case errors.Is(err, strconv.ErrRange):
-		return nil, fmt.Errorf("%s: %s is out of range %s", path, lit, rangeText(lo, hi))
+		return nil, fmt.Errorf("%s: %s is out of range %s", path, clip(lit), rangeText(lo, hi))
 	case err != nil:
-		return nil, fmt.Errorf("%s: %s is not an integer", path, lit)
+		return nil, fmt.Errorf("%s: %s is not an integer", path, clip(lit))
 	case v < lo || v > hi:
 		return nil, fmt.Errorf("%s: %d is out of range %s", path, v, rangeText(lo, hi))
 	}

@@ -135,7 +135,7 @@ func ParseNamespaceConfig(raw string) (NamespaceConfig, error) {
 	}
 	for _, ns := range nc.Enabled {
 		if slices.Contains(nc.Disabled, ns) {
-			errs = append(errs, fmt.Errorf("%s: namespace %q is in both enabledNamespaces and disabledNamespaces", ConfigKeyNamespaces, ns))
+			errs = append(errs, fmt.Errorf("%s: namespace %q is in both enabledNamespaces and disabledNamespaces", ConfigKeyNamespaces, clip(ns)))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

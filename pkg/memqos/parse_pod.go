@@ -45,7 +45,7 @@ func ParsePodSetting(raw string) (PodSetting, error) {
 	case PolicyNone:
 		ps.Policy = PolicyNone
 	default:
-		return ps, fmt.Errorf("policy: %q is not one of auto, default, none", p)
+		return ps, fmt.Errorf("policy: %q is not one of auto, default, none", clip(p))
 	}
 	return ps, nil
 }
@@ -95,7 +95,7 @@ func classOf(w Workload) (c Class, from string, guaranteed bool, err error) {
 		case ClassLSE, ClassLSR, ClassLS, ClassBE, ClassSystem:
 			return v, where, false, nil
 		}
-		return "", "", false, fmt.Errorf("%s: %q is not one of LSE, LSR, LS, BE, SYSTEM", where, raw)
+		return "", "", false, fmt.Errorf("%s: %q is not one of LSE, LSR, LS, BE, SYSTEM", where, clip(raw))
 	}
 	from = "Kubernetes QoS " + string(w.KubeQoS)
 	switch {
@@ -108,7 +108,7 @@ func classOf(w Workload) (c Class, from string, guaranteed bool, err error) {
 	case w.KubeQoS == "":
 		return "", "", false, fmt.Errorf("no QoS class: set label %s or the Kubernetes QoS class", LabelQoSClass)
 	}
-	return "", "", false, fmt.Errorf("the Kubernetes QoS class %q is not one of Guaranteed, Burstable, BestEffort", w.KubeQoS)
+	return "", "", false, fmt.Errorf("the Kubernetes QoS class %q is not one of Guaranteed, Burstable, BestEffort", clip(string(w.KubeQoS)))
 }
 
 // classConfig picks the memoryQOS section that governs a class and names it.

@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"fmt"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -25,19 +26,36 @@ func ParseCPUTimes(text string) (map[int]CPUTimes, error) {
 		}
 		id, err := strconv.Atoi(f[0][3:])
 		if err != nil || id < 0 || len(f) < 5 {
-			return nil, fmt.Errorf("/proc/stat: malformed line %q", line)
+			return nil, fmt.Errorf("/proc/stat: malformed line %q", clip(line))
 		}
 		var v [8]uint64
 		for i := 1; i < len(f) && i <= 8; i++ {
 			if v[i-1], err = strconv.ParseUint(f[i], 10, 64); err != nil {
-				return nil, fmt.Errorf("/proc/stat: malformed line %q", line)
+				return nil, fmt.Errorf("/proc/stat: malformed line %q", clip(line))
 			}
 		}
-		busy := v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
-		out[id] = CPUTimes{Busy: busy, Total: busy + v[3] + v[4]}
+		// The sums must not wrap: a wrapped busy above total would read as
+		// more than 100 % (or a negative) utilisation.
+		busy, ok1 := sum(v[0], v[1], v[2], v[5], v[6], v[7])
+		total, ok2 := sum(busy, v[3], v[4])
+		if !ok1 || !ok2 {
+			return nil, fmt.Errorf("/proc/stat: cpu%d: counters add up to more than 2^64", id)
+		}
+		out[id] = CPUTimes{Busy: busy, Total: total}
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("/proc/stat: no per-cpu line")
 	}
 	return out, nil
+}
+
+// sum adds counters; ok is false when the sum does not fit in 64 bits.
+func sum(vs ...uint64) (total uint64, ok bool) {
+	for _, v := range vs {
+		var carry uint64
+		if total, carry = bits.Add64(total, v, 0); carry != 0 {
+			return 0, false
+		}
+	}
+	return total, true
 }

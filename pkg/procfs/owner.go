@@ -45,12 +45,13 @@ func ParseOwner(text string) (Owner, error) {
 		}
 		f := strings.Fields(rest)
 		if len(f) != 4 {
-			return Owner{}, fmt.Errorf("%s: %q: want 4 ids", key, rest)
+			return Owner{}, fmt.Errorf("%s: %q: want 4 ids", key, clip(rest))
 		}
 		for i, s := range f {
 			n, err := strconv.ParseUint(s, 10, 32)
 			if err != nil {
-				return Owner{}, fmt.Errorf("%s: %q: %v", key, s, err)
+				// Not err itself: it repeats the whole field.
+				return Owner{}, fmt.Errorf("%s: %q is not an id (0-4294967295)", key, clip(s))
 			}
 			ids[i] = int(n)
 		}

@@ -41,7 +41,7 @@ func ParseStat(text string) (Stat, error) {
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(text[:open]))
 	if err != nil {
-		return Stat{}, fmt.Errorf("stat %q: pid: %v", clip(text), err)
+		return Stat{}, fmt.Errorf("stat %q: pid: %v", clip(text), numErr(err))
 	}
 	// rest[0] is field 3 (state); field n is rest[n-3].
 	rest := strings.Fields(text[end+1:])
@@ -50,18 +50,27 @@ func ParseStat(text string) (Stat, error) {
 	}
 	st := Stat{PID: pid, Comm: text[open+1 : end], State: rest[0][0]}
 	if st.PPID, err = strconv.Atoi(rest[1]); err != nil {
-		return Stat{}, fmt.Errorf("stat %q: ppid: %v", clip(text), err)
+		return Stat{}, fmt.Errorf("stat %q: ppid: %v", clip(text), numErr(err))
 	}
 	if st.PGRP, err = strconv.Atoi(rest[2]); err != nil {
-		return Stat{}, fmt.Errorf("stat %q: pgrp: %v", clip(text), err)
+		return Stat{}, fmt.Errorf("stat %q: pgrp: %v", clip(text), numErr(err))
 	}
 	if st.Flags, err = strconv.ParseUint(rest[6], 10, 64); err != nil {
-		return Stat{}, fmt.Errorf("stat %q: flags: %v", clip(text), err)
+		return Stat{}, fmt.Errorf("stat %q: flags: %v", clip(text), numErr(err))
 	}
 	if st.StartTime, err = strconv.ParseUint(rest[19], 10, 64); err != nil {
-		return Stat{}, fmt.Errorf("stat %q: starttime: %v", clip(text), err)
+		return Stat{}, fmt.Errorf("stat %q: starttime: %v", clip(text), numErr(err))
 	}
 	return st, nil
+}
+
+// numErr is why a number did not parse, without the number: strconv's
+// errors quote the whole input, which may be a mebibyte of hostile text.
+func numErr(err error) error {
+	if ne, ok := err.(*strconv.NumError); ok {
+		return ne.Err
+	}
+	return err
 }
 
 func clip(s string) string {

@@ -81,7 +81,7 @@ func readNodeMeminfo(path string) (total, free uint64, err error) {
 		}
 		kb, err := strconv.ParseUint(f[3], 10, 64)
 		if err != nil || len(f) != 5 || f[4] != "kB" || kb > 1<<53 {
-			return 0, 0, fmt.Errorf("%s: malformed line %q", path, strings.TrimSpace(line))
+			return 0, 0, fmt.Errorf("%s: malformed line %s", path, Quote(strings.TrimSpace(line)))
 		}
 		if f[2] == "MemTotal:" {
 			total, haveTotal = kb*1024, true
@@ -109,7 +109,7 @@ func readDistances(path string, want int) ([]int, error) {
 	row := make([]int, want)
 	for i, f := range fields {
 		if row[i], err = strconv.Atoi(f); err != nil || row[i] < 0 {
-			return nil, fmt.Errorf("%s: distance %q is not a non-negative integer", path, f)
+			return nil, fmt.Errorf("%s: distance %s is not a non-negative integer", path, Quote(f))
 		}
 	}
 	return row, nil

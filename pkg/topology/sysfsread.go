@@ -49,7 +49,7 @@ func readInt(path string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %q is not an integer", path, s)
+		return 0, fmt.Errorf("%s: %s is not an integer", path, Quote(s))
 	}
 	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // The annotation and label keys of workload text that Locus reads itself.
@@ -49,7 +50,7 @@ func ParsePolicy(s string) (cpualloc.Policy, error) {
 		cpualloc.FullPCPUsThenThreads:
 		return p, nil
 	}
-	return "", fmt.Errorf("%q is not one of static-burst, full-pcpus-then-threads, full-pcpus, spread-by-pcpus, distribute-across-numa", s)
+	return "", fmt.Errorf("%s is not one of static-burst, full-pcpus-then-threads, full-pcpus, spread-by-pcpus, distribute-across-numa", topology.Quote(s))
 }
 
 // PolicyOf reads the cpu-policy annotation as people write it, in any case

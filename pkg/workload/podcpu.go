@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
@@ -131,6 +132,9 @@ func Decision(pod *corev1.Pod) (a Assignment, ok bool, err error) {
 }
 
 // limitCPUs sums the containers' CPU limits, each of which must be whole.
+// maxCPULimit is the largest CPU limit a container may ask to be pinned to.
+var maxCPULimit = *resource.NewQuantity(topology.MaxCPUID+1, resource.DecimalSI)
+
 func limitCPUs(pod *corev1.Pod) (int, error) {
 	total := int64(0)
 	for i, c := range pod.Spec.Containers {
@@ -138,6 +142,9 @@ func limitCPUs(pod *corev1.Pod) (int, error) {
 		switch {
 		case !ok:
 			return 0, fmt.Errorf("spec.containers[%d] (%s) has none", i, c.Name)
+		case lim.Sign() < 0 || lim.Cmp(maxCPULimit) > 0:
+			// Checked before MilliValue, which wraps ("1E" reads as 0).
+			return 0, fmt.Errorf("spec.containers[%d] (%s) has %s, more CPUs than Linux can number", i, c.Name, lim.String())
 		case lim.MilliValue()%1000 != 0:
 			return 0, fmt.Errorf("spec.containers[%d] (%s) has %s", i, c.Name, lim.String())
 		}

@@ -41,6 +41,9 @@ func ParseResourceStatus(raw string) (ResourceStatus, error) {
 	if err != nil {
 		return ResourceStatus{}, fmt.Errorf("cpuset: %v", err)
 	}
+	if cpus.IsEmpty() { // blanks only: the check above saw text
+		return ResourceStatus{}, fmt.Errorf("cpuset: missing or empty")
+	}
 	if len(j.NUMANodes) > topology.MaxNodeID+1 {
 		return ResourceStatus{}, fmt.Errorf("numaNodes: %d nodes, more than the %d a machine can have", len(j.NUMANodes), topology.MaxNodeID+1)
 	}

@@ -1,6 +1,8 @@
 package kubetest_test
 
 import (
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -50,7 +52,8 @@ func TestHelmChartAgentFlags(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{name: "defaults", wantNot: []string{"--reserved-cpus", "--cgroup-driver"}},
+		{name: "defaults", wantNot: []string{"--reserved-cpus", "--cgroup-driver", "--kubelet-cgroup-root"}},
+		{name: "kubelet root", set: []string{"agent.kubeletCgroupRoot=/kubelet"}, want: []string{"--kubelet-cgroup-root=/kubelet"}},
 		{name: "reserved", set: []string{`agent.reservedCPUs=0\,64`}, want: []string{"--reserved-cpus=0,64"}, wantNot: []string{"--cgroup-driver"}},
 		{name: "driver", set: []string{"agent.cgroupDriver=systemd"}, want: []string{"--cgroup-driver=systemd"}, wantNot: []string{"--reserved-cpus"}},
 		{name: "both", set: []string{"agent.reservedCPUs=0-1", "agent.cgroupDriver=cgroupfs"}, want: []string{"--reserved-cpus=0-1", "--cgroup-driver=cgroupfs"}},
@@ -69,4 +72,32 @@ func TestHelmChartAgentFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A kubelet cgroup root that is not a plain cgroup path fails the install,
+// naming the value, before the agent would refuse it in a crash loop.
+func TestHelmChartKubeletRootRefused(t *testing.T) {
+	chart := kubetest.RepoPath(t, chartDir)
+	for _, bad := range []string{"/kubelet/..", "/../x", "/a//b", "/a b", "/./a"} {
+		out, err := helmRun(t, append([]string{"template", "locus", chart, "--show-only", "templates/daemonset.yaml"},
+			setFlags([]string{"agent.kubeletCgroupRoot=" + bad})...)...)
+		if err == nil || !strings.Contains(out, "agent.kubeletCgroupRoot") {
+			t.Errorf("kubeletCgroupRoot %q: err %v, output %s", bad, err, out)
+		}
+	}
+}
+
+// helmRun runs helm and returns its combined output and error, for
+// renders that must fail.
+func helmRun(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	bin := os.Getenv("LOCUS_HELM")
+	if bin == "" {
+		bin = kubetest.RepoPath(t, ".cache/bin/helm")
+	}
+	home := t.TempDir()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }

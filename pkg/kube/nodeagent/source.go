@@ -64,7 +64,10 @@ type SourceOptions struct {
 	// CgroupDriver is forced when set; else it is detected from the
 	// kubepods cgroup the kubelet made.
 	CgroupDriver podcgroup.Driver
-	Reserved     cpuset.CPUSet
+	// KubeletCgroupRoot is the kubelet's cgroupRoot, under which its
+	// kubepods tree lives (nil: the top of the cgroup root).
+	KubeletCgroupRoot podcgroup.Root
+	Reserved          cpuset.CPUSet
 	// PodResync replays every pod to the loop this often (default 5m); the
 	// agent's own --resync reconciles more often from its cache anyway.
 	PodResync time.Duration
@@ -195,16 +198,17 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
 		ResourceQoSConfig: s.configs.resQoS.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
 		MemoryQoSHeld: s.configs.held()}
+	exists := s.opts.KubeletCgroupRoot.Exists(env.Exists)
 	if s.driver == "" {
-		d, ok := podcgroup.DetectDriver(env.Exists)
+		d, ok := podcgroup.DetectDriver(exists)
 		if !ok {
-			snap.Error = joinErr(snap.Error, "cannot tell the kubelet's cgroup driver: expected exactly one of kubepods.slice (systemd) and kubepods (cgroupfs) under the cgroup root; give --cgroup-driver")
+			snap.Error = joinErr(snap.Error, "cannot tell the kubelet's cgroup driver: expected exactly one of kubepods.slice (systemd) and kubepods (cgroupfs) under the kubelet cgroup root "+s.opts.KubeletCgroupRoot.String()+"; give --cgroup-driver or --kubelet-cgroup-root")
 			return snap
 		}
 		s.driver = d // kept: the kubelet does not change drivers under running pods
 		s.log.Info("kubelet cgroup driver detected", "driver", d)
 	}
-	penv := podplan.Env{Driver: s.driver, Exists: env.Exists, Topology: env.Topology}
+	penv := podplan.Env{Driver: s.driver, Exists: exists, Topology: env.Topology}
 	s.memReq = map[string]int64{}
 	lag := s.lagging.begin(s.now())
 	live := map[string]*corev1.Pod{}
@@ -230,6 +234,10 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 				s.events.onPod(pod, corev1.EventTypeWarning, "PodNotManaged", fmt.Sprintf("%v; the agent leaves this pod alone", err))
 			}
 			continue
+		}
+		w.Plan.Cgroup = s.opts.KubeletCgroupRoot.Path(w.Plan.Cgroup)
+		for i := range w.Plan.Containers {
+			w.Plan.Containers[i].Cgroup = s.opts.KubeletCgroupRoot.Path(w.Plan.Containers[i].Cgroup)
 		}
 		live[w.Plan.Name] = pod
 		var req int64

@@ -12,6 +12,7 @@ package podcgroup
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -64,7 +65,7 @@ var (
 // generates.
 func CheckUID(uid string) error {
 	if !uidRE.MatchString(uid) {
-		return fmt.Errorf("metadata.uid %q is not a lower-case UUID", uid)
+		return fmt.Errorf("metadata.uid %s is not a lower-case UUID", quote(uid))
 	}
 	return nil
 }
@@ -79,7 +80,7 @@ type ContainerID struct {
 func ParseContainerID(s string) (ContainerID, error) {
 	scheme, id, ok := strings.Cut(s, "://")
 	if !ok {
-		return ContainerID{}, fmt.Errorf("containerID %q is not <runtime>://<id>", s)
+		return ContainerID{}, fmt.Errorf("containerID %s is not <runtime>://<id>", quote(s))
 	}
 	var rt Runtime
 	switch scheme {
@@ -90,12 +91,21 @@ func ParseContainerID(s string) (ContainerID, error) {
 	case "docker":
 		rt = Docker
 	default:
-		return ContainerID{}, fmt.Errorf("containerID %q: runtime %q is not one of containerd, cri-o, docker", s, scheme)
+		return ContainerID{}, fmt.Errorf("containerID %s: runtime %s is not one of containerd, cri-o, docker", quote(s), quote(scheme))
 	}
 	if !idRE.MatchString(id) {
-		return ContainerID{}, fmt.Errorf("containerID %q: the id is not 64 lower-case hexadecimal digits", s)
+		return ContainerID{}, fmt.Errorf("containerID %s: the id is not 64 lower-case hexadecimal digits", quote(s))
 	}
 	return ContainerID{Runtime: rt, ID: id}, nil
+}
+
+// quote quotes pod text for an error, cut to 64 bytes: the text can be a
+// mebibyte, and the error becomes an Event.
+func quote(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:64]), len(s))
 }
 
 // tier is the QoS class's directory part: "" for Guaranteed pods, which sit
@@ -147,7 +157,7 @@ func PodCgroup(d Driver, qos, uid string) (string, error) {
 // The caller takes the first that exists.
 func ContainerCandidates(d Driver, podCgroup string, id ContainerID) ([]string, error) {
 	if !idRE.MatchString(id.ID) {
-		return nil, fmt.Errorf("container id %q is not 64 lower-case hexadecimal digits", id.ID)
+		return nil, fmt.Errorf("container id %s is not 64 lower-case hexadecimal digits", quote(id.ID))
 	}
 	var names []string
 	switch d {

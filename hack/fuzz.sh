@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target of the main module, one after the other, each for
+# FUZZTIME (a duration like 10s, or a count of executions like 1000000x):
+# `go test -fuzz` takes one target at a time. The targets are found by their
+# `func FuzzXxx(f *testing.F)` declarations, so a new one is never left out.
+#
+#   hack/fuzz.sh                      every target, FUZZTIME each (default 10s)
+#   hack/fuzz.sh pkg/cgroup           the targets of some packages
+#   hack/fuzz.sh --list               print "package target" and exit
+#
+# FUZZPARALLEL is the number of fuzzing workers per target (default 1: the
+# CI machines have 2 CPUs). FUZZMINIMIZETIME bounds the shrinking of each new
+# interesting input (go test's default, 60s, spends most of a long campaign
+# shrinking the mebibyte seeds' offspring; executions spent there do not count). With FUZZLOG=dir each target's output is kept as
+# dir/<package>.<target>.log. A crasher is written by go test under the
+# package's testdata/fuzz/<target>/, where it becomes a regression seed, and
+# fails the run. The last line per target gives its executions and time.
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo" || exit 1
+go=${GO:-go}
+fuzztime=${FUZZTIME:-10s}
+parallel=${FUZZPARALLEL:-1}
+minimize=${FUZZMINIMIZETIME:-60s}
+
+targets() {
+	[ $# -gt 0 ] || set -- pkg cmd
+	grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' "$@" |
+		sed -E 's#^(.*)/[^/]+_test\.go:func (Fuzz[A-Za-z0-9_]+).*#\1 \2#' | sort -u
+}
+
+if [ "${1:-}" = --list ]; then
+	shift
+	targets "$@"
+	exit 0
+fi
+
+list=$(targets "$@")
+[ -n "$list" ] || { echo "no fuzz targets found" >&2; exit 1; }
+failed=()
+start=$SECONDS
+while read -r pkg target; do
+	log=$(mktemp)
+	"$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" -parallel "$parallel" "./$pkg" >"$log" 2>&1
+	rc=$?
+	if [ -n "${FUZZLOG:-}" ]; then
+		mkdir -p "$FUZZLOG"
+		cp "$log" "$FUZZLOG/${pkg//\//_}.$target.log"
+	fi
+	# The fuzzer's last progress line: "fuzz: elapsed: 10s, execs: 123456 (12345/sec), ..."
+	last=$(grep -Eo 'elapsed: [0-9a-z.]+, execs: [0-9]+' "$log" | tail -1)
+	if [ "$rc" -ne 0 ]; then
+		failed+=("$pkg $target")
+		echo "FAIL $pkg $target ${last}"
+		tail -40 "$log"
+	else
+		echo "ok   $pkg $target ${last}"
+	fi
+	rm -f "$log"
+done <<<"$list"
+
+echo "$(wc -l <<<"$list") targets in $((SECONDS - start))s, FUZZTIME $fuzztime"
+if [ "${#failed[@]}" -gt 0 ]; then
+	printf 'failed: %s\n' "${failed[@]}" >&2
+	exit 1
+fi

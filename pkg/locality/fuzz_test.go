@@ -1,0 +1,148 @@
+package locality
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// A pod's annotation and the ack-slo ConfigMap come from users; numa_maps and
+// /proc/PID/status from any process, which names its own mappings' files.
+
+func FuzzParseAnnotation(f *testing.F) {
+	f.Add(`{"policy": "bestEffort", "migrateIntervalMinutes": 10}`)
+	f.Add(`{"policy": "NONE", "migrateIntervalMinutes": 1e300}`)
+	fuzzseed.Add(f, func(s string) string { return `{"policy": ` + strconv.Quote(s) + `}` })
+	fuzzseed.Add(f, fuzzseed.Same)
+	f.Fuzz(func(t *testing.T, value string) {
+		var s Settings
+		var err error
+		fuzzseed.Timed(t, "ParseAnnotation", func() { s, err = ParseAnnotation(value) })
+		fuzzseed.CheckError(t, err, AnnotationKey)
+		if err == nil {
+			checkSettings(t, s)
+			roundTrip(t, s, func(raw string) (Settings, error) { return ParseAnnotation(raw) })
+		}
+	})
+}
+
+func FuzzParseClassConfig(f *testing.F) {
+	f.Add(`{"clusterStrategy": {"lsClass": {"memoryLocality": {"policy": "bestEffort"}}, "beClass": {"cpuQOS": {}}}}`)
+	f.Add("clusterStrategy:\n  beClass:\n    memoryLocality:\n      policy: none\n      migrateIntervalMinutes: 5\n")
+	fuzzseed.Add(f, func(s string) string {
+		return `{"clusterStrategy": {"lsClass": {"memoryLocality": {"policy": ` + strconv.Quote(s) + `}}}}`
+	})
+	fuzzseed.Add(f, func(s string) string { return `{"clusterStrategy": {"lsClass": {"memoryLocality": ` + s + `}}}` })
+	fuzzseed.Add(f, fuzzseed.Same)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var m map[string]Settings
+		var err error
+		fuzzseed.Timed(t, "ParseClassConfig", func() { m, err = ParseClassConfig(raw) })
+		fuzzseed.CheckError(t, err, ConfigKeyResourceQoS, "clusterStrategy")
+		for class, s := range m {
+			checkSettings(t, s)
+			if len(m) > strings.Count(raw, "memoryLocality") {
+				t.Fatalf("class %q from nowhere", class)
+			}
+		}
+	})
+}
+
+func checkSettings(t *testing.T, s Settings) {
+	t.Helper()
+	if (s.Policy != PolicyBestEffort && s.Policy != PolicyNone) || s.MigrateIntervalMinutes < 0 || s.MigrateIntervalMinutes > 1e6 {
+		t.Fatalf("accepted %+v", s)
+	}
+	if s.Interval() < 0 {
+		t.Fatalf("%+v: negative interval", s)
+	}
+}
+
+func roundTrip(t *testing.T, s Settings, parse func(string) (Settings, error)) {
+	t.Helper()
+	raw, _ := json.Marshal(s)
+	if !strings.Contains(string(raw), "policy") {
+		raw = []byte(`{"policy": "` + string(s.Policy) + `"}`)
+	}
+	again, err := parse(string(raw))
+	if err != nil || again != s {
+		t.Fatalf("%+v writes %s, which reads back as %+v, %v", s, raw, again, err)
+	}
+}
+
+func FuzzParseNumaMaps(f *testing.F) {
+	f.Add("7f0000000000 default anon=3 dirty=3 N0=2 N1=1 kernelpagesize_kB=4\n" +
+		"7f1000000000 prefer (many):0-1 file=/a\\040b heap N1=512 kernelpagesize_kB=2048\n" +
+		"7f2000000000 bind=static:0 stack huge N0=18446744073709551615 N0=1 kernelpagesize_kB=1048576\n")
+	f.Add("ffffffffffffffff interleave:0-9223372036854775807 N1023=1 kernelpagesize_kB=4\n")
+	fuzzseed.Add(f, func(s string) string { return "7f0000000000 default file=" + s + " N0=1 kernelpagesize_kB=4\n" })
+	fuzzseed.Add(f, func(s string) string { return "7f0000000000 bind:" + s + " N0=1 kernelpagesize_kB=4\n" })
+	f.Fuzz(func(t *testing.T, text string) {
+		var maps []Mapping
+		var err error
+		fuzzseed.Timed(t, "ParseNumaMaps", func() { maps, err = ParseNumaMaps(text) })
+		fuzzseed.CheckError(t, err, "numa_maps")
+		if err != nil {
+			return
+		}
+		if len(maps) > strings.Count(text, "\n")+1 {
+			t.Fatalf("%d mappings from %d lines", len(maps), strings.Count(text, "\n")+1)
+		}
+		for _, m := range maps {
+			if len(m.Nodes) > maxNodeID+1 {
+				t.Fatalf("%d nodes", len(m.Nodes))
+			}
+			for id := range m.Nodes {
+				if id < 0 || id >= maxNodeID {
+					t.Fatalf("node %d", id)
+				}
+			}
+			// Page counts times the page size never wrap below the counts.
+			for id, b := range m.Bytes() {
+				if m.Nodes[id] > 0 && b/1024/m.PageSizeKB != m.Nodes[id] {
+					t.Fatalf("N%d=%d of %d kB pages is %d bytes: wrapped", id, m.Nodes[id], m.PageSizeKB, b)
+				}
+			}
+			if _, err := ParseMemPolicy(m.Policy.String()); err != nil && m.Policy.Mode != "" {
+				t.Fatalf("policy %+v writes %q, which does not read back: %v", m.Policy, m.Policy.String(), err)
+			}
+		}
+	})
+}
+
+func FuzzParseCPUsAllowed(f *testing.F) {
+	f.Add("Name:\tx\nCpus_allowed:\tff\nCpus_allowed_list:\t0-7\n")
+	fuzzseed.Add(f, func(s string) string { return "Name:\tx\nCpus_allowed_list:\t" + s + "\n" })
+	fuzzseed.Add(f, func(s string) string { return "Name:\t" + s + "\nCpus_allowed_list:\t0\n" })
+	f.Fuzz(func(t *testing.T, text string) {
+		var err error
+		fuzzseed.Timed(t, "ParseCPUsAllowed", func() {
+			set, perr := ParseCPUsAllowed(text)
+			err = perr
+			if perr == nil && (set.Size() > topology.MaxCPUID+1 || (set.Size() > 0 && set.List()[set.Size()-1] > topology.MaxCPUID)) {
+				t.Fatalf("%d CPUs up to %v", set.Size(), set)
+			}
+		})
+		fuzzseed.CheckError(t, err, "Cpus_allowed_list")
+	})
+}
+
+func FuzzParseNodeMeminfo(f *testing.F) {
+	f.Add("Node 0 MemTotal:       16318464 kB\nNode 0 MemFree:        6561884 kB\n")
+	f.Add("Node 0 MemTotal: 9007199254740992 kB\nNode 0 MemFree: 9007199254740993 kB\n")
+	fuzzseed.Add(f, func(s string) string { return "Node 0 MemTotal: " + s + " kB\nNode 0 MemFree: 1 kB\n" })
+	f.Fuzz(func(t *testing.T, text string) {
+		var m NodeMemory
+		var err error
+		fuzzseed.Timed(t, "ParseNodeMeminfo", func() { m, err = ParseNodeMeminfo(text) })
+		fuzzseed.CheckError(t, err)
+		// kB counts are bounded to 2^53 so that bytes never wrap.
+		if err == nil && (m.Total > 1<<63 || m.Free > 1<<63) {
+			t.Fatalf("%+v: wrapped", m)
+		}
+	})
+}
