@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
@@ -84,8 +85,8 @@ type Agent struct {
 	cfg       configLoader
 	src       *sourceLoader // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
-	topoStamp string    // the topology files topo was discovered with
-	memo      *planMemo // the last decision, reused while its input holds
+	topoStamp string        // the topology files topo was discovered with
+	mem       decide.Memory // what the decision remembers between reconciles
 	started   []state.Process
 	lastSaved *Status // status.json as last written, without its time
 	sup       *supervisor.Supervisor
@@ -98,7 +99,6 @@ type Agent struct {
 
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
-	lastProblems     map[string]bool
 	lastProblemList  []workload.Problem
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
