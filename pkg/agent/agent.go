@@ -185,7 +185,7 @@ func withDefaults(o Options) Options {
 func (a *Agent) openState() error {
 	dir := a.opts.StateDir
 	if a.opts.DryRun {
-		a.store = &state.Store{Dir: dir}
+		a.store = &state.Store{Dir: dir, ReadOnly: true}
 		orig, err := readOriginals(filepath.Join(dir, OriginalsFile))
 		a.originals = orig
 		a.events, _ = eventlog.Open("", a.log)
@@ -222,12 +222,10 @@ func (a *Agent) Close() {
 	}
 }
 
-// saveEntry records a workload's ownership in the checkpoint (not under
-// DryRun). A failure is logged: the next reconcile records it again.
+// saveEntry records a workload's ownership in the checkpoint (a dry run's
+// store is read-only). A failure is logged: the next reconcile records it
+// again.
 func (a *Agent) saveEntry(name string, e state.Workload) {
-	if a.opts.DryRun {
-		return
-	}
 	err := a.store.Update(func(c *state.Checkpoint) error {
 		c.Workloads[name] = e
 		return nil

@@ -67,7 +67,7 @@ func (a *Agent) Reconcile() Result {
 			a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
 		}
 	}
-	if removed && !a.opts.DryRun {
+	if removed { // a dry run's read-only store reads back what it read
 		if ck, err = a.store.Load(); err != nil {
 			res.Errors = append(res.Errors, err)
 			return res
@@ -150,7 +150,7 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 			fresh[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
 		}
 	}
-	if len(fresh) == 0 || a.opts.DryRun {
+	if len(fresh) == 0 {
 		return
 	}
 	err := a.store.Update(func(c *state.Checkpoint) error {
