@@ -14,9 +14,6 @@ import (
 	"github.com/locus-project/locus/pkg/workload"
 )
 
-// leasePrefix names the CPUs `locus run` holds in a decision.
-const leasePrefix = decide.LeasePrefix
-
 // decide decides under the checkpoint lock, so that `locus run` never hands
 // out the same CPUs: it drops the leases of runs that died and left nothing
 // running, decides on the assignments in force, and saves them when they or
@@ -105,12 +102,4 @@ func (a *Agent) refreshTopology() error {
 	}
 	a.topo, a.topoStamp = t, sb.String()
 	return nil
-}
-
-func sortedStrings(xs []string) []string {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return sortedKeys(m)
 }
