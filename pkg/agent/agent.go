@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
@@ -84,8 +85,8 @@ type Agent struct {
 	cfg       configLoader
 	src       *sourceLoader // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
-	topoStamp string    // the topology files topo was discovered with
-	memo      *planMemo // the last decision, reused while its input holds
+	topoStamp string        // the topology files topo was discovered with
+	mem       decide.Memory // what the decision remembers between reconciles
 	started   []state.Process
 	lastSaved *Status // status.json as last written, without its time
 	sup       *supervisor.Supervisor
@@ -98,7 +99,6 @@ type Agent struct {
 
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
-	lastProblems     map[string]bool
 	lastProblemList  []workload.Problem
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
@@ -185,7 +185,7 @@ func withDefaults(o Options) Options {
 func (a *Agent) openState() error {
 	dir := a.opts.StateDir
 	if a.opts.DryRun {
-		a.store = &state.Store{Dir: dir}
+		a.store = &state.Store{Dir: dir, ReadOnly: true}
 		orig, err := readOriginals(filepath.Join(dir, OriginalsFile))
 		a.originals = orig
 		a.events, _ = eventlog.Open("", a.log)
@@ -222,12 +222,10 @@ func (a *Agent) Close() {
 	}
 }
 
-// saveEntry records a workload's ownership in the checkpoint (not under
-// DryRun). A failure is logged: the next reconcile records it again.
+// saveEntry records a workload's ownership in the checkpoint (a dry run's
+// store is read-only). A failure is logged: the next reconcile records it
+// again.
 func (a *Agent) saveEntry(name string, e state.Workload) {
-	if a.opts.DryRun {
-		return
-	}
 	err := a.store.Update(func(c *state.Checkpoint) error {
 		c.Workloads[name] = e
 		return nil

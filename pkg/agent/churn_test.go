@@ -33,7 +33,7 @@ func (n *podNode) sizes() agentSizes {
 		}
 	}
 	supervised := a.sup.Supervised()
-	return agentSizes{problems: len(a.lastProblems), containerNames: len(a.containerNames),
+	return agentSizes{problems: len(a.mem.Problems), containerNames: len(a.containerNames),
 		originals: len(a.originals.(interface{ Keys() []string }).Keys()), checkpoint: len(ck.Workloads),
 		assignments: len(ck.Assignments), status: len(a.status.Workloads), series: series, supervised: supervised}
 }

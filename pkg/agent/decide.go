@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,44 +8,28 @@ import (
 
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/runner"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
-// leasePrefix names the CPUs `locus run` holds; no workload name can start
-// with it.
-const leasePrefix = "lease:"
-
-// planMemo is the last decision and what it was computed from. The decision
-// is a pure function of its input, so a reconcile whose input is the same
-// (at rest: same topology, config, assignments and leases) reuses it.
-type planMemo struct {
-	topo *topology.Topology
-	cfg  *workload.Config
-	key  string // previous assignments and leases, as JSON
-	d    decide.Desired
-}
-
-// decide computes the decision under the checkpoint lock, so that `locus run`
-// never hands out the same CPUs: it drops the leases of runs that died and
-// left nothing running, decides, and saves the assignments when they or the
-// leases changed. It returns the decision and the assignments in force
-// before it. A dry run decides on ck and saves nothing.
-func (a *Agent) decide(cfg *workload.Config, rs []resolved, ck state.Checkpoint) (decide.Desired, map[string]workload.Assignment, error) {
+// decide decides under the checkpoint lock, so that `locus run` never hands
+// out the same CPUs: it drops the leases of runs that died and left nothing
+// running, decides on the assignments in force, and saves them when they or
+// the leases changed. A dry run decides on ck and saves nothing.
+func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]bool, ck state.Checkpoint) (decide.Ready, error) {
 	if a.opts.DryRun {
-		return a.compute(cfg, rs, ck), ck.Assignments, nil
+		return a.decideOn(a.observation(cfg, rs, ready, ck, nil), ck), nil
 	}
 	unlock, err := a.store.Lock()
 	if err != nil {
-		return decide.Desired{}, nil, fmt.Errorf("save checkpoint: %w", err)
+		return decide.Ready{}, fmt.Errorf("save checkpoint: %w", err)
 	}
 	defer unlock()
 	c, err := a.store.Load()
 	if err != nil {
-		return decide.Desired{}, nil, err
+		return decide.Ready{}, err
 	}
 	leases := make(map[string]state.Lease, len(c.Leases))
 	for k, l := range c.Leases {
@@ -55,89 +38,44 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ck state.Checkpoint)
 	// A lease of a dead owner still counts while its cgroup has processes:
 	// its command may outlive `locus run`. Once the cgroup is empty or gone
 	// nobody will release it, so it is dropped here, as `locus run` does.
-	dropped := runner.DropStale(&c, a.h)
-	d := a.compute(cfg, rs, c)
-	prev := c.Assignments
-	if len(dropped) > 0 || !sameAssignments(prev, d.Assignments) {
-		c.Assignments = d.Assignments
+	dropped := map[string]state.Lease{}
+	for _, name := range runner.DropStale(&c, a.h) {
+		dropped[name] = leases[name]
+	}
+	r := a.decideOn(a.observation(cfg, rs, ready, c, dropped), c)
+	if r.Save {
+		c.Assignments = r.Desired.Assignments
 		if err := a.store.Save(c); err != nil {
-			return decide.Desired{}, nil, fmt.Errorf("save checkpoint: %w", err)
+			return decide.Ready{}, fmt.Errorf("save checkpoint: %w", err)
 		}
 	}
-	for _, name := range sortedStrings(dropped) {
-		l := leases[name]
-		a.events.Emit(eventlog.Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
-			name, l.Cgroup, l.Assignment.CPUs.String())
-	}
-	return d, prev, nil
+	return r, nil
 }
 
-// compute decides, or reuses the last decision when its input is the same.
-func (a *Agent) compute(cfg *workload.Config, rs []resolved, c state.Checkpoint) decide.Desired {
-	in := a.planInput(cfg, rs, &c)
-	key := inputKey(c.Assignments, in.Workloads)
-	if m := a.memo; m != nil && m.topo == a.topo && m.cfg == cfg && m.key == key {
-		return m.d
-	}
-	d := decide.Compute(in)
-	for name := range d.Assignments {
-		if strings.HasPrefix(name, leasePrefix) {
-			delete(d.Assignments, name)
-		}
-	}
-	a.memo = &planMemo{topo: a.topo, cfg: cfg, key: key, d: d}
-	return d
+// decideOn decides with the checkpoint's assignments as those in force. The
+// memory it returns is kept once the reconcile has told its Events.
+func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Ready {
+	mem := a.mem
+	mem.Assignments = c.Assignments
+	return decide.Decide(obs, mem)
 }
 
-// inputKey is the part of the decision's input that comes from the
-// checkpoint: the previous assignments and the leased CPUs.
-func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) string {
-	leases := map[string]workload.Assignment{}
-	for _, w := range ws {
-		if strings.HasPrefix(w.Name, leasePrefix) {
-			leases[w.Name] = workload.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli}
-		}
-	}
-	raw, _ := json.Marshal(struct {
-		Prev, Leases map[string]workload.Assignment
-	}{prev, leases})
-	return string(raw)
-}
-
-// planInput builds the decision's input: the configured workloads, the
-// assignments in force, and the CPUs `locus run` leases, which count as
-// decided elsewhere. A lease with no CPUs (a run in the shared pool) holds
-// nothing to route around and is left out.
-func (a *Agent) planInput(cfg *workload.Config, rs []resolved, c *state.Checkpoint) decide.Input {
-	in := decide.Input{Topology: a.topo, Reserved: cfg.Reserved, BEPool: cfg.BEPool,
-		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
-		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow}}
+// observation is what this reconcile saw, as the decision takes it.
+func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
+	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: c.Leases, Dropped: dropped,
+		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
 	for _, r := range rs {
-		in.Workloads = append(in.Workloads, r.plan)
+		obs.Workloads = append(obs.Workloads, r.plan)
+		obs.Problems = append(obs.Problems, r.problems...)
 	}
-	for _, key := range sortedKeys(c.Leases) {
-		l := c.Leases[key]
-		if l.Assignment.CPUs.IsEmpty() {
-			continue
-		}
-		in.Workloads = append(in.Workloads, workload.Workload{Name: leasePrefix + key, CPU: workload.CPUNeed{
-			Exclusive: true, CPUs: l.Assignment.CPUs.Size(), Policy: l.Assignment.Policy,
-			RequestMilli: l.Assignment.RequestMilli, Decided: l.Assignment.CPUs}})
-	}
-	return in
+	return obs
 }
 
-func sameAssignments(a, b map[string]workload.Assignment) bool {
-	if len(a) != len(b) {
-		return false
+// emit publishes Events a decision made.
+func (a *Agent) emit(es []eventlog.Event) {
+	for _, e := range es {
+		a.events.Emit(e.Type, e.Reason, e.Workload, "%s", e.Message)
 	}
-	for name, x := range a {
-		y, ok := b[name]
-		if !ok || !x.CPUs.Equals(y.CPUs) || x.Policy != y.Policy || x.RequestMilli != y.RequestMilli {
-			return false
-		}
-	}
-	return true
 }
 
 // topologyFiles change whenever the topology the decision uses does: CPUs
@@ -164,12 +102,4 @@ func (a *Agent) refreshTopology() error {
 	}
 	a.topo, a.topoStamp = t, sb.String()
 	return nil
-}
-
-func sortedStrings(xs []string) []string {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return sortedKeys(m)
 }

@@ -3,14 +3,10 @@ package agent
 import (
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -71,7 +67,7 @@ func (a *Agent) Reconcile() Result {
 			a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
 		}
 	}
-	if removed && !a.opts.DryRun {
+	if removed { // a dry run's read-only store reads back what it read
 		if ck, err = a.store.Load(); err != nil {
 			res.Errors = append(res.Errors, err)
 			return res
@@ -104,37 +100,37 @@ func (a *Agent) Reconcile() Result {
 		}
 	}
 
-	d, prev, err := a.decide(cfg, rs, ck)
+	rd, err := a.decide(cfg, rs, ready, ck)
 	if err != nil {
 		res.Errors = append(res.Errors, err)
 		return res
 	}
-	d = a.balance(rs, d)
-	a.reportAssignments(prev, d.Assignments)
+	rd.Desired = a.balance(rs, rd.Desired)
+	a.emit(rd.Events)
+	d := rd.Desired
 	a.sourceDecided(cfg, d)
 	a.debugDelay()
 
-	owner := a.owners(rs)
-	held := func(k cgroup.Knob) bool { return cfg.MemQoSHeld != "" && isMemQoSKnob(k) }
-	var ops []cgroup.Op
-	for _, op := range d.Ops {
-		if ready[op.Cgroup] && !held(op.Knob) {
-			ops = append(ops, op)
-		}
-	}
+	ops, restores := rd.Writes()
 	if a.opts.DryRun {
 		a.printUncreated(d.Ops, ready, rs)
 	}
-	var restores []cgroup.Target
-	for _, t := range d.Restores {
-		if ready[t.Cgroup] && !held(t.Knob) {
-			restores = append(restores, t)
-		}
-	}
-	seen := a.writeBatches(batches(ops, restores), owner, &res)
+	seen := a.writeBatches(batches(ops, restores), a.owners(rs), &res)
 
+	// The locality runner adds the problems it finds to rs.
+	found := make([]int, len(rs))
+	for i := range rs {
+		found[i] = len(rs[i].problems)
+	}
 	a.scheduleLocality(cfg, rs, d)
-	res.Problems = a.collectProblems(rs, d)
+	var late []workload.Problem
+	for i := range rs {
+		late = append(late, rs[i].problems[found[i]:]...)
+	}
+	rd = rd.Later(late)
+	a.mem = rd.Memory
+	a.emit(rd.Warnings)
+	res.Problems, a.lastProblemList = rd.Problems, rd.Problems
 	if !a.opts.DryRun {
 		st := a.buildStatus(cfg, rs, d, ck, ready, seen)
 		if err := a.saveStatus(st); err != nil {
@@ -154,7 +150,7 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 			fresh[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
 		}
 	}
-	if len(fresh) == 0 || a.opts.DryRun {
+	if len(fresh) == 0 {
 		return
 	}
 	err := a.store.Update(func(c *state.Checkpoint) error {
@@ -168,53 +164,4 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 	if err != nil {
 		a.log.Error("cannot save checkpoint", "err", err) // the next reconcile records them again
 	}
-}
-
-// reportAssignments emits an event for each workload whose CPUs changed.
-func (a *Agent) reportAssignments(prev, next map[string]workload.Assignment) {
-	for _, name := range sortedKeys(next) {
-		n := next[name]
-		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
-			continue
-		}
-		a.events.Emit(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
-			n.CPUs, a.topo.NodesOf(n.CPUs), n.Policy)
-	}
-	for _, name := range sortedKeys(prev) {
-		if _, ok := next[name]; !ok {
-			a.events.Emit(eventlog.Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs)
-		}
-	}
-}
-
-// collectProblems gathers every problem of this reconcile and emits an
-// event for each one that is new since the last.
-func (a *Agent) collectProblems(rs []resolved, d decide.Desired) []workload.Problem {
-	var all []workload.Problem
-	for _, r := range rs {
-		all = append(all, r.problems...)
-	}
-	for _, p := range d.Problems {
-		if !strings.HasPrefix(p.Workload, leasePrefix) {
-			all = append(all, p)
-		}
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Workload < all[j].Workload })
-	seen := map[string]bool{}
-	for _, p := range all {
-		key := p.Workload + "\x00" + p.Reason + "\x00" + p.Message
-		seen[key] = true
-		if !a.lastProblems[key] {
-			a.events.Emit(eventlog.Warning, p.Reason, p.Workload, "%s", p.Message)
-		}
-	}
-	a.lastProblems, a.lastProblemList = seen, all
-	return all
-}
-
-// isMemQoSKnob says whether a knob is one of the memory QoS files, which a
-// held configuration leaves alone.
-func isMemQoSKnob(k cgroup.Knob) bool {
-	_, ok := memqos.Info(memqos.Knob(k))
-	return ok
 }

@@ -44,7 +44,7 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 	h := newHarness(t, tree, redisAndBatch, nil)
 	h.reconcile()
 	h.reconcile() // the first decision had no previous assignments as input
-	before, memo, files := stamps(t, h.opts.StateDir), h.a.memo, tree.snapshot()
+	before, memo, files := stamps(t, h.opts.StateDir), h.a.mem.Last, tree.snapshot()
 	time.Sleep(10 * time.Millisecond) // a rewrite would show in the time, too
 	if res := h.reconcile(); res.Writes != 0 {
 		t.Fatalf("a reconcile at rest wrote %d cgroup files", res.Writes)
@@ -54,7 +54,7 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 			t.Errorf("%s was written at rest", name)
 		}
 	}
-	if h.a.memo != memo {
+	if h.a.mem.Last != memo {
 		t.Error("the decision was computed again with the same input")
 	}
 	if h.a.status.Time.Equal(time.Time{}) || !h.a.status.Time.After(mustStatus(t, h).Time) {
@@ -71,7 +71,7 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.reconcile()
-	if h.a.memo == memo || h.checkpoint().Assignments["redis"].CPUs.Contains(3) {
+	if h.a.mem.Last == memo || h.checkpoint().Assignments["redis"].CPUs.Contains(3) {
 		t.Error("a new lease did not lead to a new decision")
 	}
 	if stamps(t, h.opts.StateDir)[StatusFile] == before[StatusFile] {

@@ -59,8 +59,13 @@ func Empty() Checkpoint {
 		Workloads: map[string]Workload{}, Leases: map[string]Lease{}}
 }
 
-// Store is the state directory.
-type Store struct{ Dir string }
+// Store is the state directory. A read-only store (a dry run) reads the
+// checkpoint and changes nothing: Lock takes no lock, Save and Update write
+// nothing, so its callers need no dry-run case of their own.
+type Store struct {
+	Dir      string
+	ReadOnly bool
+}
 
 const (
 	checkpointFile = "checkpoint.json"
@@ -83,6 +88,9 @@ func (s *Store) Path(name string) string { return filepath.Join(s.Dir, name) }
 // checkpoint; call the returned function to release it. The lock dies with
 // its holder, so a killed agent never leaves it stuck.
 func (s *Store) Lock() (func(), error) {
+	if s.ReadOnly {
+		return func() {}, nil
+	}
 	f, err := os.OpenFile(s.Path(lockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
@@ -132,6 +140,9 @@ func fill(c Checkpoint) Checkpoint {
 
 // Save replaces the checkpoint atomically.
 func (s *Store) Save(c Checkpoint) error {
+	if s.ReadOnly {
+		return nil
+	}
 	c.Version = FormatVersion
 	raw, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
@@ -143,6 +154,9 @@ func (s *Store) Save(c Checkpoint) error {
 // Update runs change on the checkpoint under the lock and saves the result
 // when change returns nil.
 func (s *Store) Update(change func(*Checkpoint) error) error {
+	if s.ReadOnly {
+		return nil
+	}
 	unlock, err := s.Lock()
 	if err != nil {
 		return err

@@ -1,0 +1,77 @@
+package decide
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// Events carry no time: the shell stamps them when it emits them, so that
+// Decide reads no clock.
+func event(typ, reason, name, format string, args ...any) eventlog.Event {
+	return eventlog.Event{Type: typ, Reason: reason, Workload: name, Message: fmt.Sprintf(format, args...)}
+}
+
+func droppedEvents(dropped map[string]state.Lease) []eventlog.Event {
+	var out []eventlog.Event
+	for _, name := range sortedNames(dropped) {
+		l := dropped[name]
+		out = append(out, event(eventlog.Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
+			name, l.Cgroup, l.Assignment.CPUs.String()))
+	}
+	return out
+}
+
+// assignmentEvents tells each workload whose CPUs changed since the
+// assignments in force, and each that no longer holds any.
+func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assignment) []eventlog.Event {
+	var out []eventlog.Event
+	for _, name := range sortedNames(next) {
+		n := next[name]
+		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
+			continue
+		}
+		out = append(out, event(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
+			n.CPUs, t.NodesOf(n.CPUs), n.Policy))
+	}
+	for _, name := range sortedNames(prev) {
+		if _, ok := next[name]; !ok {
+			out = append(out, event(eventlog.Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs))
+		}
+	}
+	return out
+}
+
+// allProblems joins the observed problems and the decision's, by workload;
+// a lease's problems are `locus run`'s to tell, not the agent's.
+func allProblems(observed, decided []workload.Problem) []workload.Problem {
+	all := append([]workload.Problem(nil), observed...)
+	for _, p := range decided {
+		if !strings.HasPrefix(p.Workload, LeasePrefix) {
+			all = append(all, p)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Workload < all[j].Workload })
+	return all
+}
+
+// problemEvents warns of each problem not told at the last reconcile, and
+// returns the problems told now: a problem that persists is told once, one
+// that goes and comes back is told again.
+func problemEvents(all []workload.Problem, told map[string]bool) ([]eventlog.Event, map[string]bool) {
+	var out []eventlog.Event
+	seen := map[string]bool{}
+	for _, p := range all {
+		key := p.Workload + "\x00" + p.Reason + "\x00" + p.Message
+		seen[key] = true
+		if !told[key] {
+			out = append(out, event(eventlog.Warning, p.Reason, p.Workload, "%s", p.Message))
+		}
+	}
+	return out, seen
+}

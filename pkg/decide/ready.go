@@ -1,0 +1,136 @@
+package decide
+
+import (
+	"strings"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// LeasePrefix names the CPUs `locus run` holds in a decision; no workload
+// name can start with it.
+const LeasePrefix = "lease:"
+
+// Observation is what one reconcile saw of the node: nothing in it is read
+// again by Decide, so equal observations give equal decisions.
+type Observation struct {
+	Topology  *topology.Topology
+	Config    *workload.Config
+	Workloads []workload.Workload
+	// Leases are the CPUs `locus run` holds, as the checkpoint says; Dropped
+	// the leases of runs that are gone, dropped by this reconcile.
+	Leases, Dropped map[string]state.Lease
+	// Prepared says which cgroups exist and may be written: a cgroup still
+	// being created, or whose workload cannot start, is left alone.
+	Prepared map[string]bool
+	// Problems are those found while observing (a cgroup missing, a removal
+	// pending); Decide adds its own.
+	Problems          []workload.Problem
+	V1SoftLimitForLow bool
+}
+
+// Memory is what the agent remembers between reconciles: the assignments
+// in force (kept in the checkpoint), the problems already told, and the last
+// decision with what it was computed from.
+type Memory struct {
+	Assignments map[string]workload.Assignment
+	Problems    map[string]bool // workload, reason and message of each problem told
+	Last        *Computed
+}
+
+// Computed is a decision and its input. The decision is a pure function of
+// its input, so an observation whose input is the same (at rest: same
+// topology, config, assignments and leases) reuses it instead of deciding
+// the whole node again.
+type Computed struct {
+	topo    *topology.Topology
+	cfg     *workload.Config
+	key     string
+	Desired Desired
+}
+
+// Ready is everything the shell must do after one reconcile: save the
+// assignments when they changed, write and restore cgroup files, emit the
+// Events, publish the status, and remember Memory.
+type Ready struct {
+	Desired Desired // assignments without the leases
+	// Save is set when the checkpoint's assignments must be saved: they
+	// changed, or leases were dropped.
+	Save bool
+	// Events are told as soon as the decision is saved (CPUs assigned and
+	// released, leases dropped); Warnings once the writes are done (the
+	// problems new since the last reconcile).
+	Events, Warnings []eventlog.Event
+	Problems         []workload.Problem // every problem of this reconcile, by workload
+	Memory           Memory
+
+	prepared map[string]bool
+	held     bool
+	// What the problems are drawn from, for Later.
+	observed, decided []workload.Problem
+	told              map[string]bool
+}
+
+// Decide is the agent's one decision: from what was observed and what it
+// remembers to what must be done. It does no I/O and reads no clock.
+func Decide(obs Observation, mem Memory) Ready {
+	in := obs.Input(mem.Assignments)
+	key := inputKey(mem.Assignments, in.Workloads)
+	var d Desired
+	if m := mem.Last; m != nil && m.topo == obs.Topology && m.cfg == obs.Config && m.key == key {
+		d = m.Desired
+	} else {
+		d = Compute(in)
+		for name := range d.Assignments {
+			if strings.HasPrefix(name, LeasePrefix) {
+				delete(d.Assignments, name)
+			}
+		}
+		mem.Last = &Computed{topo: obs.Topology, cfg: obs.Config, key: key, Desired: d}
+	}
+	r := Ready{Desired: d, prepared: obs.Prepared, held: obs.Config.MemQoSHeld != ""}
+	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments)
+	r.Events = append(droppedEvents(obs.Dropped), assignmentEvents(obs.Topology, mem.Assignments, d.Assignments)...)
+	r.observed, r.decided, r.told = obs.Problems, d.Problems, mem.Problems
+	mem.Assignments = d.Assignments
+	r.Memory = mem
+	return r.Later(nil)
+}
+
+// Later adds the problems a runner finds once the decision is known (the
+// locality runner's, which reads the decided NUMA nodes), so that they are
+// told, and remembered, with the others.
+func (r Ready) Later(late []workload.Problem) Ready {
+	r.observed = append(r.observed[:len(r.observed):len(r.observed)], late...)
+	r.Problems = allProblems(r.observed, r.decided)
+	r.Warnings, r.Memory.Problems = problemEvents(r.Problems, r.told)
+	return r
+}
+
+// Writes are the files of Desired to write and restore: only in cgroups
+// that are prepared, and no memory QoS file while its configuration is held.
+// It is a method, not a field, because the balancer adjusts Desired after
+// Decide (a shared workload's NUMA node), and the writes follow it.
+func (r Ready) Writes() ([]cgroup.Op, []cgroup.Target) {
+	held := func(k cgroup.Knob) bool {
+		_, ok := memqos.Info(memqos.Knob(k))
+		return r.held && ok
+	}
+	var ops []cgroup.Op
+	for _, op := range r.Desired.Ops {
+		if r.prepared[op.Cgroup] && !held(op.Knob) {
+			ops = append(ops, op)
+		}
+	}
+	var restores []cgroup.Target
+	for _, t := range r.Desired.Restores {
+		if r.prepared[t.Cgroup] && !held(t.Knob) {
+			restores = append(restores, t)
+		}
+	}
+	return ops, restores
+}
