@@ -93,7 +93,8 @@ start() {
 		die "cannot start $name"
 	# Under load a fork and two execs can take a while; give up only after 30 s.
 	for ((i = 0; i < 300; i++)); do
-		pid=$(cat "$pidf" 2>/dev/null)
+		# Not there yet is no error: under set -e a failed cat here would end the caller.
+		pid=$(cat "$pidf" 2>/dev/null || true)
 		case "$pid" in
 		"") sleep 0.1 ;;
 		failed) break ;;
