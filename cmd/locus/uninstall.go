@@ -32,9 +32,9 @@ import (
 // ownerBeingRemoved reports whether the DaemonSet namespace/name is gone or
 // being deleted.
 func ownerBeingRemoved(ctx context.Context, client kubernetes.Interface, owner string) (bool, error) {
-	ns, name, ok := strings.Cut(owner, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return false, fmt.Errorf("--owner-daemonset %q is not NAMESPACE/NAME", owner)
+	ns, name, err := splitOwner(owner)
+	if err != nil {
+		return false, err
 	}
 	ds, err := client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -44,6 +44,14 @@ func ownerBeingRemoved(ctx context.Context, client kubernetes.Interface, owner s
 		return false, err
 	}
 	return ds.DeletionTimestamp != nil, nil
+}
+
+func splitOwner(owner string) (string, string, error) {
+	ns, name, ok := strings.Cut(owner, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("--owner-daemonset %q is not NAMESPACE/NAME", owner)
+	}
+	return ns, name, nil
 }
 
 // uninstallNode undoes what the agent did on this node once its DaemonSet is

@@ -132,7 +132,9 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 	helm(t, own.Kubeconfig, "upgrade", "locus", chart, "--namespace", ns)
 	checkConfigs("after upgrade")
 
-	helm(t, own.Kubeconfig, "uninstall", "locus", "--namespace", ns)
+	// No controllers run here to carry out the pre-delete hook's Job (test/e2e runs
+	// it on a real node): uninstall without it.
+	helm(t, own.Kubeconfig, "uninstall", "locus", "--namespace", ns, "--no-hooks")
 	checkConfigs("after uninstall")
 	if _, err := own.Client.AppsV1().DaemonSets(ns).Get(ctx, "locus-agent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("agent DaemonSet after uninstall: %v, want not found", err)
