@@ -96,8 +96,7 @@ start() {
 		die "cannot start $name"
 	# Under load a fork and two execs can take a while; give up only after 30 s.
 	for ((i = 0; i < 300; i++)); do
-		# Not there yet is no error: under set -e a failed cat here would end the caller.
-		pid=$(cat "$pidf" 2>/dev/null || true)
+		pid=$(cat "$pidf" 2>/dev/null || true) # not there yet: keep waiting
 		case "$pid" in
 		"") sleep 0.1 ;;
 		failed) break ;;
