@@ -96,7 +96,7 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Prob
 		case !a.procAlive(p):
 			delay, why := a.sup.Exited(name, now)
 			a.events.Emit(eventlog.Warning, "WorkloadExited", name, "process %d exited (%s); restarting in %s", p.PID, why, delay)
-		case a.sup.SpecOf(p.PID) != spec:
+		case specChanged(a.sup, p.PID, spec):
 			a.events.Emit(eventlog.Normal, "CommandChanged", name, "command or cgroup changed: stopping process %d", p.PID)
 			if err := a.sup.Stop(*p); err != nil {
 				return &workload.Problem{Workload: name, Reason: "StopFailed", Message: err.Error()}
@@ -139,4 +139,11 @@ func (a *Agent) ensureCommand(r *resolved, entry *state.Workload) *workload.Prob
 	a.saveEntry(name, *entry)
 	a.events.Emit(eventlog.Normal, "WorkloadStarted", name, "started process %d: %s", p.PID, strings.Join(r.spec.Command, " "))
 	return nil
+}
+
+// specChanged says whether the process runs another spec than want; an
+// environment that cannot be read right now is no evidence of a change.
+func specChanged(sup *supervisor.Supervisor, pid int, want string) bool {
+	got, known := sup.SpecOf(pid)
+	return known && got != want
 }

@@ -138,9 +138,17 @@ func (s *Supervisor) Ours(pid int) bool {
 	return err == nil && envValue(env, envStateDir) == s.stateDir && envValue(env, envWorkload) != ""
 }
 
-func (s *Supervisor) SpecOf(pid int) string {
-	env, _ := s.procs.Environ(pid)
-	return envValue(env, envSpec)
+//
+// known is false when the environment cannot be read or reads empty, as it
+// does for a moment while the shim execs the command (the kernel swaps the
+// process's memory): that says nothing about the spec, and taking it for a
+// change restarted a workload just started, on a slow (emulated) CPU.
+func (s *Supervisor) SpecOf(pid int) (spec string, known bool) {
+	env, err := s.procs.Environ(pid)
+	if err != nil || len(env) == 0 {
+		return "", false
+	}
+	return envValue(env, envSpec), true
 }
 
 func envValue(env []string, key string) string {
