@@ -138,7 +138,8 @@ func (s *Supervisor) Ours(pid int) bool {
 	return err == nil && envValue(env, envStateDir) == s.stateDir && envValue(env, envWorkload) != ""
 }
 
-// known is false when the environment cannot be read or reads empty, as it
+// SpecOf returns the spec hash a process was started with (SpecHash), from
+// its environment. known is false when the environment cannot be read or reads empty, as it
 // does for a moment while the shim execs the command (the kernel swaps the
 // process's memory): that says nothing about the spec, and taking it for a
 // change restarted a workload just started, on a slow (emulated) CPU.
