@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/hostconfig"
@@ -22,7 +23,18 @@ func startAs(t *testing.T, uid, gid uint32, arg string) int {
 		t.Skip("cannot start sleep as", uid, ":", err)
 	}
 	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
-	return c.Process.Pid
+	// Start returns once the child exists, not once it has exec'd: until
+	// then its exe and cmdline are this test binary's.
+	pid := c.Process.Pid
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		raw, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if strings.Contains(string(raw), arg) {
+			return pid
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep %s did not exec in 10 s", arg)
+		}
+	}
 }
 
 // Any local user can name a process qemu-system-x86_64 and give it the
