@@ -111,7 +111,8 @@ func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) strin
 func (a *Agent) planInput(cfg *workload.Config, rs []resolved, c *state.Checkpoint) decide.Input {
 	in := decide.Input{Topology: a.topo, Reserved: cfg.Reserved, BEPool: cfg.BEPool,
 		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: c.Assignments, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
-		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow}}
+		MemQoSOptions: memqos.Options{V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
+			ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest}}
 	for _, r := range rs {
 		in.Workloads = append(in.Workloads, r.plan)
 	}
