@@ -17,8 +17,7 @@ import (
 const head = "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nreservedCPUs: \"0\"\n"
 
 // redisAndBatch is the seed's redis example (LS, request 2Gi, limit 6Gi,
-// memory QoS auto with memory.low = request and throttling at 80 %, bound to
-// 2 CPUs) next to a BE batch job.
+// memory QoS auto, bound to 2 CPUs) next to a BE batch job.
 const redisAndBatch = head + `workloads:
 - name: redis
   cgroup: pods/redis
@@ -28,7 +27,7 @@ const redisAndBatch = head + `workloads:
     limits: {cpu: "2", memory: 6Gi}
   annotations:
     cpuset-scheduler: "true"
-    koordinator.sh/memoryQOS: '{"policy": "auto", "lowLimitPercent": 100, "throttlingPercent": 80}'
+    koordinator.sh/memoryQOS: '{"policy": "auto"}'
 - name: batch
   cgroup: pods/batch
   qosClass: BE
