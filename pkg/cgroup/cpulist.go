@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // span is one range of a Linux list ("0-3" or "8"), both ends included.
@@ -16,13 +18,12 @@ type span struct{ lo, hi int }
 // set of every CPU: lists are parsed, compared and merged thousands of times per reconcile.
 type spans []span
 
-// maxListID bounds the ids of a list (CPUs; NUMA nodes are fewer): Linux
-// numbers at most 8192 CPUs (NR_CPUS), and a bound keeps the merging
-// arithmetic (hi+1) from wrapping. maxListLen is about every id up to
-// maxListID written out one by one.
+// maxListID and maxListLen are the bounds every list Locus reads is held
+// to (topology.ParseCPUList); the id bound also keeps the merging
+// arithmetic (hi+1) from wrapping.
 const (
-	maxListID  = 8191
-	maxListLen = 64 << 10
+	maxListID  = topology.MaxCPUID
+	maxListLen = topology.MaxListLen
 )
 
 func parseSpans(s string) (spans, error) {
