@@ -19,6 +19,17 @@ go_test() {
 
 cmd=${1:-}
 shift || true
+
+# One real node per machine: its directory, network namespace, ports and host
+# paths are fixed, so a second run (another checkout's) waits for the first.
+case "$cmd" in
+test | up | down)
+	if [ -z "${LOCUS_E2E_LOCKED:-}" ]; then
+		log "waiting for the node lock (/run/lock/locus-e2e.lock)"
+		exec env LOCUS_E2E_LOCKED=1 flock /run/lock/locus-e2e.lock "$0" "$cmd" "$@"
+	fi
+	;;
+esac
 case "$cmd" in
 build) exec "$repo/hack/e2e-build.sh" ;;
 up) exec "$repo/hack/e2e-up.sh" ;;
