@@ -83,6 +83,7 @@ NodeResourceTopology.`,
 	f.DurationVar(&o.ConfigSettle, "config-settle", agent.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")
 	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")
 	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
+	f.BoolVar(&o.ThrottleNotBelowRequest, "memory-high-not-below-request", false, "memory QoS: raise memory.high to the request when limit × throttlingPercent / 100 is below it (a Locus extension; off applies the formula as written)")
 	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")
 	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a single page-moving call may stall a workload")
 	f.StringVar(&margin, "locality-margin", "", `memory locality: free memory a target node keeps, "256Mi", "3%" or both (default max(256Mi, 3%))`)

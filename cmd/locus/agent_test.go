@@ -44,7 +44,7 @@ workloads:
   cgroup: pods/web
   qosClass: LS
   resources: {requests: {memory: 1Gi}, limits: {cpu: "2", memory: 2Gi}}
-  annotations: {cpuset-scheduler: "true", koordinator.sh/memoryQOS: '{"policy": "auto"}'}
+  annotations: {cpuset-scheduler: "true", koordinator.sh/memoryQOS: '{"policy": "auto", "lowLimitPercent": 100}'}
 `
 	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)

@@ -159,8 +159,9 @@ func TestRunDryRunChangesNothing(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
+	// auto is the recommended parameters: only the watermark files change.
 	for _, want := range []string{"cpuset.cpus", "cpuset.mems                  0", "memory.limit_in_bytes        104857600",
-		"memory.low                   52428800", parent + "/run-"} {
+		"memory.wmark_ratio           95", parent + "/run-"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out)
 		}

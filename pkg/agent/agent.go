@@ -48,6 +48,8 @@ type Options struct {
 	// kill the agent inside them.
 	DebugWriteDelay   time.Duration
 	V1SoftLimitForLow bool
+	// ThrottleNotBelowRequest is memqos.Options.ThrottleNotBelowRequest.
+	ThrottleNotBelowRequest bool
 	Exe               string    // binary with the shim; default this executable
 	Out               io.Writer // --dry-run output; default stdout
 	Logger            *slog.Logger

@@ -63,7 +63,8 @@ func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Read
 // observation is what this reconcile saw, as the decision takes it.
 func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: c.Leases, Dropped: dropped,
-		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
+		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
+		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest}
 	for _, r := range rs {
 		obs.Workloads = append(obs.Workloads, r.plan)
 		obs.Problems = append(obs.Problems, r.problems...)

@@ -127,7 +127,7 @@ workloads:
   command: [sleep, "600"]
   qosClass: LS
   resources: {requests: {memory: 32Mi}, limits: {cpu: "1", memory: 64Mi}}
-  annotations: {cpuset-scheduler: "true", koordinator.sh/memoryQOS: '{"policy": "auto"}'}
+  annotations: {cpuset-scheduler: "true", koordinator.sh/memoryQOS: '{"policy": "auto", "lowLimitPercent": 100, "throttlingPercent": 80}'}
 - name: be
   command: [sleep, "600"]
   qosClass: BE
@@ -169,7 +169,7 @@ workloads:
 			t.Errorf("%s: cgroup.procs = %q, want the started pid %d", name, procs, p.PID)
 		}
 	}
-	// LS auto: memory.low = the request (32 MiB), memory.high = 80 % of the
+	// LS auto with lowLimitPercent 100 and throttlingPercent 80: memory.low = the request (32 MiB), memory.high = 80 % of the
 	// limit, which the kernel keeps in whole pages.
 	if got := readV2(t, parent+"/ls", "memory.low"); got != "33554432" {
 		t.Errorf("ls memory.low = %s, want 33554432", got)

@@ -17,7 +17,8 @@ import (
 const head = "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nreservedCPUs: \"0\"\n"
 
 // redisAndBatch is the seed's redis example (LS, request 2Gi, limit 6Gi,
-// memory QoS auto, bound to 2 CPUs) next to a BE batch job.
+// memory QoS auto with memory.low = request and throttling at 80 %, bound to
+// 2 CPUs) next to a BE batch job.
 const redisAndBatch = head + `workloads:
 - name: redis
   cgroup: pods/redis
@@ -27,7 +28,7 @@ const redisAndBatch = head + `workloads:
     limits: {cpu: "2", memory: 6Gi}
   annotations:
     cpuset-scheduler: "true"
-    koordinator.sh/memoryQOS: '{"policy": "auto"}'
+    koordinator.sh/memoryQOS: '{"policy": "auto", "lowLimitPercent": 100, "throttlingPercent": 80}'
 - name: batch
   cgroup: pods/batch
   qosClass: BE

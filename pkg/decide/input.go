@@ -17,7 +17,7 @@ func (o Observation) Input(previous map[string]workload.Assignment) Input {
 	cfg := o.Config
 	in := Input{Topology: o.Topology, Reserved: cfg.Reserved, BEPool: cfg.BEPool,
 		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: previous, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
-		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow}}
+		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow, ThrottleNotBelowRequest: o.ThrottleNotBelowRequest}}
 	in.Workloads = append(in.Workloads, o.Workloads...)
 	keys := make([]string, 0, len(o.Leases))
 	for k := range o.Leases {

@@ -31,6 +31,9 @@ type Observation struct {
 	// pending); Decide adds its own.
 	Problems          []workload.Problem
 	V1SoftLimitForLow bool
+	// ThrottleNotBelowRequest keeps memory.high at or above the request
+	// (memqos.Options).
+	ThrottleNotBelowRequest bool
 }
 
 // Memory is what the agent remembers between reconciles: the assignments

@@ -53,7 +53,7 @@ func restore(k Knob, why string) Setting { return Setting{Knob: k, Op: Restore, 
 // containerSettings applies an enabled profile to one container.
 func containerSettings(p Profile, c Container, opts Options) Settings {
 	low := protect(MemoryLow, "lowLimitPercent", p.LowLimitPercent, c.RequestBytes)
-	high := throttle(p.ThrottlingPercent, c)
+	high := throttle(p.ThrottlingPercent, c, opts.ThrottleNotBelowRequest)
 	s := Settings{
 		protect(MemoryMin, "minLimitPercent", p.MinLimitPercent, c.RequestBytes),
 		low,
@@ -80,10 +80,12 @@ func protect(k Knob, name string, pct, request int64) Setting {
 		Why: fmt.Sprintf("request %d × %s %d / 100", request, name, pct)}
 }
 
-// throttle computes memory.high from the limit. It is never set below the
-// request, so a container is not throttled inside the memory it asked for;
-// a value that reaches the limit throttles nothing and is left alone.
-func throttle(pct int64, c Container) Setting {
+// throttle computes memory.high = limit × throttlingPercent / 100, the
+// formula manifests are written against, for every pod including those whose
+// request equals the limit. notBelowRequest is Locus's own opt-in: it raises
+// the value to the request so a container is never throttled inside the
+// memory it asked for, and then leaves a value that reaches the limit alone.
+func throttle(pct int64, c Container, notBelowRequest bool) Setting {
 	switch {
 	case pct == 0:
 		return restore(MemoryHigh, "throttlingPercent is 0 (off)")
@@ -92,10 +94,12 @@ func throttle(pct int64, c Container) Setting {
 	}
 	v := percentOf(c.LimitBytes, pct)
 	why := fmt.Sprintf("limit %d × throttlingPercent %d / 100", c.LimitBytes, pct)
-	if v < c.RequestBytes {
+	if notBelowRequest && v < c.RequestBytes {
 		v = c.RequestBytes
 		why += fmt.Sprintf(" = %d, raised to the request", percentOf(c.LimitBytes, pct))
 	}
+	// memory.high at the limit throttles nothing: the file keeps max, which
+	// also survives a later change of the limit.
 	if v >= c.LimitBytes {
 		return restore(MemoryHigh, why+": not below the limit, nothing to throttle")
 	}

@@ -84,10 +84,10 @@ func TestContainerSettings(t *testing.T) {
 			map[Knob]want{MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Restore, 0}, MemoryWmarkRatio: {Write, 90}, MemoryLow: {Write, 100}}},
 		{"neither request nor limit", all, Container{},
 			map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Restore, 0}}},
-		{"high raised to the request", all, Container{RequestBytes: 900, LimitBytes: 1000},
-			map[Knob]want{MemoryHigh: {Write, 900}, MemoryWmarkHigh: {Expect, 810}}},
-		{"request equals limit: nothing to throttle, wmark from the limit", all, Container{RequestBytes: 1000, LimitBytes: 1000},
-			map[Knob]want{MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 900}, MemoryLow: {Write, 1000}}},
+		{"high below the request, as the formula says", all, Container{RequestBytes: 900, LimitBytes: 1000},
+			map[Knob]want{MemoryHigh: {Write, 800}, MemoryWmarkHigh: {Expect, 720}}},
+		{"request equals limit: throttled as the formula says", all, Container{RequestBytes: 1000, LimitBytes: 1000},
+			map[Knob]want{MemoryHigh: {Write, 800}, MemoryWmarkHigh: {Expect, 720}, MemoryLow: {Write, 1000}}},
 		{"throttling 100 equals the limit", Profile{ThrottlingPercent: 100, WmarkRatio: 50}, Container{LimitBytes: 1000},
 			map[Knob]want{MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 500}}},
 		{"rounding down", Profile{MinLimitPercent: 33, ThrottlingPercent: 99}, Container{RequestBytes: 10, LimitBytes: 1001},
@@ -97,8 +97,8 @@ func TestContainerSettings(t *testing.T) {
 				MemoryWmarkRatio: {Restore, 0}, MemoryWmarkHigh: {Restore, 0}, MemoryWmarkMinAdj: {Restore, 0}}},
 		{"largest sizes do not overflow", Profile{MinLimitPercent: 100, ThrottlingPercent: 99, WmarkRatio: 100},
 			Container{RequestBytes: math.MaxInt64 - 7, LimitBytes: math.MaxInt64},
-			map[Knob]want{MemoryMin: {Write, math.MaxInt64 - 7}, MemoryHigh: {Write, math.MaxInt64 - 7},
-				MemoryWmarkHigh: {Expect, math.MaxInt64 - 7}}},
+			map[Knob]want{MemoryMin: {Write, math.MaxInt64 - 7}, MemoryHigh: {Write, 9131138316486228048},
+				MemoryWmarkHigh: {Expect, 9131138316486228048}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

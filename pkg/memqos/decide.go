@@ -100,10 +100,17 @@ func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed boo
 		return on(FromAnnotation, Recommended(be), "annotation %s sets policy auto: recommended %s profile", key, family)
 	case slices.Contains(nsc.Disabled, ns):
 		return off(FromNamespace, "namespace %q is in disabledNamespaces", ns)
-	case slices.Contains(nsc.Enabled, ns):
-		return on(FromNamespace, Recommended(be), "namespace %q is in enabledNamespaces: recommended %s profile", ns, family)
 	}
 	cc, path := classConfig(cfg, c, guaranteed)
+	if slices.Contains(nsc.Enabled, ns) {
+		// The switch turns the class on as the cluster configures it; an
+		// unlabelled Guaranteed pod has the built-in defaults.
+		p, what := TableDefaults(be), "built-in "+family+" defaults"
+		if cc != nil && !guaranteed {
+			p, what = p.With(cc.Params), path+" parameters"
+		}
+		return on(FromNamespace, p, "namespace %q is in enabledNamespaces: %s", ns, what)
+	}
 	switch {
 	case cc == nil && guaranteed:
 		return off(FromBuiltin, "Guaranteed pod without a class label and no %s: off by default", path)

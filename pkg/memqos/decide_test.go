@@ -37,10 +37,10 @@ func TestPrecedence(t *testing.T) {
 	// out: "recommended" / "class" profile in force, or "off"; then the source.
 	rows := []struct{ ann, ns, class, out string }{
 		{"-", "-", "-", "off/built-in default"}, {"-", "-", "true", "class/class config"}, {"-", "-", "false", "off/class config"},
-		{"-", "enabled", "-", "recommended/namespace"}, {"-", "enabled", "true", "recommended/namespace"}, {"-", "enabled", "false", "recommended/namespace"},
+		{"-", "enabled", "-", "recommended/namespace"}, {"-", "enabled", "true", "class/namespace"}, {"-", "enabled", "false", "class/namespace"},
 		{"-", "disabled", "-", "off/namespace"}, {"-", "disabled", "true", "off/namespace"}, {"-", "disabled", "false", "off/namespace"},
 		{"default", "-", "-", "off/built-in default"}, {"default", "-", "true", "class/class config"}, {"default", "-", "false", "off/class config"},
-		{"default", "enabled", "-", "recommended/namespace"}, {"default", "enabled", "true", "recommended/namespace"}, {"default", "enabled", "false", "recommended/namespace"},
+		{"default", "enabled", "-", "recommended/namespace"}, {"default", "enabled", "true", "class/namespace"}, {"default", "enabled", "false", "class/namespace"},
 		{"default", "disabled", "-", "off/namespace"}, {"default", "disabled", "true", "off/namespace"}, {"default", "disabled", "false", "off/namespace"},
 		{"auto", "-", "-", "recommended/annotation"}, {"auto", "-", "true", "recommended/annotation"}, {"auto", "-", "false", "recommended/annotation"},
 		{"auto", "enabled", "-", "recommended/annotation"}, {"auto", "enabled", "true", "recommended/annotation"}, {"auto", "enabled", "false", "recommended/annotation"},
@@ -80,10 +80,10 @@ func profileWants(profile string, be bool) map[Knob]want {
 	switch {
 	case profile == "class": // table defaults + minLimitPercent 50
 		return map[Knob]want{MemoryMin: {Write, 50}, MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0}, MemoryWmarkRatio: {Write, 95}}
-	case profile == "recommended" && be:
-		return map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Restore, 0}, MemoryHigh: {Write, 800}, MemoryWmarkMinAdj: {Write, 50}}
+	case profile == "recommended" && be: // the table defaults
+		return map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0}, MemoryWmarkRatio: {Write, 95}, MemoryWmarkMinAdj: {Write, 50}}
 	case profile == "recommended":
-		return map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Write, 100}, MemoryHigh: {Write, 800}, MemoryWmarkMinAdj: {Write, -25}}
+		return map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0}, MemoryWmarkRatio: {Write, 95}, MemoryWmarkMinAdj: {Write, -25}}
 	}
 	return map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0},
 		MemoryWmarkRatio: {Restore, 0}, MemoryWmarkHigh: {Restore, 0}, MemoryWmarkMinAdj: {Restore, 0}}
@@ -98,11 +98,11 @@ func TestAnnotationParametersOverride(t *testing.T) {
 		want           Profile // zero = disabled
 	}{
 		{"auto + explicit", off, `{"policy": "auto", "lowLimitPercent": 60, "wmarkMinAdj": 0}`, NamespaceConfig{},
-			Profile{LowLimitPercent: 60, ThrottlingPercent: 80, WmarkRatio: 95}},
+			Profile{LowLimitPercent: 60, WmarkRatio: 95}},
 		{"default + explicit over class", on, `{"throttlingPercent": 70}`, NamespaceConfig{},
 			Profile{ThrottlingPercent: 70, WmarkRatio: 90, WmarkMinAdj: -25}},
 		{"explicit over enabled namespace", off, `{"policy": "default", "minLimitPercent": 10}`, NamespaceConfig{Enabled: []string{"ns"}},
-			Profile{MinLimitPercent: 10, LowLimitPercent: 100, ThrottlingPercent: 80, WmarkRatio: 95, WmarkMinAdj: -25}},
+			Profile{MinLimitPercent: 10, WmarkRatio: 95, WmarkMinAdj: -25}},
 		{"explicit parameters do not switch on", off, `{"lowLimitPercent": 60}`, NamespaceConfig{}, Profile{}},
 		{"none ignores parameters", on, `{"policy": "none", "lowLimitPercent": 60}`, NamespaceConfig{}, Profile{}},
 	}

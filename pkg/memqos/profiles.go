@@ -13,18 +13,12 @@ func TableDefaults(be bool) Profile {
 	return Profile{WmarkRatio: 95, WmarkMinAdj: -25}
 }
 
-// Recommended is the profile of policy auto and of enabledNamespaces. On top
-// of TableDefaults it protects an LS container's request from global reclaim
-// (memory.low = request), so a short node reclaims from pods above their
-// request first, and it throttles every class at 80 % of its limit so direct
-// reclaim starts before the OOM killer. Throttling never cuts into the request.
+// Recommended is the profile of policy auto: the documented defaults as they
+// stand (min, low and throttling off, wmarkRatio 95, wmarkMinAdj −25 / 50),
+// since that is what "recommended parameters" means to a manifest written for
+// the protocol; pod parameters override each of them.
 func Recommended(be bool) Profile {
-	p := TableDefaults(be)
-	p.ThrottlingPercent = 80
-	if !be {
-		p.LowLimitPercent = 100
-	}
-	return p
+	return TableDefaults(be)
 }
 
 // With returns p with every parameter that o gives replaced.

@@ -110,4 +110,8 @@ type Options struct {
 	// V1SoftLimitForLow adds memory.soft_limit_in_bytes = the memory.low
 	// target. Only for upstream cgroup v1 kernels, which lack memory.low.
 	V1SoftLimitForLow bool
+	// ThrottleNotBelowRequest raises memory.high to the request when
+	// limit × throttlingPercent / 100 falls below it. Off by default, so the
+	// seed formula applies as written; a Locus extension, not in the protocol.
+	ThrottleNotBelowRequest bool
 }

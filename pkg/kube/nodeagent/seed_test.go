@@ -54,14 +54,18 @@ func checkSeedPods(t *testing.T, n *node, pods map[string]*corev1.Pod) {
 	redisDemo, stress, redis := pods["redis-demo"], pods["stress-demo"], pods["redis"]
 	demo := k.ContainerCgroup(redisDemo, "redis")
 
-	// Memory QoS, policy auto on an LS pod: memory.low = request (2Gi),
-	// memory.high = limit × 80 % (6Gi × 0.8), memory.min untouched.
-	n.waitFile(demo, "memory.low", "2147483648")
-	n.waitFile(demo, "memory.high", "5153960755")
+	// Memory QoS, policy auto on an LS pod: the recommended parameters, so
+	// min, low and throttling stay off and only the watermarks are set.
+	n.waitFile(demo, "memory.low", "0")
+	unlimited := "max" // as the kubelet leaves it: v1's Anolis file spells it as a number
+	if k.v == cgroup.V1 {
+		unlimited = "9223372036854771712"
+	}
+	n.waitFile(demo, "memory.high", unlimited)
 	if got := k.File(demo, "memory.min"); got != "0" {
 		t.Errorf("redis-demo memory.min = %s, want 0 (minLimitPercent is off)", got)
 	}
-	n.waitFile(k.PodCgroup(redisDemo), "memory.low", "2147483648")
+	n.waitFile(k.PodCgroup(redisDemo), "memory.low", "0")
 	if n.kubelet.v == cgroup.V1 { // the Anolis files exist only in this fixture's v1 tree
 		n.waitFile(demo, "memory.wmark_ratio", "95")
 		n.waitFile(demo, "memory.wmark_min_adj", "-25")
@@ -99,7 +103,9 @@ func checkSeedPods(t *testing.T, n *node, pods map[string]*corev1.Pod) {
 
 	// Events on the pods, from locus.
 	waitEvent(t, n.ns, "Pod", "redis", corev1.EventTypeNormal, "CPUsAssigned", "bound to CPUs "+cpus.String())
-	waitEvent(t, n.ns, "Pod", "redis-demo", corev1.EventTypeNormal, "CgroupUpdated", "memory.low=2147483648")
+	if n.kubelet.v == cgroup.V1 {
+		waitEvent(t, n.ns, "Pod", "redis-demo", corev1.EventTypeNormal, "CgroupUpdated", "memory.wmark_ratio=95")
+	}
 
 	// The NodeResourceTopology: redis's CPUs are taken on its zone.
 	waitNRT(t, n.name, "showing redis", func(o *nrt.Object, ct nrt.CPUTopology) bool {

@@ -1,0 +1,52 @@
+package memqos
+
+import "testing"
+
+// guaranteed100 is what a user writes for the worked examples: only limits
+// set, so Kubernetes makes request = limit = 100 MiB and the pod Guaranteed.
+func guaranteed100(ann string) Workload {
+	return Workload{Namespace: "ns", KubeQoS: Guaranteed, Annotations: map[string]string{AnnotationMemoryQoS: ann},
+		Containers: []Container{{Name: "app", RequestBytes: 100 * mib, LimitBytes: 100 * mib}}}
+}
+
+// The protocol's worked examples hold on a pod whose request equals its limit.
+func TestSeedWorkedExamplesOnRequestEqualsLimit(t *testing.T) {
+	d, err := Decide(Config{}, NamespaceConfig{}, guaranteed100(`{"policy": "auto", "throttlingPercent": 80, "minLimitPercent": 100}`), Options{})
+	if err != nil || !d.Enabled {
+		t.Fatalf("enabled %v, err %v", d.Enabled, err)
+	}
+	checkSettings(t, d.Containers[0].Settings, map[Knob]want{
+		MemoryMin: {Write, 104857600}, MemoryHigh: {Write, 83886080}, MemoryWmarkRatio: {Write, 95},
+		MemoryWmarkHigh: {Expect, 79691776}, MemoryWmarkMinAdj: {Write, -25}})
+}
+
+// ThrottleNotBelowRequest is Locus's opt-in: it keeps memory.high out of the
+// request, which for request = limit leaves the file alone.
+func TestThrottleNotBelowRequestIsOptIn(t *testing.T) {
+	w := guaranteed100(`{"policy": "auto", "throttlingPercent": 80}`)
+	d, _ := Decide(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
+	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 99614720}})
+	w.Containers[0].RequestBytes = 50 * mib
+	d, _ = Decide(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
+	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryHigh: {Write, 83886080}})
+	w.Containers[0].RequestBytes = 90 * mib
+	d, _ = Decide(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
+	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryHigh: {Write, 90 * mib}})
+}
+
+// policy auto is the documented defaults, each overridable by the pod.
+func TestAutoIsTheRecommendedParameters(t *testing.T) {
+	for _, c := range []struct {
+		class string
+		adj   int64
+	}{{"LS", -25}, {"BE", 50}} {
+		w := guaranteed100(`{"policy": "auto"}`)
+		w.Labels = map[string]string{LabelQoSClass: c.class}
+		d, _ := Decide(Config{}, NamespaceConfig{}, w, Options{})
+		if want := (Profile{WmarkRatio: 95, WmarkMinAdj: c.adj}); d.Profile != want {
+			t.Errorf("%s auto: %+v, want %+v", c.class, d.Profile, want)
+		}
+		checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryMin: {Restore, 0}, MemoryLow: {Restore, 0},
+			MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 99614720}})
+	}
+}
