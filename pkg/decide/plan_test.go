@@ -40,7 +40,7 @@ func opValue(ops []cgroup.Op, cg string, k cgroup.Knob) (string, bool) {
 
 func TestComputeSmallMachine(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Intel2S96C)
-	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`}
+	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto","lowLimitPercent":100}`}
 	in := Input{Topology: topo, Reserved: cpuset.New(0, 96), BEPool: cpuset.New(),
 		Workloads: []workload.Workload{
 			testWorkload("redis", 4, true, false, auto),

@@ -14,7 +14,7 @@ import (
 // for it: no cpuset, no memory QoS file, no restore.
 func TestComputeTerminatingKeepsCPUsWritesNothing(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Small4)
-	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`}
+	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto","lowLimitPercent":100}`}
 	old := testWorkload("old", 2, true, false, auto)
 	in := Input{Topology: topo, Reserved: cpuset.New(), BEPool: cpuset.New(), Workloads: []workload.Workload{old}}
 	held := Compute(in).Assignments["old"].CPUs

@@ -26,13 +26,17 @@ func (n *e2eNode) sloConfig(t *testing.T) {
 }
 
 // Scenario 2: the seed's memory QoS manifests, an LS redis-like pod and a BE
-// stress pod, both with koordinator.sh/memoryQOS policy auto. This kernel is
-// upstream cgroup v1: of the seed's files it has none (memory.min/low/high and
-// the wmark files are Alibaba Cloud Linux extensions on v1), so the agent
-// (run with --memory-v1-soft-limit) writes the one v1 approximation it has,
-// memory.soft_limit_in_bytes = memory.low, on the pod and its container, and
-// says on the Node which files the kernel lacks; policy none puts the values
-// the container was created with back.
+// stress pod, both with koordinator.sh/memoryQOS policy auto, applied
+// unchanged. policy auto is the seed's recommended profile: no memory.min,
+// memory.low or memory.high (their percentages are 0), wmark_ratio 95 and
+// wmark_min_adj −25 (LS) / 50 (BE). This kernel is upstream cgroup v1: of the
+// seed's files it has none (memory.min/low/high and the wmark files are
+// Alibaba Cloud Linux extensions on v1), so the agent says on the Node which
+// files the kernel lacks and writes nothing. The pod then asks for protection
+// on top of auto (lowLimitPercent 100): the agent (run with
+// --memory-v1-soft-limit) writes the one v1 approximation it has,
+// memory.soft_limit_in_bytes = memory.low, on the pod and its container;
+// policy none puts the values the container was created with back.
 func TestMemoryQoSSeedManifests(t *testing.T) {
 	n := need(t)
 	n.sloConfig(t)
@@ -46,28 +50,16 @@ func TestMemoryQoSSeedManifests(t *testing.T) {
 		t.Fatalf("QoS classes %s, %s; want Burstable, BestEffort as the seed's resources say",
 			redis.Status.QOSClass, stress.Status.QOSClass)
 	}
-
-	// LS, policy auto: memory.low = the request, 2Gi, on the container and the
-	// pod (its total).
 	container := n.containerCgroup(t, redis, "redis", "memory")
 	pod := filepath.Dir(container)
-	waitFile(t, filepath.Join(container, "memory.soft_limit_in_bytes"), "2147483648")
-	waitFile(t, filepath.Join(pod, "memory.soft_limit_in_bytes"), "2147483648")
-	// The limits are the kubelet's and containerd's, untouched: memsw equal to
-	// the limit is containerd's doing on v1.
-	for _, f := range []string{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"} {
-		if got := readFile(t, filepath.Join(container, f)); got != "6442450944" {
-			t.Errorf("redis %s = %s, want 6442450944 (the limit, 6Gi)", f, got)
-		}
-	}
-	n.waitEvent(t, ns, "Pod", redis.Name, corev1.EventTypeNormal, "CgroupUpdated", "redis:memory.soft_limit_in_bytes=2147483648")
-	// The kernel lacks the seed's files: one Warning on the Node for each the
-	// two pods' decisions needed.
-	for _, knob := range []string{"memory.low", "memory.high", "memory.wmark_ratio", "memory.wmark_min_adj"} {
+
+	// The recommended profile needs the wmark files only: one Warning on the
+	// Node for each, and nothing else is written.
+	for _, knob := range []string{"memory.wmark_ratio", "memory.wmark_min_adj"} {
 		n.waitEvent(t, "default", "Node", n.name, corev1.EventTypeWarning, "KnobUnsupported", knob+" is not supported by this kernel")
 	}
 	m := n.metrics(t)
-	for _, knob := range []string{"memory.low", "memory.high", "memory.wmark_ratio", "memory.wmark_min_adj"} {
+	for _, knob := range []string{"memory.wmark_ratio", "memory.wmark_min_adj"} {
 		if _, err := readFileErr(filepath.Join(container, knob)); err == nil {
 			t.Errorf("%s exists in the container's cgroup: the kernel has it, yet the agent said it lacks it", knob)
 		}
@@ -75,6 +67,30 @@ func TestMemoryQoSSeedManifests(t *testing.T) {
 			t.Errorf("locus_unsupported_knobs{knob=%q} = %v, want 1", knob, got)
 		}
 	}
+	for _, dir := range []string{container, pod} {
+		if got := readFile(t, filepath.Join(dir, "memory.soft_limit_in_bytes")); got != memcgDefaultSoftLimit {
+			t.Errorf("%s memory.soft_limit_in_bytes = %s under policy auto, want the default %s (lowLimitPercent 0)", dir, got, memcgDefaultSoftLimit)
+		}
+	}
+	// The limits are the kubelet's and containerd's, untouched: memsw equal to
+	// the limit is containerd's doing on v1.
+	for _, f := range []string{"memory.limit_in_bytes", "memory.memsw.limit_in_bytes"} {
+		if got := readFile(t, filepath.Join(container, f)); got != "6442450944" {
+			t.Errorf("redis %s = %s, want 6442450944 (the limit, 6Gi)", f, got)
+		}
+	}
+
+	// auto with the request protected: memory.low = the request, 2Gi, on the
+	// container and the pod (its total); memory.high (80 % of the limit) is
+	// one more file this kernel lacks.
+	patch := []byte(`{"metadata":{"annotations":{"koordinator.sh/memoryQOS":"{\"policy\": \"auto\", \"lowLimitPercent\": 100, \"throttlingPercent\": 80}"}}}`)
+	if _, err := n.cp.Client.CoreV1().Pods(ns).Patch(ctxT(t), redis.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, filepath.Join(container, "memory.soft_limit_in_bytes"), "2147483648")
+	waitFile(t, filepath.Join(pod, "memory.soft_limit_in_bytes"), "2147483648")
+	n.waitEvent(t, ns, "Pod", redis.Name, corev1.EventTypeNormal, "CgroupUpdated", "redis:memory.soft_limit_in_bytes=2147483648")
+	n.waitEvent(t, "default", "Node", n.name, corev1.EventTypeWarning, "KnobUnsupported", "memory.high is not supported by this kernel")
 	// BE, no memory request: no protection, nothing to write.
 	be := n.containerCgroup(t, stress, "stress", "memory")
 	if got := readFile(t, filepath.Join(be, "memory.soft_limit_in_bytes")); got != memcgDefaultSoftLimit {
@@ -88,7 +104,7 @@ func TestMemoryQoSSeedManifests(t *testing.T) {
 	if got := readFile(t, filepath.Join(sandbox, "memory.soft_limit_in_bytes")); got != memcgDefaultSoftLimit {
 		t.Fatalf("sandbox %s has memory.soft_limit_in_bytes %s, not the kernel default", sandbox, got)
 	}
-	patch := []byte(`{"metadata":{"annotations":{"koordinator.sh/memoryQOS":"{\"policy\": \"none\"}"}}}`)
+	patch = []byte(`{"metadata":{"annotations":{"koordinator.sh/memoryQOS":"{\"policy\": \"none\"}"}}}`)
 	if _, err := n.cp.Client.CoreV1().Pods(ns).Patch(ctxT(t), redis.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

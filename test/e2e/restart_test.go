@@ -34,7 +34,7 @@ func TestRestartsKeepEverything(t *testing.T) {
 	ns := n.namespace(t, "restart")
 	// The seed's LS pod, smaller: its 2 CPUs would leave none for the others.
 	redis := n.createPod(t, ns, podSpec{name: "redis", labels: map[string]string{"koordinator.sh/qosClass": "LS"},
-		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto"}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto", "lowLimitPercent": 100}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
 	pinned := n.createPod(t, ns, podSpec{name: "pinned", annotations: map[string]string{"cpuset-scheduler": "true"},
 		cpu: "1", memory: "64Mi/64Mi", args: []string{"-children", "2"}})
 	shared := n.createPod(t, ns, podSpec{name: "shared", args: []string{"-children", "1"}})
