@@ -14,7 +14,8 @@
 # shrinking the mebibyte seeds' offspring; executions spent there do not count). With FUZZLOG=dir each target's output is kept as
 # dir/<package>.<target>.log. A crasher is written by go test under the
 # package's testdata/fuzz/<target>/, where it becomes a regression seed, and
-# fails the run. The last line per target gives its executions and time.
+# fails the run. A count (FUZZTIME=Nx) has no wall-clock end, so the fuzz
+# coordinator's deadline race (see below) cannot happen at all. The last line per target gives its executions and time.
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +43,8 @@ failed=()
 start=$SECONDS
 while read -r pkg target; do
 	log=$(mktemp)
+	corpus="$pkg/testdata/fuzz/$target"
+	before=$(ls "$corpus" 2>/dev/null | wc -l)
 	"$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" -parallel "$parallel" "./$pkg" >"$log" 2>&1
 	rc=$?
 	if [ -n "${FUZZLOG:-}" ]; then
@@ -50,6 +53,18 @@ while read -r pkg target; do
 	fi
 	# The fuzzer's last progress line: "fuzz: elapsed: 10s, execs: 123456 (12345/sec), ..."
 	last=$(grep -Eo 'elapsed: [0-9a-z.]+, execs: [0-9]+' "$log" | tail -1)
+	after=$(ls "$corpus" 2>/dev/null | wc -l)
+	# Go 1.26's fuzz coordinator can fail a duration-bounded run at its end
+	# with a bare "context deadline exceeded" although no input failed (a
+	# race between its two contexts, go.dev/issue/75804, fixed in Go 1.27).
+	# That, and only that, with no new crasher written, is not a failure.
+	if [ "$rc" -ne 0 ] && [ "$after" = "$before" ] &&
+		grep -q '^    context deadline exceeded$' "$log" &&
+		[ "$(grep -c -- '--- FAIL' "$log")" = 1 ]; then
+		echo "ok   $pkg $target ${last} (the coordinator's deadline race, go.dev/issue/75804; no input failed)"
+		rm -f "$log"
+		continue
+	fi
 	if [ "$rc" -ne 0 ]; then
 		failed+=("$pkg $target")
 		echo "FAIL $pkg $target ${last}"
