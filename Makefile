@@ -4,17 +4,40 @@ BIN       := bin
 TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
+# The release: the chart's appVersion is the image tag it installs, so the
+# images, the binaries' `version` and the chart all say the same.
+VERSION   ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' deploy/helm/locus/Chart.yaml)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/locus-project/locus/cmd/internal/buildinfo.version=$(VERSION) \
+	-X github.com/locus-project/locus/cmd/internal/buildinfo.commit=$(COMMIT)
+IMAGES    := _output/images
+export VERSION COMMIT
 
-.PHONY: build locus locus-scheduler run test k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
+.PHONY: build locus locus-scheduler images push run test k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
 
 build: locus locus-scheduler
 
 locus:
-	$(GO) build -o $(BIN)/locus ./cmd/locus
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/locus ./cmd/locus
 
 # kube-scheduler with Locus's plugin; the only binary built from k8s.io/kubernetes.
 locus-scheduler:
-	$(GO) build -o $(BIN)/locus-scheduler ./cmd/locus-scheduler
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/locus-scheduler ./cmd/locus-scheduler
+
+# OCI archives of the locus and locus-scheduler images for linux/amd64 and
+# linux/arm64 in _output/images, no container daemon needed (hack/images.sh;
+# PLATFORMS=linux/amd64 for one).
+images:
+	hack/images.sh $(IMAGES)
+
+# Pushes what `make images` built as REGISTRY/locus:VERSION and
+# REGISTRY/locus-scheduler:VERSION, with the credentials of `docker login`.
+push:
+	@test -n "$(REGISTRY)" || { echo "push: no registry: make push REGISTRY=ghcr.io/you" >&2; exit 2; }
+	@test -f $(IMAGES)/locus.oci.tar && test -f $(IMAGES)/locus-scheduler.oci.tar || \
+		{ echo "push: no image archives in $(IMAGES): run make images first" >&2; exit 2; }
+	@cd tools/oci && $(GO) build -o $(TOOLS)/oci .
+	@$(TOOLS)/oci push -registry "$(REGISTRY)" $(IMAGES)/locus.oci.tar $(IMAGES)/locus-scheduler.oci.tar
 
 # The main job with its embedded default: the standalone agent managing two
 # demo workloads (LS bound to its own CPU, BE in the BE pool) until Ctrl-C.
@@ -47,12 +70,15 @@ k8s-tools:
 	hack/build-controlplane.sh
 	hack/helm-check.sh --install-only
 
+# tools/oci is a module of its own (go-containerregistry stays out of the main one).
 lint: tools
 	$(GO) vet ./...
 	$(TOOLS)/staticcheck ./...
+	cd tools/oci && $(GO) vet ./... && $(TOOLS)/staticcheck ./...
 
 unit:
 	$(GO) test -count=1 ./...
+	cd tools/oci && $(GO) test -count=1 ./...
 
 fuzz:
 	if [ "$(FUZZCLEAN)" = 1 ]; then $(GO) clean -fuzzcache; fi
@@ -88,4 +114,4 @@ $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) _output

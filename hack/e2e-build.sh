@@ -2,9 +2,10 @@
 # Builds what hack/e2e-up.sh runs besides the control plane: the kubelet and
 # kube-controller-manager v1.33.13 from tools/kubelet (the release's own module
 # graph, stamped as hack/build-controlplane.sh stamps its binaries), cached in
-# .cache/e2e/bin with a STAMP like the control plane's; locus and locus-scheduler
-# from this checkout; and the pause and workload images (tools/images) as
-# docker-archive tarballs in .cache/e2e/images.
+# .cache/e2e/bin with a STAMP like the control plane's; the locus and
+# locus-scheduler images from this checkout (hack/images.sh, OCI archives, and
+# their binaries in .cache/e2e/bin for the host mode); helm; and the pause and
+# workload images (tools/images) as docker-archive tarballs in .cache/e2e/images.
 set -euo pipefail
 # shellcheck source=hack/e2e-lib.sh
 . "$(dirname "$0")/e2e-lib.sh"
@@ -37,12 +38,14 @@ else
 	"$E2E_BIN/kubelet" --version
 fi
 
-# The project's own binaries and images: quick with a warm build cache.
+# The project's own binaries and images, for this machine's platform only: quick
+# with a warm build cache (the images are packaging, hack/images.sh). The host
+# mode runs the same binaries the images hold.
 cd "$repo"
-"$go" build -o "$E2E_BIN/locus" ./cmd/locus
-if [ -d cmd/locus-scheduler ]; then
-	"$go" build -o "$E2E_BIN/locus-scheduler" ./cmd/locus-scheduler
-fi
+arch=$("$go" env GOARCH)
+PLATFORMS=linux/$arch hack/images.sh "$E2E_IMAGES"
+cp "$E2E_IMAGES/bin/linux-$arch/locus" "$E2E_IMAGES/bin/linux-$arch/locus-scheduler" "$E2E_BIN/"
+"$repo/hack/helm-check.sh" --install-only >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$go" build -trimpath -ldflags "-s -w" -o "$tmp/" ./tools/images ./tools/images/pause ./tools/images/workload

@@ -72,6 +72,16 @@ if [ -n "$E2E_CG" ] && [ -d "$E2E_CG" ]; then
 	rmdir "$E2E_CG" 2>/dev/null || { log "cannot remove $E2E_CG: $(cgroup_pids "$E2E_CG" | tr '\n' ' ')"; status=1; }
 fi
 
+# The cgroup mounts' propagation, as up found it.
+if [ -f "$E2E_DIR/host/cgroup-propagation" ]; then
+	while read -r target prop; do
+		case "$prop" in
+		private | shared | slave | unbindable) mount "--make-$prop" "$target" || { log "cannot make $target $prop again"; status=1; } ;;
+		*) ;; # a combination such as "private,slave": left as it is now
+		esac
+	done <"$E2E_DIR/host/cgroup-propagation"
+fi
+
 # The kubelet's sysctls.
 if [ -f "$E2E_DIR/host/sysctls" ]; then
 	while IFS= read -r kv; do

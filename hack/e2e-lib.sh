@@ -23,6 +23,9 @@ KUBELET_HEALTHZ_PORT=10248
 AGENT_METRICS=127.0.0.1:9316
 PAUSE_IMAGE=locus.local/e2e/pause:1
 WORKLOAD_IMAGE=locus.local/e2e/workload:1
+# chart (default): Locus installed by its Helm chart from the images; host: the
+# agent and scheduler as host processes, quicker to rebuild for the inner loop.
+E2E_MODE=${LOCUS_E2E_MODE:-chart}
 
 # The kernel tunables the kubelet sets at start (kubelet/cm's setupKernelTunables),
 # saved by up and restored by down.
@@ -246,24 +249,30 @@ start_etcd() {
 
 start_apiserver() {
 	local p=$E2E_DIR/pki
-	# As pkg/kube/kubetest's, with the admission plugins that need absent
-	# controllers off.
+	# As pkg/kube/kubetest's, with the admission plugin that needs the absent node
+	# lifecycle controller off. ServiceAccount stays on: the chart's pods
+	# authenticate with their service accounts' tokens. The kubelet (kubectl exec,
+	# logs) by the node's IP: nothing resolves its name.
 	start apiserver "$CP_BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
 		--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$APISERVER_PORT" \
 		--tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
 		--service-account-issuer=https://kubernetes.default.svc.cluster.local \
 		--service-account-key-file="$p/sa.key" --service-account-signing-key-file="$p/sa.key" \
 		--service-cluster-ip-range=10.0.0.0/24 --authorization-mode=RBAC --allow-privileged=true \
-		--disable-admission-plugins=ServiceAccount,TaintNodesByCondition \
-		--endpoint-reconciler-type=none --profiling=false
+		--disable-admission-plugins=TaintNodesByCondition \
+		--endpoint-reconciler-type=none --profiling=false \
+		--kubelet-preferred-address-types=InternalIP,Hostname
 }
 
 start_controller_manager() {
-	# Only what a Deployment needs, and no node lifecycle controller: the node is
-	# NotReady (no CNI) and must not be tainted or have its pods evicted.
+	# Only what Deployments, the agent's DaemonSet, the chart's uninstall Job and
+	# service-account tokens need
+	# (each namespace's default service account and kube-root-ca.crt), and no node
+	# lifecycle controller: the node is NotReady (no CNI) and must not be tainted or
+	# have its pods evicted.
 	start controller-manager "$E2E_BIN/kube-controller-manager" --kubeconfig="$E2E_DIR/kubeconfig" \
-		--controllers=deployment-controller,replicaset-controller,garbage-collector-controller,namespace-controller \
-		--leader-elect=false --secure-port=0 --use-service-account-credentials=false
+		--controllers=deployment-controller,replicaset-controller,daemonset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,root-ca-certificate-publisher-controller \
+		--root-ca-file="$E2E_DIR/pki/ca.crt" --leader-elect=false --secure-port=0 --use-service-account-credentials=false
 }
 
 start_containerd() {
@@ -360,3 +369,6 @@ syncFrequency: 10s
 serializeImagePulls: false
 EOF2
 }
+
+# shellcheck source=hack/e2e-chart.sh
+. "$repo/hack/e2e-chart.sh"

@@ -2,8 +2,10 @@
 # Brings up a real one-node Kubernetes cluster on this machine for the end-to-end
 # tests (test/e2e): etcd and kube-apiserver (hack/build-controlplane.sh), the kubelet
 # and kube-controller-manager v1.33.13 (hack/e2e-build.sh), containerd and runc from
-# Debian, the project's pause and workload images, locus-scheduler and the Locus
-# agent in Kubernetes mode. Runs as root; hack/e2e-down.sh undoes everything.
+# Debian, the project's pause and workload images, and Locus: by default installed
+# with its Helm chart from its images (hack/e2e-chart.sh), with LOCUS_E2E_MODE=host
+# the agent and locus-scheduler as host processes. Runs as root; hack/e2e-down.sh
+# undoes everything.
 # Everything of the run lives in $LOCUS_E2E_DIR (default /tmp/locus-e2e).
 set -euo pipefail
 # shellcheck source=hack/e2e-lib.sh
@@ -22,8 +24,13 @@ fi
 for b in containerd containerd-shim-runc-v2 runc ctr curl openssl nsenter setsid ip findmnt sysctl; do
 	command -v "$b" >/dev/null || die "$b missing"
 done
+case "$E2E_MODE" in
+chart) locus=("$E2E_IMAGES/locus.oci.tar" "$E2E_IMAGES/locus-scheduler.oci.tar" "$HELM") ;;
+host) locus=("$E2E_BIN/locus") ;;
+*) die "LOCUS_E2E_MODE=$E2E_MODE: want chart or host" ;;
+esac
 for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kubelet" \
-	"$E2E_BIN/kube-controller-manager" "$E2E_BIN/locus" "$E2E_IMAGES/pause.tar" "$E2E_IMAGES/workload.tar"; do
+	"$E2E_BIN/kube-controller-manager" "$E2E_IMAGES/pause.tar" "$E2E_IMAGES/workload.tar" "${locus[@]}"; do
 	[ -e "$b" ] || die "$b missing: run hack/e2e-build.sh (and hack/build-controlplane.sh)"
 done
 [ ! -e "$E2E_DIR" ] || die "$E2E_DIR exists: a node is up (hack/e2e-down.sh takes it down)"
@@ -48,6 +55,14 @@ done >"$E2E_DIR/host/absent"
 # shellcheck disable=SC2154 # rc is set inside the trap
 trap 'rc=$?; if [ $rc != 0 ]; then log "start failed; taking it down"; bash "$repo/hack/e2e-down.sh"; fi' EXIT
 mkdir "$E2E_CG"
+# The chart mounts the host's cgroups into the agent with HostToContainer
+# propagation, which needs the host's mount shared or slave, as systemd makes every
+# mount; this host's may be private. Down puts back each mount's propagation.
+if [ "$E2E_MODE" = chart ]; then
+	findmnt -rn -o TARGET,PROPAGATION | awk '$1 == "/sys/fs/cgroup" || index($1, "/sys/fs/cgroup/") == 1' \
+		>"$E2E_DIR/host/cgroup-propagation"
+	mount --make-rshared /sys/fs/cgroup
+fi
 
 ip netns add "$E2E_NETNS"
 in_ns ip link set lo up
@@ -97,21 +112,28 @@ t_cp=$(now)
 containerd_config >"$E2E_DIR/containerd/config.toml"
 start_containerd
 wait_for containerd 30 ctr_e2e version || die "containerd not ready"
-for img in pause workload; do
-	ctr_e2e -n k8s.io images import --no-unpack=false "$E2E_IMAGES/$img.tar" >/dev/null
+for img in pause.tar workload.tar locus.oci.tar locus-scheduler.oci.tar; do
+	[ "$E2E_MODE" = chart ] || [[ $img != *.oci.tar ]] || continue
+	ctr_e2e -n k8s.io images import --no-unpack=false "$E2E_IMAGES/$img" >/dev/null
 done
 kubelet_config >"$E2E_DIR/kubelet/config.yaml"
 start_kubelet
 wait_for kubelet 60 kubelet_healthy || die "kubelet not healthy"
 wait_for kubelet 60 node_registered || die "node $E2E_NODE not registered"
 start_controller_manager
-if [ -x "$E2E_BIN/locus-scheduler" ]; then
-	start_scheduler
+if [ "$E2E_MODE" = chart ]; then
+	t_locus=$(now)
+	chart_install || die "Locus not installed"
+	log "Locus installed by its chart in $(since "$t_locus") s"
 else
-	log "no locus-scheduler binary: pods are not scheduled (only the agent scenarios can run)"
+	if [ -x "$E2E_BIN/locus-scheduler" ]; then
+		start_scheduler
+	else
+		log "no locus-scheduler binary: pods are not scheduled (only the agent scenarios can run)"
+	fi
+	start_agent
+	wait_for agent 30 in_ns curl -fsS "http://$AGENT_METRICS/healthz" || die "agent not healthy"
 fi
-start_agent
-wait_for agent 30 in_ns curl -fsS "http://$AGENT_METRICS/healthz" || die "agent not healthy"
 
 cat >"$E2E_DIR/env" <<EOF
 LOCUS_E2E_DIR=$E2E_DIR
@@ -119,6 +141,10 @@ LOCUS_E2E_KUBECONFIG=$E2E_DIR/kubeconfig
 LOCUS_E2E_NODE=$E2E_NODE
 LOCUS_E2E_AGENT_METRICS=$AGENT_METRICS
 LOCUS_E2E_WORKLOAD_IMAGE=$WORKLOAD_IMAGE
+LOCUS_E2E_MODE=$E2E_MODE
+LOCUS_E2E_RELEASE=$E2E_RELEASE
+LOCUS_E2E_NAMESPACE=$E2E_NAMESPACE
+LOCUS_E2E_CONTAINERD=$CTRD_SOCK
 EOF
 trap - EXIT
 log "node $E2E_NODE up in $(since "$t0") s (control plane $(awk "BEGIN{printf \"%.1f\", $t_cp - $t0}") s); $E2E_DIR/env"

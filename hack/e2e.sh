@@ -5,6 +5,10 @@
 #   hack/e2e.sh build|up|down   one step (hack/e2e-build.sh, -up.sh, -down.sh)
 #   hack/e2e.sh restart NAME    restart agent, scheduler, kubelet, containerd or controller-manager
 #   hack/e2e.sh kubectl ARGS    kubectl on the node's cluster
+#   hack/e2e.sh helm ARGS       helm on the node's cluster
+#   hack/e2e.sh install         helm install Locus as up does (after helm uninstall)
+#   hack/e2e.sh bind-scheduler  bind the chart's pending scheduler pod (a test's own install)
+#   hack/e2e.sh settle          bind it, then wait for the release to serve (after helm upgrade)
 #   hack/e2e.sh go-test ARGS    go test ./test/e2e against the node that is up
 set -euo pipefail
 # shellcheck source=hack/e2e-lib.sh
@@ -35,6 +39,10 @@ build) exec "$repo/hack/e2e-build.sh" ;;
 up) exec "$repo/hack/e2e-up.sh" ;;
 down) exec "$repo/hack/e2e-down.sh" ;;
 kubectl) kubectl_e2e "$@" ;;
+helm) helm_e2e "$@" ;;
+install) chart_install ;;
+bind-scheduler) bind_scheduler ;;
+settle) bind_scheduler && chart_ready ;;
 go-test)
 	cd "$repo"
 	go_test "$@"
@@ -45,8 +53,14 @@ restart)
 	agent | scheduler | kubelet | containerd | controller-manager) ;;
 	*) die "cannot restart $name" ;;
 	esac
-	running "$name" || die "$name is not running"
 	t0=$(now)
+	# In chart mode the agent and the scheduler are pods: their controllers restart them.
+	if [ "$(sed -n 's/^LOCUS_E2E_MODE=//p' "$E2E_DIR/env" 2>/dev/null)" = chart ] && [[ $name == agent || $name == scheduler ]]; then
+		chart_restart "$name" || die "$name did not come back"
+		log "$name restarted in $(since "$t0") s"
+		exit 0
+	fi
+	running "$name" || die "$name is not running"
 	stop "$name" 30
 	"start_${name//-/_}"
 	case "$name" in
@@ -70,7 +84,7 @@ test)
 	go_test "$@" || rc=$?
 	;;
 *)
-	sed -n '2,9p' "$0" >&2
+	sed -n '2,13p' "$0" >&2
 	exit 2
 	;;
 esac

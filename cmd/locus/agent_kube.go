@@ -27,6 +27,7 @@ type kubeFlags struct {
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
+	ownerDaemonSet               string   // NAMESPACE/NAME; see uninstall.go
 	standaloneOnly, kubeOnly     []string // flag names, to refuse them in the other mode
 }
 
@@ -42,8 +43,9 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
 	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
+	f.StringVar(&k.ownerDaemonSet, "owner-daemonset", "", "Kubernetes mode: NAMESPACE/NAME of the DaemonSet running this agent; when the agent stops and it is gone or being deleted (helm uninstall), restore every cgroup file Locus changed, delete the node's NodeResourceTopology and clear the state")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
-		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt"}
+		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -94,9 +96,14 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return err
 	}
-	return agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
+	err = agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved}})
+	if err != nil || k.ownerDaemonSet == "" || o.DryRun {
+		return err
+	}
+	// Stopped cleanly: if by an uninstall, put the node back (uninstall.go).
+	return k.uninstallNode(o, cfg, o.Out)
 }
 
 // findKubeletRoot finds the kubelet's cgroupRoot from the cgroups it made

@@ -20,8 +20,11 @@ var node *e2eNode
 
 type e2eNode struct {
 	dir, name, agentMetrics, image, repo string
-	cp                                   *kubetest.ControlPlane // the helpers of kubetest, on this cluster
-	deleted                              map[string]bool        // namespaces deleteAll is done with
+	// mode is chart (Locus installed by its Helm chart as release in locusNS)
+	// or host (the agent and scheduler as host processes).
+	mode, release, locusNS, containerd string
+	cp                                 *kubetest.ControlPlane // the helpers of kubetest, on this cluster
+	deleted                            map[string]bool        // namespaces deleteAll is done with
 }
 
 // skipReason is set when the tests are not to run here.
@@ -81,6 +84,8 @@ func loadNode() (*e2eNode, error) {
 	return &e2eNode{
 		dir: dir, name: env["LOCUS_E2E_NODE"], agentMetrics: env["LOCUS_E2E_AGENT_METRICS"],
 		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{},
+		mode: env["LOCUS_E2E_MODE"], release: env["LOCUS_E2E_RELEASE"], locusNS: env["LOCUS_E2E_NAMESPACE"],
+		containerd: env["LOCUS_E2E_CONTAINERD"],
 		cp: &kubetest.ControlPlane{Binaries: bins, Kubeconfig: env["LOCUS_E2E_KUBECONFIG"],
 			Config: cfg, Client: client, Dynamic: dyn},
 	}, nil

@@ -43,6 +43,16 @@ func (n *e2eNode) namespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ns := n.cp.CreateNamespace(t, prefix)
 	t.Cleanup(func() { n.deleteAll(t, ns) })
+	// The ServiceAccount admission refuses pods until the controller-manager has
+	// made the namespace's default service account; their token volume waits for
+	// kube-root-ca.crt.
+	kubetest.WaitFor(t, "the service account and CA of "+ns, fileTimeout, func(ctx context.Context) (bool, error) {
+		if _, err := n.cp.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		_, err := n.cp.Client.CoreV1().ConfigMaps(ns).Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+		return err == nil, err
+	})
 	return ns
 }
 
@@ -231,9 +241,13 @@ func (n *e2eNode) restart(t *testing.T, name string) {
 	t.Logf("%s restarted in %s", name, time.Since(start).Round(10*time.Millisecond))
 }
 
-// pid is the pid of a component hack/e2e-up.sh started.
+// pid is the pid of a component hack/e2e-up.sh started; in chart mode the
+// agent's is its container's process.
 func (n *e2eNode) pid(t testing.TB, name string) int {
 	t.Helper()
+	if name == "agent" && n.mode == "chart" {
+		return procs(t, n.containerCgroup(t, n.agentPod(t), "agent", "cpuset"))[0]
+	}
 	pid, err := strconv.Atoi(readFile(t, filepath.Join(n.dir, "pids", name)))
 	if err != nil {
 		t.Fatalf("pid of %s: %v", name, err)

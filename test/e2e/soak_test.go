@@ -37,7 +37,7 @@ func TestSoakWaves(t *testing.T) {
 		soak = d
 	}
 	agent := n.pid(t, "agent")
-	before := n.metrics(t)
+	before, cpu0 := n.metrics(t), n.agentFootprint(t).cpu
 	start := time.Now()
 	var rss []int
 	for wave := 1; wave <= 2 || time.Since(start) < soak; wave++ {
@@ -51,13 +51,14 @@ func TestSoakWaves(t *testing.T) {
 			t.Fatal(err)
 		}
 		rss = append(rss, kb)
-		t.Logf("wave %d: %d pods running and managed in %s, all gone in %s; agent RSS %d KiB",
-			wave, soakPods, up.Round(100*time.Millisecond), (time.Since(t0) - up).Round(100*time.Millisecond), kb)
+		t.Logf("wave %d: %d pods running and managed in %s, all gone in %s; agent RSS %d KiB (%s)",
+			wave, soakPods, up.Round(100*time.Millisecond), (time.Since(t0) - up).Round(100*time.Millisecond), kb, n.agentFootprint(t))
 	}
 	after := n.metrics(t)
 	p50, p99, count := histogramQuantiles(before, after, "locus_reconcile_duration_seconds")
-	t.Logf("%d waves in %s: %.0f reconciles, p50 %.1f ms, p99 %.1f ms (interpolated in the agent's buckets); agent RSS KiB by wave %v",
-		len(rss), time.Since(start).Round(time.Second), count, p50*1000, p99*1000, rss)
+	t.Logf("%d waves in %s: %.0f reconciles, p50 %.1f ms, p99 %.1f ms (interpolated in the agent's buckets); agent RSS KiB by wave %v; agent CPU %.1f %% of a CPU (%s)",
+		len(rss), time.Since(start).Round(time.Second), count, p50*1000, p99*1000, rss,
+		100*float64(n.agentFootprint(t).cpu-cpu0)/float64(time.Since(start)), n.mode)
 	if n.pid(t, "agent") != agent {
 		t.Fatal("the agent restarted during the soak")
 	}

@@ -17,8 +17,8 @@ import (
 
 // access is one question to the authorizer about the agent's service account.
 type access struct {
-	verb, group, resource, subresource, namespace string
-	allowed                                       bool
+	verb, group, resource, subresource, namespace, name string
+	allowed                                             bool
 }
 
 func (a access) String() string {
@@ -29,38 +29,45 @@ func (a access) String() string {
 	if a.subresource != "" {
 		r += "/" + a.subresource
 	}
+	if a.name != "" {
+		r += " " + a.name
+	}
 	return fmt.Sprintf("%s %s in %q", a.verb, r, a.namespace)
 }
 
 // agentAccess is the agent's ClusterRole as a table: what it needs, and a sample
 // of what it must not be able to do.
 var agentAccess = []access{
-	{verb: "get", resource: "pods", namespace: "", allowed: true},
 	{verb: "list", resource: "pods", namespace: "", allowed: true},
 	{verb: "watch", resource: "pods", namespace: "team-a", allowed: true},
 	{verb: "create", resource: "events", namespace: "team-a", allowed: true},
 	{verb: "patch", resource: "events", namespace: "team-a", allowed: true},
-	{verb: "create", group: "events.k8s.io", resource: "events", namespace: "team-a", allowed: true},
-	{verb: "get", resource: "configmaps", namespace: "kube-system", allowed: true},
 	{verb: "list", resource: "configmaps", namespace: "kube-system", allowed: true},
 	{verb: "watch", resource: "configmaps", namespace: "kube-system", allowed: true},
 	{verb: "create", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
 	{verb: "get", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
 	{verb: "update", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
+	{verb: "delete", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
+	{verb: "get", group: "apps", resource: "daemonsets", namespace: "locus-system", name: "locus-agent", allowed: true},
 
+	{verb: "get", resource: "pods", namespace: "team-a"},
 	{verb: "create", resource: "pods", namespace: "team-a"},
 	{verb: "update", resource: "pods", namespace: "team-a"},
 	{verb: "delete", resource: "pods", namespace: "team-a"},
 	{verb: "create", resource: "pods", subresource: "binding", namespace: "team-a"},
 	{verb: "create", resource: "pods", subresource: "eviction", namespace: "team-a"},
+	{verb: "get", resource: "configmaps", namespace: "kube-system"},
 	{verb: "list", resource: "configmaps", namespace: "team-a"},
 	{verb: "update", resource: "configmaps", namespace: "kube-system"},
 	{verb: "get", resource: "secrets", namespace: "kube-system"},
 	{verb: "list", resource: "secrets", namespace: ""},
 	{verb: "get", resource: "nodes"},
 	{verb: "patch", resource: "nodes"},
-	{verb: "delete", group: "topology.node.k8s.io", resource: "noderesourcetopologies"},
+	{verb: "create", group: "events.k8s.io", resource: "events", namespace: "team-a"},
 	{verb: "delete", resource: "events", namespace: "team-a"},
+	{verb: "get", group: "apps", resource: "daemonsets", namespace: "locus-system", name: "other"},
+	{verb: "list", group: "apps", resource: "daemonsets", namespace: "locus-system"},
+	{verb: "delete", group: "apps", resource: "daemonsets", namespace: "locus-system", name: "locus-agent"},
 }
 
 // A real helm install into a real apiserver: the user's ack-slo-config is left as it
@@ -106,7 +113,7 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := ds.Spec.Template.Spec
-	if !spec.HostPID || spec.ServiceAccountName != "locus-agent" || spec.Containers[0].Image != "locus:dev" {
+	if !spec.HostPID || spec.ServiceAccountName != "locus-agent" || spec.Containers[0].Image != "ghcr.io/locus-project/locus:"+chartAppVersion(t) {
 		t.Fatalf("agent DaemonSet: hostPID %v, service account %q, image %q", spec.HostPID, spec.ServiceAccountName, spec.Containers[0].Image)
 	}
 
@@ -125,7 +132,9 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 	helm(t, own.Kubeconfig, "upgrade", "locus", chart, "--namespace", ns)
 	checkConfigs("after upgrade")
 
-	helm(t, own.Kubeconfig, "uninstall", "locus", "--namespace", ns)
+	// No controllers run here to carry out the pre-delete hook's Job (test/e2e runs
+	// it on a real node): uninstall without it.
+	helm(t, own.Kubeconfig, "uninstall", "locus", "--namespace", ns, "--no-hooks")
 	checkConfigs("after uninstall")
 	if _, err := own.Client.AppsV1().DaemonSets(ns).Get(ctx, "locus-agent", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("agent DaemonSet after uninstall: %v, want not found", err)
@@ -136,7 +145,7 @@ func allowed(ctx context.Context, t *testing.T, client kubernetes.Interface, a a
 	t.Helper()
 	review, err := client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
 		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{
-			Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource,
+			Namespace: a.namespace, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name,
 		}},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -30,6 +30,8 @@ var chartValueSets = []struct {
 	{name: "no-default-configs", set: []string{"defaultConfigs.resourceQOS.create=false", "defaultConfigs.podConfig.create=false"}},
 	{name: "grafana-dashboard", set: []string{"grafana.dashboard.enabled=true"}},
 	{name: "agent-flags", set: []string{`agent.reservedCPUs=0\,64`, "agent.cgroupDriver=systemd"}},
+	{name: "scheduler-host-network", set: []string{"scheduler.enabled=true", "agent.hostNetwork=true", "scheduler.hostNetwork=true",
+		"apiServer.host=10.0.0.10", "apiServer.port=6443"}},
 }
 
 // helm runs the pinned helm (hack/helm-check.sh installs it) with its state in a

@@ -39,3 +39,16 @@ app.kubernetes.io/component: scheduler
 {{- define "locus.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
+
+{{- /* KUBERNETES_SERVICE_HOST/PORT, which client-go's in-cluster config reads, when
+apiServer is set: they take precedence over the kubelet's. */ -}}
+{{- define "locus.apiServerEnv" -}}
+{{- with .Values.apiServer }}
+{{- if or .host .port }}
+- name: KUBERNETES_SERVICE_HOST
+  value: {{ required "apiServer.host is required when apiServer.port is set" .host | quote }}
+- name: KUBERNETES_SERVICE_PORT
+  value: {{ required "apiServer.port is required when apiServer.host is set" .port | toString | quote }}
+{{- end }}
+{{- end }}
+{{- end -}}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+)
+
+// The agent cannot tell an uninstall from an upgrade or a restart by the SIGTERM
+// alone: all three stop its pod. The DaemonSet that runs it can: it is gone, or
+// being deleted, only when Locus is being removed from the cluster. Then, and
+// only then, the agent puts the node back as it found it. On any doubt (the API
+// server does not answer) it keeps everything, as on a restart.
+
+// ownerBeingRemoved reports whether the DaemonSet namespace/name is gone or
+// being deleted.
+func ownerBeingRemoved(ctx context.Context, client kubernetes.Interface, owner string) (bool, error) {
+	ns, name, err := splitOwner(owner)
+	if err != nil {
+		return false, err
+	}
+	ds, err := client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return ds.DeletionTimestamp != nil, nil
+}
+
+func splitOwner(owner string) (string, string, error) {
+	ns, name, ok := strings.Cut(owner, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("--owner-daemonset %q is not NAMESPACE/NAME", owner)
+	}
+	return ns, name, nil
+}
+
+// uninstallNode undoes what the agent did on this node once its DaemonSet is
+// being removed: every cgroup file back to its original value, the node's
+// NodeResourceTopology deleted, and the state files but the event log removed
+// (a later install starts afresh). It runs after the agent stopped, with a
+// deadline of its own: the pod's grace period is still running.
+func (k *kubeFlags) uninstallNode(o agent.Options, cfg *rest.Config, log io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	removing, err := ownerBeingRemoved(ctx, client, k.ownerDaemonSet)
+	if err != nil {
+		return fmt.Errorf("cannot tell whether %s is being removed, so the node keeps Locus's settings: %w", k.ownerDaemonSet, err)
+	}
+	if !removing {
+		return nil
+	}
+	fmt.Fprintf(log, "locus: DaemonSet %s is being removed: restoring this node\n", k.ownerDaemonSet)
+	restored, gone, err := restoreOriginals(o.StateDir, o.CgroupRoot, o.CgroupVersion)
+	if err != nil {
+		return fmt.Errorf("restore the cgroup files' originals: %w", err)
+	}
+	fmt.Fprintf(log, "locus: restored %d cgroup files (%d of removed cgroups skipped)\n", restored, gone)
+	if !k.noNRT {
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		err = dyn.Resource(nrt.GVR).Delete(ctx, k.node, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete NodeResourceTopology %s: %w", k.node, err)
+		}
+	}
+	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.LocalityFile, agent.BalancerFile, agent.StatusFile} {
+		if err := os.Remove(filepath.Join(o.StateDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreOriginals writes back every original recorded in the state directory's
+// originals file, ancestors before descendants (a v1 cpuset must fit in its
+// parent's), and forgets each once written. The originals of cgroups removed
+// meanwhile (a pod that ended) are forgotten and counted as gone.
+func restoreOriginals(stateDir, root string, v cgroup.Version) (restored, gone int, err error) {
+	h, err := cgroup.Open(root, v)
+	if err != nil {
+		return 0, 0, err
+	}
+	store, err := cgroup.OpenFileStore(filepath.Join(stateDir, agent.OriginalsFile))
+	if err != nil {
+		return 0, 0, err
+	}
+	w, err := cgroup.NewWriter(h, store)
+	if err != nil {
+		return 0, 0, err
+	}
+	byCgroup := map[string][]cgroup.Target{}
+	var marks []string
+	for _, key := range store.Keys() {
+		cg, knob, ok := originalTarget(h.Version(), key)
+		if !ok {
+			marks = append(marks, key) // a creation mark, or a file this build does not know
+			continue
+		}
+		byCgroup[cg] = append(byCgroup[cg], cgroup.Target{Cgroup: cg, Knob: knob})
+	}
+	cgs := make([]string, 0, len(byCgroup))
+	for cg := range byCgroup {
+		cgs = append(cgs, cg)
+	}
+	sort.Strings(cgs) // a parent sorts before its children
+	for _, cg := range cgs {
+		rep, err := w.Restore(byCgroup[cg])
+		if errors.Is(err, cgroup.ErrCgroupGone) || (err == nil && allGone(rep)) {
+			gone += len(byCgroup[cg])
+			continue
+		}
+		if err != nil {
+			return restored, gone, fmt.Errorf("%s: %w", cg, err)
+		}
+		restored += len(byCgroup[cg])
+	}
+	// What is left names cgroups that are gone, or marks: nothing to write back.
+	return restored, gone, store.Forget(append(marks, store.Keys()...)...)
+}
+
+func allGone(rep cgroup.Report) bool {
+	for _, r := range rep.Results {
+		if r.Outcome != cgroup.Gone {
+			return false
+		}
+	}
+	return len(rep.Results) > 0
+}
+
+// originalTarget splits an originals key, "[controller/]cgroup/file", into the
+// cgroup and the writable knob whose file it is.
+func originalTarget(v cgroup.Version, key string) (string, cgroup.Knob, bool) {
+	dir, file := path.Split(key)
+	dir = strings.TrimSuffix(dir, "/")
+	for _, k := range cgroup.Knobs() {
+		spec, _ := cgroup.Lookup(k)
+		pl := spec.Placement(v)
+		if pl == nil || spec.ReadOnly || pl.File != file {
+			continue
+		}
+		cg := dir
+		if pl.Controller != "" {
+			rest, ok := strings.CutPrefix(dir, string(pl.Controller)+"/")
+			if !ok {
+				continue
+			}
+			cg = rest
+		}
+		if cg != "" && cgroup.CheckRel(cg) == nil {
+			return cg, k, true
+		}
+	}
+	return "", "", false
+}

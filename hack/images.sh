@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds the project's images without a container daemon (make images): locus (the
+# agent, runs as root) and locus-scheduler (runs as 65532), each a static binary on
+# an empty base, for every platform of $PLATFORMS, as one OCI archive per image
+# holding all platforms (tools/oci). The archives name the images
+# $IMAGE_REPO/NAME:$VERSION; `make push REGISTRY=...` pushes them.
+#
+#   hack/images.sh [OUT]   archives in OUT (default _output/images), binaries in OUT/bin/OS-ARCH
+#
+# VERSION (default: the chart's appVersion, the image tag the chart installs),
+# COMMIT (default: git HEAD), PLATFORMS (default "linux/amd64 linux/arm64"),
+# IMAGE_REPO (default ghcr.io/locus-project).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+go=${GO:-go}
+out=${1:-$repo/_output/images}
+version=${VERSION:-$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$repo/deploy/helm/locus/Chart.yaml")}
+commit=${COMMIT:-$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)}
+platforms=${PLATFORMS:-linux/amd64 linux/arm64}
+image_repo=${IMAGE_REPO:-ghcr.io/locus-project}
+[ -n "$version" ] || {
+	echo "images: no VERSION and no appVersion in deploy/helm/locus/Chart.yaml" >&2
+	exit 1
+}
+t0=$(date +%s.%N)
+
+# The Go build the archives are made by, once per run (its own module).
+tool=$repo/.cache/bin/oci
+(cd "$repo/tools/oci" && CGO_ENABLED=0 "$go" build -o "$tool" .)
+
+# No -trimpath: the same compile actions as go test and make build, so that with a
+# warm build cache an image costs a link, not a rebuild of Kubernetes.
+pkg=github.com/locus-project/locus/cmd/internal/buildinfo
+ldflags="-s -w -X $pkg.version=$version -X $pkg.commit=$commit"
+for name in locus locus-scheduler; do
+	bins=()
+	for p in $platforms; do
+		os=${p%/*} arch=${p#*/}
+		dir=$out/bin/$os-$arch
+		mkdir -p "$dir"
+		(cd "$repo" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$go" build -ldflags "$ldflags" -o "$dir/$name" "./cmd/$name")
+		bins+=(-bin "$p=$dir/$name")
+	done
+	user=()
+	# The scheduler needs no privilege; the agent writes other pods' cgroups as root.
+	[ "$name" = locus ] || user=(-user 65532:65532)
+	"$tool" build -name "$name" -version "$version" -revision "$commit" -repo "$image_repo" \
+		"${user[@]}" "${bins[@]}" -o "$out/$name.oci.tar"
+done
+echo "images: $version for $platforms in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s" >&2
