@@ -38,7 +38,7 @@ func TestChartUpgradeKeepsEverythingAndUninstallRestoresTheNode(t *testing.T) {
 	n.sloConfig(t)
 	ns := n.namespace(t, "chart")
 	redis := n.createPod(t, ns, podSpec{name: "redis", labels: map[string]string{"koordinator.sh/qosClass": "LS"},
-		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto"}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto", "lowLimitPercent": 100}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
 	pinned := n.createPod(t, ns, podSpec{name: "pinned", annotations: map[string]string{"cpuset-scheduler": "true"},
 		cpu: "1", memory: "64Mi/64Mi", args: []string{"-children", "2"}})
 	shared := n.createPod(t, ns, podSpec{name: "shared", args: []string{"-children", "1"}})
