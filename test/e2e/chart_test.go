@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
@@ -46,6 +47,12 @@ func TestChartUpgradeKeepsEverythingAndUninstallRestoresTheNode(t *testing.T) {
 	pinnedDir := n.containerCgroup(t, pinned, "w", "cpuset")
 	cpus := waitCPUs(t, pinnedDir, 1)
 	waitFile(t, filepath.Join(n.containerCgroup(t, redis, "w", "memory"), "memory.soft_limit_in_bytes"), "67108864")
+	// The node is settled only once the other two are in the shared pool: the
+	// snapshot below is what the upgrade must not change.
+	others := cpuset.New(0, 1).Difference(cpus).String()
+	for _, p := range []*corev1.Pod{redis, shared} {
+		waitFile(t, filepath.Join(n.containerCgroup(t, p, "w", "cpuset"), "cpuset.cpus"), others)
+	}
 	pods := []*corev1.Pod{redis, pinned, shared}
 	kubetest.WaitFor(t, "the agent's state files", fileTimeout, func(context.Context) (bool, error) {
 		for _, f := range []string{"checkpoint.json", "originals.json"} {
