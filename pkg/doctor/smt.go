@@ -24,7 +24,7 @@ func checkSMT(env Env) Result {
 	case isMissing(err):
 		found += "; SMT: this kernel does not say"
 	case err != nil:
-		found += "; SMT: " + err.Error()
+		return Result{Status: Warn, Found: found + "; SMT: " + err.Error()}
 	default:
 		found += "; SMT " + smtMeaning(smt)
 	}
