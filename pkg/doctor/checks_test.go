@@ -121,7 +121,9 @@ func TestMemorySettingChecks(t *testing.T) {
 		{"alibaba v1", "vm-watermarks", alibabaV1(), OK, nil},
 		{"foreign", "vm-watermarks", adj.with("proc/sys/vm/min_free_kbytes", "lots"), Warn, []string{"min_free_kbytes: \"lots\""}},
 		{"absent", "vm-watermarks", adj.with("proc/sys/vm/min_free_kbytes", gone), NA, nil},
-		{"no meminfo", "vm-watermarks", adj.with("proc/meminfo", "\x00"), OK, []string{"vm.min_free_kbytes = 67584,"}},
+		{"no meminfo", "vm-watermarks", adj.with("proc/meminfo", "\x00"), Warn, []string{"meminfo: binary"}},
+		{"no scale factor", "vm-watermarks", adj.with("proc/sys/vm/watermark_scale_factor", gone), OK, nil},
+		{"bad defrag", "transparent-hugepages", hostV2().with("sys/kernel/mm/transparent_hugepage/defrag", "x"), Warn, []string{"defrag:"}},
 	})
 }
 

@@ -16,10 +16,13 @@ func checkTHP(env Env) Result {
 	if err != nil {
 		return unreadable(Warn, err, "cannot tell the THP mode")
 	}
-	defrag, err := readAttr(dir + "/defrag")
-	defragMode, err := selected(dir+"/defrag", defrag, err)
 	found := "enabled = " + mode
-	if err == nil {
+	defrag, err := readAttr(dir + "/defrag")
+	if !isMissing(err) {
+		defragMode, err := selected(dir+"/defrag", defrag, err)
+		if err != nil {
+			return Result{Status: Warn, Found: found + "; defrag: " + err.Error()}
+		}
 		found += ", defrag = " + defragMode
 	}
 	switch mode {

@@ -21,11 +21,19 @@ func checkWatermarks(env Env) Result {
 		return unreadable(Warn, err, "cannot tell the global memory watermarks")
 	}
 	found := fmt.Sprintf("vm.min_free_kbytes = %d", minFree)
-	if total, err := memTotalKB(env); err == nil && total > 0 {
+	total, err := memTotalKB(env)
+	if err != nil {
+		return Result{Status: Warn, Found: found + "; " + err.Error()}
+	}
+	if total > 0 {
 		found += fmt.Sprintf(" (%.1f %% of %d MiB)", float64(minFree)*100/float64(total), total>>10)
 	}
-	if scale, err := readInt(env.proc("sys/vm/watermark_scale_factor")); err == nil {
+	scale, err := readInt(env.proc("sys/vm/watermark_scale_factor"))
+	switch {
+	case err == nil:
 		found += fmt.Sprintf(", vm.watermark_scale_factor = %d (%.2f %%)", scale, float64(scale)/100)
+	case !isMissing(err):
+		return Result{Status: Warn, Found: found + "; " + err.Error()}
 	}
 	have, _, _ := memKnobsPresent(env)
 	if !have[cgroup.MemoryWmarkMinAdj] {
