@@ -19,7 +19,7 @@ func newRootCmd() *cobra.Command {
 	// Flag errors are the caller's: exit 2 with a one-line message.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	root.AddCommand(newTopologyCmd(), newPlanCmd(), newRunCmd(), newRunStubCmd(), newStressCmd(),
-		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newTopCmd())
+		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newTopCmd(), newDoctorCmd())
 	return root
 }
 
