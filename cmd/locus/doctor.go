@@ -125,3 +125,6 @@ func doctorVerdict(rs []doctor.Result) error {
 	}
 	return doctorStatus{code: code, msg: fmt.Sprintf("doctor: %d fail, %d warn", count[doctor.Fail], count[doctor.Warn])}
 }
+
+// oneLine keeps a text on one line whatever a file put in it.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
