@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -153,6 +154,19 @@ func TestDoctorOnThisHost(t *testing.T) {
 		want("memory-qos-files", doctor.Warn, "skipped: memory.min, memory.low, memory.high")
 	} else {
 		want("memory-qos-files", doctor.OK)
+	}
+	if b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err == nil {
+		mode := regexp.MustCompile(`\[(\w+)\]`).FindStringSubmatch(string(b))
+		if mode == nil {
+			t.Fatalf("this host's THP mode %q has no [selection]", b)
+		}
+		want("transparent-hugepages", doctor.OK, "enabled = "+mode[1])
+	}
+	if b, err := os.ReadFile("/sys/kernel/mm/ksm/run"); err == nil && strings.TrimSpace(string(b)) != "1" {
+		want("ksm-merge-across-nodes", doctor.OK, "run = "+strings.TrimSpace(string(b)))
+	}
+	if b, err := os.ReadFile("/proc/cmdline"); err == nil && !strings.Contains(string(b), "isolcpus=") && !strings.Contains(string(b), "nohz_full=") {
+		want("isolated-cpus", doctor.OK, "no isolcpus=")
 	}
 	if os.Geteuid() == 0 {
 		want("page-migration-permission", doctor.OK, "running as root")
