@@ -31,7 +31,7 @@ func memoryDirs(env Env, v int) []string {
 		root = env.cgroup("memory")
 	}
 	dirs := []string{}
-	for _, p := range append(workloadParents, "system.slice") {
+	for _, p := range []string{workloadParents[0], workloadParents[1], "system.slice"} {
 		if isDir(root + "/" + p) {
 			dirs = append(dirs, root+"/"+p)
 		}
