@@ -18,8 +18,9 @@ helm_e2e() {
 # chart_values: what differs from the chart's defaults here, and why.
 # - hostNetwork, apiServer: the node has no CNI plugin and no kube-proxy, so pods
 #   use the node's network and reach the API server at its own address;
-# - cgroupDriver, stateDir, --memory-v1-soft-limit: as the host-process agent
-#   (the state dir under the run directory, where the tests read it);
+# - cgroupDriver, stateDir, kubeletDir/kubeletConfig, --memory-v1-soft-limit: as
+#   the host-process agent (the state dir under the run directory, where the tests
+#   read it; the node kubelet's own root and config);
 # - no CPU requests: the seeds' pods ask for both of this node's CPUs;
 # - no default ConfigMaps: each scenario applies the seeds' own;
 # - the scheduler runs as default-scheduler (this cluster has no kube-scheduler;
@@ -32,6 +33,8 @@ chart_values() {
 	echo "  hostNetwork: true"
 	echo "  cgroupDriver: cgroupfs"
 	echo "  stateDir: $E2E_DIR/agent"
+	echo "  kubeletDir: $E2E_DIR/kubelet/root"
+	echo "  kubeletConfig: $E2E_DIR/kubelet/config.yaml"
 	echo "  metricsPort: ${AGENT_METRICS##*:}"
 	echo "  resources: {requests: {cpu: null, memory: 64Mi}}"
 	echo "  extraArgs:"

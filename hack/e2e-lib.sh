@@ -297,7 +297,7 @@ start_agent() {
 	# The node's cgroups are the host's: the agent writes them as the DaemonSet would.
 	start agent "$E2E_BIN/locus" agent --node-name="$E2E_NODE" --kubeconfig="$E2E_DIR/kubeconfig" \
 		--state-dir="$E2E_DIR/agent" --cgroup-driver=cgroupfs --metrics-addr="$AGENT_METRICS" \
-		--memory-v1-soft-limit ${LOCUS_E2E_AGENT_ARGS:-}
+		--memory-v1-soft-limit --kubelet-dir="$E2E_DIR/kubelet/root" --kubelet-config="$E2E_DIR/kubelet/config.yaml" ${LOCUS_E2E_AGENT_ARGS:-}
 }
 
 kubelet_healthy() { in_ns curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"; }

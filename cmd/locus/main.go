@@ -36,6 +36,10 @@ func exitCode(err error) int {
 	if errors.As(err, &ue) {
 		return 2
 	}
+	var ds doctorStatus
+	if errors.As(err, &ds) {
+		return ds.code
+	}
 	return 1
 }
 

@@ -19,7 +19,8 @@ func newRootCmd() *cobra.Command {
 	// Flag errors are the caller's: exit 2 with a one-line message.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	root.AddCommand(newTopologyCmd(), newPlanCmd(), newRunCmd(), newRunStubCmd(), newStressCmd(),
-		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newTopCmd(), newVersionCmd(), newRemoveAgentsCmd())
+		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newTopCmd(),
+		newDoctorCmd(), newVersionCmd(), newRemoveAgentsCmd())
 	return root
 }
 

@@ -77,6 +77,7 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 	for _, p := range n.Problems {
 		fmt.Fprintf(w, "node problem: %s\n", p)
 	}
+	renderHostChecks(w, n.HostChecks)
 	if len(n.Unsupported) > 0 {
 		fmt.Fprintf(w, "unsupported by this kernel: %s\n", strings.Join(n.Unsupported, ", "))
 	}
@@ -134,4 +135,26 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// renderHostChecks counts the host checks and shows the ones not ok.
+func renderHostChecks(w io.Writer, cs []status.HostCheck) {
+	if len(cs) == 0 {
+		return
+	}
+	count := map[string]int{}
+	for _, c := range cs {
+		count[c.Status]++
+	}
+	fmt.Fprintf(w, "host checks at agent start: %d ok, %d warn, %d fail, %d n/a (locus doctor for all)\n",
+		count["ok"], count["warn"], count["fail"], count["n/a"])
+	for _, c := range cs {
+		if c.Status == "warn" || c.Status == "fail" {
+			fmt.Fprintf(w, "host check %s %s: %s", c.Status, c.Check, oneLine(c.Found))
+			if c.Do != "" {
+				fmt.Fprintf(w, "; do: %s", oneLine(c.Do))
+			}
+			fmt.Fprintln(w)
+		}
+	}
 }

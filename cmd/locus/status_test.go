@@ -72,3 +72,26 @@ func TestStatusAsNonRootSaysItNeedsRoot(t *testing.T) {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
+
+// The host checks the agent ran at start: a count, and the ones not ok in
+// full, each on one line.
+func TestStatusShowsHostChecks(t *testing.T) {
+	var out strings.Builder
+	renderHostChecks(&out, []status.HostCheck{
+		{Check: "cgroup-version", Status: "ok", Found: "cgroup v2"},
+		{Check: "numa-balancing", Status: "warn", Found: "kernel.numa_balancing = 1\n(on)", Do: "sysctl kernel.numa_balancing=0"},
+		{Check: "kubelet-cpu-manager", Status: "fail", Found: "cpuManagerPolicy: static"},
+		{Check: "runtime-nri", Status: "n/a", Found: "no NRI socket"},
+	})
+	want := "host checks at agent start: 1 ok, 1 warn, 1 fail, 1 n/a (locus doctor for all)\n" +
+		"host check warn numa-balancing: kernel.numa_balancing = 1 (on); do: sysctl kernel.numa_balancing=0\n" +
+		"host check fail kubelet-cpu-manager: cpuManagerPolicy: static\n"
+	if out.String() != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	renderHostChecks(&out, nil) // a status from an agent without host checks
+	if out.Len() != 0 {
+		t.Errorf("no checks printed %q", out.String())
+	}
+}

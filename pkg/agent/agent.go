@@ -20,6 +20,7 @@ import (
 	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/supervisor"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -50,9 +51,9 @@ type Options struct {
 	V1SoftLimitForLow bool
 	// ThrottleNotBelowRequest is memqos.Options.ThrottleNotBelowRequest.
 	ThrottleNotBelowRequest bool
-	Exe               string    // binary with the shim; default this executable
-	Out               io.Writer // --dry-run output; default stdout
-	Logger            *slog.Logger
+	Exe                     string    // binary with the shim; default this executable
+	Out                     io.Writer // --dry-run output; default stdout
+	Logger                  *slog.Logger
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
 	Source source.Source
@@ -67,6 +68,9 @@ type Options struct {
 	// NUMABalancer settles the workloads without CPUs of their own on NUMA
 	// nodes (balancer*.go).
 	NUMABalancer BalancerOptions
+	// KubeletDir and KubeletConfig are where the host checks read the
+	// kubelet's configuration (defaults /var/lib/kubelet and its config.yaml).
+	KubeletDir, KubeletConfig string
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -101,6 +105,7 @@ type Agent struct {
 
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
+	hostChecks       []status.HostCheck // the host checks run at start
 	lastProblemList  []workload.Problem
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
@@ -121,6 +126,7 @@ func New(opts Options) (*Agent, error) {
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
 		return nil, err
 	}
+	a.runHostChecks()
 	if err := checkPrivilege(a.h, opts.DryRun); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/server"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // metrics are the agent's Prometheus series, in a registry of its own so
@@ -24,6 +25,7 @@ type metrics struct {
 	configBad   prometheus.Gauge
 	writes      prometheus.Counter
 	unsupported *prometheus.GaugeVec
+	hostCheck   *prometheus.GaugeVec
 	locality    *localityMetrics
 	nodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
 }
@@ -54,8 +56,10 @@ func newMetrics() *metrics {
 		unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_unsupported_knobs",
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
+	m.hostCheck = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_host_check",
+		Help: "1 for each host check (locus doctor, run at start) with its status: ok, warn, fail or n/a."}, []string{"check", "status"})
 	m.nodeCPUs = server.NewNodeCPUCollector()
-	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.nodeCPUs)
+	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.hostCheck, m.nodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -84,5 +88,13 @@ func (m *metrics) setWorkloads(ws []WorkloadStatus) {
 			}
 			g.WithLabelValues(w.Name, w.Name, knob).Set(v)
 		}
+	}
+}
+
+// setHostChecks exports each host check's status.
+func (m *metrics) setHostChecks(cs []status.HostCheck) {
+	m.hostCheck.Reset()
+	for _, c := range cs {
+		m.hostCheck.WithLabelValues(c.Check, c.Status).Set(1)
 	}
 }

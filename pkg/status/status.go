@@ -31,6 +31,16 @@ type NodeStatus struct {
 	BE            string   `json:"bePool"`
 	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
 	Problems      []string `json:"problems,omitempty"`
+	// HostChecks are `locus doctor`'s checks as the agent ran them at start.
+	HostChecks []HostCheck `json:"hostChecks,omitempty"`
+}
+
+// HostCheck is one host check's result: status is ok, warn, fail or n/a.
+type HostCheck struct {
+	Check  string `json:"check"`
+	Status string `json:"status"`
+	Found  string `json:"found"`
+	Do     string `json:"do,omitempty"`
 }
 
 // WorkloadStatus is one workload as it stands.

@@ -1,0 +1,95 @@
+package doctor
+
+import "strings"
+
+func init() {
+	register(Check{Name: "kubelet-cpu-manager", Order: 110, Run: kubeletCheck(cpuManager)})
+	register(Check{Name: "kubelet-memory-manager", Order: 120, Run: kubeletCheck(memoryManager)})
+	register(Check{Name: "kubelet-topology-manager", Order: 130, Run: kubeletCheck(topologyManager)})
+	register(Check{Name: "kubelet-reserved-cpus", Order: 140, Run: kubeletCheck(reservedCPUs)})
+	register(Check{Name: "kubelet-cgroup-driver", Order: 150, Run: kubeletCheck(cgroupDriver)})
+}
+
+// kubeletCheck runs judge on the kubelet's config, once it is read.
+func kubeletCheck(judge func(Env, kubeletConfig) Result) func(Env) Result {
+	return func(env Env) Result {
+		c, found, err := readKubeletConfig(env)
+		if err != nil {
+			return unreadable(Warn, err, "cannot tell how the kubelet manages CPUs and memory")
+		}
+		if !found {
+			return Result{Status: NA, Found: "no kubelet here (no " + env.KubeletConfig + ")"}
+		}
+		return judge(env, c)
+	}
+}
+
+func cpuManager(env Env, c kubeletConfig) Result {
+	found := "cpuManagerPolicy: " + c.CPUManagerPolicy
+	switch c.CPUManagerPolicy {
+	case "none":
+		return Result{Status: OK, Found: found + ": the kubelet leaves cpusets alone; Locus decides them"}
+	case "static":
+		return Result{Status: Fail, Found: found + ": the kubelet gives Guaranteed pods with whole CPUs exclusive cpusets and rewrites every container's cpuset every 10 s; Locus does not read the kubelet's assignments, so both write the same cpusets",
+			Do: "set cpuManagerPolicy: none: drain the node, stop the kubelet, remove " + env.KubeletDir + "/cpu_manager_state, start it"}
+	}
+	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
+}
+
+func memoryManager(env Env, c kubeletConfig) Result {
+	found := "memoryManagerPolicy: " + c.MemoryManagerPolicy
+	switch c.MemoryManagerPolicy {
+	case "None":
+		return Result{Status: OK, Found: found + ": the kubelet leaves cpuset.mems alone"}
+	case "Static":
+		return Result{Status: Fail, Found: found + ": the kubelet binds Guaranteed pods' memory (cpuset.mems) to NUMA nodes it picks; Locus writes cpuset.mems too",
+			Do: "set memoryManagerPolicy: None: drain the node, stop the kubelet, remove " + env.KubeletDir + "/memory_manager_state, start it"}
+	}
+	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
+}
+
+func topologyManager(_ Env, c kubeletConfig) Result {
+	found := "topologyManagerPolicy: " + c.TopologyManagerPolicy + ", scope: " + c.TopologyManagerScope
+	switch c.TopologyManagerPolicy {
+	case "none":
+		return Result{Status: OK, Found: found}
+	case "best-effort", "restricted", "single-numa-node":
+		note := ": it aligns the kubelet's own CPU, memory and device assignments, and sees none of Locus's"
+		if c.TopologyManagerPolicy != "best-effort" {
+			note += "; it refuses pods whose devices it cannot align, whatever Locus would have done"
+		}
+		return Result{Status: OK, Found: found + note}
+	}
+	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
+}
+
+func reservedCPUs(_ Env, c kubeletConfig) Result {
+	if strings.TrimSpace(c.ReservedSystemCPUs) == "" {
+		return Result{Status: OK, Found: "no reservedSystemCPUs"}
+	}
+	return Result{Status: OK, Found: "reservedSystemCPUs: " + c.ReservedSystemCPUs,
+		Do: "give the agent the same list: --reserved-cpus " + c.ReservedSystemCPUs + " (the agent does not read the kubelet's)"}
+}
+
+func cgroupDriver(env Env, c kubeletConfig) Result {
+	found := "cgroupDriver: " + c.CgroupDriver
+	want := map[string]string{"systemd": "kubepods.slice", "cgroupfs": "kubepods"}[c.CgroupDriver]
+	if want == "" {
+		return Result{Status: Warn, Found: found + ": not systemd or cgroupfs"}
+	}
+	v, err := cgroupVersion(env)
+	if err != nil {
+		return Result{Status: OK, Found: found}
+	}
+	base := env.CgroupRoot
+	if v == 1 {
+		base = env.cgroup("cpuset")
+	}
+	for other, dir := range map[string]string{"systemd": "kubepods.slice", "cgroupfs": "kubepods"} {
+		if dir != want && isDir(base+"/"+dir) && !isDir(base+"/"+want) {
+			return Result{Status: Warn, Found: found + ", but the pods' cgroups are under " + base + "/" + dir + ", the " + other + " driver's layout",
+				Do: "the agent's --cgroup-driver auto follows the cgroups; make the kubelet's config and its running flags agree"}
+		}
+	}
+	return Result{Status: OK, Found: found + " (the agent's --cgroup-driver auto finds its layout)"}
+}
