@@ -47,7 +47,16 @@ if [ "$mode" = test ]; then
 	# The same binaries every run: build once, so the runs measure the node.
 	"$repo/hack/e2e-build.sh" >"$logs/build.log" 2>&1 || die "build failed: $logs/build.log"
 fi
+
+# Each run and the check of what it left are made under the node lock (see
+# hack/e2e.sh), so that another checkout's run can go between two runs but is
+# never taken for this one's leftovers. The runs themselves do not lock again,
+# and get no copy of the lock's descriptor.
+exec {lockfd}>/run/lock/locus-e2e.lock
+export LOCUS_E2E_LOCKED=1
+flock "$lockfd"
 [ -z "$(leftovers)" ] || die "the host is not clean before the first run: $(leftovers)"
+flock -u "$lockfd"
 
 stress_pid=
 if [ "$cpu" != 0 ]; then
@@ -66,20 +75,22 @@ times=()
 for ((r = 1; r <= runs; r++)); do
 	out=$logs/$mode-$r.log
 	ok=1
+	flock "$lockfd"
 	t0=$(now)
 	if [ "$mode" = updown ]; then
-		"$repo/hack/e2e.sh" up >"$out" 2>&1 || ok=0
+		"$repo/hack/e2e.sh" up >"$out" 2>&1 {lockfd}>&- || ok=0
 		t1=$(now)
-		"$repo/hack/e2e.sh" down >>"$out" 2>&1 || ok=0
+		"$repo/hack/e2e.sh" down >>"$out" 2>&1 {lockfd}>&- || ok=0
 		took="up $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s, down $(since "$t1") s"
 	else
-		"$repo/hack/e2e.sh" test -run "${LOCUS_E2E_SOAK_RUN:-.}" >"$out" 2>&1 || ok=0
+		"$repo/hack/e2e.sh" test -run "${LOCUS_E2E_SOAK_RUN:-.}" >"$out" 2>&1 {lockfd}>&- || ok=0
 		took="$(since "$t0") s"
 	fi
 	times+=("$took")
 	rest=$(leftovers)
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	if [ "$ok" = 1 ] && [ -z "$rest" ]; then
+		flock -u "$lockfd"
 		log "soak: run $r/$runs ok: $took; load $load"
 		continue
 	fi
@@ -94,9 +105,10 @@ for ((r = 1; r <= runs; r++)); do
 		echo "$rest" >&2
 	fi
 	# Go on only from a clean host, or every later run would fail for this one's sake.
-	"$repo/hack/e2e.sh" down >>"$out" 2>&1
+	"$repo/hack/e2e.sh" down >>"$out" 2>&1 {lockfd}>&-
 	rest=$(leftovers)
 	[ -z "$rest" ] || die "soak: the host stays unclean after another down, stopping: $rest"
+	flock -u "$lockfd"
 done
 log "soak: $mode x$runs with locus stress --cpu $cpu on $(nproc) CPUs: $failed failed, $left left something behind"
 [ "$failed" = 0 ] && [ "$left" = 0 ]

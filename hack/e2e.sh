@@ -26,11 +26,13 @@ shift || true
 
 # One real node per machine: its directory, network namespace, ports and host
 # paths are fixed, so a second run (another checkout's) waits for the first.
+# -o: the lock's descriptor is not handed down, so a process the run started
+# and failed to stop cannot hold the lock for ever (down would report it).
 case "$cmd" in
 test | up | down)
 	if [ -z "${LOCUS_E2E_LOCKED:-}" ]; then
 		log "waiting for the node lock (/run/lock/locus-e2e.lock)"
-		exec env LOCUS_E2E_LOCKED=1 flock /run/lock/locus-e2e.lock "$0" "$cmd" "$@"
+		exec env LOCUS_E2E_LOCKED=1 flock -o /run/lock/locus-e2e.lock "$0" "$cmd" "$@"
 	fi
 	;;
 esac
