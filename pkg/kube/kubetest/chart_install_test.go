@@ -47,6 +47,8 @@ var agentAccess = []access{
 	{verb: "create", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
 	{verb: "get", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
 	{verb: "update", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
+	{verb: "get", resource: "nodes", allowed: true},
+	{verb: "watch", resource: "nodes", allowed: true},
 
 	{verb: "create", resource: "pods", namespace: "team-a"},
 	{verb: "update", resource: "pods", namespace: "team-a"},
@@ -57,8 +59,8 @@ var agentAccess = []access{
 	{verb: "update", resource: "configmaps", namespace: "kube-system"},
 	{verb: "get", resource: "secrets", namespace: "kube-system"},
 	{verb: "list", resource: "secrets", namespace: ""},
-	{verb: "get", resource: "nodes"},
 	{verb: "patch", resource: "nodes"},
+	{verb: "update", resource: "nodes"},
 	{verb: "delete", group: "topology.node.k8s.io", resource: "noderesourcetopologies"},
 	{verb: "delete", resource: "events", namespace: "team-a"},
 }
