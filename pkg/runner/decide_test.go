@@ -159,10 +159,11 @@ func TestDecideMemory(t *testing.T) {
 		qos               memqos.Class
 		low, high, minAdj string
 	}{
-		// Recommended LS: low 100 % of the request, high 80 % of the limit.
-		{"LS", "104857600", "167772160", "-25"},
-		// Recommended BE: no protection, same throttling, later global reclaim.
-		{"BE", "", "167772160", "50"},
+		// The recommended profile is the seed's defaults: min, low and
+		// throttling off (the files keep their values), wmarkRatio 95 and
+		// the class's wmarkMinAdj: LS −25, BE 50 (later global reclaim).
+		{"LS", "", "", "-25"},
+		{"BE", "", "", "50"},
 	} {
 		d, err := Decide(h, state.Empty(), Request{QoS: tc.qos, MemoryLimit: 200 * mib,
 			MemoryRequest: 100 * mib, MemoryQoS: true}, "p/r")
