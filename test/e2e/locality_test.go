@@ -54,7 +54,7 @@ func TestMemoryLocalitySeedConfig(t *testing.T) {
 		annotations: map[string]string{"koordinator.sh/memoryLocality": `{"policy": "bestEffort"}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
 	off := n.createPod(t, ns, podSpec{name: "interval-none", labels: ls,
 		annotations: map[string]string{"koordinator.sh/memoryLocality": `{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`},
-		memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+		memory:      "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
 	for _, p := range []*corev1.Pod{pinned, shared, off} {
 		n.waitRunning(t, ns, p.Name)
 	}
