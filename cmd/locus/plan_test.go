@@ -55,7 +55,7 @@ func TestPlanJSON(t *testing.T) {
 			planJSON{"0-1", []int{0}, 2, "full-pcpus", "most-allocated", 0}},
 		{"static-burst with load", []string{"--sysfs-root", nps4, "--cpus", "4", "--policy", "static-burst",
 			"--request-milli", "1000", "--burst-load", "5=500"},
-			planJSON{"0,5,128,133", []int{0}, 4, "static-burst", "most-allocated", 250}},
+			planJSON{"0-1,128-129", []int{0}, 4, "static-burst", "most-allocated", 250}},
 		{"static-burst share is the request", []string{"--sysfs-root", small, "--cpus", "2", "--policy", "static-burst",
 			"--burst-load", "0=1,1=1"}, planJSON{"2-3", []int{0}, 2, "static-burst", "most-allocated", 1000}},
 	} {

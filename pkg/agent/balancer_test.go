@@ -182,7 +182,7 @@ func TestBalancerPlacesMigratesAndNarrows(t *testing.T) {
 	if len(m.seen) != 2 || m.seen[1002] != 1 {
 		t.Fatalf("runs after settling %v, want still one each", m.seen)
 	}
-	if ev := b.reasons("MemoryLocalityCompleted"); len(ev) != 2 {
+	if ev := b.reasons("MemoryLocalitySuccess"); len(ev) != 2 { // one container each: the one-line form
 		t.Fatalf("memory locality events %q, want b's and d's", ev)
 	}
 	ws := workloadStatus(t, b.harness, "b")

@@ -37,7 +37,7 @@ var boundPools = []string{"exclusive", "static-burst"}
 // annotation is a problem naming the field, and turns it off for that
 // workload rather than falling back to the class: the annotation says the
 // workload wants its own setting. Workloads without CPUs of their own are
-// left out: their memory has no local node to go to.
+// targets that are skipped: their memory has no local node to go to.
 func localityTargets(ws []workload.Workload, states []decide.WorkloadState, classes map[string]locality.Settings,
 	memNodes []int) ([]localityTarget, []workload.Problem) {
 	byName := map[string]decide.WorkloadState{}
@@ -55,7 +55,7 @@ func localityTargets(ws []workload.Workload, states []decide.WorkloadState, clas
 			s, err := locality.ParseAnnotation(raw)
 			if err != nil {
 				probs = append(probs, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryLocality",
-					Message: err.Error() + "; memory locality is off for this workload until the annotation is fixed"})
+					Message: err.Error() + `; using policy "none" instead (memory locality off for this workload, whatever its class says) until the annotation is fixed`})
 				continue
 			}
 			pod = &s
@@ -64,12 +64,21 @@ func localityTargets(ws []workload.Workload, states []decide.WorkloadState, clas
 		fromClass, _ := locality.ClassSettings(classes, class, guaranteed)
 		settings := locality.Resolve(pod, fromClass)
 		st, ok := byName[w.Name]
-		if settings.Policy != locality.PolicyBestEffort || !ok || !slices.Contains(boundPools, st.Pool) {
+		if settings.Policy != locality.PolicyBestEffort || !ok {
 			continue
 		}
 		t := localityTarget{Name: w.Name, Containers: w.Containers, CPUs: st.CPUs, Local: st.NUMANodes,
 			Nodes: memNodes, Settings: settings}
-		if !slices.ContainsFunc(memNodes, func(n int) bool { return !slices.Contains(st.NUMANodes, n) }) {
+		switch {
+		case !slices.Contains(boundPools, st.Pool):
+			// No CPUs of its own: it may run wherever the shared pool
+			// reaches, so no node is its local one. The seed's answer is
+			// MemoryLocalitySkipped "no target numa", not silence. The
+			// pool's cpuset is left out of the record: it changes with
+			// other workloads, which must not start a new series of runs
+			// (and Events) for this one.
+			t.CPUs, t.Local, t.Skip = "", nil, locality.ReasonNoTargetNUMA
+		case !slices.ContainsFunc(memNodes, func(n int) bool { return !slices.Contains(st.NUMANodes, n) }):
 			t.Skip = locality.ReasonNoTargetNUMA
 		}
 		out = append(out, t)

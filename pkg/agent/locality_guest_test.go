@@ -100,8 +100,9 @@ workloads:
 	if on*100 < total*99 {
 		t.Errorf("only %d of %d pages local, want ≥ 99 %%", on, total)
 	}
-	re := regexp.MustCompile(fmt.Sprintf(`^Container mem completed: migrated memory from remote numa: %d to local numa: %d\n`+
-		`Total: 1 container\(s\) completed, 0 failed, 0 skipped; cur local memory ratio (99|100), rest remote memory pages \d+$`, remote, local[0]))
+	// One container: the seed's one-line MemoryLocalitySuccess form.
+	re := regexp.MustCompile(fmt.Sprintf(`^migrated memory from remote numa: %d to local numa: %d, `+
+		`cur local memory ratio (99|100), rest remote memory pages \d+$`, remote, local[0]))
 	var got []eventlog.Event
 	evs, err := eventlog.Read(a.opts.StateDir)
 	if err != nil {
@@ -115,8 +116,8 @@ workloads:
 	for _, e := range got {
 		t.Logf("event %s %s: %q", e.Type, e.Reason, e.Message)
 	}
-	if len(got) != 1 || got[0].Reason != locality.EventCompleted || got[0].Workload != "mem" || !re.MatchString(got[0].Message) {
-		t.Fatalf("memory locality events %+v, want one MemoryLocalityCompleted matching %s", got, re)
+	if len(got) != 1 || got[0].Reason != locality.EventSuccess || got[0].Workload != "mem" || !re.MatchString(got[0].Message) {
+		t.Fatalf("memory locality events %+v, want one MemoryLocalitySuccess matching %s", got, re)
 	}
 	// With the kernel's NUMA balancing on (--numa-balancing on) the kernel
 	// moves some of the touched pages itself, first.
@@ -136,8 +137,8 @@ workloads:
 	}
 	mustReconcile(t, a)
 	a.loc.wg.Wait()
-	if evs, _ := eventlog.Read(a.opts.StateDir); countReason(evs, locality.EventCompleted) != 1 {
-		t.Errorf("a one-shot migration ran again: %d MemoryLocalityCompleted events", countReason(evs, locality.EventCompleted))
+	if evs, _ := eventlog.Read(a.opts.StateDir); countReason(evs, locality.EventSuccess) != 1 {
+		t.Errorf("a one-shot migration ran again: %d MemoryLocalitySuccess events", countReason(evs, locality.EventSuccess))
 	}
 	st := a.status
 	for _, w := range st.Workloads {

@@ -197,7 +197,7 @@ func wantMessage(t *testing.T, h *harness, ratio int) string {
 	if len(local) != 1 {
 		t.Fatalf("redis CPUs %s span nodes %v, want one", ck.Assignments["redis"].CPUs, local)
 	}
-	return fmt.Sprintf("Container redis completed: migrated memory from remote numa: %d to local numa: %d\n"+
-		"Total: 1 container(s) completed, 0 failed, 0 skipped; cur local memory ratio %d, rest remote memory pages %d",
+	// One container: the seed's one-line MemoryLocalitySuccess form.
+	return fmt.Sprintf("migrated memory from remote numa: %d to local numa: %d, cur local memory ratio %d, rest remote memory pages %d",
 		1-local[0], local[0], ratio, 10*(100-ratio))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,7 +69,13 @@ func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, d decide.D
 		ws[i] = rs[i].plan
 	}
 	targets, probs := localityTargets(ws, d.Workloads, cfg.Locality, memoryNodes(a.topo))
-	targets = append(targets, a.balancerTargets()...)
+	// A workload the NUMA balancer settled has a node of its own after all:
+	// the balancer's target replaces the skipped one.
+	bal := a.balancerTargets()
+	targets = slices.DeleteFunc(targets, func(t localityTarget) bool {
+		return t.Skip != "" && slices.ContainsFunc(bal, func(b localityTarget) bool { return b.Name == t.Name })
+	})
+	targets = append(targets, bal...)
 	for _, p := range probs {
 		for i := range rs {
 			if rs[i].spec.Name == p.Workload {

@@ -51,10 +51,15 @@ func TestLocalityTargets(t *testing.T) {
 			nil, "", locality.AnnotationKey + `: "{\"policy\":" is not a JSON object`},
 		{"bad field is a problem naming it", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"always"}`)), onNode0, classes, []int{0, 1},
 			nil, "", locality.AnnotationKey + `.policy: "always" is not bestEffort or none`},
-		{"shared pool ignored", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort"}`)),
+		// No CPUs of its own: skipped with the seed's "no target numa", not left out.
+		{"shared pool: skipped", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort"}`)),
+			decide.WorkloadState{Pool: "shared", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
+		{"BE pool: skipped", locWorkload("w", memqos.BestEffort, be, ann(`{"policy":"bestEffort"}`)),
+			decide.WorkloadState{Pool: "be", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
+		{"shared pool, policy none: not a target", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort","migrateIntervalMinutes":"none"}`)),
 			decide.WorkloadState{Pool: "shared", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
-		{"BE pool ignored", locWorkload("w", memqos.BestEffort, be, ann(`{"policy":"bestEffort"}`)),
-			decide.WorkloadState{Pool: "be", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, nil, "", ""},
+		{"interval none turns the class's bestEffort off", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort","migrateIntervalMinutes":"none"}`)),
+			onNode0, classes, []int{0, 1}, nil, "", ""},
 		{"static-burst is bound", locWorkload("w", memqos.Burstable, ls, nil),
 			decide.WorkloadState{Pool: "static-burst", CPUs: "2-3", NUMANodes: []int{1}}, classes, []int{0, 1}, &bestEffort, "", ""},
 		{"one memory node: no target", locWorkload("w", memqos.Burstable, ls, nil), onNode0, classes, []int{0}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
@@ -86,8 +91,12 @@ func TestLocalityTargets(t *testing.T) {
 				t.Fatalf("targets %+v, want one", got)
 			}
 			g := got[0]
-			if g.Settings != *tc.want || g.Skip != tc.skip || g.CPUs != st.CPUs || len(g.Containers) != 1 ||
-				!slices.Equal(g.Local, st.NUMANodes) || !slices.Equal(g.Nodes, tc.nodes) {
+			cpus, local := st.CPUs, st.NUMANodes
+			if st.Pool != "exclusive" && st.Pool != "static-burst" { // no CPUs of its own: no cpuset, no local node
+				cpus, local = "", nil
+			}
+			if g.Settings != *tc.want || g.Skip != tc.skip || g.CPUs != cpus || len(g.Containers) != 1 ||
+				!slices.Equal(g.Local, local) || !slices.Equal(g.Nodes, tc.nodes) {
 				t.Errorf("target %+v, want settings %+v skip %q on %s", g, *tc.want, tc.skip, st.CPUs)
 			}
 		})

@@ -30,7 +30,7 @@ type sourceLoader struct {
 func (l *sourceLoader) load(env source.Env) (*workload.Config, []resolved, source.Snapshot) {
 	snap := l.src.Snapshot(env)
 	if l.last == nil || !reflect.DeepEqual(*l.last, snap) {
-		cfg, err := workload.ConfigFromQoS(snap.ResourceQoSConfig)
+		cfg, err := workload.ConfigFromQoSOnNode(snap.ResourceQoSConfig, snap.NodeLabels)
 		if err != nil { // the source should have checked it: keep the last
 			snap.Error = strings.TrimPrefix(snap.Error+"; ", "; ") + "resource-qos-config: " + err.Error()
 			if cfg = l.cfg; cfg == nil {

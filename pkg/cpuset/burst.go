@@ -24,46 +24,95 @@ func (r Request) requestMilli() int64 {
 }
 
 // staticBurst draws the request's CPUs from CPUs nobody owns exclusively and
-// whose burst load leaves room for this pod's share. Capacity is usable
-// CPUs; a domain's tier is how many CPUs it must take from whole free cores
-// (requested minus its fragments), so a node whose fragments suffice beats an
-// L3 group that would break a whole core.
+// whose burst load leaves room for this pod's share, inside one NUMA node
+// (docs/allocator.md#static-burst). Every usable CPU is in one of four
+// classes, taken in this order:
+//
+//	A  a fragment: a free thread of a core that is not whole (a sibling is
+//	   owned, reserved, isolated or offline) and carries no burst load;
+//	B  a thread of a whole free core, both threads of a core before the next;
+//	C  a free thread beside burst load: a physical core shared with another
+//	   static-burst pod, the least loaded core first;
+//	D  a CPU that carries burst load: stacked on another static-burst pod,
+//	   the least loaded CPU first.
+//
+// So replicas bursting together share no CPU and no physical core while A
+// and B last, and fragments go before whole cores. A domain's tier counts
+// what its fill would take from D, then C, then B, in that order of weight,
+// so the node (or L3 group) chosen is the one where the request contends
+// least, then breaks the fewest whole cores.
 func (v *view) staticBurst() ([]int, error) {
 	for c, f := range v.free {
-		v.cap.core[c], v.aux.core[c] = f, 0
+		v.cap.core[c], v.aux.core[c], v.pref.core[c], v.side.core[c] = f, 0, 0, 0
+		v.coreLoad[c] = 0
+		if v.loaded {
+			for _, id := range v.ix.cores[c].cpus {
+				v.coreLoad[c] += v.load[id]
+			}
+		}
+		if v.coreLoad[c] > 0 {
+			for _, id := range v.ix.cores[c].cpus {
+				if v.usable.has(id) && v.load[id] == 0 {
+					v.side.core[c]++ // C
+				}
+			}
+			continue
+		}
+		v.aux.core[c] = f // B, or A
 		if !v.whole[c] {
-			v.aux.core[c] = f
+			v.pref.core[c] = f // A: every usable CPU of the core is unloaded
 		}
 	}
 	v.ix.sum(v.cap)
 	v.ix.sum(v.aux)
+	v.ix.sum(v.pref)
+	if v.loaded {
+		v.ix.sum(v.side)
+	} else { // no burst load anywhere: no CPU beside it
+		clear(v.side.l3)
+		clear(v.side.node)
+	}
+	k := v.n + 1
 	d, ok := v.search(func(d domain) (bool, grade) {
-		return v.cap.of(d) >= v.n, grade{tier: max(0, v.n-v.aux.of(d))}
+		if d.l3 < 0 && len(d.nodes) > 1 || v.cap.of(d) < v.n {
+			return false, grade{}
+		}
+		a := min(v.n, v.pref.of(d))
+		b := min(v.n-a, v.aux.of(d)-v.pref.of(d))
+		c := min(v.n-a-b, v.side.of(d))
+		stacked := v.n - a - b - c
+		return true, grade{tier: (stacked*k+c)*k + b}
 	})
 	if !ok {
-		return nil, shortf("%s: not enough CPUs with room for %d millicores each: requested=%d, available=%d",
-			StaticBurst, v.share, v.n, v.usableTotal())
+		most := 0
+		for ni := range v.ix.nodes {
+			most = max(most, v.cap.node[ni])
+		}
+		return nil, shortf("%s: not enough CPUs with room for %d millicores each in one NUMA node: requested=%d, available=%d (at most %d on one node)",
+			StaticBurst, v.share, v.n, v.usableTotal(), most)
 	}
-	// Order: shared CPUs, fullest first; then left-overs; then whole cores one
-	// core at a time (both siblings before the next core, so as few whole
-	// cores as possible are broken); within a tier by packing order, then id.
-	shared, leftover, whole := v.burstBuf[0][:0], v.burstBuf[1][:0], v.burstBuf[2][:0]
+	frag, whole, side, stacked := v.burstBuf[0][:0], v.burstBuf[1][:0], v.burstBuf[2][:0], v.burstBuf[3][:0]
 	for _, c := range v.coreOrder(d, v.cap, v.n, byID) {
 		for _, id := range v.ix.cores[c].cpus {
 			switch {
 			case !v.usable.has(id):
 			case v.load[id] > 0:
-				shared = append(shared, id)
-			case !v.whole[c]:
-				leftover = append(leftover, id)
-			default:
+				stacked = append(stacked, id)
+			case v.coreLoad[c] > 0:
+				side = append(side, id)
+			case v.whole[c]:
 				whole = append(whole, id)
+			default:
+				frag = append(frag, id)
 			}
 		}
 	}
 	// Stable: equal loads keep packing order.
-	slices.SortStableFunc(shared, func(a, b int) int { return cmp.Compare(v.load[b], v.load[a]) })
-	v.burstBuf = [3][]int{shared, leftover, whole}
+	slices.SortStableFunc(side, func(a, b int) int {
+		return cmp.Compare(v.coreLoad[v.ix.cpuCore[a]], v.coreLoad[v.ix.cpuCore[b]])
+	})
+	slices.SortStableFunc(stacked, func(a, b int) int { return cmp.Compare(v.load[a], v.load[b]) })
+	v.burstBuf = [4][]int{frag, whole, side, stacked}
 	out := make([]int, 0, v.n)
 	for _, tier := range v.burstBuf {
 		out = append(out, tier[:min(len(tier), v.n-len(out))]...)

@@ -12,33 +12,66 @@ import (
 func TestStaticBurst(t *testing.T) {
 	intel, nps1 := fixture.Intel2S96C, fixture.AMDNPS1
 	b := func(n int, milli int64) Request { return Request{CPUs: n, Policy: StaticBurst, RequestMilli: milli} }
+	// intel: node 0 holds cores 0-47, core i's threads are i and i+96.
 	runCases(t, []allocCase{
-		{name: "empty machine breaks as few cores as possible", shape: intel, req: b(4, 1000),
+		{name: "empty machine: two whole cores, both threads of each", shape: intel, req: b(4, 1000),
 			want: "0-1,96-97", wantNodes: []int{0}},
-		{name: "shared CPU, then left-overs, then a whole core", shape: intel, exclusive: "0",
-			burst: map[int]int64{5: 500}, req: b(4, 1000), want: "1,5,96,101", wantNodes: []int{0}},
-		{name: "a CPU without room for the share is skipped", shape: intel,
-			burst: map[int]int64{5: 900}, req: b(2, 1000), want: "0,101", wantNodes: []int{0}},
+		{name: "fragments, then whole cores; beside and on burst load last", shape: intel, exclusive: "0",
+			burst: map[int]int64{5: 500}, req: b(4, 1000), want: "1-2,96-97", wantNodes: []int{0}},
+		{name: "a whole core before a thread beside another burst pod", shape: intel,
+			burst: map[int]int64{5: 250, 101: 250}, req: b(2, 1000), want: "0,96", wantNodes: []int{0}},
 		{name: "zero request means request equals limit", shape: intel,
-			burst: map[int]int64{5: 1}, req: b(1, 0), want: "101", wantNodes: []int{0}},
+			burst: map[int]int64{5: 1}, req: b(1, 0), want: "0", wantNodes: []int{0}},
 		{name: "fragments anywhere in the node beat breaking a core inside one L3", shape: nps1,
 			exclusive: "0-1,8-9", req: b(4, 2000), want: "128-129,136-137", wantNodes: []int{0}},
-		{name: "fullest shared CPU first", shape: intel,
-			burst: map[int]int64{3: 200, 7: 600, 9: 400}, req: b(2, 400), want: "7,9", wantNodes: []int{0}},
+		{name: "no whole core or fragment left: the free thread beside the least loaded core", shape: intel,
+			exclusive: "0-4,6,8-100,102,104-191", burst: map[int]int64{5: 600, 7: 200}, req: b(1, 200), want: "103", wantNodes: []int{0}},
+		{name: "no SMT, every free CPU loaded: the least loaded first", shape: fixture.Small4,
+			exclusive: "3", burst: map[int]int64{0: 600, 1: 200, 2: 400}, req: b(2, 400), want: "1-2", wantNodes: []int{0}},
+		{name: "every CPU loaded: least loaded CPUs first", shape: fixture.Small4,
+			burst: map[int]int64{0: 600, 1: 200, 2: 400, 3: 100}, req: b(2, 400), want: "1,3", wantNodes: []int{0}},
 		{name: "exclusive CPUs are never shared", shape: fixture.Small4, exclusive: "0-2", req: b(1, 100),
 			want: "3", wantNodes: []int{0}},
-		{name: "spans nodes only when one is too small", shape: fixture.MemoryOnly, req: b(20, 4000),
-			want: "0-19", wantNodes: []int{0, 1}},
+		{name: "never spans nodes: a request no node can hold is refused", shape: fixture.MemoryOnly, req: b(20, 4000),
+			wantErr: "static-burst: not enough CPUs with room for 200 millicores each in one NUMA node: requested=20, available=32 (at most 16 on one node)",
+			wantIs:  ErrInsufficient},
 		{name: "isolated CPUs are skipped", shape: isolatedShape(fixture.Small4, "0-1"), req: b(2, 1000),
 			want: "2-3", wantNodes: []int{0}},
 		{name: "not enough room", shape: fixture.Small4, exclusive: "0-2", req: b(2, 0),
-			wantErr: "static-burst: not enough CPUs with room for 1000 millicores each: requested=2, available=1",
+			wantErr: "static-burst: not enough CPUs with room for 1000 millicores each in one NUMA node: requested=2, available=1 (at most 1 on one node)",
 			wantIs:  ErrInsufficient},
 		{name: "loaded CPUs run out of room", shape: fixture.Small4,
 			burst: map[int]int64{0: 800, 1: 800, 2: 800, 3: 800}, req: b(2, 500),
-			wantErr: "static-burst: not enough CPUs with room for 250 millicores each: requested=2, available=0",
+			wantErr: "static-burst: not enough CPUs with room for 250 millicores each in one NUMA node: requested=2, available=0 (at most 0 on one node)",
 			wantIs:  ErrInsufficient},
 	})
+}
+
+// Replicas of one Deployment (request 1, limit 4), placed one after the
+// other on an idle node, share no CPU and no physical core while whole cores
+// last: the seed's "avoids physical-core contention".
+func TestStaticBurstReplicasDoNotStack(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Intel2S96C)
+	req := Request{CPUs: 4, Policy: StaticBurst, RequestMilli: 1000}
+	st := State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	owner := map[int]int{} // core -> replica
+	for i := range 8 {
+		res, err := Allocate(topo, st, cpuset.New(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.NUMANodes) != 1 {
+			t.Fatalf("replica %d on %s spans nodes %v", i, res.CPUs, res.NUMANodes)
+		}
+		for _, id := range res.CPUs.UnsortedList() {
+			c, _ := topo.CPU(id)
+			if o, ok := owner[c.Core]; ok && o != i {
+				t.Fatalf("replica %d (%s) shares core %d with replica %d", i, res.CPUs, c.Core, o)
+			}
+			owner[c.Core] = i
+		}
+		st = st.With(res, req)
+	}
 }
 
 func TestBurstShare(t *testing.T) {

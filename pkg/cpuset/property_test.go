@@ -2,6 +2,7 @@ package cpuset
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"k8s.io/utils/cpuset"
@@ -62,24 +63,39 @@ func coresWithUsable(topo *topology.Topology, o oracle, nodes []int) int {
 	return len(seen)
 }
 
-// checkFragmentsFirst: a single-node static-burst result that breaks a whole
-// free core must hold every fragment (usable CPU off whole cores) of its node.
-func checkFragmentsFirst(t testing.TB, sc scenario, o oracle, res Result) {
+// burstClass is a usable CPU's class for static-burst (docs/allocator.md):
+// 0 a fragment (off whole cores, no burst load on its core), 1 a thread of a
+// whole free core, 2 a free thread beside burst load, 3 a CPU with burst load.
+func burstClass(sc scenario, o oracle, id int) int {
+	c, _ := sc.topo.CPU(id)
+	switch {
+	case sc.st.BurstMilli[id] > 0:
+		return 3
+	case slices.ContainsFunc(coresOf(sc.topo)[c.Core], func(s int) bool { return sc.st.BurstMilli[s] > 0 }):
+		return 2
+	case o.whole[c.Core]:
+		return 1
+	}
+	return 0
+}
+
+// checkBurstClasses: a static-burst result lies in one node, and taking a CPU
+// of one class leaves no usable CPU of a better class in that node unused:
+// fragments before whole cores, both before sharing a core with another
+// burst pod, all of those before stacking on one.
+func checkBurstClasses(t testing.TB, sc scenario, o oracle, res Result) {
 	t.Helper()
 	if len(res.NUMANodes) != 1 {
-		return
+		t.Fatalf("static-burst %s spans nodes %v", res.CPUs, res.NUMANodes)
 	}
-	broke := false
+	worst := 0
 	for _, id := range res.CPUs.UnsortedList() {
-		c, _ := sc.topo.CPU(id)
-		broke = broke || o.whole[c.Core]
-	}
-	if !broke {
-		return
+		worst = max(worst, burstClass(sc, o, id))
 	}
 	for _, c := range sc.topo.CPUs {
-		if c.NUMA == res.NUMANodes[0] && o.usable[c.ID] && !o.whole[c.Core] && !res.CPUs.Contains(c.ID) {
-			t.Fatalf("static-burst %s breaks a whole core but leaves fragment cpu %d of node %d", res.CPUs, c.ID, c.NUMA)
+		if c.NUMA == res.NUMANodes[0] && o.usable[c.ID] && !res.CPUs.Contains(c.ID) && burstClass(sc, o, c.ID) < worst {
+			t.Fatalf("static-burst %s takes a CPU of class %d but leaves cpu %d of class %d in node %d",
+				res.CPUs, worst, c.ID, burstClass(sc, o, c.ID), c.NUMA)
 		}
 	}
 }

@@ -11,6 +11,9 @@ const (
 	EventCompleted = "MemoryLocalityCompleted"
 	EventSkipped   = "MemoryLocalitySkipped"
 	EventFailed    = "MemoryLocalityFailed"
+	// EventSuccess is the seed's single-container form (its Redis
+	// walk-through): one line with the ratio, no Total.
+	EventSuccess = "MemoryLocalitySuccess"
 )
 
 // ContainerStatus is how one container's migration ended.
@@ -51,7 +54,6 @@ func (c ContainerOutcome) Line() string {
 	case ContainerFailed:
 		return fmt.Sprintf("Container %s failed: %s", c.Name, c.Reason)
 	}
-	dir := fmt.Sprintf("from remote numa: %s to local numa: %s", FormatNodeList(c.From), FormatNodeList(c.To))
 	var line string
 	switch {
 	case len(c.Failures) > 0:
@@ -60,16 +62,33 @@ func (c ContainerOutcome) Line() string {
 			fails[i] = fmt.Sprintf("failed pid: %d, error: %s", f.PID, f.Err)
 		}
 		line = fmt.Sprintf("Container %s completed: failed to migrate the following processes: %s,%s",
-			c.Name, strings.Join(fails, "; "), dir)
-	case len(c.From) == 0:
-		line = fmt.Sprintf("Container %s completed: no remote memory to migrate to local numa: %s", c.Name, FormatNodeList(c.To))
+			c.Name, strings.Join(fails, "; "), c.direction(""))
 	default:
-		line = fmt.Sprintf("Container %s completed: migrated memory %s", c.Name, dir)
+		line = fmt.Sprintf("Container %s completed: %s", c.Name, c.direction("migrated memory "))
 	}
-	if len(c.Stopped) > 0 {
-		line += fmt.Sprintf(", stopped at the free-memory margin on local numa: %s", FormatNodeList(c.Stopped))
+	return line + c.stopped()
+}
+
+// direction says where memory went: verb + "from remote numa: 1 to local
+// numa: 0" (the seed writes verb "migrated memory " or, after the failed
+// processes, none), or, with no remote node, "no remote memory to migrate to
+// local numa: 0", so that an empty list is never printed.
+func (c ContainerOutcome) direction(verb string) string {
+	to := FormatNodeList(c.To)
+	if to == "" {
+		to = "none"
 	}
-	return line
+	if len(c.From) == 0 {
+		return "no remote memory to migrate to local numa: " + to
+	}
+	return fmt.Sprintf("%sfrom remote numa: %s to local numa: %s", verb, FormatNodeList(c.From), to)
+}
+
+func (c ContainerOutcome) stopped() string {
+	if len(c.Stopped) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", stopped at the free-memory margin on local numa: %s", FormatNodeList(c.Stopped))
 }
 
 // PodOutcome is the result for all containers of a pod.
@@ -112,6 +131,10 @@ func (p PodOutcome) LocalRatio() (ratio int, remote uint64) {
 //   - an unexpected error: MemoryLocalityFailed with the error;
 //   - every container skipped (or none): MemoryLocalitySkipped with the
 //     distinct reasons, normally "no target numa";
+//   - a pod of one container that completed with no process failing:
+//     MemoryLocalitySuccess, the seed's one-line form
+//     "migrated memory from remote numa: 0 to local numa: 1, cur local
+//     memory ratio 98, rest remote memory pages 28586";
 //   - no container completed but some failed: MemoryLocalityFailed;
 //   - otherwise MemoryLocalityCompleted;
 //
@@ -122,6 +145,11 @@ func (p PodOutcome) Event() (reason, message string) {
 		return EventFailed, p.Err.Error()
 	}
 	completed, failed, skipped := p.Counts()
+	if c := p.Containers; len(c) == 1 && completed == 1 && len(c[0].Failures) == 0 {
+		ratio, remote := p.LocalRatio()
+		return EventSuccess, fmt.Sprintf("%s%s, cur local memory ratio %d, rest remote memory pages %d",
+			c[0].direction("migrated memory "), c[0].stopped(), ratio, remote)
+	}
 	if completed == 0 && failed == 0 {
 		var reasons []string
 		for _, c := range p.Containers {

@@ -2,6 +2,7 @@ package locality
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -80,6 +81,28 @@ func TestEventSeedMessages(t *testing.T) {
 				"Total: 0 container(s) completed, 1 failed, 0 skipped; cur local memory ratio 100, rest remote memory pages 0",
 		},
 		{
+			name: "seed Redis walk-through: one container, MemoryLocalitySuccess in one line",
+			pod: PodOutcome{Containers: []ContainerOutcome{
+				{Name: "redis", Status: ContainerCompleted, From: []int{0}, To: []int{1}, LocalPages: 1400714, RemotePages: 28586},
+			}},
+			reason:  "MemoryLocalitySuccess",
+			message: "migrated memory from remote numa: 0 to local numa: 1, cur local memory ratio 98, rest remote memory pages 28586",
+		},
+		{
+			name:    "one container already local: Success, no empty node list",
+			pod:     PodOutcome{Containers: []ContainerOutcome{{Name: "redis", Status: ContainerCompleted, To: []int{0}, LocalPages: 10}}},
+			reason:  "MemoryLocalitySuccess",
+			message: "no remote memory to migrate to local numa: 0, cur local memory ratio 100, rest remote memory pages 0",
+		},
+		{
+			name: "one container with a failed process: the per-container form, no empty node list",
+			pod: PodOutcome{Containers: []ContainerOutcome{{Name: "redis", Status: ContainerCompleted, To: []int{0},
+				Failures: []ProcessFailure{{PID: 7, Err: "No such process"}}, LocalPages: 10}}},
+			reason: "MemoryLocalityCompleted",
+			message: "Container redis completed: failed to migrate the following processes: failed pid: 7, error: No such process,no remote memory to migrate to local numa: 0\n" +
+				"Total: 1 container(s) completed, 0 failed, 0 skipped; cur local memory ratio 100, rest remote memory pages 0",
+		},
+		{
 			name:    "no containers",
 			pod:     PodOutcome{},
 			reason:  "MemoryLocalitySkipped",
@@ -90,6 +113,9 @@ func TestEventSeedMessages(t *testing.T) {
 		reason, message := tc.pod.Event()
 		if reason != tc.reason || message != tc.message {
 			t.Errorf("%s:\n got %s %q\nwant %s %q", tc.name, reason, message, tc.reason, tc.message)
+		}
+		if strings.Contains(message, "numa:  ") || strings.Contains(message, "numa: ,") || strings.HasSuffix(message, "numa: ") {
+			t.Errorf("%s: an empty node list in %q", tc.name, message)
 		}
 	}
 }

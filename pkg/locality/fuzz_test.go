@@ -16,6 +16,7 @@ import (
 func FuzzParseAnnotation(f *testing.F) {
 	f.Add(`{"policy": "bestEffort", "migrateIntervalMinutes": 10}`)
 	f.Add(`{"policy": "NONE", "migrateIntervalMinutes": 1e300}`)
+	f.Add(`{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`)
 	fuzzseed.Add(f, func(s string) string { return `{"policy": ` + strconv.Quote(s) + `}` })
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, value string) {

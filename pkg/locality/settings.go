@@ -37,7 +37,7 @@ const (
 type Settings struct {
 	Policy Policy `json:"policy"`
 	// MigrateIntervalMinutes: 0 migrates once; N > 0 migrates now and then
-	// at most every N minutes.
+	// at most every N minutes. The seed's "none" is read as Policy none.
 	MigrateIntervalMinutes int `json:"migrateIntervalMinutes,omitempty"`
 }
 
@@ -122,6 +122,7 @@ func ParseClassConfig(raw string) (map[string]Settings, error) {
 func parseSettings(o map[string]json.RawMessage, path string) (Settings, error) {
 	var s Settings
 	var errs []error
+	intervalNone := false
 	for _, key := range sortedKeys(o) {
 		raw := o[key]
 		switch key {
@@ -140,9 +141,14 @@ func parseSettings(o map[string]json.RawMessage, path string) (Settings, error) 
 				errs = append(errs, fmt.Errorf("%s.policy: %s is not bestEffort or none", path, topology.Quote(p)))
 			}
 		case "migrateIntervalMinutes":
+			var word string
+			if json.Unmarshal(raw, &word) == nil && strings.EqualFold(strings.TrimSpace(word), "none") {
+				intervalNone = true // the seed's "none": off, whatever the policy says
+				continue
+			}
 			var f float64
 			if err := json.Unmarshal(raw, &f); err != nil || f != math.Trunc(f) || f < 0 || f > 1e6 {
-				errs = append(errs, fmt.Errorf("%s.migrateIntervalMinutes: want a whole number of minutes from 0 to 1000000, got %s", path, topology.Quote(string(raw))))
+				errs = append(errs, fmt.Errorf(`%s.migrateIntervalMinutes: want a whole number of minutes from 0 to 1000000, or "none", got %s`, path, topology.Quote(string(raw))))
 				continue
 			}
 			s.MigrateIntervalMinutes = int(f)
@@ -150,11 +156,14 @@ func parseSettings(o map[string]json.RawMessage, path string) (Settings, error) 
 			errs = append(errs, fmt.Errorf("%s: unknown field %s (known: policy, migrateIntervalMinutes)", path, topology.Quote(key)))
 		}
 	}
-	if _, ok := o["policy"]; !ok {
+	if _, ok := o["policy"]; !ok && !intervalNone {
 		errs = append(errs, fmt.Errorf("%s.policy: missing (want bestEffort or none)", path))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Settings{}, err
+	}
+	if intervalNone {
+		s = Settings{Policy: PolicyNone}
 	}
 	return s, nil
 }

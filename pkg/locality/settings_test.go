@@ -24,6 +24,12 @@ func TestParseAnnotation(t *testing.T) {
 		{`{"policy": "bestEffort", "migrateIntervalMinutes": -1}`, Settings{}, "memoryLocality.migrateIntervalMinutes: want a whole number"},
 		{`{"policy": "bestEffort", "migrateIntervalMinutes": 1.5}`, Settings{}, "migrateIntervalMinutes"},
 		{`{"policy": "bestEffort", "migrateIntervalMinutes": "10"}`, Settings{}, "migrateIntervalMinutes"},
+		// The seed: migrateIntervalMinutes "none" turns memory locality off.
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`, Settings{Policy: PolicyNone}, ""},
+		{`{"policy": "BestEffort", "migrateIntervalMinutes": "None"}`, Settings{Policy: PolicyNone}, ""},
+		{`{"migrateIntervalMinutes": "none"}`, Settings{Policy: PolicyNone}, ""},
+		{`{"policy": "often", "migrateIntervalMinutes": "none"}`, Settings{}, `policy: "often" is not bestEffort or none`},
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": "never"}`, Settings{}, `or "none", got`},
 		{`{"policy": "bestEffort", "interval": 10}`, Settings{}, `unknown field "interval"`},
 		{`bestEffort`, Settings{}, "is not a JSON object"},
 		{`null`, Settings{}, "is not a JSON object"},

@@ -159,8 +159,9 @@ func TestDecideMemory(t *testing.T) {
 		qos               memqos.Class
 		low, high, minAdj string
 	}{
-		// The recommended profile (the seed's): no memory.low or memory.high
-		// (their percentages are 0); LS enters global reclaim later, BE earlier.
+		// The recommended profile is the seed's defaults: min, low and
+		// throttling off (the files keep their values), wmarkRatio 95 and
+		// the class's wmarkMinAdj: LS −25, BE 50 (later global reclaim).
 		{"LS", "", "", "-25"},
 		{"BE", "", "", "50"},
 	} {

@@ -47,7 +47,10 @@ type Snapshot struct {
 	// ResourceQoSConfig is the last good value of resource-qos-config (see
 	// CheckResourceQoSConfig); it configures every class-wide feature.
 	ResourceQoSConfig string
-	Namespaces        memqos.NamespaceConfig
+	// NodeLabels are the labels of the agent's own Node; they select the
+	// nodeStrategies entry of resource-qos-config in force.
+	NodeLabels map[string]string
+	Namespaces memqos.NamespaceConfig
 	// MemoryQoSHeld, when set, says why no memory QoS configuration is
 	// known (a malformed ConfigMap and no last good value saved): the agent
 	// then leaves every memory QoS file as it is, neither writing nor

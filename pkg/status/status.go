@@ -80,7 +80,7 @@ type ProcessState struct {
 // LocalityStatus is the last memory locality run of a workload, for status.
 type LocalityStatus struct {
 	Time   time.Time `json:"time"`   // when the run ended
-	Reason string    `json:"reason"` // MemoryLocalityCompleted, ...Skipped or ...Failed
+	Reason string    `json:"reason"` // MemoryLocalitySuccess, ...Completed, ...Skipped or ...Failed
 	// LocalRatio is the percentage of the workload's pages on its NUMA nodes
 	// afterwards; absent when no container could be measured.
 	LocalRatio    *int   `json:"localRatio,omitempty"`

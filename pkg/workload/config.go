@@ -27,6 +27,9 @@ type Config struct {
 	// Locality holds the memoryLocality sections of resourceQOSConfig, by
 	// class key (lsClass, beClass, ...).
 	Locality map[string]locality.Settings
+	// NodeStrategy names the nodeStrategies entry of resourceQOSConfig in
+	// force on this node (its name, or "nodeStrategies[i]"); "" for none.
+	NodeStrategy string
 }
 
 // ParseConfig validates everything the agent derives from a HostConfig, so
@@ -39,22 +42,56 @@ func ParseConfig(raw []byte) (*Config, error) {
 	return DeriveConfig(hc)
 }
 
-// DeriveConfig validates and derives the parts of a parsed HostConfig.
+// DeriveConfig validates and derives the parts of a parsed HostConfig. A
+// standalone host has no node labels: only a nodeStrategies entry whose
+// selector matches an empty label set applies there.
 func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
+	return DeriveConfigOnNode(hc, nil)
+}
+
+// DeriveConfigOnNode is DeriveConfig on a node with these labels: the first
+// nodeStrategies entry of resourceQOSConfig that selects them is merged over
+// clusterStrategy (see qosForNode). Every entry is checked on every node.
+func DeriveConfigOnNode(hc *hostconfig.HostConfig, nodeLabels map[string]string) (*Config, error) {
 	c := &Config{Host: hc}
 	var err error
 	if len(hc.ResourceQOSConfig) > 0 && string(hc.ResourceQOSConfig) != "null" {
-		if c.MemQoS, err = memqos.ParseResourceQoSConfig(string(hc.ResourceQOSConfig)); err != nil {
+		q, err := qosForNode(string(hc.ResourceQOSConfig), nodeLabels)
+		if err != nil {
 			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
 		}
-	}
-	if c.Locality, err = localityClasses(hc.ResourceQOSConfig); err != nil {
-		return nil, fmt.Errorf("resourceQOSConfig: %w", err)
+		// The cluster strategy alone first, so that an error found in an
+		// entry's merged document below is the entry's own.
+		if err := c.parseQoS(q.cluster); err != nil {
+			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
+		}
+		for i, e := range q.entries {
+			if err := (&Config{}).parseQoS(e); err != nil {
+				return nil, fmt.Errorf("resourceQOSConfig: %s", strings.ReplaceAll(err.Error(), "clusterStrategy.", fmt.Sprintf("%s[%d].", nodeStrategiesKey, i)))
+			}
+		}
+		if q.match >= 0 {
+			if err := c.parseQoS(q.entries[q.match]); err != nil {
+				return nil, fmt.Errorf("resourceQOSConfig: %w", err)
+			}
+		}
+		c.NodeStrategy = q.name
 	}
 	if c.Reserved, c.BEPool, err = cpuLists(hc); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// parseQoS reads the memory QoS and memory locality sections of one
+// resource-qos-config document into c.
+func (c *Config) parseQoS(raw string) error {
+	var err error
+	if c.MemQoS, err = memqos.ParseResourceQoSConfig(raw); err != nil {
+		return err
+	}
+	c.Locality, err = localityClasses(json.RawMessage(raw))
+	return err
 }
 
 // CheckResourceQoSConfig parses a resource-qos-config value the way the
@@ -66,13 +103,17 @@ func CheckResourceQoSConfig(raw string) error {
 }
 
 // ConfigFromQoS derives a config from resource-qos-config alone, as from a
-// HostConfig holding only that.
-func ConfigFromQoS(raw string) (*Config, error) {
+// HostConfig holding only that, on a node without labels.
+func ConfigFromQoS(raw string) (*Config, error) { return ConfigFromQoSOnNode(raw, nil) }
+
+// ConfigFromQoSOnNode is ConfigFromQoS on a node with these labels, which
+// select the nodeStrategies entry in force.
+func ConfigFromQoSOnNode(raw string, nodeLabels map[string]string) (*Config, error) {
 	hc := &hostconfig.HostConfig{}
 	if strings.TrimSpace(raw) != "" {
 		hc.ResourceQOSConfig = json.RawMessage(raw)
 	}
-	cfg, err := DeriveConfig(hc)
+	cfg, err := DeriveConfigOnNode(hc, nodeLabels)
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "resourceQOSConfig: "))
 	}

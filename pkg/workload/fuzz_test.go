@@ -3,6 +3,7 @@ package workload
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/locus-project/locus/pkg/fuzzseed"
@@ -37,6 +38,37 @@ func FuzzParseResourceStatus(f *testing.F) {
 		again, err := ParseResourceStatus(rs.Format())
 		if err != nil || !again.CPUs.Equals(rs.CPUs) || !slices.Equal(again.NUMANodes, rs.NUMANodes) || again.Policy != rs.Policy {
 			t.Fatalf("%+v writes %s, which reads back as %+v, %v", rs, rs.Format(), again, err)
+		}
+	})
+}
+
+// resource-qos-config's nodeStrategies are ConfigMap text that every node
+// agent reads; the entry in force depends on the node's labels.
+func FuzzConfigFromQoSOnNode(f *testing.F) {
+	f.Add(`{"clusterStrategy": {"beClass": {"memoryQOS": {"enable": true}}}, "nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": {"memoryQOS": {"throttlingPercent": 50}}}]}`)
+	f.Add(`{"nodeStrategies": [{"name": "x", "nodeSelector": {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["a"]}]}, "lsClass": {"memoryLocality": {"policy": "none"}}}]}`)
+	f.Add("nodeStrategies:\n- nodeSelector: {matchLabels: {pool: big}}\n  beClass: {memoryQOS: {enable: true}}\n")
+	f.Add(`{"nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": ` + strings.Repeat(`{"a":`, 100) + strings.Repeat(`}`, 100) + `}]}`)
+	fuzzseed.Add(f, fuzzseed.Same)
+	fuzzseed.Add(f, func(s string) string {
+		return `{"nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": {"memoryQOS": ` + s + `}}]}`
+	})
+	fuzzseed.Add(f, func(s string) string { return `{"nodeStrategies": ` + s + `}` })
+	f.Fuzz(func(t *testing.T, raw string) {
+		var cfg *Config
+		var err error
+		fuzzseed.Timed(t, "ConfigFromQoSOnNode", func() { cfg, err = ConfigFromQoSOnNode(raw, map[string]string{"pool": "big"}) })
+		fuzzseed.CheckError(t, err)
+		if err != nil {
+			return
+		}
+		// Accepted on one node is accepted on every node: each entry is
+		// checked whichever selects the node.
+		if _, err := ConfigFromQoSOnNode(raw, nil); err != nil {
+			t.Fatalf("accepted with labels, refused without: %v", err)
+		}
+		if n := cfg.NodeStrategy; len(n) > 63+len("nodeStrategies[]")+2 {
+			t.Fatalf("entry name in force %q is not bounded", n)
 		}
 	})
 }

@@ -188,7 +188,7 @@ func checkNUMA(rs ResourceStatus, topo *topology.Topology, problem func(string, 
 func policyOf(pod *corev1.Pod, problem func(string, string, ...any)) cpualloc.Policy {
 	p, err := PolicyOf(pod.Annotations)
 	if err != nil {
-		problem("InvalidCPUPolicy", "%v; using the default", err)
+		problem("InvalidCPUPolicy", "%v; using %s instead, the default", err, DefaultPolicy)
 	}
 	if p == "" {
 		// Named, so that events and status say which policy applied.

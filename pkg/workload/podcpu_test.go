@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -119,5 +120,18 @@ func TestResourceStatusRoundTrip(t *testing.T) {
 	out, err := ParseResourceStatus(raw)
 	if err != nil || !out.CPUs.Equals(in.CPUs) || out.Policy != in.Policy || len(out.NUMANodes) != 1 {
 		t.Errorf("round trip: %+v %v", out, err)
+	}
+}
+
+// A bad cpu-policy is told with the value actually used in its place.
+func TestInvalidCPUPolicyNamesThePolicyUsed(t *testing.T) {
+	var msgs []string
+	p := policyOf(pod(map[string]string{AnnotationCPUSet: "true", AnnotationCPUPolicy: "fast"}, nil, ""),
+		func(reason, format string, args ...any) {
+			msgs = append(msgs, reason+": "+fmt.Sprintf(format, args...))
+		})
+	want := `InvalidCPUPolicy: annotation cpu-policy: "fast" is not one of static-burst, full-pcpus-then-threads, full-pcpus, spread-by-pcpus, distribute-across-numa; using full-pcpus-then-threads instead, the default`
+	if p != DefaultPolicy || len(msgs) != 1 || msgs[0] != want {
+		t.Errorf("policy %s, problems %q; want %s and %q", p, msgs, DefaultPolicy, want)
 	}
 }

@@ -1,9 +1,14 @@
 package e2e
 
 import (
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Scenario 3: a pod bound to a CPU of its own that asks for memory locality, on
@@ -26,5 +31,50 @@ func TestMemoryLocalityOneNUMANode(t *testing.T) {
 	// Its memory is on node 0, the only one, as its cpuset.mems says.
 	if got := readFile(t, n.containerCgroup(t, pod, "w", "cpuset")+"/cpuset.mems"); got != "0" {
 		t.Errorf("cpuset.mems = %s, want 0", got)
+	}
+}
+
+// Scenario 3b: the seed's own ack-slo-config for memory locality (lsClass
+// bestEffort, its ml-config.yaml applied unchanged) on this one-NUMA-node
+// machine. An LS pod bound to a CPU of its own follows the class and is told
+// "no target numa"; a pod without CPUs of its own asking for bestEffort is
+// told the same rather than nothing; migrateIntervalMinutes "none" turns
+// memory locality off, so that pod hears nothing at all.
+func TestMemoryLocalitySeedConfig(t *testing.T) {
+	n := need(t)
+	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ml-config.yaml"))
+	t.Cleanup(func() {
+		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
+	})
+	ns := n.namespace(t, "locality-seed")
+	ls := map[string]string{"koordinator.sh/qosClass": "LS"}
+	pinned := n.createPod(t, ns, podSpec{name: "ls-pinned", labels: ls,
+		annotations: map[string]string{"cpuset-scheduler": "true"}, cpu: "1", memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+	shared := n.createPod(t, ns, podSpec{name: "shared-besteffort",
+		annotations: map[string]string{"koordinator.sh/memoryLocality": `{"policy": "bestEffort"}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+	off := n.createPod(t, ns, podSpec{name: "interval-none", labels: ls,
+		annotations: map[string]string{"koordinator.sh/memoryLocality": `{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`},
+		memory:      "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+	for _, p := range []*corev1.Pod{pinned, shared, off} {
+		n.waitRunning(t, ns, p.Name)
+	}
+	n.waitEvent(t, ns, "Pod", pinned.Name, corev1.EventTypeNormal, "CPUsAssigned")
+	for _, p := range []*corev1.Pod{pinned, shared} {
+		e := n.waitEvent(t, ns, "Pod", p.Name, corev1.EventTypeNormal, "MemoryLocalitySkipped", "no target numa")
+		t.Logf("%s: %s %s", p.Name, e.Reason, e.Message)
+	}
+	time.Sleep(3 * time.Second) // a few reconciles more: still nothing for the pod that turned it off
+	for _, p := range []*corev1.Pod{pinned, shared, off} {
+		for _, reason := range []string{"MemoryLocalitySuccess", "MemoryLocalityCompleted", "MemoryLocalityFailed", "MemoryLocalitySkipped"} {
+			got := n.events(t, ns, "Pod", p.Name, reason)
+			if p == off && len(got) > 0 || p != off && reason != "MemoryLocalitySkipped" && len(got) > 0 {
+				t.Errorf("%s: unexpected %s: %s", p.Name, reason, got[0].Message)
+			}
+			for _, e := range got {
+				if strings.Contains(e.Message, "numa:  ") {
+					t.Errorf("%s: %s with an empty node list: %q", p.Name, reason, e.Message)
+				}
+			}
+		}
 	}
 }

@@ -49,6 +49,8 @@ var agentAccess = []access{
 	{verb: "update", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
 	{verb: "delete", group: "topology.node.k8s.io", resource: "noderesourcetopologies", allowed: true},
 	{verb: "get", group: "apps", resource: "daemonsets", namespace: "locus-system", name: "locus-agent", allowed: true},
+	{verb: "list", resource: "nodes", allowed: true},
+	{verb: "watch", resource: "nodes", allowed: true},
 
 	{verb: "get", resource: "pods", namespace: "team-a"},
 	{verb: "create", resource: "pods", namespace: "team-a"},
@@ -64,6 +66,7 @@ var agentAccess = []access{
 	{verb: "get", resource: "nodes"},
 	{verb: "patch", resource: "nodes"},
 	{verb: "create", group: "events.k8s.io", resource: "events", namespace: "team-a"},
+	{verb: "update", resource: "nodes"},
 	{verb: "delete", resource: "events", namespace: "team-a"},
 	{verb: "get", group: "apps", resource: "daemonsets", namespace: "locus-system", name: "other"},
 	{verb: "list", group: "apps", resource: "daemonsets", namespace: "locus-system"},

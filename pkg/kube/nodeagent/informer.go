@@ -39,3 +39,41 @@ func podInformer(client kubernetes.Interface, node string, resync time.Duration)
 	})
 	return inf
 }
+
+// nodeInformer caches the agent's own Node, whose labels select the
+// nodeStrategies entry of resource-qos-config in force.
+func nodeInformer(client kubernetes.Interface, node string) cache.SharedIndexInformer {
+	sel := fields.OneTermEqualSelector("metadata.name", node).String()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = sel
+			return client.CoreV1().Nodes().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = sel
+			return client.CoreV1().Nodes().Watch(ctx, o)
+		},
+	}
+	inf := cache.NewSharedIndexInformer(lw, &corev1.Node{}, 0, cache.Indexers{})
+	// Only the labels are read: the status (images, conditions) is large
+	// and changes every few seconds.
+	_ = inf.SetTransform(func(obj any) (any, error) {
+		if n, ok := obj.(*corev1.Node); ok {
+			return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, ResourceVersion: n.ResourceVersion, Labels: n.Labels}}, nil
+		}
+		return obj, nil
+	})
+	return inf
+}
+
+// nodeLabels are the labels of the cached Node, nil while it is unknown.
+func nodeLabels(inf cache.SharedIndexInformer, node string) map[string]string {
+	obj, ok, err := inf.GetStore().GetByKey(node)
+	if err != nil || !ok {
+		return nil
+	}
+	if n, ok := obj.(*corev1.Node); ok {
+		return n.Labels
+	}
+	return nil
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -32,6 +33,7 @@ type Source struct {
 	opts    SourceOptions
 	log     *slog.Logger
 	pods    cache.SharedIndexInformer
+	node    cache.SharedIndexInformer // the agent's own Node, for its labels
 	configs *configWatch
 	events  *eventPoster
 	nrt     *nrt.Publisher
@@ -127,6 +129,18 @@ func NewSource(o SourceOptions) (*Source, error) {
 	}); err != nil {
 		return nil, err
 	}
+	s.node = nodeInformer(o.Client, o.NodeName)
+	if _, err := s.node.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(any) { s.poke() },
+		UpdateFunc: func(old, cur any) {
+			if o, n := old.(*corev1.Node), cur.(*corev1.Node); o == nil || n == nil || !maps.Equal(o.Labels, n.Labels) {
+				s.poke()
+			}
+		},
+		DeleteFunc: func(any) { s.poke() },
+	}); err != nil {
+		return nil, err
+	}
 	s.configs = newConfigWatch(o, s.events, s.poke)
 	return s, nil
 }
@@ -136,11 +150,11 @@ func NewSource(o SourceOptions) (*Source, error) {
 // for deleted ones and undo their settings.
 func (s *Source) Start(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
-	synced := []cache.InformerSynced{s.pods.HasSynced}
+	synced := []cache.InformerSynced{s.pods.HasSynced, s.node.HasSynced}
 	for _, inf := range s.configs.informers {
 		synced = append(synced, inf.HasSynced)
 	}
-	for _, inf := range append([]cache.SharedIndexInformer{s.pods}, s.configs.informers...) {
+	for _, inf := range append([]cache.SharedIndexInformer{s.pods, s.node}, s.configs.informers...) {
 		s.done.Add(1)
 		go func() {
 			defer s.done.Done()
@@ -197,7 +211,7 @@ func (s *Source) Emit(e eventlog.Event) { s.events.post(e) }
 func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
 		ResourceQoSConfig: s.configs.resQoS.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
-		MemoryQoSHeld: s.configs.held()}
+		MemoryQoSHeld: s.configs.held(), NodeLabels: nodeLabels(s.node, s.opts.NodeName)}
 	exists := s.opts.KubeletCgroupRoot.Exists(env.Exists)
 	if s.driver == "" {
 		d, ok := podcgroup.DetectDriver(exists)

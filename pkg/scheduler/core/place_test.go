@@ -58,37 +58,40 @@ func TestBackToBackPodsAreDisjoint(t *testing.T) {
 	}
 }
 
-// static-burst pods share CPUs while their requests fit (request 1 on
-// limit 4 adds 250 millicores to each CPU: four pods fill four CPUs), use
-// fragments before whole cores, and exclusive pods never land on them.
+// static-burst pods (request 1 on limit 4 adds 250 millicores to each CPU)
+// keep to CPUs and cores of their own while free CPUs allow, stay in one NUMA
+// node, and share, the least loaded CPUs first, only once the node fills;
+// exclusive pods never land on their CPUs.
 func TestStaticBurst(t *testing.T) {
 	c := NewCluster()
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
 	burst := req(4, cpualloc.StaticBurst, 1000)
-	first := mustPlace(t, c, "ns/b0", "n1", burst)
-	for i := 1; i < 4; i++ {
+	var held cpuset.CPUSet
+	for i := range 3 {
 		p := mustPlace(t, c, fmt.Sprintf("ns/b%d", i), "n1", burst)
-		if !p.Result.CPUs.Equals(first.Result.CPUs) || p.Result.Policy != cpualloc.StaticBurst {
-			t.Fatalf("burst pod %d got %s (%s), want the shared %s", i, p.Result.CPUs, p.Result.Policy, first.Result.CPUs)
+		if !p.Result.CPUs.Intersection(held).IsEmpty() || p.Result.Policy != cpualloc.StaticBurst || len(p.Result.NUMANodes) != 1 {
+			t.Fatalf("burst pod %d got %s (%s, nodes %v), sharing %s while free CPUs are left", i, p.Result.CPUs, p.Result.Policy, p.Result.NUMANodes, held)
 		}
+		held = held.Union(p.Result.CPUs)
 	}
-	fifth := mustPlace(t, c, "ns/b4", "n1", burst)
-	if !fifth.Result.CPUs.Intersection(first.Result.CPUs).IsEmpty() {
-		t.Fatalf("fifth burst pod %s shares the full CPUs %s", fifth.Result.CPUs, first.Result.CPUs)
+	// 14 usable CPUs, 12 carry burst load: one whole core left.
+	ex := mustPlace(t, c, "ns/ex", "n1", req(2, "", 0))
+	if !ex.Result.CPUs.Intersection(held).IsEmpty() {
+		t.Fatalf("exclusive pod got %s, on static-burst CPUs %s", ex.Result.CPUs, held)
+	}
+	// The node is full: the fourth shares CPUs, within one NUMA node.
+	fourth := mustPlace(t, c, "ns/b3", "n1", burst)
+	if !fourth.Result.CPUs.IsSubsetOf(held) || len(fourth.Result.NUMANodes) != 1 {
+		t.Fatalf("fourth burst pod got %s on nodes %v, want CPUs of the burst pods %s in one node", fourth.Result.CPUs, fourth.Result.NUMANodes, held)
 	}
 	v := c.Snapshot()["n1"]
-	for _, id := range first.Result.CPUs.List() {
-		if v.State.BurstMilli[id] != 1000 {
-			t.Errorf("cpu %d carries %d millicores, want 1000", id, v.State.BurstMilli[id])
+	for _, id := range fourth.Result.CPUs.List() {
+		if v.State.BurstMilli[id] != 500 {
+			t.Errorf("cpu %d carries %d millicores, want 500 (two pods)", id, v.State.BurstMilli[id])
 		}
 	}
-	// 14 usable CPUs, 8 carry burst load: 6 left, 3 whole cores.
-	ex := mustPlace(t, c, "ns/ex", "n1", req(2, "", 0))
-	if burstCPUs := first.Result.CPUs.Union(fifth.Result.CPUs); !ex.Result.CPUs.Intersection(burstCPUs).IsEmpty() {
-		t.Fatalf("exclusive pod got %s, on static-burst CPUs %s", ex.Result.CPUs, burstCPUs)
-	}
-	if got, want := c.Snapshot()["n1"].FreeMilli(), int64(14000-4000-1000-2000); got != want {
-		t.Errorf("free = %dm, want %dm (14 CPUs - 4 full burst CPUs - 1000m on 4 more - 2 exclusive)", got, want)
+	if got, want := v.FreeMilli(), int64(14000-4*4*250-2000); got != want {
+		t.Errorf("free = %dm, want %dm (14 CPUs - 4 burst pods of 1000m - 2 exclusive)", got, want)
 	}
 }
 
