@@ -15,6 +15,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/server"
@@ -50,9 +51,9 @@ type Options struct {
 	V1SoftLimitForLow bool
 	// ThrottleNotBelowRequest is memqos.Options.ThrottleNotBelowRequest.
 	ThrottleNotBelowRequest bool
-	Exe               string    // binary with the shim; default this executable
-	Out               io.Writer // --dry-run output; default stdout
-	Logger            *slog.Logger
+	Exe                     string    // binary with the shim; default this executable
+	Out                     io.Writer // --dry-run output; default stdout
+	Logger                  *slog.Logger
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
 	Source source.Source
@@ -67,6 +68,10 @@ type Options struct {
 	// NUMABalancer settles the workloads without CPUs of their own on NUMA
 	// nodes (balancer*.go).
 	NUMABalancer BalancerOptions
+	// Kubelet, when its Dir is set, is where the kubelet keeps its CPU and
+	// memory manager checkpoints and its configuration (kubelet.go): read
+	// at every reconcile that finds them changed, never written.
+	Kubelet kubelet.Paths
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -102,6 +107,7 @@ type Agent struct {
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
 	lastProblemList  []workload.Problem
+	kube             kubeletReader   // the kubelet's files, as last read
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
 

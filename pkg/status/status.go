@@ -4,7 +4,11 @@
 // nothing; the agent fills it.
 package status
 
-import "time"
+import (
+	"time"
+
+	"github.com/locus-project/locus/pkg/kubelet"
+)
 
 // Source says where a workload's processes come from: a cgroup, a command
 // the agent starts, a process match, or a pod.
@@ -31,6 +35,10 @@ type NodeStatus struct {
 	BE            string   `json:"bePool"`
 	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
 	Problems      []string `json:"problems,omitempty"`
+	// KubeletCPUs are the CPUs the kubelet's static CPU manager holds alone;
+	// Kubelet what its files say, when the agent reads them.
+	KubeletCPUs string           `json:"kubeletCPUs,omitempty"`
+	Kubelet     *kubelet.Summary `json:"kubelet,omitempty"`
 }
 
 // WorkloadStatus is one workload as it stands.
