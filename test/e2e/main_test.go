@@ -22,6 +22,7 @@ type e2eNode struct {
 	dir, name, agentMetrics, image, repo string
 	cp                                   *kubetest.ControlPlane // the helpers of kubetest, on this cluster
 	deleted                              map[string]bool        // namespaces deleteAll is done with
+	expected                             map[string]bool        // "namespace/Reason" of the Warnings a test expects
 }
 
 // skipReason is set when the tests are not to run here.
@@ -80,7 +81,7 @@ func loadNode() (*e2eNode, error) {
 	bins, _ := kubetest.FindBinaries("") // kubectl, for Kubectl(); the node runs without kwok
 	return &e2eNode{
 		dir: dir, name: env["LOCUS_E2E_NODE"], agentMetrics: env["LOCUS_E2E_AGENT_METRICS"],
-		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{},
+		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{}, expected: map[string]bool{},
 		cp: &kubetest.ControlPlane{Binaries: bins, Kubeconfig: env["LOCUS_E2E_KUBECONFIG"],
 			Config: cfg, Client: client, Dynamic: dyn},
 	}, nil
