@@ -57,23 +57,7 @@ func Compute(in Input) Desired {
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
 	var d Desired
 	kube := in.Kubelet
-	reserved, problems := kube.reserved(in.Reserved)
-	if kube.Unknown != "" {
-		problems = append(problems, workload.Problem{Reason: "KubeletCheckpointUnreadable", Message: "the kubelet's CPU manager checkpoint " +
-			kube.Unknown + "; every CPU is taken as the kubelet's: Locus pins no pod and writes no cpuset until it reads again"})
-	}
-	needs := map[string]workload.CPUNeed{}
-	for _, w := range ws {
-		needs[w.Name] = w.CPU
-		if pinned := kube.pinnedContainers(w); len(pinned) > 0 {
-			// The kubelet pinned this pod itself: its CPUs are the kubelet's.
-			if w.CPU.Exclusive && !w.Terminating {
-				problems = append(problems, workload.Problem{Workload: w.Name, Reason: "KubeletPinned", Message: "the kubelet's static CPU manager pinned " +
-					describe(pinned) + "; Locus leaves this pod's CPUs to the kubelet and writes no cgroup of those containers"})
-			}
-			needs[w.Name] = workload.CPUNeed{}
-		}
-	}
+	reserved, needs, problems := kube.needs(in.Reserved, ws)
 	d.Assignments, d.Problems = AssignAround(in.Topology, reserved, kube, needs, in.Previous)
 	d.Problems = append(problems, d.Problems...)
 	owned := kube.Owned(in.Topology.CPUSet())

@@ -71,6 +71,30 @@ func (k Kubelet) reserved(agent cpuset.CPUSet) (cpuset.CPUSet, []workload.Proble
 		agent.String(), k.Reserved.String(), agent.String(), k.Reserved.String())}}
 }
 
+// needs are the workloads' CPU needs beside the kubelet, with the reserved
+// CPUs in force and the problems that follow: a pod the kubelet pinned
+// needs nothing of Locus (KubeletPinned when it asked for CPUs all the
+// same), and an unreadable checkpoint is told once for the node.
+func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpuset.CPUSet, map[string]workload.CPUNeed, []workload.Problem) {
+	reserved, problems := k.reserved(agentReserved)
+	if k.Unknown != "" {
+		problems = append(problems, workload.Problem{Reason: "KubeletCheckpointUnreadable", Message: "the kubelet's CPU manager checkpoint " +
+			k.Unknown + "; every CPU is taken as the kubelet's: Locus pins no pod and writes no cpuset until it reads again"})
+	}
+	needs := map[string]workload.CPUNeed{}
+	for _, w := range ws {
+		needs[w.Name] = w.CPU
+		if pinned := k.pinnedContainers(w); len(pinned) > 0 {
+			if w.CPU.Exclusive && !w.Terminating {
+				problems = append(problems, workload.Problem{Workload: w.Name, Reason: "KubeletPinned", Message: "the kubelet's static CPU manager pinned " +
+					describe(pinned) + "; Locus leaves this pod's CPUs to the kubelet and writes no cgroup of those containers"})
+			}
+			needs[w.Name] = workload.CPUNeed{}
+		}
+	}
+	return reserved, needs, problems
+}
+
 // pinnedContainers is what the kubelet pinned of w: container name to CPUs.
 func (k Kubelet) pinnedContainers(w workload.Workload) map[string]cpuset.CPUSet {
 	if w.UID == "" {
