@@ -49,7 +49,11 @@ func computePools(t *topology.Topology, reserved, kubelet, bePool cpuset.CPUSet,
 		// Never write an empty cpuset: shared workloads run on the reserved
 		// CPUs rather than fail.
 		shared = reserved.Intersection(t.CPUSet()).Difference(kubelet)
-		problems = append(problems, workload.Problem{Reason: "SharedPoolEmpty", Message: fmt.Sprintf("exclusive assignments take every CPU; shared workloads run on reserved CPUs %q", shared.String())})
+		taken := "exclusive assignments take"
+		if !kubelet.IsEmpty() {
+			taken = fmt.Sprintf("exclusive assignments and the kubelet's CPUs %s take", kubelet)
+		}
+		problems = append(problems, workload.Problem{Reason: "SharedPoolEmpty", Message: fmt.Sprintf("%s every CPU; shared workloads run on reserved CPUs %q", taken, shared.String())})
 	}
 	be := shared
 	if !bePool.IsEmpty() {
