@@ -25,7 +25,7 @@ const quiet = 60 * time.Second
 // LOCUS_E2E_CPU_MANAGER=static: CPU 0 reserved, CPU 1 the only one it can
 // give): a Burstable cpuset-scheduler pod is pinned by Locus to CPU 1; a
 // Guaranteed one-CPU pod then gets CPU 1 from the kubelet. The kubelet wins:
-// Locus warns the first pod (KubeletCPUConflict) and moves it off CPU 1, the
+// Locus warns the first pod (KubeletCPUConflict, then CPUAllocationFailed: no CPU is left) and moves it to the shared CPU 0, the
 // status and the NodeResourceTopology say CPU 1 is the kubelet's, and for
 // 60 s neither pod's cpuset changes, the agent writes no cgroup file and the
 // two pods never share a CPU.
@@ -43,7 +43,9 @@ func TestKubeletStaticCPUManager(t *testing.T) {
 		t.Skip("the node's kubelet runs cpuManagerPolicy none; this test runs on the static variant: LOCUS_E2E_CPU_MANAGER=static hack/e2e.sh test -run TestKubeletStaticCPUManager")
 	}
 	ns := n.namespace(t, "kubelet")
-	n.expected[ns+"/KubeletCPUConflict"] = true
+	// The pinned pod is told that the kubelet took its CPU, and that no
+	// other CPU is left for it (CPU 0 is reserved).
+	n.expected[ns+"/KubeletCPUConflict"], n.expected[ns+"/CPUAllocationFailed"] = true, true
 
 	// A Burstable pod with a CPU of its own from Locus: limit 1, request 0,
 	// so that the Guaranteed pod still fits the one allocatable CPU.
@@ -76,6 +78,7 @@ func TestKubeletStaticCPUManager(t *testing.T) {
 	waitFile(t, filepath.Join(gDir, "cpuset.cpus"), "1")
 	waitFile(t, filepath.Join(pinnedDir, "cpuset.cpus"), "0")
 	n.waitEvent(t, ns, "Pod", pinned.Name, corev1.EventTypeWarning, "KubeletCPUConflict", "cpus 1 are the kubelet's")
+	n.waitEvent(t, ns, "Pod", pinned.Name, corev1.EventTypeWarning, "CPUAllocationFailed", "not enough free CPUs")
 
 	kubetest.WaitFor(t, "the agent's status to name the kubelet's CPU", fileTimeout, func(context.Context) (bool, error) {
 		var st status.Status
