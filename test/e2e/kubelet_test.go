@@ -25,10 +25,11 @@ const quiet = 60 * time.Second
 // LOCUS_E2E_CPU_MANAGER=static: CPU 0 reserved, CPU 1 the only one it can
 // give): a Burstable cpuset-scheduler pod is pinned by Locus to CPU 1; a
 // Guaranteed one-CPU pod then gets CPU 1 from the kubelet. The kubelet wins:
-// Locus warns the first pod (KubeletCPUConflict, then CPUAllocationFailed: no CPU is left) and moves it to the shared CPU 0, the
-// status and the NodeResourceTopology say CPU 1 is the kubelet's, and for
-// 60 s neither pod's cpuset changes, the agent writes no cgroup file and the
-// two pods never share a CPU.
+// Locus warns the first pod (KubeletCPUConflict, then CPUAllocationFailed:
+// no CPU is left) and moves it to the shared CPU 0, the status and the
+// NodeResourceTopology say CPU 1 is the kubelet's, and for 60 s neither
+// pod's cpuset changes, the agent writes no cgroup file and the two pods
+// never share a CPU.
 func TestKubeletStaticCPUManager(t *testing.T) {
 	n := need(t)
 	raw, err := os.ReadFile(filepath.Join(n.dir, "kubelet", "config.yaml"))
