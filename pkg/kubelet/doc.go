@@ -8,4 +8,8 @@
 // CPU lists go through topology.ParseCPUList, and every map and list is
 // counted before it is kept. A checkpoint is believed only when its
 // checksum is the one the kubelet would compute (checksum.go).
+//
+// Read(Paths{Dir: DefaultDir}) reads everything and never fails; its
+// Summary is the policies, the default and exclusive CPUs, the reserved CPUs
+// and the files that could not be read, ready for a report.
 package kubelet

@@ -174,6 +174,11 @@ func TestRead(t *testing.T) {
 	if s := Read(Paths{Dir: dir}); s.CPU != nil || s.Memory != nil || s.Config != nil || len(s.Errors) > 0 || s.CPUUnknown {
 		t.Fatalf("empty dir: %+v", s)
 	}
+	// A configuration file named on purpose must be there.
+	if s := Read(Paths{Dir: dir, Config: filepath.Join(dir, "kubelet.yaml")}); len(s.Errors) != 1 || s.CPUUnknown ||
+		!strings.Contains(s.Errors[0].String(), "kubelet.yaml: does not exist") {
+		t.Fatalf("missing --kubelet-config: %+v", s)
+	}
 	write := func(name string, raw []byte) {
 		if err := os.WriteFile(filepath.Join(dir, name), raw, 0o600); err != nil {
 			t.Fatal(err)

@@ -71,6 +71,9 @@ func Read(p Paths) State {
 			s.Memory = &m
 		}
 	}
+	if _, err := os.Stat(cfgPath); p.Config != "" && errors.Is(err, fs.ErrNotExist) {
+		s.fail(cfgPath, "does not exist (given as the kubelet's configuration file)")
+	}
 	if raw, ok := s.read(cfgPath, MaxConfigBytes); ok {
 		if c, err := ParseConfig(raw); err != nil {
 			s.fail(cfgPath, err.Error())
