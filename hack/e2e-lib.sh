@@ -297,7 +297,8 @@ start_agent() {
 	# The node's cgroups are the host's: the agent writes them as the DaemonSet would.
 	start agent "$E2E_BIN/locus" agent --node-name="$E2E_NODE" --kubeconfig="$E2E_DIR/kubeconfig" \
 		--state-dir="$E2E_DIR/agent" --cgroup-driver=cgroupfs --metrics-addr="$AGENT_METRICS" \
-		--memory-v1-soft-limit --kubelet-dir="$E2E_DIR/kubelet/root" --kubelet-config="$E2E_DIR/kubelet/config.yaml" ${LOCUS_E2E_AGENT_ARGS:-}
+		--kubelet-dir="$E2E_DIR/kubelet/root" --kubelet-config="$E2E_DIR/kubelet/config.yaml" \
+		--memory-v1-soft-limit ${LOCUS_E2E_AGENT_ARGS:-}
 }
 
 kubelet_healthy() { in_ns curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"; }
@@ -341,7 +342,16 @@ EOF2
 # kubelet_config: what this cgroup v1 host needs (failCgroupV1, failSwapOn,
 # cgroupfs, oomScoreAdj 0 for want of CAP_SYS_RESOURCE), the seeds' CPU manager
 # policy none, and no image garbage collection (the images cannot be pulled again).
+# LOCUS_E2E_CPU_MANAGER=static is the variant beside the kubelet's static CPU
+# manager (TestKubeletStaticCPUManager): CPU 0 reserved for the system, which
+# the static policy requires.
 kubelet_config() {
+	local cpu_manager="cpuManagerPolicy: none"
+	case "${LOCUS_E2E_CPU_MANAGER:-none}" in
+	none) ;;
+	static) cpu_manager=$(printf 'cpuManagerPolicy: static\nreservedSystemCPUs: "0"') ;;
+	*) die "LOCUS_E2E_CPU_MANAGER: ${LOCUS_E2E_CPU_MANAGER} is not none or static" ;;
+	esac
 	cat <<EOF2
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -353,7 +363,7 @@ cgroupsPerQOS: true
 failCgroupV1: false
 failSwapOn: false
 oomScoreAdj: 0
-cpuManagerPolicy: none
+$cpu_manager
 port: $KUBELET_PORT
 healthzBindAddress: 127.0.0.1
 healthzPort: $KUBELET_HEALTHZ_PORT

@@ -10,7 +10,6 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/doctor"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/stopsignal"
 	"github.com/locus-project/locus/pkg/supervisor"
@@ -77,8 +76,6 @@ NodeResourceTopology.`,
 	f.StringVar(&o.ProcRoot, "proc-root", "/proc", "where procfs is mounted")
 	f.StringVar(&o.CgroupRoot, "cgroup-root", cgroup.DefaultRoot, "where cgroups are mounted")
 	f.StringVar(&version, "cgroup-version", "auto", "auto, v1 or v2")
-	f.StringVar(&o.KubeletDir, "kubelet-dir", doctor.DefaultKubeletDir, "the kubelet's root directory, read by the host checks at start")
-	f.StringVar(&o.KubeletConfig, "kubelet-config", "", "the kubelet's config file, read by the host checks (default <kubelet-dir>/config.yaml)")
 	f.BoolVar(&o.Once, "once", false, "reconcile once and exit")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:9316", `serve /metrics, /healthz and /status here ("" for none)`)

@@ -15,6 +15,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -24,6 +25,7 @@ type kubeFlags struct {
 	configNS, resQoSCM, podQoSCM string
 	driver, reserved             string
 	kubeletRoot                  string
+	kubeletDir, kubeletConfig    string
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
@@ -39,13 +41,15 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.StringVar(&k.podQoSCM, "pod-qos-configmap", nodeagent.DefaultPodQoSConfigMap, "Kubernetes mode: ConfigMap with key memory-qos")
 	f.StringVar(&k.driver, "cgroup-driver", "auto", "Kubernetes mode: the kubelet's cgroup driver: auto, systemd or cgroupfs")
 	f.StringVar(&k.kubeletRoot, "kubelet-cgroup-root", "auto", "Kubernetes mode: the kubelet's cgroupRoot (kind: /kubelet), under which its kubepods tree lives; auto finds it, / is the top")
-	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64)")
+	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64); default: the kubelet's reservedSystemCPUs")
+	f.StringVar(&k.kubeletDir, "kubelet-dir", kubelet.DefaultDir, "Kubernetes mode: the kubelet's root directory, whose cpu_manager_state and memory_manager_state are read, never written (empty: read nothing)")
+	f.StringVar(&k.kubeletConfig, "kubelet-config", "", "Kubernetes mode: the kubelet's configuration file (default: config.yaml in --kubelet-dir)")
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
 	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
 	f.StringVar(&k.ownerDaemonSet, "owner-daemonset", "", "Kubernetes mode: NAMESPACE/NAME of the DaemonSet running this agent; when the agent stops and it is gone or being deleted (helm uninstall), restore every cgroup file Locus changed, delete the node's NodeResourceTopology and clear the state")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
-		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset"}
+		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset", "kubelet-dir", "kubelet-config"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -92,6 +96,10 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return usagef("--reserved-cpus: %v", err)
 	}
+	if k.kubeletConfig != "" && k.kubeletDir == "" {
+		return usagef("--kubelet-config needs --kubelet-dir")
+	}
+	o.Kubelet = kubelet.Paths{Dir: k.kubeletDir, Config: k.kubeletConfig}
 	cfg, err := k.restConfig()
 	if err != nil {
 		return err

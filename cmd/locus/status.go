@@ -74,6 +74,14 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 	if st.ConfigError != "" {
 		fmt.Fprintf(w, "config error (last good config in force): %s\n", st.ConfigError)
 	}
+	if k := n.Kubelet; k != nil {
+		fmt.Fprintf(w, "kubelet: CPU manager %s (its CPUs %s), topology manager %s/%s, memory manager %s, reservedSystemCPUs %s\n",
+			k.CPUManagerPolicy, orNone(n.KubeletCPUs), orDash(k.TopologyManagerPolicy), orDash(k.TopologyManagerScope),
+			orDash(k.MemoryManagerPolicy), orNone(k.ReservedCPUs))
+		for _, e := range k.Errors {
+			fmt.Fprintf(w, "kubelet file unreadable: %s\n", e)
+		}
+	}
 	for _, p := range n.Problems {
 		fmt.Fprintf(w, "node problem: %s\n", p)
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/status"
 )
 
@@ -93,5 +94,25 @@ func TestStatusShowsHostChecks(t *testing.T) {
 	renderHostChecks(&out, nil) // a status from an agent without host checks
 	if out.Len() != 0 {
 		t.Errorf("no checks printed %q", out.String())
+	}
+}
+
+// Beside the kubelet, locus status names its policies, its CPUs and the
+// files it could not read.
+func TestStatusShowsTheKubelet(t *testing.T) {
+	st := status.Status{Time: time.Now()}
+	st.Node.KubeletCPUs = "2-3"
+	st.Node.Kubelet = &kubelet.Summary{CPUManagerPolicy: "static", TopologyManagerPolicy: "single-numa-node",
+		TopologyManagerScope: "pod", MemoryManagerPolicy: "None", ReservedCPUs: "0",
+		Errors: []string{"/var/lib/kubelet/memory_manager_state: checksum"}}
+	var b strings.Builder
+	if err := renderStatus(&b, st, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kubelet: CPU manager static (its CPUs 2-3), topology manager single-numa-node/pod, memory manager None, reservedSystemCPUs 0",
+		"kubelet file unreadable: /var/lib/kubelet/memory_manager_state: checksum"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, b.String())
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/server"
@@ -68,9 +69,11 @@ type Options struct {
 	// NUMABalancer settles the workloads without CPUs of their own on NUMA
 	// nodes (balancer*.go).
 	NUMABalancer BalancerOptions
-	// KubeletDir and KubeletConfig are where the host checks read the
-	// kubelet's configuration (defaults /var/lib/kubelet and its config.yaml).
-	KubeletDir, KubeletConfig string
+	// Kubelet, when its Dir is set, is where the kubelet keeps its CPU and
+	// memory manager checkpoints and its configuration (kubelet.go): read
+	// at every reconcile that finds them changed, never written. The host
+	// checks at start read its configuration there too.
+	Kubelet kubelet.Paths
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -107,6 +110,7 @@ type Agent struct {
 	unsupportedKnobs []string
 	hostChecks       []status.HostCheck // the host checks run at start
 	lastProblemList  []workload.Problem
+	kube             kubeletReader   // the kubelet's files, as last read
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
 	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
 

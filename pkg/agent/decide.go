@@ -65,6 +65,7 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: c.Leases, Dropped: dropped,
 		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
 		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest}
+	obs.Kubelet, obs.Problems = a.kube.observed, append(obs.Problems, a.kube.problems...)
 	for _, r := range rs {
 		obs.Workloads = append(obs.Workloads, r.plan)
 		obs.Problems = append(obs.Problems, r.problems...)

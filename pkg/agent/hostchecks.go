@@ -11,7 +11,7 @@ import (
 // every one is exported as locus_host_check and kept for the status.
 func (a *Agent) runHostChecks() {
 	rs := doctor.Run(doctor.Env{SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, CgroupRoot: a.h.Root(),
-		KubeletDir: a.opts.KubeletDir, KubeletConfig: a.opts.KubeletConfig})
+		KubeletDir: a.opts.Kubelet.Dir, KubeletConfig: a.opts.Kubelet.Config})
 	a.hostChecks = make([]status.HostCheck, 0, len(rs))
 	for _, r := range rs {
 		a.hostChecks = append(a.hostChecks, status.HostCheck{Check: r.Check, Status: string(r.Status), Found: r.Found, Do: r.Do})

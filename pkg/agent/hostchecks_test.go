@@ -24,7 +24,7 @@ func TestHostChecksAtStart(t *testing.T) {
 	tree := newCgroupTree(t, cgroup.V2, false, "0-3")
 	tree.mkcg("pods/redis", "pods/batch")
 	h := newHarness(t, tree, redisAndBatch, func(o *Options) {
-		o.KubeletDir = kubelet
+		o.Kubelet.Dir = kubelet
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
 	h.reconcile()

@@ -80,7 +80,7 @@ func (a *Agent) sourceDecided(cfg *workload.Config, d decide.Desired) {
 	if a.src == nil {
 		return
 	}
-	a.src.src.Decided(source.Decision{Topology: a.topo, Reserved: cfg.Reserved, Assignments: d.Assignments, Workloads: d.Workloads})
+	a.src.src.Decided(source.Decision{Topology: a.topo, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads})
 }
 
 // markContainers makes a pod's container cgroups ready with the pod's: for

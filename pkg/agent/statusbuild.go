@@ -25,12 +25,17 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		CgroupVersion: a.h.Version().String(),
 		Topology:      status.TopologySummary(a.topo),
 		CPUs:          a.topo.CPUSet().String(),
-		Reserved:      cfg.Reserved.String(),
+		Reserved:      d.Pools.Reserved.String(),
 		Exclusive:     d.Pools.Exclusive.String(),
 		Shared:        d.Pools.Shared.String(),
 		BE:            d.Pools.BE.String(),
 		Unsupported:   append([]string(nil), a.unsupportedKnobs...),
 		HostChecks:    a.hostChecks,
+		KubeletCPUs:   d.Pools.Kubelet.String(),
+	}
+	if a.opts.Kubelet.Dir != "" {
+		sum := a.kube.state.Summary()
+		st.Node.Kubelet = &sum
 	}
 	for _, p := range d.Problems {
 		if p.Workload == "" {

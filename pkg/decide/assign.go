@@ -18,10 +18,25 @@ import (
 // refused (CPUSetConflict) rather than moving that workload.
 func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
+	return AssignAround(t, reserved, Kubelet{}, needs, prev)
+}
+
+// AssignAround is Assign beside a kubelet: the CPUs it holds alone are
+// never given, a kept assignment or a decision that overlaps them is
+// refused with KubeletCPUConflict (the kubelet wins), and a kept one is
+// then chosen again.
+func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
+	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
 	out := map[string]workload.Assignment{}
 	var problems []workload.Problem
 	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
 	online := t.CPUSet()
+	owned := kube.Owned(online)
+	kubeletProblem := func(name, msg string) {
+		if kube.Unknown == "" { // an unreadable checkpoint is told once, for the node
+			problems = append(problems, workload.Problem{Workload: name, Reason: "KubeletCPUConflict", Message: msg})
+		}
+	}
 
 	// Pass 1: kept assignments (a decided workload's only while its
 	// decision stands) claim their CPUs first.
@@ -35,6 +50,10 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workl
 		if !need.Decided.IsEmpty() {
 			fits = old.CPUs.Equals(need.Decided) && old.Policy == need.Policy && old.RequestMilli == need.RequestMilli
 		}
+		if msg := kubeletConflict(old.CPUs, owned, kube.Unknown); msg != "" {
+			kubeletProblem(name, msg+"; Locus chooses its CPUs again")
+			continue
+		}
 		if !fits || conflict(old.CPUs, online, state) != "" {
 			continue
 		}
@@ -45,6 +64,10 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workl
 	for _, name := range sortedNames(needs) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || need.Decided.IsEmpty() {
+			continue
+		}
+		if msg := kubeletConflict(need.Decided, owned, kube.Unknown); msg != "" {
+			kubeletProblem(name, msg+"; the pod runs in the shared pool")
 			continue
 		}
 		if msg := conflict(need.Decided, online, state); msg != "" {
@@ -59,10 +82,10 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workl
 	// Pass 3: allocate what is left.
 	for _, name := range sortedNames(needs) {
 		need := needs[name]
-		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() {
+		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() || kube.Unknown != "" {
 			continue
 		}
-		res, err := cpualloc.Allocate(t, state, reserved, cpualloc.Request{CPUs: need.CPUs,
+		res, err := cpualloc.Allocate(t, state, reserved.Union(owned), cpualloc.Request{CPUs: need.CPUs,
 			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli})
 		if err != nil {
 			problems = append(problems, workload.Problem{Workload: name, Reason: "CPUAllocationFailed", Message: err.Error()})

@@ -20,16 +20,18 @@ type Input struct {
 	UnrestrictedMems bool
 	Workloads        []workload.Workload
 	Previous         map[string]workload.Assignment
-	MemQoS           memqos.Config
-	Namespaces       memqos.NamespaceConfig
-	MemQoSOptions    memqos.Options
+	// Kubelet is what the kubelet's CPU manager holds (kubelet.go).
+	Kubelet       Kubelet
+	MemQoS        memqos.Config
+	Namespaces    memqos.NamespaceConfig
+	MemQoSOptions memqos.Options
 }
 
 // WorkloadState is what the decision gives one workload, for status and metrics.
 type WorkloadState struct {
 	Name      string          `json:"name"`
 	Cgroup    string          `json:"cgroup"`
-	Pool      string          `json:"pool"` // exclusive, static-burst, shared or be
+	Pool      string          `json:"pool"` // exclusive, static-burst, shared, be or kubelet
 	CPUs      string          `json:"cpus"`
 	Mems      string          `json:"mems"`
 	NUMANodes []int           `json:"numaNodes"`
@@ -53,13 +55,16 @@ type Desired struct {
 func Compute(in Input) Desired {
 	ws := append([]workload.Workload(nil), in.Workloads...)
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
-	needs := map[string]workload.CPUNeed{}
-	for _, w := range ws {
-		needs[w.Name] = w.CPU
-	}
 	var d Desired
-	d.Assignments, d.Problems = Assign(in.Topology, in.Reserved, needs, in.Previous)
-	pools, poolProblems := ComputePools(in.Topology, in.Reserved, in.BEPool, d.Assignments)
+	kube := in.Kubelet
+	reserved, needs, problems := kube.needs(in.Reserved, ws)
+	d.Assignments, d.Problems = AssignAround(in.Topology, reserved, kube, needs, in.Previous)
+	d.Problems = append(problems, d.Problems...)
+	owned := kube.Owned(in.Topology.CPUSet())
+	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)
+	if kube.Unknown != "" {
+		pools.Shared, pools.BE, poolProblems = cpuset.New(), cpuset.New(), nil
+	}
 	d.Pools, d.Problems = pools, append(d.Problems, poolProblems...)
 	for _, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
@@ -73,15 +78,23 @@ func Compute(in Input) Desired {
 		} else if w.BE {
 			cpus, st.Pool = pools.BE, "be"
 		}
-		st.CPUs = cpus.String()
-		st.Mems = Mems(in.Topology, cpus, in.UnrestrictedMems)
-		st.NUMANodes = in.Topology.NodesOf(cpus)
+		mems := Mems(in.Topology, cpus, in.UnrestrictedMems)
+		// A pod the kubelet pinned shows the kubelet's CPUs; its other
+		// containers, if any, run in the shared pool.
+		pinned := kube.pinnedContainers(w)
+		shown := cpus
+		if len(pinned) > 0 {
+			st.Pool, shown = "kubelet", Kubelet{Pinned: map[string]map[string]cpuset.CPUSet{w.UID: pinned}}.Owned(cpuset.New())
+		}
+		st.CPUs = shown.String()
+		st.Mems = Mems(in.Topology, shown, in.UnrestrictedMems)
+		st.NUMANodes = in.Topology.NodesOf(shown)
 		if w.Terminating {
 			st.MemQoSWhy = "terminating: nothing is written any more"
 			d.Workloads = append(d.Workloads, st)
 			continue
 		}
-		if cpus.IsEmpty() {
+		if cpus.IsEmpty() && kube.Unknown == "" && len(pinned) == 0 {
 			// An empty list is no cpuset the kernel accepts: the workload
 			// keeps the CPUs it has (SharedPoolEmpty says why).
 			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "NoCPUs", Message: fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
@@ -90,11 +103,14 @@ func Compute(in Input) Desired {
 			if cpus.IsEmpty() {
 				break
 			}
+			if _, ok := pinned[c.Name]; ok {
+				continue // the kubelet's
+			}
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already.
 			d.Ops = append(d.Ops,
-				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: st.Mems},
-				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: st.CPUs})
+				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: mems},
+				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cpus.String()})
 		}
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
@@ -107,6 +123,7 @@ func Compute(in Input) Desired {
 		} else {
 			st.MemQoS, st.MemQoSOn, st.MemQoSWhy = dec, dec.Enabled, dec.Reason
 			ops, restores := memOps(w, dec)
+			ops, restores = notPinned(w, pinned, ops, restores)
 			d.Ops, d.Restores = append(d.Ops, ops...), append(d.Restores, restores...)
 		}
 		d.Workloads = append(d.Workloads, st)
@@ -146,4 +163,31 @@ func memOps(w workload.Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Tar
 		add(c.Cgroup, byName[c.Name])
 	}
 	return ops, restores
+}
+
+// notPinned drops the writes and restores of the containers the kubelet
+// pinned: Locus writes no cgroup of theirs.
+func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgroup.Op, restores []cgroup.Target) ([]cgroup.Op, []cgroup.Target) {
+	if len(pinned) == 0 {
+		return ops, restores
+	}
+	skip := map[string]bool{}
+	for _, c := range w.Containers {
+		if _, ok := pinned[c.Name]; ok {
+			skip[c.Cgroup] = true
+		}
+	}
+	var keptOps []cgroup.Op
+	for _, op := range ops {
+		if !skip[op.Cgroup] {
+			keptOps = append(keptOps, op)
+		}
+	}
+	var keptRestores []cgroup.Target
+	for _, t := range restores {
+		if !skip[t.Cgroup] {
+			keptRestores = append(keptRestores, t)
+		}
+	}
+	return keptOps, keptRestores
 }

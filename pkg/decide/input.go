@@ -15,7 +15,7 @@ import (
 // nothing to route around and is left out.
 func (o Observation) Input(previous map[string]workload.Assignment) Input {
 	cfg := o.Config
-	in := Input{Topology: o.Topology, Reserved: cfg.Reserved, BEPool: cfg.BEPool,
+	in := Input{Topology: o.Topology, Reserved: cfg.Reserved, BEPool: cfg.BEPool, Kubelet: o.Kubelet,
 		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: previous, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
 		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow, ThrottleNotBelowRequest: o.ThrottleNotBelowRequest}}
 	in.Workloads = append(in.Workloads, o.Workloads...)

@@ -15,14 +15,27 @@ import (
 // Pools are the CPU sets of workloads that hold no exclusive CPUs.
 type Pools struct {
 	Exclusive cpuset.CPUSet // union of every exclusive assignment
-	Shared    cpuset.CPUSet // online - reserved - isolated - exclusive
+	Shared    cpuset.CPUSet // online - reserved - isolated - exclusive - kubelet
 	BE        cpuset.CPUSet // the BE pool, inside Shared
+	// Kubelet are the CPUs the kubelet's static CPU manager holds alone
+	// (every online CPU when its checkpoint could not be read).
+	Kubelet cpuset.CPUSet
+	// Reserved are the reserved CPUs in force: the agent's, else the
+	// kubelet's reservedSystemCPUs.
+	Reserved cpuset.CPUSet
 }
 
 // ComputePools derives the pools from the assignments. bePool narrows the BE
 // pool when set; if nothing of it is left, BE workloads fall back to Shared
 // rather than to an empty (unwritable) cpuset.
 func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[string]workload.Assignment) (Pools, []workload.Problem) {
+	return computePools(t, reserved, cpuset.New(), bePool, as)
+}
+
+// computePools leaves out the kubelet's CPUs too, even when the shared pool
+// falls back to the reserved CPUs. With nothing left it is empty: shared
+// workloads' cpusets are then left as they are.
+func computePools(t *topology.Topology, reserved, kubelet, bePool cpuset.CPUSet, as map[string]workload.Assignment) (Pools, []workload.Problem) {
 	var problems []workload.Problem
 	excl := cpuset.New()
 	for _, a := range as {
@@ -30,13 +43,17 @@ func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[s
 			excl = excl.Union(a.CPUs)
 		}
 	}
-	base := t.CPUSet().Difference(reserved).Difference(t.Isolated)
+	base := t.CPUSet().Difference(reserved).Difference(t.Isolated).Difference(kubelet)
 	shared := base.Difference(excl)
 	if shared.IsEmpty() {
 		// Never write an empty cpuset: shared workloads run on the reserved
 		// CPUs rather than fail.
-		shared = reserved.Intersection(t.CPUSet())
-		problems = append(problems, workload.Problem{Reason: "SharedPoolEmpty", Message: fmt.Sprintf("exclusive assignments take every CPU; shared workloads run on reserved CPUs %q", shared.String())})
+		shared = reserved.Intersection(t.CPUSet()).Difference(kubelet)
+		taken := "exclusive assignments take"
+		if !kubelet.IsEmpty() {
+			taken = fmt.Sprintf("exclusive assignments and the kubelet's CPUs %s take", kubelet)
+		}
+		problems = append(problems, workload.Problem{Reason: "SharedPoolEmpty", Message: fmt.Sprintf("%s every CPU; shared workloads run on reserved CPUs %q", taken, shared.String())})
 	}
 	be := shared
 	if !bePool.IsEmpty() {
@@ -46,7 +63,7 @@ func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[s
 			problems = append(problems, workload.Problem{Reason: "BEPoolEmpty", Message: fmt.Sprintf("bePool %s has no CPU left in the shared pool; BE workloads use the shared pool", bePool)})
 		}
 	}
-	return Pools{Exclusive: excl, Shared: shared, BE: be}, problems
+	return Pools{Exclusive: excl, Shared: shared, BE: be, Kubelet: kubelet, Reserved: reserved}, problems
 }
 
 // Mems is the cpuset.mems value for a CPU set: the NUMA nodes of those CPUs, or

@@ -29,7 +29,9 @@ type Observation struct {
 	Prepared map[string]bool
 	// Problems are those found while observing (a cgroup missing, a removal
 	// pending); Decide adds its own.
-	Problems          []workload.Problem
+	Problems []workload.Problem
+	// Kubelet is what the kubelet's CPU manager holds (kubelet.go).
+	Kubelet           Kubelet
 	V1SoftLimitForLow bool
 	// ThrottleNotBelowRequest keeps memory.high at or above the request
 	// (memqos.Options).
@@ -82,7 +84,7 @@ type Ready struct {
 // remembers to what must be done. It does no I/O and reads no clock.
 func Decide(obs Observation, mem Memory) Ready {
 	in := obs.Input(mem.Assignments)
-	key := inputKey(mem.Assignments, in.Workloads)
+	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key()
 	var d Desired
 	if m := mem.Last; m != nil && m.topo == obs.Topology && m.cfg == obs.Config && m.key == key {
 		d = m.Desired

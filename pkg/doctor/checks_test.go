@@ -156,9 +156,9 @@ func TestKubeletChecks(t *testing.T) {
 	}
 	runCases(t, []checkCase{
 		{"default", "kubelet-cpu-manager", hostV2(), OK, []string{"cpuManagerPolicy: none"}},
-		{"static", "kubelet-cpu-manager", cfg("cpuManagerPolicy: static\n"), Fail, []string{"both write the same cpusets", "cpu_manager_state"}},
+		{"static", "kubelet-cpu-manager", cfg("cpuManagerPolicy: static\n"), OK, []string{"keeps off those CPUs", "cpu_manager_state"}},
 		{"unknown", "kubelet-cpu-manager", cfg("cpuManagerPolicy: dynamic\n"), Warn, []string{"dynamic"}},
-		{"json", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", `{"kind":"KubeletConfiguration","cpuManagerPolicy":"static"}`), Fail, nil},
+		{"json", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", `{"kind":"KubeletConfiguration","cpuManagerPolicy":"static"}`), OK, nil},
 		{"no kubelet", "kubelet-cpu-manager", hostV2().with("kubelet", gone), NA, []string{"no kubelet here"}},
 		{"config elsewhere", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", gone, "kubelet/pods", dir), Warn,
 			[]string{"config.yaml: absent", "--kubelet-config"}},
@@ -178,7 +178,7 @@ func TestKubeletChecks(t *testing.T) {
 		{"unknown", "kubelet-topology-manager", cfg("topologyManagerPolicy: strict\n"), Warn, nil},
 
 		{"none", "kubelet-reserved-cpus", hostV2(), OK, []string{"no reservedSystemCPUs"}},
-		{"set", "kubelet-reserved-cpus", cfg("reservedSystemCPUs: \"0,4\"\n"), OK, []string{"--reserved-cpus 0,4"}},
+		{"set", "kubelet-reserved-cpus", cfg("reservedSystemCPUs: \"0,4\"\n"), OK, []string{"reservedSystemCPUs: 0,4", "--reserved-cpus"}},
 		{"huge", "kubelet-reserved-cpus", cfg("reservedSystemCPUs: 0-9223372036854775807\n"), Warn, []string{"reservedSystemCPUs \"0-9223372036854775807\""}},
 
 		{"systemd", "kubelet-cgroup-driver", hostV2(), OK, []string{"cgroupDriver: systemd"}},

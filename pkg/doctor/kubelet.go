@@ -30,8 +30,7 @@ func cpuManager(env Env, c kubeletConfig) Result {
 	case "none":
 		return Result{Status: OK, Found: found + ": the kubelet leaves cpusets alone; Locus decides them"}
 	case "static":
-		return Result{Status: Fail, Found: found + ": the kubelet gives Guaranteed pods with whole CPUs exclusive cpusets and rewrites every container's cpuset every 10 s; Locus does not read the kubelet's assignments, so both write the same cpusets",
-			Do: "set cpuManagerPolicy: none: drain the node, stop the kubelet, remove " + env.KubeletDir + "/cpu_manager_state, start it"}
+		return Result{Status: OK, Found: found + ": the kubelet pins Guaranteed pods with whole CPUs; the agent reads its " + env.KubeletDir + "/cpu_manager_state and keeps off those CPUs (its first CPU reconcile after a container starts may undo a Locus pin once, until the agent's next reconcile)"}
 	}
 	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
 }
@@ -67,8 +66,7 @@ func reservedCPUs(_ Env, c kubeletConfig) Result {
 	if strings.TrimSpace(c.ReservedSystemCPUs) == "" {
 		return Result{Status: OK, Found: "no reservedSystemCPUs"}
 	}
-	return Result{Status: OK, Found: "reservedSystemCPUs: " + c.ReservedSystemCPUs,
-		Do: "give the agent the same list: --reserved-cpus " + c.ReservedSystemCPUs + " (the agent does not read the kubelet's)"}
+	return Result{Status: OK, Found: "reservedSystemCPUs: " + c.ReservedSystemCPUs + ": the agent keeps them off pods when --reserved-cpus is not given"}
 }
 
 func cgroupDriver(env Env, c kubeletConfig) Result {

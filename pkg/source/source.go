@@ -71,6 +71,7 @@ type Workload struct {
 type Decision struct {
 	Topology    *topology.Topology
 	Reserved    cpuset.CPUSet
+	Kubelet     cpuset.CPUSet                  // the CPUs the kubelet's static CPU manager holds alone
 	Assignments map[string]workload.Assignment // by workload; `locus run` leases left out
 	Workloads   []decide.WorkloadState
 }

@@ -4,7 +4,11 @@
 // nothing; the agent fills it.
 package status
 
-import "time"
+import (
+	"time"
+
+	"github.com/locus-project/locus/pkg/kubelet"
+)
 
 // Source says where a workload's processes come from: a cgroup, a command
 // the agent starts, a process match, or a pod.
@@ -33,6 +37,10 @@ type NodeStatus struct {
 	Problems      []string `json:"problems,omitempty"`
 	// HostChecks are `locus doctor`'s checks as the agent ran them at start.
 	HostChecks []HostCheck `json:"hostChecks,omitempty"`
+	// KubeletCPUs are the CPUs the kubelet's static CPU manager holds alone;
+	// Kubelet what its files say, when the agent reads them.
+	KubeletCPUs string           `json:"kubeletCPUs,omitempty"`
+	Kubelet     *kubelet.Summary `json:"kubelet,omitempty"`
 }
 
 // HostCheck is one host check's result: status is ok, warn, fail or n/a.

@@ -15,6 +15,9 @@ import (
 // Workload is the agent's view of a pod or a standalone workload.
 type Workload struct {
 	Name string
+	// UID is a pod's UID (empty for a standalone workload): the kubelet's
+	// CPU manager names its pods by it.
+	UID string
 	// Cgroup holds the workload (the pod cgroup). Containers may be the same
 	// cgroup (standalone workloads) or children of it (pods).
 	Cgroup     string

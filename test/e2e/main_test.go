@@ -25,6 +25,7 @@ type e2eNode struct {
 	mode, release, locusNS, containerd string
 	cp                                 *kubetest.ControlPlane // the helpers of kubetest, on this cluster
 	deleted                            map[string]bool        // namespaces deleteAll is done with
+	expected                           map[string]bool        // "namespace/Reason" of the Warnings a test expects
 }
 
 // skipReason is set when the tests are not to run here.
@@ -83,7 +84,7 @@ func loadNode() (*e2eNode, error) {
 	bins, _ := kubetest.FindBinaries("") // kubectl, for Kubectl(); the node runs without kwok
 	return &e2eNode{
 		dir: dir, name: env["LOCUS_E2E_NODE"], agentMetrics: env["LOCUS_E2E_AGENT_METRICS"],
-		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{},
+		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{}, expected: map[string]bool{},
 		mode: env["LOCUS_E2E_MODE"], release: env["LOCUS_E2E_RELEASE"], locusNS: env["LOCUS_E2E_NAMESPACE"],
 		containerd: env["LOCUS_E2E_CONTAINERD"],
 		cp: &kubetest.ControlPlane{Binaries: bins, Kubeconfig: env["LOCUS_E2E_KUBECONFIG"],

@@ -90,7 +90,7 @@ func (n *e2eNode) deleteAll(t *testing.T, ns string) {
 	warnings := map[string]int{}
 	var first []string
 	for _, e := range n.agentEvents(t, ns) {
-		if e.Type != corev1.EventTypeWarning {
+		if e.Type != corev1.EventTypeWarning || n.expected[ns+"/"+e.Reason] {
 			continue
 		}
 		when := "while the pods ran"

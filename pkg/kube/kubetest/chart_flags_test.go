@@ -52,7 +52,8 @@ func TestHelmChartAgentFlags(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{name: "defaults", wantNot: []string{"--reserved-cpus", "--cgroup-driver", "--kubelet-cgroup-root"}},
+		{name: "defaults", want: []string{"--kubelet-dir=/host/kubelet"}, wantNot: []string{"--reserved-cpus", "--cgroup-driver", "--kubelet-cgroup-root"}},
+		{name: "no kubelet dir", set: []string{"agent.kubeletDir="}, want: []string{"--kubelet-dir="}, wantNot: []string{"--kubelet-dir=/"}},
 		{name: "kubelet root", set: []string{"agent.kubeletCgroupRoot=/kubelet"}, want: []string{"--kubelet-cgroup-root=/kubelet"}},
 		{name: "reserved", set: []string{`agent.reservedCPUs=0\,64`}, want: []string{"--reserved-cpus=0,64"}, wantNot: []string{"--cgroup-driver"}},
 		{name: "driver", set: []string{"agent.cgroupDriver=systemd"}, want: []string{"--cgroup-driver=systemd"}, wantNot: []string{"--reserved-cpus"}},

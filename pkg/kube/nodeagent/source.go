@@ -279,7 +279,7 @@ func (s *Source) Decided(d source.Decision) {
 	if s.nrt == nil {
 		return
 	}
-	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved,
+	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved, Kubelet: d.Kubelet,
 		Assignments: d.Assignments, MemoryRequests: s.memReq})
 	if err != nil {
 		s.log.Warn("cannot build the NodeResourceTopology", "err", err)

@@ -19,6 +19,9 @@ type Input struct {
 	Node     string
 	Topology *topology.Topology
 	Reserved cpuset.CPUSet
+	// Kubelet are the CPUs the kubelet's static CPU manager holds alone:
+	// taken, like a pod's exclusive CPUs.
+	Kubelet cpuset.CPUSet
 	// Assignments are the pods' CPU holdings by namespace/pod.
 	Assignments map[string]workload.Assignment
 	// MemoryRequests are the pods' summed memory requests in bytes, by
@@ -33,7 +36,8 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //
 //   - cpu: capacity = its online CPUs; allocatable = capacity minus reserved
 //     and isolated CPUs; available = allocatable minus CPUs held exclusively
-//     (static-burst CPUs stay available: they are shared).
+//     (static-burst CPUs stay available: they are shared) and the CPUs the
+//     kubelet's static CPU manager holds alone.
 //   - memory: capacity = allocatable = MemTotal of the node; available =
 //     allocatable minus the memory requests of pods holding CPUs there (a pod
 //     on several nodes counts evenly on each), since their memory is bound
@@ -48,7 +52,7 @@ func Build(in Input) (*Object, error) {
 		return nil, fmt.Errorf("no topology")
 	}
 	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
-	ct := CPUTopology{CPUs: t.CPUs, Reserved: in.Reserved.String(), Isolated: t.Isolated.String(),
+	ct := CPUTopology{CPUs: t.CPUs, Reserved: in.Reserved.String(), Isolated: t.Isolated.String(), Kubelet: in.Kubelet.String(),
 		Exclusive: map[string]string{}, StaticBurst: map[string]Burst{}, BurstMilli: map[string]int64{}}
 	memPerNode := map[int]int64{}
 	for _, name := range sortedKeys(in.Assignments) {
@@ -85,7 +89,7 @@ func Build(in Input) (*Object, error) {
 		if !n.CPUs.IsEmpty() {
 			z.Attributes = []Attribute{{Name: "cpus", Value: n.CPUs.String()}}
 			alloc := n.CPUs.Difference(unusable)
-			avail := alloc.Difference(state.Exclusive)
+			avail := alloc.Difference(state.Exclusive).Difference(in.Kubelet)
 			z.Resources = append(z.Resources, Resource{Name: "cpu",
 				Capacity: count(n.CPUs.Size()), Allocatable: count(alloc.Size()), Available: count(avail.Size())})
 		}

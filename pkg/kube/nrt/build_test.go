@@ -99,6 +99,26 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// The kubelet's CPUs are published and are not available.
+func TestBuildKubeletCPUs(t *testing.T) {
+	topo := fixture.MustBuild(fixture.MemoryOnly)
+	obj, err := Build(Input{Node: "n1", Topology: topo, Reserved: cpuset.New(0, 1), Kubelet: cpuset.New(2, 3, 16),
+		Assignments: map[string]workload.Assignment{"ns/a": {CPUs: cpuset.New(4, 5), Policy: cpualloc.FullPCPUs}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][2]int64{{14, 10}, {16, 15}} {
+		cpu := obj.Zones[i].Resources[0]
+		if cpu.Name != "cpu" || cpu.Allocatable.Value() != want[0] || cpu.Available.Value() != want[1] {
+			t.Errorf("zone %d: %+v, want allocatable %d available %d", i, cpu, want[0], want[1])
+		}
+	}
+	ct, err := ReadCPUTopology(obj.Metadata.Annotations[AnnotationCPUTopology])
+	if err != nil || ct.Kubelet != "2-3,16" {
+		t.Fatalf("kubelet %q, %v", ct.Kubelet, err)
+	}
+}
+
 func TestBuildNoTopology(t *testing.T) {
 	if _, err := Build(Input{Node: "n"}); err == nil {
 		t.Fatal("no error without a topology")

@@ -91,6 +91,9 @@ type CPUTopology struct {
 	// (isolcpus) neither.
 	Reserved string `json:"reserved"`
 	Isolated string `json:"isolated"`
+	// Kubelet are the CPUs the kubelet's static CPU manager gave containers
+	// alone: taken, never given to a pod by Locus.
+	Kubelet string `json:"kubelet,omitempty"`
 	// Exclusive maps namespace/pod to the CPUs it holds alone.
 	Exclusive map[string]string `json:"exclusive"`
 	// StaticBurst maps namespace/pod to its static-burst CPUs and CPU

@@ -66,7 +66,7 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 		return Workload{}, fmt.Errorf("%w: %s", ErrNoCgroup, podCg)
 	}
 	name := Name(pod)
-	w := Workload{Plan: workload.Workload{Name: name, Cgroup: podCg}}
+	w := Workload{Plan: workload.Workload{Name: name, UID: string(pod.UID), Cgroup: podCg}}
 	problem := func(reason, format string, args ...any) {
 		w.Problems = append(w.Problems, workload.Problem{Workload: name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}

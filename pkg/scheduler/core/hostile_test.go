@@ -40,6 +40,7 @@ func TestHostileNRT(t *testing.T) {
 			ct.StaticBurst = map[string]nrt.Burst{"ns/p": {CPUs: "0-4000000"}}
 		}), `staticBurst["ns/p"].cpus`},
 		"isolated": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Isolated = "0-99999999" }), "isolated: invalid cpu list"},
+		"kubelet":  {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Kubelet = "0-99999999" }), "kubelet: invalid cpu list"},
 		"cpu id":   {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.CPUs[len(ct.CPUs)-1].ID = 1 << 40 }), "an id out of range"},
 		"zones":    {bad(manyZones), "zones: 5002, more than 1024"},
 	} {

@@ -95,6 +95,13 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	if err != nil {
 		return nil, "", report{}, fmt.Errorf("reserved: %v", err)
 	}
+	// The kubelet's exclusive CPUs are taken for as long as it holds them:
+	// the scheduler routes around them as around reserved ones.
+	kubelet, err := topology.ParseCPUList(ct.Kubelet)
+	if err != nil {
+		return nil, "", report{}, fmt.Errorf("kubelet: %v", err)
+	}
+	reserved = reserved.Union(kubelet)
 	r = report{reserved: reserved, holdings: map[string]workload.Assignment{}}
 	if v, ok := obj.Metadata.Annotations[nrt.AnnotationHeartbeat]; ok {
 		if r.heartbeat, err = time.Parse(time.RFC3339, v); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -217,6 +218,33 @@ func TestScores(t *testing.T) {
 		}
 		if best != tc.preferred || e.Locality != b.Locality {
 			t.Errorf("%q: empty %d, busy %d: prefers %s, want %s", tc.s, e.Score, b.Score, best, tc.preferred)
+		}
+	}
+}
+
+// The CPUs a node's kubelet holds alone (its static CPU manager) are
+// taken: pods are placed around them until none is left but theirs.
+func TestKubeletCPUsAreTaken(t *testing.T) {
+	kubeletCPUs := cpuset.New(1, 9, 4, 12) // a core on each NUMA node
+	o, err := nrt.Build(nrt.Input{Node: "n1", Topology: fixture.MustBuild(twoNode), Reserved: reservedCore, Kubelet: kubeletCPUs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCluster()
+	c.SetNRT("n1", o)
+	if v := c.Snapshot()["n1"]; v.FreeMilli() != 10000 {
+		t.Fatalf("free %d millicores, want 10000 (16 CPUs, 2 reserved, 4 the kubelet's)", v.FreeMilli())
+	}
+	for i := 0; ; i++ {
+		p, err := place(t, c, fmt.Sprintf("ns/p%d", i), "n1", req(2, cpualloc.FullPCPUs, 0))
+		if err != nil {
+			if i != 5 || kind(err) != Insufficient {
+				t.Fatalf("pod %d: %v; want 5 pods of 2 CPUs to fit", i, err)
+			}
+			break
+		}
+		if both := p.Result.CPUs.Intersection(kubeletCPUs.Union(reservedCore)); !both.IsEmpty() {
+			t.Fatalf("pod %d got %s, the kubelet's or reserved", i, both)
 		}
 	}
 }

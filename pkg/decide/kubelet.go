@@ -1,0 +1,126 @@
+package decide
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// Kubelet is what the kubelet's CPU manager holds on the node, as its
+// checkpoint and configuration say (read by the shell with pkg/kubelet).
+// With the static policy the kubelet pins the integer CPUs of Guaranteed
+// pods itself and reconciles their cpusets: those CPUs are the kubelet's,
+// never given to a workload of Locus, and those containers' cgroups are
+// never written by Locus. The zero value is a kubelet that pins nothing.
+type Kubelet struct {
+	Policy string // "none", "static", or "" when there is no checkpoint
+	// Pinned are the CPUs the kubelet gave containers alone, by pod UID and
+	// container name.
+	Pinned map[string]map[string]cpuset.CPUSet
+	// Unnamed are the CPUs of containers named by ID only (a v1 checkpoint).
+	Unnamed cpuset.CPUSet
+	// Unknown, when set, is why the checkpoint could not be read: every
+	// CPU is then the kubelet's, and Locus writes no cpuset.
+	Unknown string
+	// Reserved is the kubelet's reservedSystemCPUs, the agent's reserved
+	// CPUs when it was given none.
+	Reserved cpuset.CPUSet
+}
+
+// Owned is every CPU the kubelet holds alone, or every online CPU when its
+// checkpoint could not be read.
+func (k Kubelet) Owned(online cpuset.CPUSet) cpuset.CPUSet {
+	if k.Unknown != "" {
+		return online
+	}
+	out := k.Unnamed
+	for _, cs := range k.Pinned {
+		for _, set := range cs {
+			out = out.Union(set)
+		}
+	}
+	return out
+}
+
+// key is the kubelet's part of the decision's input, for the memo.
+func (k Kubelet) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%s|%s|%s", k.Policy, k.Unknown, k.Reserved, k.Unnamed)
+	for _, uid := range sortedNames(k.Pinned) {
+		for _, c := range sortedNames(k.Pinned[uid]) {
+			fmt.Fprintf(&b, "|%s/%s=%s", uid, c, k.Pinned[uid][c])
+		}
+	}
+	return b.String()
+}
+
+// reserved is the reserved CPUs in force: the agent's, else the kubelet's;
+// the two disagreeing is a node-wide problem (the agent's win).
+func (k Kubelet) reserved(agent cpuset.CPUSet) (cpuset.CPUSet, []workload.Problem) {
+	if agent.IsEmpty() {
+		return k.Reserved, nil
+	}
+	if k.Reserved.IsEmpty() || k.Reserved.Equals(agent) {
+		return agent, nil
+	}
+	return agent, []workload.Problem{{Reason: "ReservedCPUsMismatch", Message: fmt.Sprintf(
+		"--reserved-cpus is %q but the kubelet's reservedSystemCPUs is %q; Locus keeps %q out of its pools, the kubelet runs system daemons on %q",
+		agent.String(), k.Reserved.String(), agent.String(), k.Reserved.String())}}
+}
+
+// needs are the workloads' CPU needs beside the kubelet, with the reserved
+// CPUs in force and the problems that follow: a pod the kubelet pinned
+// needs nothing of Locus (KubeletPinned when it asked for CPUs all the
+// same), and an unreadable checkpoint is told once for the node.
+func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpuset.CPUSet, map[string]workload.CPUNeed, []workload.Problem) {
+	reserved, problems := k.reserved(agentReserved)
+	if k.Unknown != "" {
+		problems = append(problems, workload.Problem{Reason: "KubeletCheckpointUnreadable", Message: "the kubelet's CPU manager checkpoint " +
+			k.Unknown + "; every CPU is taken as the kubelet's: Locus pins no pod and writes no cpuset until it reads again"})
+	}
+	needs := map[string]workload.CPUNeed{}
+	for _, w := range ws {
+		needs[w.Name] = w.CPU
+		if pinned := k.pinnedContainers(w); len(pinned) > 0 {
+			if w.CPU.Exclusive && !w.Terminating {
+				problems = append(problems, workload.Problem{Workload: w.Name, Reason: "KubeletPinned", Message: "the kubelet's static CPU manager pinned " +
+					describe(pinned) + "; Locus leaves this pod's CPUs to the kubelet and writes no cgroup of those containers"})
+			}
+			needs[w.Name] = workload.CPUNeed{}
+		}
+	}
+	return reserved, needs, problems
+}
+
+// pinnedContainers is what the kubelet pinned of w: container name to CPUs.
+func (k Kubelet) pinnedContainers(w workload.Workload) map[string]cpuset.CPUSet {
+	if w.UID == "" {
+		return nil
+	}
+	return k.Pinned[w.UID]
+}
+
+// describe lists pinned containers for a message, in name order.
+func describe(pinned map[string]cpuset.CPUSet) string {
+	var parts []string
+	for _, name := range sortedNames(pinned) {
+		parts = append(parts, fmt.Sprintf("container %s to CPUs %s", name, pinned[name]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// kubeletConflict explains why CPUs a workload holds or was given by the
+// scheduler cannot be its own: the kubelet holds some of them.
+func kubeletConflict(cpus, owned cpuset.CPUSet, unknown string) string {
+	both := cpus.Intersection(owned)
+	if both.IsEmpty() {
+		return ""
+	}
+	if unknown != "" {
+		return fmt.Sprintf("cpus %s may be the kubelet's: its CPU manager checkpoint could not be read (%s)", both, unknown)
+	}
+	return fmt.Sprintf("cpus %s are the kubelet's: its static CPU manager gave them to a container alone, and the kubelet wins", both)
+}

@@ -1,0 +1,265 @@
+package kubelet
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// CPUManagerFile is the CPU manager's checkpoint in the kubelet's root
+// directory.
+const CPUManagerFile = "cpu_manager_state"
+
+// Bounds on what a checkpoint may hold. A node runs at most a few hundred
+// pods (the kubelet's maxPods defaults to 110); these leave a wide margin
+// and keep a hostile file from costing more than a few megabytes.
+const (
+	MaxFileBytes     = 4 << 20
+	MaxPods          = 4096
+	MaxContainers    = 256 // per pod
+	MaxBlocks        = 64  // memory blocks per container
+	MaxNUMANodes     = topology.MaxNodeID + 1
+	maxNameLen       = 253 // a pod UID or a container name
+	maxPolicyNameLen = 64
+)
+
+// cpuCheckpointV2 and cpuCheckpointV1 are the kubelet's
+// state.CPUManagerCheckpoint (v2, entries by pod UID and container name) and
+// state.CPUManagerCheckpointV1 (entries by container ID): the same field
+// names, order and types, since the checksum prints them.
+type cpuCheckpointV2 struct {
+	PolicyName    string                       `json:"policyName"`
+	DefaultCPUSet string                       `json:"defaultCpuSet"`
+	Entries       map[string]map[string]string `json:"entries,omitempty"`
+	Checksum      checksumValue                `json:"checksum"`
+}
+
+type cpuCheckpointV1 struct {
+	PolicyName    string            `json:"policyName"`
+	DefaultCPUSet string            `json:"defaultCpuSet"`
+	Entries       map[string]string `json:"entries,omitempty"`
+	Checksum      checksumValue     `json:"checksum"`
+}
+
+// checksumValue is the kubelet's checksum.Checksum.
+type checksumValue uint64
+
+func init() {
+	registerSpewName(cpuCheckpointV2{}, "state.CPUManagerCheckpoint")
+	// The kubelet replaces the v1 type's name by the v2 one before hashing.
+	registerSpewName(cpuCheckpointV1{}, "state.CPUManagerCheckpoint")
+	registerSpewName(checksumValue(0), "checksum.Checksum")
+}
+
+// CPUManager is what the CPU manager's checkpoint says.
+type CPUManager struct {
+	Policy string `json:"policy"` // "none" or "static"
+	// Default is the kubelet's shared pool: every CPU not given exclusively
+	// (the reserved CPUs are in it).
+	Default cpuset.CPUSet `json:"-"`
+	// Assignments are the exclusive CPUs of each container, by pod UID and
+	// container name. A v1 checkpoint names containers by ID only: those
+	// are under ByContainerID.
+	Assignments   map[string]map[string]cpuset.CPUSet `json:"-"`
+	ByContainerID map[string]cpuset.CPUSet            `json:"-"`
+	Version       int                                 `json:"version"` // 1 or 2
+}
+
+// Exclusive is the union of every CPU the kubelet gave a container alone.
+func (c CPUManager) Exclusive() cpuset.CPUSet {
+	out := cpuset.New()
+	for _, cs := range c.Assignments {
+		for _, set := range cs {
+			out = out.Union(set)
+		}
+	}
+	for _, set := range c.ByContainerID {
+		out = out.Union(set)
+	}
+	return out
+}
+
+// All is every CPU the checkpoint names.
+func (c CPUManager) All() cpuset.CPUSet { return c.Default.Union(c.Exclusive()) }
+
+// ParseCPUManager reads a cpu_manager_state file as the kubelet does: as a
+// v1 checkpoint whose checksum holds, else as a v2 one whose checksum holds
+// (a checksum of 0 is accepted unchecked, as the kubelet accepts it). Every
+// CPU list is parsed with topology.ParseCPUList.
+func ParseCPUManager(raw []byte) (CPUManager, error) {
+	if len(raw) > MaxFileBytes {
+		return CPUManager{}, fmt.Errorf("%d bytes, more than %d", len(raw), MaxFileBytes)
+	}
+	if err := checkDepth(raw, 4); err != nil {
+		return CPUManager{}, err
+	}
+	v1 := cpuCheckpointV1{Entries: map[string]string{}}
+	var v1Err error
+	if v1Err = json.Unmarshal(raw, &v1); v1Err == nil {
+		if v1Err = v1.verify(); v1Err == nil {
+			return fromV1(v1)
+		}
+	}
+	v2 := cpuCheckpointV2{Entries: map[string]map[string]string{}}
+	if err := json.Unmarshal(raw, &v2); err != nil {
+		if _, isV1 := v1Err.(checksumError); isV1 {
+			return CPUManager{}, v1Err // a v1 checkpoint whose checksum fails
+		}
+		return CPUManager{}, fmt.Errorf("not a CPU manager checkpoint: %v", shortErr(err))
+	}
+	if err := v2.verify(); err != nil {
+		return CPUManager{}, err
+	}
+	return fromV2(v2)
+}
+
+func (cp cpuCheckpointV1) verify() error {
+	return verifyChecksum(uint64(cp.Checksum), func() uint64 { cp.Checksum = 0; return checksum(&cp) }, true)
+}
+
+func (cp cpuCheckpointV2) verify() error {
+	return verifyChecksum(uint64(cp.Checksum), func() uint64 { cp.Checksum = 0; return checksum(&cp) }, true)
+}
+
+// verifyChecksum compares a stored checksum with the computed one; zero is
+// accepted when zeroOK (the kubelet's CPU manager accepts it, for files of
+// its oldest backend).
+func verifyChecksum(stored uint64, compute func() uint64, zeroOK bool) error {
+	if stored == 0 && zeroOK {
+		return nil
+	}
+	if got := compute(); got != stored {
+		return checksumError{stored, got}
+	}
+	return nil
+}
+
+type checksumError struct{ stored, got uint64 }
+
+func (e checksumError) Error() string {
+	return fmt.Sprintf("checksum: the file says %d, its content hashes to %d (corrupt or written by hand)", e.stored, e.got)
+}
+
+func fromV1(cp cpuCheckpointV1) (CPUManager, error) {
+	out := CPUManager{Version: 1, ByContainerID: map[string]cpuset.CPUSet{}}
+	if err := out.header(cp.PolicyName, cp.DefaultCPUSet); err != nil {
+		return CPUManager{}, err
+	}
+	if len(cp.Entries) > MaxPods*MaxContainers {
+		return CPUManager{}, fmt.Errorf("entries: %d containers, more than %d", len(cp.Entries), MaxPods*MaxContainers)
+	}
+	for _, id := range sortedStrings(cp.Entries) {
+		set, err := parseEntry(cp.Entries[id], "entries["+topology.Quote(id)+"]", id)
+		if err != nil {
+			return CPUManager{}, err
+		}
+		out.ByContainerID[id] = set
+	}
+	return out, nil
+}
+
+func fromV2(cp cpuCheckpointV2) (CPUManager, error) {
+	out := CPUManager{Version: 2, Assignments: map[string]map[string]cpuset.CPUSet{}}
+	if err := out.header(cp.PolicyName, cp.DefaultCPUSet); err != nil {
+		return CPUManager{}, err
+	}
+	if len(cp.Entries) > MaxPods {
+		return CPUManager{}, fmt.Errorf("entries: %d pods, more than %d", len(cp.Entries), MaxPods)
+	}
+	for _, uid := range sortedStrings(cp.Entries) {
+		cs := cp.Entries[uid]
+		field := "entries[" + topology.Quote(uid) + "]"
+		if len(cs) > MaxContainers {
+			return CPUManager{}, fmt.Errorf("%s: %d containers, more than %d", field, len(cs), MaxContainers)
+		}
+		if err := checkName(field, uid); err != nil {
+			return CPUManager{}, err
+		}
+		out.Assignments[uid] = map[string]cpuset.CPUSet{}
+		for _, name := range sortedStrings(cs) {
+			set, err := parseEntry(cs[name], field+"["+topology.Quote(name)+"]", name)
+			if err != nil {
+				return CPUManager{}, err
+			}
+			out.Assignments[uid][name] = set
+		}
+	}
+	return out, nil
+}
+
+func (c *CPUManager) header(policy, def string) error {
+	if len(policy) > maxPolicyNameLen {
+		return fmt.Errorf("policyName: %s is longer than %d bytes", topology.Quote(policy), maxPolicyNameLen)
+	}
+	set, err := topology.ParseCPUList(def)
+	if err != nil {
+		return fmt.Errorf("defaultCpuSet: %v", err)
+	}
+	c.Policy, c.Default = policy, set
+	return nil
+}
+
+func parseEntry(list, field, name string) (cpuset.CPUSet, error) {
+	if err := checkName(field, name); err != nil {
+		return cpuset.CPUSet{}, err
+	}
+	set, err := topology.ParseCPUList(list)
+	if err != nil {
+		return cpuset.CPUSet{}, fmt.Errorf("%s: %v", field, err)
+	}
+	return set, nil
+}
+
+func checkName(field, name string) error {
+	if name == "" || len(name) > maxNameLen {
+		return fmt.Errorf("%s: the key must be 1 to %d bytes", field, maxNameLen)
+	}
+	return nil
+}
+
+func sortedStrings[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkDepth refuses JSON nested deeper than max before it is decoded: a
+// checkpoint is at most a few levels deep, and deep nesting is only cost.
+func checkDepth(raw []byte, max int) error {
+	depth, inString, escaped := 0, false, false
+	for _, c := range raw {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > max {
+				return fmt.Errorf("nested deeper than %d levels", max)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return nil
+}
+
+// shortErr cuts a decoder's error, which may quote the input.
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return string(bytes.ToValidUTF8([]byte(s), []byte("?")))
+}

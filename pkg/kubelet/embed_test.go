@@ -1,0 +1,6 @@
+package kubelet
+
+import "embed"
+
+//go:embed testdata/checkpoints
+var fixtureFS embed.FS
