@@ -191,6 +191,9 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 		if pl.Extension {
 			return nil, fmt.Sprintf("%s is absent: the kernel lacks this Alibaba Cloud Linux/Anolis extension", pl.File), nil
 		}
+		if pl.Since != "" {
+			return nil, fmt.Sprintf("%s is absent: the kernel predates Linux %s, which added it", pl.File, pl.Since), nil
+		}
 		return nil, "", fmt.Errorf("%s is missing (is the controller enabled for cgroup %q?)", path, t.Cgroup)
 	}
 	if err != nil {
