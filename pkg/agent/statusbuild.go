@@ -30,6 +30,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		Shared:        d.Pools.Shared.String(),
 		BE:            d.Pools.BE.String(),
 		Unsupported:   append([]string(nil), a.unsupportedKnobs...),
+		CPUQoS:        a.cpuQoSLines(),
 	}
 	for _, p := range d.Problems {
 		if p.Workload == "" {
@@ -51,6 +52,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		if s, ok := states[name]; ok {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
+			ws.CPUQOS = a.cpuQoSStatus(s)
 		}
 		if r.source == FromCommand {
 			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
@@ -66,6 +68,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 	forEach(len(rs), func(i int) {
 		if ws := &st.Workloads[i]; ready[ws.Cgroup] || a.cgroupExists(ws.Cgroup) {
 			ws.MemoryQOS.Values = a.readMemQoS(ws.Cgroup, seen[ws.Cgroup])
+			ws.CPUQOS.Values = a.readCPUQoS(ws.Cgroup, seen[ws.Cgroup])
 			if pids, err := a.h.Procs(ws.Cgroup); err == nil && pids != nil {
 				ws.PIDs = pids
 			}

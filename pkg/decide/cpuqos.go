@@ -2,6 +2,7 @@ package decide
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cpuqos"
@@ -20,6 +21,9 @@ var cpuKnobs = []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares}
 // BestEffort pod's cpu.shares 2) are not written by the writer. Bad text
 // writes nothing and is a problem.
 func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cgroup.Target, []workload.Problem) {
+	if strings.HasPrefix(w.Name, LeasePrefix) {
+		return nil, nil, nil // a `locus run` sets its own
+	}
 	if w.CPUQoSInvalid != "" {
 		st.CPUQoSWhy = "invalid: " + w.CPUQoSInvalid
 		return nil, nil, []workload.Problem{{Workload: w.Name, Reason: "InvalidCPUQOS",

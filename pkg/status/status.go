@@ -30,6 +30,8 @@ type NodeStatus struct {
 	Shared        string   `json:"sharedPool"`
 	BE            string   `json:"bePool"`
 	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
+	// CPUQoS says what the kernel offers CPU QoS: cpu.idle, core scheduling.
+	CPUQoS []string `json:"cpuQOS,omitempty"`
 	Problems      []string `json:"problems,omitempty"`
 }
 
@@ -44,6 +46,7 @@ type WorkloadStatus struct {
 	Mems      string        `json:"mems"`
 	NUMANodes []int         `json:"numaNodes"`
 	MemoryQOS MemQoSStatus  `json:"memoryQOS"`
+	CPUQOS    CPUQoSStatus  `json:"cpuQOS"`
 	PIDs      []int         `json:"pids"`
 	Process   *ProcessState `json:"process,omitempty"`
 	Problems  []string      `json:"problems,omitempty"`
@@ -57,6 +60,15 @@ type MemQoSStatus struct {
 	Reason  string `json:"reason"`
 	// Values maps each memory QoS file that exists to its current text.
 	Values map[string]string `json:"values,omitempty"`
+}
+
+// CPUQoSStatus is the CPU QoS decision and the files as read back.
+type CPUQoSStatus struct {
+	Reason string `json:"reason,omitempty"`
+	// CoreIsolation is why the workload has, or has not, a core scheduling
+	// cookie of its own; "" when not asked for.
+	CoreIsolation string            `json:"coreIsolation,omitempty"`
+	Values        map[string]string `json:"values,omitempty"`
 }
 
 // ProcessState is the process the agent started for a command workload.
