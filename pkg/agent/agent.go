@@ -51,9 +51,9 @@ type Options struct {
 	V1SoftLimitForLow bool
 	// ThrottleNotBelowRequest is memqos.Options.ThrottleNotBelowRequest.
 	ThrottleNotBelowRequest bool
-	Exe               string    // binary with the shim; default this executable
-	Out               io.Writer // --dry-run output; default stdout
-	Logger            *slog.Logger
+	Exe                     string    // binary with the shim; default this executable
+	Out                     io.Writer // --dry-run output; default stdout
+	Logger                  *slog.Logger
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
 	Source source.Source

@@ -18,7 +18,7 @@ type CoreScheduler interface {
 
 type kernelCoreSched struct{}
 
-func (kernelCoreSched) Probe() coresched.Support  { return coresched.Probe() }
+func (kernelCoreSched) Probe() coresched.Support { return coresched.Probe() }
 func (kernelCoreSched) Isolate(pids []int) error { return coresched.Isolate(pids) }
 func (kernelCoreSched) Clear(pids []int) error   { return coresched.Clear(pids) }
 

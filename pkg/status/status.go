@@ -31,8 +31,8 @@ type NodeStatus struct {
 	BE            string   `json:"bePool"`
 	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
 	// CPUQoS says what the kernel offers CPU QoS: cpu.idle, core scheduling.
-	CPUQoS []string `json:"cpuQOS,omitempty"`
-	Problems      []string `json:"problems,omitempty"`
+	CPUQoS   []string `json:"cpuQOS,omitempty"`
+	Problems []string `json:"problems,omitempty"`
 }
 
 // WorkloadStatus is one workload as it stands.
