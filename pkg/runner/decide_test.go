@@ -159,10 +159,10 @@ func TestDecideMemory(t *testing.T) {
 		qos               memqos.Class
 		low, high, minAdj string
 	}{
-		// Recommended LS: low 100 % of the request, high 80 % of the limit.
-		{"LS", "104857600", "167772160", "-25"},
-		// Recommended BE: no protection, same throttling, later global reclaim.
-		{"BE", "", "167772160", "50"},
+		// The recommended profile (policy auto): no protection and no
+		// throttling; LS enters global reclaim later, BE earlier.
+		{"LS", "", "", "-25"},
+		{"BE", "", "", "50"},
 	} {
 		d, err := Decide(h, state.Empty(), Request{QoS: tc.qos, MemoryLimit: 200 * mib,
 			MemoryRequest: 100 * mib, MemoryQoS: true}, "p/r")
