@@ -15,7 +15,8 @@ import (
 // TestRealKernelCPUQoSV1 runs the agent on this host's cgroup v1, in a
 // sub-tree of its own: the BE workload's group becomes SCHED_IDLE (cpu.idle
 // 1, which the kernel shows as weight 3), the LS one keeps its weight, and
-// switching CPU QoS off gives both back their originals; as on a kernel
+// switching CPU QoS off gives both back their originals (the weight too,
+// which the kernel resets on leaving cpu.idle); as on a kernel
 // without cpu.idle, the BE workload gets the lowest cpu.shares instead.
 func TestRealKernelCPUQoSV1(t *testing.T) {
 	parent := realV1(t)
@@ -37,7 +38,7 @@ workloads:
 	on := base + cpuQoSOn
 	dir := t.TempDir()
 	cfgFile := filepath.Join(dir, "host.yaml")
-	if err := writeSettled(cfgFile, []byte(on)); err != nil {
+	if err := writeSettled(cfgFile, []byte(base)); err != nil {
 		t.Fatal(err)
 	}
 	a, err := New(Options{ConfigFile: cfgFile, StateDir: filepath.Join(dir, "state"), CgroupVersion: cgroup.V1,
@@ -53,6 +54,17 @@ workloads:
 		t.Fatal(res.Errors)
 	}
 	be, ls := parent+"/be", parent+"/ls"
+	// A weight of the workload's own before CPU QoS (as the kubelet gives a
+	// pod): leaving cpu.idle resets it to 1024, and Locus puts it back.
+	if err := os.WriteFile(filepath.Join(cgroup.DefaultRoot, "cpu", be, "cpu.shares"), []byte("512"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeSettled(cfgFile, []byte(on)); err != nil {
+		t.Fatal(err)
+	}
+	if res := a.Reconcile(); len(res.Errors) > 0 {
+		t.Fatal(res.Errors)
+	}
 	check := func(when string, want map[string]string) {
 		t.Helper()
 		for f, w := range want {
@@ -72,12 +84,12 @@ workloads:
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
-	check("off", map[string]string{be + ":cpu.idle": "0", be + ":cpu.shares": "1024", ls + ":cpu.idle": "0"})
+	check("off", map[string]string{be + ":cpu.idle": "0", be + ":cpu.shares": "512", ls + ":cpu.idle": "0"})
 	// As on a kernel without cpu.idle: the lowest weight instead, restored too.
 	a.cpuIdle = false
 	for _, step := range []struct {
 		cfg, shares string
-	}{{on, "2"}, {base, "1024"}} {
+	}{{on, "2"}, {base, "512"}} {
 		if err := writeSettled(cfgFile, []byte(step.cfg)); err != nil {
 			t.Fatal(err)
 		}

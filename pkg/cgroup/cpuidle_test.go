@@ -74,3 +74,50 @@ func TestCPUIdle(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUIdleKeepsTheWeight: leaving cpu.idle 1 makes the kernel set the
+// weight to 1024, whatever it was (as the fixture mimics here). The writer
+// records the weight's original with cpu.idle's, and a restore of both puts
+// cpu.idle back first and then the weight.
+func TestCPUIdleKeepsTheWeight(t *testing.T) {
+	for _, v := range []Version{V1, V2} {
+		t.Run(v.String(), func(t *testing.T) {
+			f := newFixture(t, v, false)
+			f.mkcg("pod")
+			ctrl, weight, kubelet, reset := Controller(""), "cpu.weight", "1", "100"
+			if v == V1 {
+				ctrl, weight, kubelet, reset = CPU, "cpu.shares", "2", "1024"
+			}
+			f.set(ctrl, "pod", "cpu.idle", "0")
+			f.set(ctrl, "pod", weight, kubelet) // a BestEffort pod's weight
+			w, _ := f.writer(NewMemoryStore())
+			write := w.write
+			w.write = func(path, value string) error {
+				if strings.HasSuffix(path, "/cpu.idle") {
+					idle := map[string]string{"1": "3", "0": reset}[value]
+					if v == V2 && value == "1" {
+						idle = "1"
+					}
+					f.set(ctrl, "pod", weight, idle)
+				}
+				return write(path, value)
+			}
+			if _, err := w.Apply([]Op{{"pod", CPUIdle, "1"}}); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := w.Restore([]Target{{"pod", CPUShares}, {"pod", CPUIdle}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.get(ctrl, "pod", weight); got != kubelet {
+				t.Errorf("%s = %s after restoring, want the original %s", weight, got, kubelet)
+			}
+			if got := f.get(ctrl, "pod", "cpu.idle"); got != "0" {
+				t.Errorf("cpu.idle = %s after restoring", got)
+			}
+			if n := len(rep.Writes); n != 2 || !strings.HasSuffix(rep.Writes[0].Path, "cpu.idle") {
+				t.Errorf("writes %v, want cpu.idle then %s", rep.Writes, weight)
+			}
+		})
+	}
+}

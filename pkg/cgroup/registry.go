@@ -63,7 +63,12 @@ type Spec struct {
 	V1, V2   *Placement // nil: the version has no such file
 	ReadOnly bool       // the kernel computes it; Locus only reads it
 	Order    Order
-	kind     valueKind
+	// Resets names a knob whose file the kernel resets when this one
+	// changes (leaving cpu.idle 1 sets cpu.shares to 1024, whatever it
+	// was): its original is recorded with this one's, and in a batch this
+	// knob is written first, so a restore of both ends with the original.
+	Resets Knob
+	kind   valueKind
 }
 
 var registry = map[Knob]*Spec{}
@@ -100,7 +105,7 @@ func init() {
 	declare(Spec{Knob: CPUQuota, V1: v1(CPU, "cpu.cfs_quota_us"), V2: v2("cpu.max"), kind: quotaKind{}})
 	declare(Spec{Knob: CPUPeriod, V1: v1(CPU, "cpu.cfs_period_us"), kind: intRange{1000, 1000000}})
 	declare(Spec{Knob: CPUShares, V1: v1(CPU, "cpu.shares"), V2: v2("cpu.weight"), kind: sharesKind{}})
-	declare(Spec{Knob: CPUIdle, V1: since(v1(CPU, "cpu.idle"), "5.15"), V2: since(v2("cpu.idle"), "5.15"), kind: intRange{0, 1}})
+	declare(Spec{Knob: CPUIdle, V1: since(v1(CPU, "cpu.idle"), "5.15"), V2: since(v2("cpu.idle"), "5.15"), Resets: CPUShares, kind: intRange{0, 1}})
 }
 
 // Lookup returns the declaration of k.

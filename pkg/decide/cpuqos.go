@@ -41,9 +41,13 @@ func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cg
 	var ops []cgroup.Op
 	var restores []cgroup.Target
 	for _, k := range cpuKnobs {
-		if v, ok := want[k]; ok {
+		switch v, ok := want[k]; {
+		case ok:
 			ops = append(ops, cgroup.Op{Cgroup: w.Cgroup, Knob: k, Value: v})
-		} else {
+		case k == cgroup.CPUShares && dec.Idle:
+			// The kernel refuses cpu.shares on an idle group; its original
+			// goes back when cpu.idle does (cgroup.Spec.Resets).
+		default:
 			restores = append(restores, cgroup.Target{Cgroup: w.Cgroup, Knob: k})
 		}
 	}
