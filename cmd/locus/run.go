@@ -30,6 +30,7 @@ const stragglerGrace = time.Second
 type runOptions struct {
 	cpus                           int
 	policy, strategy, qos          string
+	cpuQoS                         string
 	memRequest, memLimit, memQoS   string
 	stateDir, configFile           string
 	cgroupRoot, cgroupVersion      string
@@ -58,7 +59,11 @@ SIGINT, SIGTERM and SIGHUP are passed on to the command (a terminal's Ctrl-C
 reaches it directly too). When it exits, processes it left in the cgroup get
 SIGTERM, then SIGKILL; the cgroup and the lease are removed; and locus exits
 with the command's status (128+N if signal N killed it). Bad input exits 2
-before anything changes; --dry-run prints the decision and changes nothing.`,
+before anything changes; --dry-run prints the decision and changes nothing.
+
+--cpu-qos auto (the default) gives the class its CPU QoS: --qos BE makes the
+cgroup SCHED_IDLE (cpu.idle 1; cpu.shares 2 where the kernel has no cpu.idle),
+so it runs only on CPU time nothing else wants; LS keeps its weight.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("no command given: locus run [flags] -- CMD [ARGS...]")
@@ -81,6 +86,7 @@ before anything changes; --dry-run prints the decision and changes nothing.`,
 	f.StringVar(&o.memRequest, "memory-request", "", "memory request (64Mi); the base of memory QoS protection")
 	f.StringVar(&o.memLimit, "memory-limit", "", "memory limit (1Gi): memory.limit_in_bytes (v1) or memory.max (v2)")
 	f.StringVar(&o.memQoS, "memory-qos", "none", "auto applies the recommended memory QoS profile; none leaves the files alone")
+	f.StringVar(&o.cpuQoS, "cpu-qos", "auto", "auto applies the class's CPU QoS (BE: cpu.idle 1, else the lowest cpu.shares); none leaves the files alone")
 	f.StringVar(&o.stateDir, "state-dir", agent.DefaultStateDir, "the agent's state directory (checkpoint and lock)")
 	f.StringVar(&o.configFile, "config", "", "the agent's HostConfig: read reservedCPUs, bePool, unrestrictedMems and cgroupParent")
 	f.StringVar(&o.reservedCPUs, "reserved-cpus", "", "CPUs never handed out, in Linux list format (overrides --config)")
@@ -126,6 +132,7 @@ func (o *runOptions) run(out io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	host.CPUIdle = h.KernelHas(cgroup.CPUIdle)
 	cp, err := (&state.Store{Dir: o.stateDir}).Load()
 	if err != nil {
 		return err
@@ -200,6 +207,13 @@ func (o *runOptions) parse() (runner.Request, runner.Host, error) {
 	case "none":
 	default:
 		return req, runner.Host{}, usagef("--memory-qos %q: want auto or none", o.memQoS)
+	}
+	switch o.cpuQoS {
+	case "auto":
+		req.CPUQoS = true
+	case "none":
+	default:
+		return req, runner.Host{}, usagef("--cpu-qos %q: want auto or none", o.cpuQoS)
 	}
 	for _, m := range []struct {
 		flag, val string

@@ -123,6 +123,7 @@ func TestRunRefusesBadInputAndChangesNothing(t *testing.T) {
 		{[]string{"--cpus", "3", "--", "true"}, "not enough free CPUs"},
 		{[]string{"--cpus", "1", "--policy", "pack", "--", "true"}, "unknown policy"},
 		{[]string{"--memory-qos", "maybe", "--", "true"}, "--memory-qos"},
+		{[]string{"--cpu-qos", "maybe", "--", "true"}, "--cpu-qos"},
 		{[]string{"--memory-limit", "lots", "--", "true"}, "--memory-limit"},
 		{[]string{"--memory-request", "2Gi", "--memory-limit", "1Gi", "--", "true"}, "exceeds the memory limit"},
 		{[]string{"--qos", "GOLD", "--", "true"}, "GOLD"},
@@ -270,6 +271,10 @@ func TestRunDryRunFollowsAgentConfigAndLeases(t *testing.T) {
 			!strings.Contains(out, "pool                         "+tc.pool+"\n") ||
 			!strings.Contains(out, "cgroup                       agent.slice/run-") {
 			t.Errorf("%v: dry run says\n%s\nwant cpus %s in pool %s under agent.slice", tc.args, out, tc.cpus, tc.pool)
+		}
+		// The fixture kernel has no cpu.idle: a BE run gets the lowest weight.
+		if be := strings.Contains(out, "cpu.shares                   2\n"); be != (tc.pool == "be") {
+			t.Errorf("%v: cpu.shares 2 written: %v, want it for BE runs only:\n%s", tc.args, be, out)
 		}
 	}
 	if _, err := runLocus(t, append(base, "--cpus", "3", "--", "true")...); !errors.As(err, new(usageError)) ||

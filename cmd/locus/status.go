@@ -89,11 +89,15 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 	if len(n.Unsupported) > 0 {
 		fmt.Fprintf(w, "unsupported by this kernel: %s\n", strings.Join(n.Unsupported, ", "))
 	}
+	for _, l := range n.CPUQoS {
+		fmt.Fprintf(w, "CPU QoS: %s\n", l)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tQOS\tPOOL\tCPUS\tNUMA\tMEM QOS\tPIDS\tPROBLEMS")
+	fmt.Fprintln(tw, "NAME\tQOS\tPOOL\tCPUS\tNUMA\tMEM QOS\tCPU QOS\tPIDS\tPROBLEMS")
 	for _, ws := range st.Workloads {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ws.Name, orDash(ws.QOSClass), orDash(ws.Pool),
-			orDash(ws.CPUs), ints(ws.NUMANodes), memSummary(ws.MemoryQOS), ints(ws.PIDs), orDash(strings.Join(ws.Problems, "; ")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ws.Name, orDash(ws.QOSClass), orDash(ws.Pool),
+			orDash(ws.CPUs), ints(ws.NUMANodes), memSummary(ws.MemoryQOS), cpuSummary(ws.CPUQOS), ints(ws.PIDs),
+			orDash(strings.Join(ws.Problems, "; ")))
 	}
 	return tw.Flush()
 }
@@ -118,6 +122,28 @@ func memSummary(m status.MemQoSStatus) string {
 		return "on (no files)"
 	}
 	return strings.Join(parts, " ")
+}
+
+// cpuSummary shows the CPU QoS in force: idle (cpu.idle 1), the weight
+// read back, or off; and core isolation when asked for.
+func cpuSummary(c status.CPUQoSStatus) string {
+	s := "off"
+	switch {
+	case c.Values["cpu.idle"] == "1":
+		s = "idle"
+	case strings.HasSuffix(c.Reason, ": off") || c.Reason == "":
+	case c.Values["cpu.shares"] != "":
+		s = "shares=" + c.Values["cpu.shares"]
+	case c.Values["cpu.weight"] != "":
+		s = "weight=" + c.Values["cpu.weight"]
+	}
+	switch {
+	case strings.Contains(c.CoreIsolation, "not applied"):
+		s += ",core-isolation-unavailable"
+	case c.CoreIsolation != "" && !strings.Contains(c.CoreIsolation, "not asked"):
+		s += ",core-isolated"
+	}
+	return s
 }
 
 func ints(xs []int) string {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kubelet"
@@ -74,6 +75,8 @@ type Options struct {
 	// at every reconcile that finds them changed, never written. The host
 	// checks at start read its configuration there too.
 	Kubelet kubelet.Paths
+	// CoreSched sets core scheduling cookies; nil: the kernel's (coresched).
+	CoreSched CoreScheduler
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -116,6 +119,14 @@ type Agent struct {
 
 	statusMu sync.Mutex
 	status   Status
+
+	// cpuIdle: cgroups have cpu.idle; core and coreSupport: core scheduling
+	// and whether the kernel has it; isolated: workloads given a cookie.
+	cpuIdle             bool
+	core                CoreScheduler
+	coreSupport         coresched.Support
+	coreToldUnavailable bool
+	isolated            map[string]bool
 }
 
 // New checks the machine and the config and opens the state directory. Under
@@ -134,6 +145,12 @@ func New(opts Options) (*Agent, error) {
 	if err := checkPrivilege(a.h, opts.DryRun); err != nil {
 		return nil, err
 	}
+	a.cpuIdle = a.h.KernelHas(cgroup.CPUIdle)
+	a.core, a.isolated = opts.CoreSched, map[string]bool{}
+	if a.core == nil {
+		a.core = kernelCoreSched{}
+	}
+	a.coreSupport = a.core.Probe()
 	if err = a.refreshTopology(); err != nil {
 		return nil, err
 	}

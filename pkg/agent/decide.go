@@ -64,7 +64,7 @@ func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Read
 func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: c.Leases, Dropped: dropped,
 		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
-		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest}
+		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle}
 	obs.Kubelet, obs.Problems = a.kube.observed, append(obs.Problems, a.kube.problems...)
 	for _, r := range rs {
 		obs.Workloads = append(obs.Workloads, r.plan)

@@ -117,6 +117,7 @@ func (a *Agent) Reconcile() Result {
 		a.printUncreated(d.Ops, ready, rs)
 	}
 	seen := a.writeBatches(batches(ops, restores), a.owners(rs), &res)
+	a.applyCoreIsolation(d.Workloads, cgroupsOf(rs))
 
 	// The locality runner adds the problems it finds to rs.
 	found := make([]int, len(rs))
@@ -165,4 +166,19 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 	if err != nil {
 		a.log.Error("cannot save checkpoint", "err", err) // the next reconcile records them again
 	}
+}
+
+// cgroupsOf is each workload's cgroup and its containers' cgroups.
+func cgroupsOf(rs []resolved) map[string][]string {
+	out := make(map[string][]string, len(rs))
+	for _, r := range rs {
+		cgs := []string{r.plan.Cgroup}
+		for _, c := range r.plan.Containers {
+			if c.Cgroup != r.plan.Cgroup {
+				cgs = append(cgs, c.Cgroup)
+			}
+		}
+		out[r.spec.Name] = cgs
+	}
+	return out
 }

@@ -15,6 +15,7 @@ type (
 	NodeStatus     = status.NodeStatus
 	WorkloadStatus = status.WorkloadStatus
 	MemQoSStatus   = status.MemQoSStatus
+	CPUQoSStatus   = status.CPUQoSStatus
 	ProcessState   = status.ProcessState
 	LocalityStatus = status.LocalityStatus
 	Source         = status.Source

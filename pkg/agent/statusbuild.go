@@ -32,6 +32,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		Unsupported:   append([]string(nil), a.unsupportedKnobs...),
 		HostChecks:    a.hostChecks,
 		KubeletCPUs:   d.Pools.Kubelet.String(),
+		CPUQoS:        a.cpuQoSLines(),
 	}
 	if a.opts.Kubelet.Dir != "" {
 		sum := a.kube.state.Summary()
@@ -57,6 +58,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		if s, ok := states[name]; ok {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
+			ws.CPUQOS = a.cpuQoSStatus(s)
 		}
 		if r.source == FromCommand {
 			ws.Process = &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
@@ -72,6 +74,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 	forEach(len(rs), func(i int) {
 		if ws := &st.Workloads[i]; ready[ws.Cgroup] || a.cgroupExists(ws.Cgroup) {
 			ws.MemoryQOS.Values = a.readMemQoS(ws.Cgroup, seen[ws.Cgroup])
+			ws.CPUQOS.Values = a.readCPUQoS(ws.Cgroup, seen[ws.Cgroup])
 			if pids, err := a.h.Procs(ws.Cgroup); err == nil && pids != nil {
 				ws.PIDs = pids
 			}

@@ -70,6 +70,11 @@ func (w *Writer) ApplyBatches(bs []Batch) []BatchReport {
 		for _, it := range p.defaults {
 			originals[it.key] = it.orig
 		}
+		for k, v := range p.reset {
+			if _, ok := originals[k]; !ok {
+				originals[k] = v
+			}
+		}
 	}
 	if w.DryRun {
 		for i, p := range plans {

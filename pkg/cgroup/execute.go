@@ -20,6 +20,8 @@ type item struct {
 	// orig is what to record as the original if the file changes: its
 	// current text, or a default for a FromDefaults cgroup.
 	orig string
+	// restore: the item writes back a recorded original.
+	restore bool
 }
 
 type step struct {
@@ -35,6 +37,9 @@ type batchPlan struct {
 	// defaults are items of FromDefaults cgroups given a default original:
 	// recorded even if unchanged, since Locus's value is already there.
 	defaults []*item
+	// reset holds the originals of files the kernel resets when an item
+	// changes (Spec.Resets), by key: recorded with the item's own.
+	reset map[string]string
 }
 
 // prepare validates a batch, reads its files and orders its writes: ops
@@ -90,7 +95,7 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 			r.Outcome, r.After, r.Reason = NoOriginal, it.cur, "no original recorded"
 			continue
 		}
-		it.want = orig
+		it.want, it.restore = orig, true
 		keep = append(keep, it)
 		p.forget = append(p.forget, it.key)
 	}
@@ -99,6 +104,9 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 	}
 	for _, s := range p.steps {
 		p.last[s.it] = s.value
+	}
+	if err := w.readResets(p, rd); err != nil {
+		return nil, rep, err
 	}
 	for _, it := range keep {
 		r := &rep.Results[it.idx]
@@ -191,6 +199,9 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 		if pl.Extension {
 			return nil, fmt.Sprintf("%s is absent: the kernel lacks this Alibaba Cloud Linux/Anolis extension", pl.File), nil
 		}
+		if pl.Since != "" {
+			return nil, fmt.Sprintf("%s is absent: the kernel predates Linux %s, which added it", pl.File, pl.Since), nil
+		}
 		return nil, "", fmt.Errorf("%s is missing (is the controller enabled for cgroup %q?)", path, t.Cgroup)
 	}
 	if err != nil {
@@ -200,3 +211,35 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }
+
+// readResets reads, for every item about to change whose knob resets
+// another (Spec.Resets), that other file's text now: its original, which the
+// kernel is about to lose. Only writes count: a restore puts back the state
+// the other file's original was read in.
+func (w *Writer) readResets(p *batchPlan, rd *reads) error {
+	for it := range p.last {
+		if it.spec.Resets == "" || it.restore {
+			continue
+		}
+		other, _ := Lookup(it.spec.Resets)
+		pl := other.Placement(w.h.version)
+		if pl == nil {
+			continue
+		}
+		path, err := w.h.file(pl.Controller, it.rel, pl.File)
+		if err != nil {
+			return err
+		}
+		f, err := rd.file(path)
+		if err != nil {
+			return err
+		}
+		if f.present {
+			if p.reset == nil {
+				p.reset = map[string]string{}
+			}
+			p.reset[w.h.key(path)] = f.text
+		}
+	}
+	return nil
+}

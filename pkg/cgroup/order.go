@@ -32,9 +32,25 @@ func (w *Writer) plan(items []*item, rd *reads) ([]step, error) {
 		}
 		steps = append(steps, s...)
 	}
-	for _, it := range items {
-		if it.spec.Order == Unordered && !it.spec.Equal(w.h.version, it.cur, it.want) {
-			steps = append(steps, step{it, it.want})
+	// A knob the kernel resets another by goes first (cpu.idle before
+	// cpu.shares), and the other is then written even if it read right
+	// before: the kernel is about to change it.
+	type target struct {
+		rel  string
+		knob Knob
+	}
+	reset := map[target]bool{}
+	for _, first := range []bool{true, false} {
+		for _, it := range items {
+			if it.spec.Order != Unordered || (it.spec.Resets != "") != first {
+				continue
+			}
+			if !it.spec.Equal(w.h.version, it.cur, it.want) || reset[target{it.rel, it.spec.Knob}] {
+				steps = append(steps, step{it, it.want})
+				if it.spec.Resets != "" {
+					reset[target{it.rel, it.spec.Resets}] = true
+				}
+			}
 		}
 	}
 	return steps, nil

@@ -113,7 +113,7 @@ func (h *Hierarchy) ReadKnob(rel string, k Knob) (string, error) {
 		return "", err
 	}
 	v, err := h.readFile(path)
-	if errors.Is(err, os.ErrNotExist) && pl.Extension {
+	if errors.Is(err, os.ErrNotExist) && (pl.Extension || pl.Since != "") {
 		if _, derr := os.Stat(dirOf(path)); derr == nil {
 			return "", fmt.Errorf("%s: %w", path, ErrUnsupported)
 		}

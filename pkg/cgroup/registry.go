@@ -24,6 +24,9 @@ const (
 	CPUQuota          Knob = "cpu.cfs_quota_us"  // v2: cpu.max (quota field)
 	CPUPeriod         Knob = "cpu.cfs_period_us" // v1 only; v2 keeps it in cpu.max
 	CPUShares         Knob = "cpu.shares"        // v2: cpu.weight, converted
+	// CPUIdle 1 makes the group SCHED_IDLE (Linux 5.15 and later, v1 and v2):
+	// it runs only when nothing else on the CPU wants to.
+	CPUIdle Knob = "cpu.idle"
 )
 
 // Placement is where a knob lives on one cgroup version.
@@ -33,6 +36,9 @@ type Placement struct {
 	// Extension marks files only Alibaba Cloud Linux / Anolis kernels have.
 	// Their absence is reported as unsupported, never as an error.
 	Extension bool
+	// Since, when set, names the upstream kernel that added the file: older
+	// kernels lack it, which is reported as unsupported, never as an error.
+	Since string
 }
 
 // Order says how writes of a knob must be sequenced over a cgroup tree.
@@ -57,7 +63,12 @@ type Spec struct {
 	V1, V2   *Placement // nil: the version has no such file
 	ReadOnly bool       // the kernel computes it; Locus only reads it
 	Order    Order
-	kind     valueKind
+	// Resets names a knob whose file the kernel resets when this one
+	// changes (leaving cpu.idle 1 sets cpu.shares to 1024, whatever it
+	// was): its original is recorded with this one's, and in a batch this
+	// knob is written first, so a restore of both ends with the original.
+	Resets Knob
+	kind   valueKind
 }
 
 var registry = map[Knob]*Spec{}
@@ -76,6 +87,9 @@ func v1Ext(c Controller, file string) *Placement {
 func v2(file string) *Placement    { return &Placement{File: file} }
 func v2Ext(file string) *Placement { return &Placement{File: file, Extension: true} }
 
+// since marks a placement as present only from an upstream kernel on.
+func since(p *Placement, kernel string) *Placement { p.Since = kernel; return p }
+
 func init() {
 	declare(Spec{Knob: CPUSetCPUs, V1: v1(CPUSet, "cpuset.cpus"), V2: v2("cpuset.cpus"), Order: Nested, kind: cpuList{}})
 	declare(Spec{Knob: CPUSetMems, V1: v1(CPUSet, "cpuset.mems"), V2: v2("cpuset.mems"), Order: Nested, kind: cpuList{}})
@@ -91,6 +105,7 @@ func init() {
 	declare(Spec{Knob: CPUQuota, V1: v1(CPU, "cpu.cfs_quota_us"), V2: v2("cpu.max"), kind: quotaKind{}})
 	declare(Spec{Knob: CPUPeriod, V1: v1(CPU, "cpu.cfs_period_us"), kind: intRange{1000, 1000000}})
 	declare(Spec{Knob: CPUShares, V1: v1(CPU, "cpu.shares"), V2: v2("cpu.weight"), kind: sharesKind{}})
+	declare(Spec{Knob: CPUIdle, V1: since(v1(CPU, "cpu.idle"), "5.15"), V2: since(v2("cpu.idle"), "5.15"), Resets: CPUShares, kind: intRange{0, 1}})
 }
 
 // Lookup returns the declaration of k.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -25,6 +26,8 @@ type Input struct {
 	MemQoS        memqos.Config
 	Namespaces    memqos.NamespaceConfig
 	MemQoSOptions memqos.Options
+	CPUQoS        cpuqos.Config
+	CPUKernel     cpuqos.Kernel
 }
 
 // WorkloadState is what the decision gives one workload, for status and metrics.
@@ -38,6 +41,11 @@ type WorkloadState struct {
 	MemQoS    memqos.Decision `json:"-"`
 	MemQoSOn  bool            `json:"memoryQOS"`
 	MemQoSWhy string          `json:"memoryQOSReason"`
+	CPUQoSWhy string          `json:"cpuQOSReason,omitempty"`
+	// CoreIsolation asks for a core scheduling cookie of the workload's own,
+	// which the agent gives its processes where the kernel has it.
+	CoreIsolation    bool   `json:"coreIsolation,omitempty"`
+	CoreIsolationWhy string `json:"coreIsolationReason,omitempty"`
 }
 
 // Desired is the decision: the files to hold, the files to restore, and why.
@@ -126,6 +134,9 @@ func Compute(in Input) Desired {
 			ops, restores = notPinned(w, pinned, ops, restores)
 			d.Ops, d.Restores = append(d.Ops, ops...), append(d.Restores, restores...)
 		}
+		ops, restores, probs := cpuOps(in, w, &st)
+		ops, restores = notPinned(w, pinned, ops, restores)
+		d.Ops, d.Restores, d.Problems = append(d.Ops, ops...), append(d.Restores, restores...), append(d.Problems, probs...)
 		d.Workloads = append(d.Workloads, st)
 	}
 	return d

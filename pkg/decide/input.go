@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -17,7 +18,8 @@ func (o Observation) Input(previous map[string]workload.Assignment) Input {
 	cfg := o.Config
 	in := Input{Topology: o.Topology, Reserved: cfg.Reserved, BEPool: cfg.BEPool, Kubelet: o.Kubelet,
 		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: previous, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
-		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow, ThrottleNotBelowRequest: o.ThrottleNotBelowRequest}}
+		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow, ThrottleNotBelowRequest: o.ThrottleNotBelowRequest},
+		CPUQoS:        cfg.MemQoS.CPU, CPUKernel: cpuqos.Kernel{CPUIdle: o.CPUIdle}}
 	in.Workloads = append(in.Workloads, o.Workloads...)
 	keys := make([]string, 0, len(o.Leases))
 	for k := range o.Leases {

@@ -36,6 +36,9 @@ type Observation struct {
 	// ThrottleNotBelowRequest keeps memory.high at or above the request
 	// (memqos.Options).
 	ThrottleNotBelowRequest bool
+	// CPUIdle says the kernel gives cgroups cpu.idle: a demoted workload
+	// gets it, else the lowest cpu.shares.
+	CPUIdle bool
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -117,13 +120,14 @@ func (r Ready) Later(late []workload.Problem) Ready {
 }
 
 // Writes are the files of Desired to write and restore: only in cgroups
-// that are prepared, and no memory QoS file while its configuration is held.
+// that are prepared, and no memory or CPU QoS file while their
+// configuration (resource-qos-config) is held.
 // It is a method, not a field, because the balancer adjusts Desired after
 // Decide (a shared workload's NUMA node), and the writes follow it.
 func (r Ready) Writes() ([]cgroup.Op, []cgroup.Target) {
 	held := func(k cgroup.Knob) bool {
 		_, ok := memqos.Info(memqos.Knob(k))
-		return r.held && ok
+		return r.held && (ok || isCPUQoSKnob(k))
 	}
 	var ops []cgroup.Op
 	for _, op := range r.Desired.Ops {

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/fuzzseed"
 )
 
@@ -30,9 +31,14 @@ func FuzzParseResourceQoSConfig(f *testing.F) {
 	f.Add("clusterStrategy:\n  lsrClass:\n    memoryQOS:\n      throttlingPercent: 80\n")
 	f.Add(`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": "yes", "wmarkRatio": 1e2}}}}`)
 	f.Add(`[`)
+	f.Add(`{"clusterStrategy": {"beClass": {"cpuQOS": {"enable": true, "groupIdentity": -1, "schedIdle": 1, "coreExpeller": false}}}}`)
+	f.Add("clusterStrategy:\n  lsClass:\n    cpuQOS:\n      groupIdentity: 7\n")
 	fuzzseed.Add(f, fuzzseed.Same)
 	fuzzseed.Add(f, func(s string) string {
 		return `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "minLimitPercent": ` + s + `}}}}`
+	})
+	fuzzseed.Add(f, func(s string) string {
+		return `{"clusterStrategy": {"beClass": {"cpuQOS": {"enable": true, "groupIdentity": ` + s + `}}}}`
 	})
 	f.Fuzz(func(t *testing.T, raw string) {
 		var cfg Config
@@ -45,6 +51,17 @@ func FuzzParseResourceQoSConfig(f *testing.F) {
 		for _, cc := range []*ClassConfig{cfg.LSR, cfg.LS, cfg.BE, cfg.System} {
 			if cc != nil {
 				inRange(t, cc.Params)
+			}
+		}
+		for _, cc := range []*cpuqos.ClassConfig{cfg.CPU.LSR, cfg.CPU.LS, cfg.CPU.BE, cfg.CPU.System} {
+			if cc == nil {
+				continue
+			}
+			if v := cc.GroupIdentity; v != nil && (*v < -1 || *v > 2) {
+				t.Fatalf("accepted groupIdentity = %d", *v)
+			}
+			if v := cc.SchedIdle; v != nil && (*v < 0 || *v > 1) {
+				t.Fatalf("accepted schedIdle = %d", *v)
 			}
 		}
 	})

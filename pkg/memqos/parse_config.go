@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/locus-project/locus/pkg/cpuqos"
 )
 
 // Config keys, exactly as written in the ConfigMaps.
@@ -13,22 +15,24 @@ const (
 	ConfigKeyNamespaces  = "memory-qos"          // in kube-system/ack-slo-pod-config
 )
 
-// classSections maps the class keys of clusterStrategy to Config fields.
-// Other keys (cgroupRoot, policies, ...) and other strategies inside a class
-// (cpuQOS, resctrlQOS, ...) belong to other features and are skipped.
+// classSections maps the class keys of clusterStrategy to Config fields:
+// each class's memoryQOS and cpuQOS. Other keys (cgroupRoot, policies, ...)
+// and other strategies inside a class (resctrlQOS, ...) belong to other
+// features and are skipped.
 var classSections = []struct {
 	key   string
 	field func(*Config) **ClassConfig
+	cpu   func(*cpuqos.Config) **cpuqos.ClassConfig
 }{
-	{"lsrClass", func(c *Config) **ClassConfig { return &c.LSR }},
-	{"lsClass", func(c *Config) **ClassConfig { return &c.LS }},
-	{"beClass", func(c *Config) **ClassConfig { return &c.BE }},
-	{"systemClass", func(c *Config) **ClassConfig { return &c.System }},
+	{"lsrClass", func(c *Config) **ClassConfig { return &c.LSR }, func(c *cpuqos.Config) **cpuqos.ClassConfig { return &c.LSR }},
+	{"lsClass", func(c *Config) **ClassConfig { return &c.LS }, func(c *cpuqos.Config) **cpuqos.ClassConfig { return &c.LS }},
+	{"beClass", func(c *Config) **ClassConfig { return &c.BE }, func(c *cpuqos.Config) **cpuqos.ClassConfig { return &c.BE }},
+	{"systemClass", func(c *Config) **ClassConfig { return &c.System }, func(c *cpuqos.Config) **cpuqos.ClassConfig { return &c.System }},
 }
 
 // ParseResourceQoSConfig reads the value of resource-qos-config (JSON or
-// YAML). Blank input is a valid, empty config: memory QoS off everywhere.
-// Every memoryQOS section is checked strictly; errors name the field path,
+// YAML). Blank input is a valid, empty config: memory and CPU QoS off
+// everywhere. Every memoryQOS and cpuQOS section is checked strictly; errors name the field path,
 // e.g. "clusterStrategy.lsClass.memoryQOS.throttlingPercent: 120 is out of
 // range 0-100", and list every problem found.
 func ParseResourceQoSConfig(raw string) (Config, error) {
@@ -53,6 +57,9 @@ func ParseResourceQoSConfig(raw string) (Config, error) {
 			errs = append(errs, err)
 			continue
 		}
+		cpu, err := parseCPUQOS(class["cpuQOS"], path+".cpuQOS")
+		errs = append(errs, err)
+		*s.cpu(&cfg.CPU) = cpu
 		mem, err := asObject(class["memoryQOS"], path+".memoryQOS")
 		if err != nil || mem == nil {
 			errs = append(errs, err)

@@ -5,6 +5,8 @@
 // declared in YAML) and the Kubernetes agent (pods) can use it.
 package memqos
 
+import "github.com/locus-project/locus/pkg/cpuqos"
+
 // KubeQoS is the QoS class Kubernetes assigned to a pod.
 type KubeQoS string
 
@@ -80,6 +82,9 @@ type Config struct {
 	LS     *ClassConfig // clusterStrategy.lsClass.memoryQOS
 	BE     *ClassConfig // clusterStrategy.beClass.memoryQOS
 	System *ClassConfig // clusterStrategy.systemClass.memoryQOS
+	// CPU holds the classes' cpuQOS sections, read by the same parser so
+	// that one value of resource-qos-config is accepted or refused whole.
+	CPU cpuqos.Config
 }
 
 // NamespaceConfig is the memory-qos key of ack-slo-pod-config.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cpuqos"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -38,6 +39,9 @@ type Request struct {
 	MemoryRequest int64        // bytes; 0 = none
 	MemoryLimit   int64        // bytes; 0 = no limit
 	MemoryQoS     bool         // memory QoS policy auto; false leaves the files as created
+	// CPUQoS applies the class's CPU QoS (BE: cpu.idle 1, or the lowest
+	// cpu.shares where the kernel has no cpu.idle); false leaves the files.
+	CPUQoS bool
 }
 
 // Validate checks the request on its own, before anything is read or changed.
@@ -66,6 +70,7 @@ type Host struct {
 	Reserved, BEPool cpuset.CPUSet
 	UnrestrictedMems bool
 	MemQoSOptions    memqos.Options
+	CPUIdle          bool // cgroups have cpu.idle (cgroup.Hierarchy.KernelHas)
 }
 
 // Decision is what the run will hold.
@@ -77,6 +82,8 @@ type Decision struct {
 	Ops    []cgroup.Op // every file to write in the new cgroup, in order
 	// MemQoS is the memory QoS decision; nil when memory QoS was not asked for.
 	MemQoS *memqos.Decision
+	// CPUQoS is the CPU QoS decision; nil when CPU QoS was not asked for.
+	CPUQoS *cpuqos.Decision
 	// Lease records the CPUs; an empty CPU set means "runs in the shared
 	// pool, holds nothing of its own". The caller fills in the owner.
 	Lease    state.Lease
@@ -140,8 +147,23 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 		d.MemQoS = &dec
 		d.Ops = append(d.Ops, memQoSOps(cg, dec)...)
 	}
+	if req.CPUQoS {
+		dec := cpuqos.Decide(runCPUQoS, cpuqos.Workload{Class: string(req.QoS)}, cpuqos.Kernel{CPUIdle: h.CPUIdle})
+		d.CPUQoS = &dec
+		if dec.Idle {
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUIdle, Value: "1"})
+		}
+		if dec.Shares > 0 {
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUShares, Value: fmt.Sprint(dec.Shares)})
+		}
+	}
 	return d, nil
 }
+
+// runCPUQoS is CPU QoS on for both classes with the protocol's defaults
+// (groupIdentity LS 2, BE -1): what --qos asks of a run. The cgroup is new,
+// so there is nothing to restore.
+var runCPUQoS = cpuqos.Config{LS: &cpuqos.ClassConfig{Enable: new(true)}, BE: &cpuqos.ClassConfig{Enable: new(true)}}
 
 // runContainer names the command in memory QoS decisions.
 const runContainer = "command"
@@ -243,6 +265,9 @@ func (d Decision) Describe() string {
 			state = "on"
 		}
 		line("memory QoS", state+": "+d.MemQoS.Reason)
+	}
+	if d.CPUQoS != nil {
+		line("CPU QoS", d.CPUQoS.Reason)
 	}
 	for _, op := range d.Ops {
 		line(string(op.Knob), op.Value)

@@ -35,6 +35,8 @@ type NodeStatus struct {
 	BE            string   `json:"bePool"`
 	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
 	Problems      []string `json:"problems,omitempty"`
+	// CPUQoS says what the kernel offers CPU QoS: cpu.idle, core scheduling.
+	CPUQoS []string `json:"cpuQOS,omitempty"`
 	// HostChecks are `locus doctor`'s checks as the agent ran them at start.
 	HostChecks []HostCheck `json:"hostChecks,omitempty"`
 	// KubeletCPUs are the CPUs the kubelet's static CPU manager holds alone;
@@ -62,6 +64,7 @@ type WorkloadStatus struct {
 	Mems      string        `json:"mems"`
 	NUMANodes []int         `json:"numaNodes"`
 	MemoryQOS MemQoSStatus  `json:"memoryQOS"`
+	CPUQOS    CPUQoSStatus  `json:"cpuQOS"`
 	PIDs      []int         `json:"pids"`
 	Process   *ProcessState `json:"process,omitempty"`
 	Problems  []string      `json:"problems,omitempty"`
@@ -75,6 +78,15 @@ type MemQoSStatus struct {
 	Reason  string `json:"reason"`
 	// Values maps each memory QoS file that exists to its current text.
 	Values map[string]string `json:"values,omitempty"`
+}
+
+// CPUQoSStatus is the CPU QoS decision and the files as read back.
+type CPUQoSStatus struct {
+	Reason string `json:"reason,omitempty"`
+	// CoreIsolation is why the workload has, or has not, a core scheduling
+	// cookie of its own; "" when not asked for.
+	CoreIsolation string            `json:"coreIsolation,omitempty"`
+	Values        map[string]string `json:"values,omitempty"`
 }
 
 // ProcessState is the process the agent started for a command workload.

@@ -17,7 +17,7 @@ func TestOneWorkloadParser(t *testing.T) {
 	forbidden := []string{
 		// The keys, spelled out or through the constants.
 		`"` + AnnotationCPUSet + `"`, `"` + AnnotationCPUPolicy + `"`,
-		`"` + AnnotationResourceStatus + `"`, `"` + AnnotationStopOnExit + `"`,
+		`"` + AnnotationResourceStatus + `"`, `"` + AnnotationStopOnExit + `"`, `"` + AnnotationCoreIsolation + `"`,
 		"Annotations[workload.", "Labels[workload.",
 		// Classifying QoS: the class keys and the Kubernetes QoS class.
 		"memqos.LabelQoSClass", "memqos.LegacyQoSClass", "Status.QOSClass", "corev1.PodQOSBestEffort",

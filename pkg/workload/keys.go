@@ -35,6 +35,11 @@ const (
 	// is the allocation policy it applied, one of the cpu-policy values.
 	// Unknown fields are ignored, so a newer scheduler can add some.
 	AnnotationResourceStatus = "locus.io/resource-status"
+	// AnnotationCoreIsolation "true" asks that no other workload's task run
+	// on the SMT siblings of the CPUs this one runs on while it runs (a core
+	// scheduling cookie of its own); "false" refuses what its class's
+	// cpuQOS.coreExpeller would give. Never for BE workloads.
+	AnnotationCoreIsolation = "locus.io/core-isolation"
 )
 
 // DefaultPolicy is the allocation policy of a workload that names none: the

@@ -34,10 +34,11 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		labels[memqos.LabelQoSClass] = strings.ToUpper(w.QOSClass)
 	}
 	kube := standaloneKubeQoS(w.Resources)
-	class := ClassifyQoS(labels, w.Annotations, kube).Label
+	qos := ClassifyQoS(labels, w.Annotations, kube)
+	class := qos.Label
 	need, probs := standaloneCPUNeed(w)
 	mem := memContainer(w.Name, quantityValue(w.Resources.Requests.Memory), quantityValue(w.Resources.Limits.Memory))
-	return Standalone{Class: class, Problems: probs, Plan: Workload{
+	s := Standalone{Class: class, Problems: probs, Plan: Workload{
 		Name:       w.Name,
 		Cgroup:     cgroup,
 		Containers: []Container{{Name: w.Name, Cgroup: cgroup}},
@@ -50,6 +51,8 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		MemQoS: memqos.Workload{Labels: labels, Annotations: w.Annotations,
 			KubeQoS: kube, Containers: []memqos.Container{mem}},
 	}}
+	s.Plan.SetCPUQoS(qos, labels, w.Annotations)
+	return s
 }
 
 // standaloneCPUNeed reads the CPU binding opt-in: cpuset-scheduler "true"

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/cpuqos"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
 )
@@ -26,6 +27,11 @@ type Workload struct {
 	// BE workloads run in the BE pool when they hold no CPUs of their own.
 	BE     bool
 	MemQoS memqos.Workload
+	// CPUQoS is what CPU QoS reads of the workload; CPUQoSInvalid, when
+	// set, says why its text cannot be read (a bad class or annotation):
+	// then no CPU QoS file is written for it.
+	CPUQoS        cpuqos.Workload
+	CPUQoSInvalid string
 	// Terminating is a workload on its way out (a pod being deleted): it
 	// keeps the CPUs it holds, so none of them is handed to another while
 	// its processes may still run, but nothing is written for it any more.

@@ -79,6 +79,7 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	qos := workload.PodQoS(pod)
 	w.Class = qos.Status()
 	w.Plan.BE = qos.BE()
+	w.Plan.SetCPUQoS(qos, pod.Labels, pod.Annotations)
 	if w.Plan.Terminating {
 		w.Problems = nil // said while it ran, if at all
 	}

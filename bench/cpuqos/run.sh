@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# CPU QoS side by side: redis-server (LS) and redis-benchmark (LS) beside a
+# CPU-bound BE neighbour (`locus stress`), each started with `locus run`.
+# Rounds alternate, in one run, between no neighbour, the neighbour at the
+# default weight (--cpu-qos none: cpu.shares 1024, cpu.idle 0, what a BE run
+# got before CPU QoS) and the neighbour SCHED_IDLE (--cpu-qos auto: cpu.idle
+# 1, or cpu.shares 2 where the kernel lacks cpu.idle). It prints one CSV line
+# per round and test: layout,mode,round,test,rps,p50_ms,p99_ms.
+#
+#   LAYOUT=pinned  redis-server on a CPU of its own (--cpus 1); the client
+#                  and the neighbour share the rest (the default)
+#   LAYOUT=shared  redis-server, client and neighbour all in the shared pool
+#   ROUNDS (3), REQUESTS (100000), CLIENTS (20), BE_CPUS (2): the size.
+#
+# Needs root, redis-server and redis-benchmark (Debian: redis-server,
+# redis-tools), and Go to build locus. Everything runs under a cgroup parent
+# of its own, removed by `locus run` as each command exits.
+set -euo pipefail
+layout=${LAYOUT:-pinned} rounds=${ROUNDS:-3} requests=${REQUESTS:-100000}
+clients=${CLIENTS:-20} be_cpus=${BE_CPUS:-2} port=${PORT:-16379}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+bin=$tmp/locus
+(cd "$repo" && go build -o "$bin" ./cmd/locus)
+parent=locus-bench-cpuqos-$$
+# exec: $! of `run ... &` is then `locus run` itself, which passes SIGTERM on.
+run() { exec "$bin" run --state-dir "$tmp/state" --cgroup-parent "$parent" "$@"; }
+
+redis_pin=()
+[ "$layout" = pinned ] && redis_pin=(--cpus 1)
+(run "${redis_pin[@]}" --qos LS -- redis-server --port "$port" --bind 127.0.0.1 \
+	--save '' --appendonly no >"$tmp/redis.log" 2>&1) &
+redis=$!
+cleanup() {
+	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+	wait "$redis" 2>/dev/null || true
+	rm -rf "$tmp"
+	# The runs remove their own cgroups; the parent they shared is left empty.
+	rmdir /sys/fs/cgroup/*/"$parent" /sys/fs/cgroup/"$parent" 2>/dev/null || true
+}
+trap cleanup EXIT
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+
+echo "layout,mode,round,test,rps,p50_ms,p99_ms"
+for round in $(seq "$rounds"); do
+	for mode in alone default idle; do
+		be=
+		case $mode in
+		default) (run --qos BE --cpu-qos none -- "$bin" stress --cpu "$be_cpus" >/dev/null 2>&1) & be=$! ;;
+		idle) (run --qos BE --cpu-qos auto -- "$bin" stress --cpu "$be_cpus" >/dev/null 2>&1) & be=$! ;;
+		esac
+		if [ -n "$be" ]; then
+			sleep 1 # the neighbour is burning before the client starts
+			idle=absent
+			for f in /sys/fs/cgroup/cpu/"$parent"/run-"$be"/cpu.idle /sys/fs/cgroup/"$parent"/run-"$be"/cpu.idle; do
+				[ -r "$f" ] && idle=$(cat "$f")
+			done
+			echo "# round $round $mode: neighbour cgroup run-$be cpu.idle $idle" >&2
+		fi
+		(run --qos LS -- redis-benchmark -p "$port" -t set,get -n "$requests" -c "$clients" --csv) |
+			awk -F, -v l="$layout" -v m="$mode" -v r="$round" 'NR > 1 {
+				gsub(/"/, ""); print l "," m "," r "," $1 "," $2 "," $5 "," $7 }'
+		if [ -n "$be" ]; then
+			kill -TERM "$be"
+			wait "$be" 2>/dev/null || true
+		fi
+	done
+done

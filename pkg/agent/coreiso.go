@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"errors"
+	"slices"
+
+	"github.com/locus-project/locus/pkg/coresched"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
+)
+
+// CoreScheduler sets core scheduling cookies (coresched); tests give a fake.
+type CoreScheduler interface {
+	Probe() coresched.Support
+	Isolate(pids []int) error
+	Clear(pids []int) error
+}
+
+type kernelCoreSched struct{}
+
+func (kernelCoreSched) Probe() coresched.Support { return coresched.Probe() }
+func (kernelCoreSched) Isolate(pids []int) error { return coresched.Isolate(pids) }
+func (kernelCoreSched) Clear(pids []int) error   { return coresched.Clear(pids) }
+
+// applyCoreIsolation carries out the decision's core isolation: every
+// process of an isolated workload shares one cookie of the workload's own
+// (processes that joined since get it too), and a workload no longer
+// isolated loses its cookie. It is the only step that touches processes for
+// CPU QoS. Without core scheduling it says so once and does nothing.
+func (a *Agent) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[string][]string) {
+	if a.opts.DryRun {
+		return
+	}
+	want := map[string]bool{}
+	for _, w := range ws {
+		if w.CoreIsolation {
+			want[w.Name] = true
+		}
+	}
+	if len(want) > 0 && !a.coreSupport.Available {
+		if !a.coreToldUnavailable {
+			a.coreToldUnavailable = true
+			a.events.Emit(eventlog.Warning, "CoreIsolationUnavailable", "", "core isolation is asked for but core scheduling is %s; the workloads run without it", a.coreSupport.Reason)
+		}
+		return
+	}
+	for _, w := range ws {
+		switch {
+		case want[w.Name]:
+			pids := a.pidsOf(cgroupsOf[w.Name])
+			if len(pids) == 0 {
+				continue
+			}
+			err := a.core.Isolate(pids)
+			if err != nil && !errors.Is(err, coresched.ErrUnavailable) {
+				a.events.Emit(eventlog.Warning, "CoreIsolationFailed", w.Name, "%v", err)
+				continue
+			}
+			a.isolated[w.Name] = true
+		case a.isolated[w.Name]:
+			if err := a.core.Clear(a.pidsOf(cgroupsOf[w.Name])); err != nil {
+				a.events.Emit(eventlog.Warning, "CoreIsolationFailed", w.Name, "clearing its cookie: %v", err)
+				continue
+			}
+			delete(a.isolated, w.Name)
+		}
+	}
+}
+
+// pidsOf lists the processes of cgroups, sorted and once each.
+func (a *Agent) pidsOf(cgs []string) []int {
+	var out []int
+	for _, cg := range cgs {
+		if pids, err := a.h.Procs(cg); err == nil {
+			out = append(out, pids...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

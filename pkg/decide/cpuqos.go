@@ -1,0 +1,66 @@
+package decide
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cpuqos"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// cpuKnobs are the files CPU QoS writes, on the workload's own cgroup (the
+// pod cgroup of a pod: the group its containers share, which competes with
+// the other pods for the CPU).
+var cpuKnobs = []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares}
+
+// cpuOps decides a workload's CPU QoS and turns it into writes and
+// restores: cpu.idle 1 for a demoted workload where the kernel has it, else
+// cpu.shares at the lowest weight; every file not asked for goes back to
+// its original. Files equal to what the kubelet or runtime set already (a
+// BestEffort pod's cpu.shares 2) are not written by the writer. Bad text
+// writes nothing and is a problem.
+func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cgroup.Target, []workload.Problem) {
+	if strings.HasPrefix(w.Name, LeasePrefix) {
+		return nil, nil, nil // a `locus run` sets its own
+	}
+	if w.CPUQoSInvalid != "" {
+		st.CPUQoSWhy = "invalid: " + w.CPUQoSInvalid
+		return nil, nil, []workload.Problem{{Workload: w.Name, Reason: "InvalidCPUQOS",
+			Message: w.CPUQoSInvalid + "; its CPU QoS files are left as they are"}}
+	}
+	dec := cpuqos.Decide(in.CPUQoS, w.CPUQoS, in.CPUKernel)
+	st.CPUQoSWhy, st.CoreIsolation, st.CoreIsolationWhy = dec.Reason, dec.CoreIsolation, dec.CoreReason
+	want := map[cgroup.Knob]string{}
+	if dec.Idle {
+		want[cgroup.CPUIdle] = "1"
+	}
+	if dec.Shares > 0 {
+		want[cgroup.CPUShares] = strconv.FormatInt(dec.Shares, 10)
+	}
+	var ops []cgroup.Op
+	var restores []cgroup.Target
+	for _, k := range cpuKnobs {
+		switch v, ok := want[k]; {
+		case ok:
+			ops = append(ops, cgroup.Op{Cgroup: w.Cgroup, Knob: k, Value: v})
+		case k == cgroup.CPUShares && dec.Idle:
+			// The kernel refuses cpu.shares on an idle group; its original
+			// goes back when cpu.idle does (cgroup.Spec.Resets).
+		default:
+			restores = append(restores, cgroup.Target{Cgroup: w.Cgroup, Knob: k})
+		}
+	}
+	return ops, restores, nil
+}
+
+// isCPUQoSKnob says whether CPU QoS writes the knob: its files are held
+// with the memory QoS files while resource-qos-config is not known.
+func isCPUQoSKnob(k cgroup.Knob) bool {
+	for _, c := range cpuKnobs {
+		if c == k {
+			return true
+		}
+	}
+	return false
+}
