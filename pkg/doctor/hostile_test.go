@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/locus-project/locus/pkg/kubelet"
 )
 
 // busyHost reads every file a check may read: KSM runs (merge_across_nodes
@@ -59,7 +61,7 @@ func TestHostileFiles(t *testing.T) {
 						// has its own, larger one.
 						limit := maxAttr
 						if strings.HasPrefix(p, "kubelet/") {
-							limit = maxKubeletConfig
+							limit = kubelet.MaxConfigBytes
 						}
 						tr[p] = strings.Repeat("1", limit+1)
 					}
@@ -128,7 +130,7 @@ func snapshot(t *testing.T, top string) map[string]string {
 func TestNeverWrites(t *testing.T) {
 	for name, tr := range map[string]tree{
 		"v2": busyHost(), "v1": hostV1(), "alibaba": alibabaV1(),
-		"static kubelet": hostV2().with("kubelet/config.yaml", "kind: KubeletConfiguration\ncpuManagerPolicy: static\nmemoryManagerPolicy: Static\n"),
+		"static kubelet": hostV2().with("kubelet/config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\nmemoryManagerPolicy: Static\n"),
 		"broken":         busyHost().with("proc/self/status", fifo, "sys/devices/system/cpu/online", "", "kubelet/config.yaml", "\x00"),
 	} {
 		t.Run(name, func(t *testing.T) {
