@@ -79,3 +79,44 @@ func TestKubeletUnknownPolicies(t *testing.T) {
 		}
 	}
 }
+
+func TestKubeletCheckpoints(t *testing.T) {
+	static := hostV2().with("kubelet/cpu_manager_state", checkpoint("cpu_static"), "kubelet/memory_manager_state", checkpoint("memory_static"))
+	corrupt := strings.Replace(checkpoint("cpu_static"), "5,12-13", "5,12-14", 1)
+	runCases(t, []checkCase{
+		{"none", "kubelet-checkpoints", hostV2(), OK,
+			[]string{"cpu_manager_state: policy none, no exclusive CPUs; memory_manager_state: policy None"}},
+		{"static", "kubelet-checkpoints", static, OK,
+			[]string{"cpu_manager_state: policy static, exclusive CPUs 2-5,10-13: the agent keeps off them", "memory_manager_state: policy Static"}},
+		{"static, nothing pinned", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", checkpoint("cpu_static_empty")), OK,
+			[]string{"policy static, no exclusive CPUs"}},
+		{"v1 by container ID", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", checkpoint("cpu_v1")), OK,
+			[]string{"exclusive CPUs 2-3"}},
+		{"memory only", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", gone), OK,
+			[]string{"cpu_manager_state: absent: no CPU is the kubelet's", "memory_manager_state: policy Static"}},
+		{"cpu only", "kubelet-checkpoints", static.with("kubelet/memory_manager_state", gone), OK,
+			[]string{"exclusive CPUs 2-5,10-13", "memory_manager_state: absent"}},
+		{"absent", "kubelet-checkpoints", hostV2().with("kubelet/cpu_manager_state", gone, "kubelet/memory_manager_state", gone), NA,
+			[]string{"no CPU or memory manager checkpoint in "}},
+		{"no kubelet", "kubelet-checkpoints", hostV2().with("kubelet", gone), NA, []string{"no kubelet here"}},
+		{"cpu corrupt", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", corrupt), Warn,
+			[]string{"kubelet/cpu_manager_state: checksum", "takes every CPU as the kubelet's", "pins no pod", "memory_manager_state: policy Static",
+				"refuses to start"}},
+		{"cpu truncated", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", corrupt[:40]), Warn,
+			[]string{"kubelet/cpu_manager_state: not a CPU manager checkpoint", "takes every CPU as the kubelet's"}},
+		{"cpu a pipe", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", fifo), Warn,
+			[]string{"kubelet/cpu_manager_state: not a regular file"}},
+		{"memory corrupt", "kubelet-checkpoints", static.with("kubelet/memory_manager_state", strings.Replace(checkpoint("memory_static"), "17179869184", "17179869185", 1)), Warn,
+			[]string{"kubelet/memory_manager_state: checksum", "goes on without it", "exclusive CPUs 2-5,10-13"}},
+		{"both bad", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", "\x00", "kubelet/memory_manager_state", dir), Warn,
+			[]string{"kubelet/cpu_manager_state: not a CPU manager checkpoint", "kubelet/memory_manager_state: not a regular file"}},
+		// A checksum of 0 is accepted unchecked, as the kubelet accepts
+		// it: whatever policy such a file names is shown quoted.
+		{"odd policy", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", `{"policyName":"a\nb","defaultCpuSet":"","checksum":0}`), OK,
+			[]string{`policy "a\nb", no exclusive CPUs`}},
+		{"empty policy", "kubelet-checkpoints", static.with("kubelet/cpu_manager_state", "{}"), OK, []string{`policy "", no exclusive CPUs`}},
+		// The config is the other checks': its errors are not this one's.
+		{"config bad", "kubelet-checkpoints", static.with("kubelet/config.yaml", "kind: Pod\n"), OK, []string{"policy static"}},
+		{"config elsewhere", "kubelet-checkpoints", static.with("kubelet/config.yaml", gone), OK, []string{"policy static"}},
+	})
+}
