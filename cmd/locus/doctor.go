@@ -21,8 +21,8 @@ func newDoctorCmd() *cobra.Command {
 the kernel has (and so the knobs that will be skipped), NUMA nodes and their
 memory, AutoNUMA, KSM, transparent huge pages, the memory watermarks,
 SMT and offline CPUs, isolated CPUs, the kubelet's CPU, memory and topology
-managers, reserved CPUs and cgroup driver (from its config file), NRI, and the
-permission to move pages. Each check says what it found and what to do
+managers, reserved CPUs and cgroup driver (from its config file), its CPU and
+memory manager checkpoints, NRI, and the permission to move pages. Each check says what it found and what to do
 (docs/doctor.md lists them).
 
 It only reads, below the roots given. Exit status: 0 when every check is ok or

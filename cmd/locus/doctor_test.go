@@ -26,7 +26,7 @@ func doctorHost(t *testing.T, extra ...string) []string {
 		"sys/devices/system/node/online": "0-1", "sys/devices/system/node/has_memory": "0-1",
 		"sys/devices/system/cpu/online": "0-3", "proc/sys/kernel/numa_balancing": "0",
 		"proc/cmdline": "ro", "proc/self/status": "Uid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\n",
-		"kubelet/config.yaml": "kind: KubeletConfiguration\ncgroupDriver: systemd\n",
+		"kubelet/config.yaml": "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n",
 	}
 	for i := 0; i+1 < len(extra); i += 2 {
 		files[extra[i]] = extra[i+1]
@@ -53,7 +53,7 @@ func TestDoctorExitStatus(t *testing.T) {
 	}{
 		{"healthy", nil, 0, "kubelet-cpu-manager        ok"},
 		{"autonuma on two nodes", []string{"proc/sys/kernel/numa_balancing", "1"}, 1, "numa-balancing             warn"},
-		{"static memory manager", []string{"kubelet/config.yaml", "kind: KubeletConfiguration\nmemoryManagerPolicy: Static\n"}, 2, "kubelet-memory-manager     fail"},
+		{"static memory manager", []string{"kubelet/config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmemoryManagerPolicy: Static\n"}, 2, "kubelet-memory-manager     fail"},
 		{"warn and fail", []string{"proc/sys/kernel/numa_balancing", "1", "sys/devices/system/cpu/online", "x"}, 2, "smt-and-offline-cpus       fail"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

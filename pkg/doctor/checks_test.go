@@ -150,45 +150,6 @@ func TestCPUChecks(t *testing.T) {
 	})
 }
 
-func TestKubeletChecks(t *testing.T) {
-	cfg := func(extra string) tree {
-		return hostV2().with("kubelet/config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n"+extra)
-	}
-	runCases(t, []checkCase{
-		{"default", "kubelet-cpu-manager", hostV2(), OK, []string{"cpuManagerPolicy: none"}},
-		{"static", "kubelet-cpu-manager", cfg("cpuManagerPolicy: static\n"), OK, []string{"keeps off those CPUs", "cpu_manager_state"}},
-		{"unknown", "kubelet-cpu-manager", cfg("cpuManagerPolicy: dynamic\n"), Warn, []string{"dynamic"}},
-		{"json", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", `{"kind":"KubeletConfiguration","cpuManagerPolicy":"static"}`), OK, nil},
-		{"no kubelet", "kubelet-cpu-manager", hostV2().with("kubelet", gone), NA, []string{"no kubelet here"}},
-		{"config elsewhere", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", gone, "kubelet/pods", dir), Warn,
-			[]string{"config.yaml: absent", "--kubelet-config"}},
-		{"foreign kind", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", "kind: Pod\n"), Warn, []string{"config.yaml: kind \"Pod\""}},
-		{"not yaml", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", "{{{"), Warn, []string{"config.yaml: not a KubeletConfiguration"}},
-		{"binary", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", "\x00\x01"), Warn, []string{"config.yaml: binary"}},
-		{"huge", "kubelet-cpu-manager", hostV2().with("kubelet/config.yaml", strings.Repeat("#", 2<<20)), Warn, []string{"config.yaml: longer than"}},
-		{"policy with spaces", "kubelet-cpu-manager", cfg("cpuManagerPolicy: \"a b\"\n"), Warn, []string{"cpuManagerPolicy \"a b\""}},
-
-		{"none", "kubelet-memory-manager", hostV2(), OK, []string{"memoryManagerPolicy: None"}},
-		{"static", "kubelet-memory-manager", cfg("memoryManagerPolicy: Static\n"), Fail, []string{"cpuset.mems", "memory_manager_state"}},
-		{"unknown", "kubelet-memory-manager", cfg("memoryManagerPolicy: static\n"), Warn, nil},
-
-		{"none", "kubelet-topology-manager", hostV2(), OK, []string{"topologyManagerPolicy: none, scope: container"}},
-		{"single-numa-node", "kubelet-topology-manager", cfg("topologyManagerPolicy: single-numa-node\ntopologyManagerScope: pod\n"), OK,
-			[]string{"scope: pod", "refuses pods"}},
-		{"unknown", "kubelet-topology-manager", cfg("topologyManagerPolicy: strict\n"), Warn, nil},
-
-		{"none", "kubelet-reserved-cpus", hostV2(), OK, []string{"no reservedSystemCPUs"}},
-		{"set", "kubelet-reserved-cpus", cfg("reservedSystemCPUs: \"0,4\"\n"), OK, []string{"reservedSystemCPUs: 0,4", "--reserved-cpus"}},
-		{"huge", "kubelet-reserved-cpus", cfg("reservedSystemCPUs: 0-9223372036854775807\n"), Warn, []string{"reservedSystemCPUs \"0-9223372036854775807\""}},
-
-		{"systemd", "kubelet-cgroup-driver", hostV2(), OK, []string{"cgroupDriver: systemd"}},
-		{"cgroupfs v1", "kubelet-cgroup-driver", hostV1(), OK, []string{"cgroupDriver: cgroupfs"}},
-		{"mismatch", "kubelet-cgroup-driver", hostV1().with("kubelet/config.yaml", "kind: KubeletConfiguration\ncgroupDriver: systemd\n"), Warn,
-			[]string{"the cgroupfs driver's layout"}},
-		{"unknown", "kubelet-cgroup-driver", cfg("cgroupDriver: openrc\n"), Warn, nil},
-	})
-}
-
 func TestRuntimeAndPrivilegeChecks(t *testing.T) {
 	runCases(t, []checkCase{
 		{"socket", "runtime-nri", hostV2(), OK, []string{"exposes NRI at"}},

@@ -101,8 +101,20 @@ func hostV2() tree {
 		"proc/cmdline":                               "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro quiet\n",
 		"proc/self/status":                           "Name:\tlocus\nUid:\t0\t0\t0\t0\nCapEff:\t000001ffffffffff\n",
 		"kubelet/config.yaml":                        "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n",
+		"kubelet/cpu_manager_state":                  checkpoint("cpu_none"),
+		"kubelet/memory_manager_state":               checkpoint("memory_none"),
 		"nri.sock":                                   socket,
 	}
+}
+
+// checkpoint is one of pkg/kubelet's checkpoint fixtures, written by the
+// kubelet's own state packages (the bench module checks they still are).
+func checkpoint(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "kubelet", "testdata", "checkpoints", name))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // hostV1 is the same node on upstream cgroup v1 (no memory.min/low/high),

@@ -8,29 +8,9 @@ import (
 )
 
 // The files the checks parse come from the kernel, but also from whoever
-// wrote the kubelet's config or mounted a tree at a root: every parser
-// must read anything in bounded time and say which field is wrong.
-
-const kubeletYAML = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: X\nreservedSystemCPUs: \"0-1\"\n"
-
-func FuzzParseKubeletConfig(f *testing.F) {
-	f.Add(kubeletYAML)
-	fuzzseed.Add(f, fuzzseed.Same)
-	fuzzseed.Add(f, func(s string) string { return strings.Replace(kubeletYAML, "X", s, 1) })
-	fuzzseed.Add(f, func(s string) string { return strings.Replace(kubeletYAML, "\"0-1\"", "\""+s+"\"", 1) })
-	f.Fuzz(func(t *testing.T, text string) {
-		var c kubeletConfig
-		var err error
-		fuzzseed.Timed(t, "parseKubeletConfig", func() { c, err = parseKubeletConfig(text) })
-		fuzzseed.CheckError(t, err, "KubeletConfiguration", "kind", "Policy", "Scope", "cgroupDriver", "reservedSystemCPUs", "longer than")
-		if err != nil {
-			return
-		}
-		if c.Kind != "KubeletConfiguration" || c.CPUManagerPolicy == "" || c.MemoryManagerPolicy == "" || c.CgroupDriver == "" {
-			t.Fatalf("accepted without kind or defaults: %+v", c)
-		}
-	})
-}
+// mounted a tree at a root: every parser must read anything in bounded time
+// and say which field is wrong. The kubelet's config and checkpoints are
+// parsed by pkg/kubelet, whose fuzz targets cover them.
 
 func FuzzParseCmdline(f *testing.F) {
 	f.Add("ro isolcpus=domain,managed_irq,2-3 nohz_full=1-7 -- init")

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/locus-project/locus/pkg/kubelet"
 )
 
 // busyHost reads every file a check may read: KSM runs (merge_across_nodes
@@ -55,11 +57,14 @@ func TestHostileFiles(t *testing.T) {
 					tr := host.t.with(p, gone)
 					tr[p] = content
 					if kind == "huge" {
-						// Just past the file's bound: the kubelet's config
-						// has its own, larger one.
+						// Just past the file's bound: the kubelet's files
+						// have their own, larger ones.
 						limit := maxAttr
-						if strings.HasPrefix(p, "kubelet/") {
-							limit = maxKubeletConfig
+						switch {
+						case p == "kubelet/config.yaml":
+							limit = kubelet.MaxConfigBytes
+						case strings.HasPrefix(p, "kubelet/"):
+							limit = kubelet.MaxFileBytes
 						}
 						tr[p] = strings.Repeat("1", limit+1)
 					}
@@ -128,8 +133,10 @@ func snapshot(t *testing.T, top string) map[string]string {
 func TestNeverWrites(t *testing.T) {
 	for name, tr := range map[string]tree{
 		"v2": busyHost(), "v1": hostV1(), "alibaba": alibabaV1(),
-		"static kubelet": hostV2().with("kubelet/config.yaml", "kind: KubeletConfiguration\ncpuManagerPolicy: static\nmemoryManagerPolicy: Static\n"),
-		"broken":         busyHost().with("proc/self/status", fifo, "sys/devices/system/cpu/online", "", "kubelet/config.yaml", "\x00"),
+		"static kubelet": hostV2().with("kubelet/config.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncpuManagerPolicy: static\nmemoryManagerPolicy: Static\n",
+			"kubelet/cpu_manager_state", checkpoint("cpu_static"), "kubelet/memory_manager_state", checkpoint("memory_static")),
+		"broken": busyHost().with("proc/self/status", fifo, "sys/devices/system/cpu/online", "", "kubelet/config.yaml", "\x00",
+			"kubelet/cpu_manager_state", fifo, "kubelet/memory_manager_state", "{}"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			env := tr.write(t)

@@ -1,6 +1,6 @@
 package doctor
 
-import "strings"
+import "github.com/locus-project/locus/pkg/kubelet"
 
 func init() {
 	register(Check{Name: "kubelet-cpu-manager", Order: 110, Run: kubeletCheck(cpuManager)})
@@ -11,7 +11,7 @@ func init() {
 }
 
 // kubeletCheck runs judge on the kubelet's config, once it is read.
-func kubeletCheck(judge func(Env, kubeletConfig) Result) func(Env) Result {
+func kubeletCheck(judge func(Env, kubelet.Config) Result) func(Env) Result {
 	return func(env Env) Result {
 		c, found, err := readKubeletConfig(env)
 		if err != nil {
@@ -24,7 +24,36 @@ func kubeletCheck(judge func(Env, kubeletConfig) Result) func(Env) Result {
 	}
 }
 
-func cpuManager(env Env, c kubeletConfig) Result {
+// readKubeletConfig reads env's kubelet config with the doctor's bounded,
+// non-blocking reader and parses it with pkg/kubelet, the one parser of it:
+// a value the kubelet would refuse is an error naming the field, and then
+// every kubelet check warns, as the kubelet would not start on that file.
+// found=false with no error: there is no kubelet here (neither the file nor
+// its directory).
+func readKubeletConfig(env Env) (c kubelet.Config, found bool, err error) {
+	text, err := readText(env.KubeletConfig, kubelet.MaxConfigBytes)
+	if isMissing(err) {
+		if isDir(env.KubeletDir) {
+			return c, false, &readErr{path: env.KubeletConfig, reason: "absent, though " + env.KubeletDir +
+				" exists: the kubelet is configured elsewhere (give --kubelet-config) or by flags only"}
+		}
+		return c, false, nil
+	}
+	if err != nil {
+		return c, false, err
+	}
+	c, err = kubelet.ParseConfig([]byte(text))
+	if err != nil {
+		return c, false, &readErr{path: env.KubeletConfig, reason: err.Error()}
+	}
+	return c, true, nil
+}
+
+// The judges below keep a branch for a policy Locus does not know although
+// kubelet.ParseConfig refuses every value the kubelet refuses today: a
+// kubelet that adds a policy is read as such the day pkg/kubelet accepts it.
+
+func cpuManager(env Env, c kubelet.Config) Result {
 	found := "cpuManagerPolicy: " + c.CPUManagerPolicy
 	switch c.CPUManagerPolicy {
 	case "none":
@@ -35,7 +64,7 @@ func cpuManager(env Env, c kubeletConfig) Result {
 	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
 }
 
-func memoryManager(env Env, c kubeletConfig) Result {
+func memoryManager(env Env, c kubelet.Config) Result {
 	found := "memoryManagerPolicy: " + c.MemoryManagerPolicy
 	switch c.MemoryManagerPolicy {
 	case "None":
@@ -47,7 +76,7 @@ func memoryManager(env Env, c kubeletConfig) Result {
 	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
 }
 
-func topologyManager(_ Env, c kubeletConfig) Result {
+func topologyManager(_ Env, c kubelet.Config) Result {
 	found := "topologyManagerPolicy: " + c.TopologyManagerPolicy + ", scope: " + c.TopologyManagerScope
 	switch c.TopologyManagerPolicy {
 	case "none":
@@ -62,14 +91,14 @@ func topologyManager(_ Env, c kubeletConfig) Result {
 	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
 }
 
-func reservedCPUs(_ Env, c kubeletConfig) Result {
-	if strings.TrimSpace(c.ReservedSystemCPUs) == "" {
+func reservedCPUs(_ Env, c kubelet.Config) Result {
+	if c.ReservedSystemCPUs.IsEmpty() {
 		return Result{Status: OK, Found: "no reservedSystemCPUs"}
 	}
-	return Result{Status: OK, Found: "reservedSystemCPUs: " + c.ReservedSystemCPUs + ": the agent keeps them off pods when --reserved-cpus is not given"}
+	return Result{Status: OK, Found: "reservedSystemCPUs: " + c.ReservedSystemCPUs.String() + ": the agent keeps them off pods when --reserved-cpus is not given"}
 }
 
-func cgroupDriver(env Env, c kubeletConfig) Result {
+func cgroupDriver(env Env, c kubelet.Config) Result {
 	found := "cgroupDriver: " + c.CgroupDriver
 	want := map[string]string{"systemd": "kubepods.slice", "cgroupfs": "kubepods"}[c.CgroupDriver]
 	if want == "" {

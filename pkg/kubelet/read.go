@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"k8s.io/utils/cpuset"
 )
@@ -84,9 +85,11 @@ func Read(p Paths) State {
 	return s
 }
 
-// read reads a file up to max bytes; a missing one is no error.
+// read reads a regular file up to max bytes; a missing one is no error.
 func (s *State) read(path string, max int64) ([]byte, bool) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: a FIFO planted where a checkpoint should be would block
+	// the open until a writer came; it is refused below instead.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
@@ -95,6 +98,10 @@ func (s *State) read(path string, max int64) ([]byte, bool) {
 		return nil, false
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		s.fail(path, "not a regular file")
+		return nil, false
+	}
 	raw, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		s.fail(path, err.Error())
