@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -117,7 +116,7 @@ func restoreOriginals(stateDir, root string, v cgroup.Version) (restored, gone i
 	byCgroup := map[string][]cgroup.Target{}
 	var marks []string
 	for _, key := range store.Keys() {
-		cg, knob, ok := originalTarget(h.Version(), key)
+		_, cg, knob, ok := cgroup.ParseOriginalKey(h.Version(), key)
 		if !ok {
 			marks = append(marks, key) // a creation mark, or a file this build does not know
 			continue
@@ -151,30 +150,4 @@ func allGone(rep cgroup.Report) bool {
 		}
 	}
 	return len(rep.Results) > 0
-}
-
-// originalTarget splits an originals key, "[controller/]cgroup/file", into the
-// cgroup and the writable knob whose file it is.
-func originalTarget(v cgroup.Version, key string) (string, cgroup.Knob, bool) {
-	dir, file := path.Split(key)
-	dir = strings.TrimSuffix(dir, "/")
-	for _, k := range cgroup.Knobs() {
-		spec, _ := cgroup.Lookup(k)
-		pl := spec.Placement(v)
-		if pl == nil || spec.ReadOnly || pl.File != file {
-			continue
-		}
-		cg := dir
-		if pl.Controller != "" {
-			rest, ok := strings.CutPrefix(dir, string(pl.Controller)+"/")
-			if !ok {
-				continue
-			}
-			cg = rest
-		}
-		if cg != "" && cgroup.CheckRel(cg) == nil {
-			return cg, k, true
-		}
-	}
-	return "", "", false
 }

@@ -145,6 +145,6 @@ func (a *Agent) cgroupOfKey(key string) (string, bool) {
 		}
 		return dir, ok && dir != "" && cgroup.CheckRel(dir) == nil
 	}
-	_, cg, _, ok := a.originalOf(key)
+	_, cg, _, ok := cgroup.ParseOriginalKey(a.h.Version(), key)
 	return cg, ok
 }

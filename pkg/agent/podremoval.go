@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -22,7 +21,7 @@ func (a *Agent) restoreBelow(name, rel string, res *Result) error {
 	var targets []cgroup.Target
 	var gone []string
 	for _, key := range lister.Keys() {
-		ctrl, cg, knob, ok := a.originalOf(key)
+		ctrl, cg, knob, ok := cgroup.ParseOriginalKey(a.h.Version(), key)
 		if !ok || (cg != rel && !strings.HasPrefix(cg, rel+"/")) {
 			continue
 		}
@@ -56,32 +55,4 @@ func (a *Agent) restoreBelow(name, rel string, res *Result) error {
 		}
 	}
 	return nil
-}
-
-// originalOf splits an originals key ("[controller/]cgroup/file", see
-// hasOriginal) into the cgroup and the writable knob it records.
-func (a *Agent) originalOf(key string) (cgroup.Controller, string, cgroup.Knob, bool) {
-	v := a.h.Version()
-	dir, file := path.Split(key)
-	dir = strings.TrimSuffix(dir, "/")
-	for _, k := range cgroup.Knobs() {
-		spec, _ := cgroup.Lookup(k)
-		pl := spec.Placement(v)
-		if pl == nil || spec.ReadOnly || pl.File != file {
-			continue
-		}
-		cg := dir
-		if pl.Controller != "" {
-			rest, ok := strings.CutPrefix(dir, string(pl.Controller)+"/")
-			if !ok {
-				continue
-			}
-			cg = rest
-		}
-		if cgroup.CheckRel(cg) != nil || cg == "" {
-			continue
-		}
-		return pl.Controller, cg, k, true
-	}
-	return "", "", "", false
 }

@@ -1,0 +1,36 @@
+package cgroup
+
+import (
+	"path"
+	"strings"
+)
+
+// ParseOriginalKey splits a key of the originals store,
+// "[controller/]cgroup/file", into the controller, the cgroup and the
+// writable knob whose file it records on a hierarchy of version v. ok is
+// false for a key no writable knob of v names (a read-only file, another
+// version's, or a cgroup path CheckRel refuses).
+func ParseOriginalKey(v Version, key string) (ctrl Controller, cg string, knob Knob, ok bool) {
+	dir, file := path.Split(key)
+	dir = strings.TrimSuffix(dir, "/")
+	for _, k := range Knobs() {
+		spec, _ := Lookup(k)
+		pl := spec.Placement(v)
+		if pl == nil || spec.ReadOnly || pl.File != file {
+			continue
+		}
+		cg := dir
+		if pl.Controller != "" {
+			rest, found := strings.CutPrefix(dir, string(pl.Controller)+"/")
+			if !found {
+				continue
+			}
+			cg = rest
+		}
+		if cg == "" || CheckRel(cg) != nil {
+			continue
+		}
+		return pl.Controller, cg, k, true
+	}
+	return "", "", "", false
+}

@@ -1,0 +1,30 @@
+package cgroup
+
+import "testing"
+
+func TestParseOriginalKey(t *testing.T) {
+	for _, tc := range []struct {
+		v    Version
+		key  string
+		ctrl Controller
+		cg   string
+		knob Knob
+		ok   bool
+	}{
+		{V1, "cpuset/kubepods/pod1/c1/cpuset.cpus", "cpuset", "kubepods/pod1/c1", CPUSetCPUs, true},
+		{V2, "kubepods/pod1/c1/cpuset.cpus", "", "kubepods/pod1/c1", CPUSetCPUs, true},
+		{V2, "locus.slice/redis/memory.low", "", "locus.slice/redis", MemoryLow, true},
+		// v1 keys name their controller; without it, or under another, no knob.
+		{V1, "kubepods/pod1/cpuset.cpus", "", "", "", false},
+		{V1, "memory/kubepods/pod1/cpuset.cpus", "", "", "", false},
+		// No cgroup, a path CheckRel refuses, a file no writable knob has.
+		{V2, "cpuset.cpus", "", "", "", false},
+		{V2, "a/../../etc/cpuset.cpus", "", "", "", false},
+		{V2, "kubepods/cgroup.procs", "", "", "", false},
+	} {
+		ctrl, cg, knob, ok := ParseOriginalKey(tc.v, tc.key)
+		if ctrl != tc.ctrl || cg != tc.cg || knob != tc.knob || ok != tc.ok {
+			t.Errorf("v%d %q: %q %q %q %v, want %q %q %q %v", tc.v, tc.key, ctrl, cg, knob, ok, tc.ctrl, tc.cg, tc.knob, tc.ok)
+		}
+	}
+}
