@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
@@ -38,21 +37,8 @@ func TestChartUpgradeKeepsEverythingAndUninstallRestoresTheNode(t *testing.T) {
 	}
 	n.sloConfig(t)
 	ns := n.namespace(t, "chart")
-	redis := n.createPod(t, ns, podSpec{name: "redis", labels: map[string]string{"koordinator.sh/qosClass": "LS"},
-		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto", "lowLimitPercent": 100}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
-	pinned := n.createPod(t, ns, podSpec{name: "pinned", annotations: map[string]string{"cpuset-scheduler": "true"},
-		cpu: "1", memory: "64Mi/64Mi", args: []string{"-children", "2"}})
-	shared := n.createPod(t, ns, podSpec{name: "shared", args: []string{"-children", "1"}})
-	redis, pinned, shared = n.waitRunning(t, ns, redis.Name), n.waitRunning(t, ns, pinned.Name), n.waitRunning(t, ns, shared.Name)
+	redis, pinned, shared, cpus := n.threePods(t, ns)
 	pinnedDir := n.containerCgroup(t, pinned, "w", "cpuset")
-	cpus := waitCPUs(t, pinnedDir, 1)
-	waitFile(t, filepath.Join(n.containerCgroup(t, redis, "w", "memory"), "memory.soft_limit_in_bytes"), "67108864")
-	// The node is settled only once the other two are in the shared pool: the
-	// snapshot below is what the upgrade must not change.
-	others := cpuset.New(0, 1).Difference(cpus).String()
-	for _, p := range []*corev1.Pod{redis, shared} {
-		waitFile(t, filepath.Join(n.containerCgroup(t, p, "w", "cpuset"), "cpuset.cpus"), others)
-	}
 	pods := []*corev1.Pod{redis, pinned, shared}
 	kubetest.WaitFor(t, "the agent's state files", fileTimeout, func(context.Context) (bool, error) {
 		for _, f := range []string{"checkpoint.json", "originals.json"} {

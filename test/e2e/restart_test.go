@@ -34,21 +34,9 @@ func TestRestartsKeepEverything(t *testing.T) {
 	n := need(t)
 	n.sloConfig(t)
 	ns := n.namespace(t, "restart")
-	// The seed's LS pod, smaller: its 2 CPUs would leave none for the others.
-	redis := n.createPod(t, ns, podSpec{name: "redis", labels: map[string]string{"koordinator.sh/qosClass": "LS"},
-		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto", "lowLimitPercent": 100}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
-	pinned := n.createPod(t, ns, podSpec{name: "pinned", annotations: map[string]string{"cpuset-scheduler": "true"},
-		cpu: "1", memory: "64Mi/64Mi", args: []string{"-children", "2"}})
-	shared := n.createPod(t, ns, podSpec{name: "shared", args: []string{"-children", "1"}})
-	redis, pinned, shared = n.waitRunning(t, ns, redis.Name), n.waitRunning(t, ns, pinned.Name), n.waitRunning(t, ns, shared.Name)
-
+	redis, pinned, shared, cpus := n.threePods(t, ns)
 	pinnedDir := n.containerCgroup(t, pinned, "w", "cpuset")
-	cpus := waitCPUs(t, pinnedDir, 1)
-	online := cpuset.New(0, 1)
-	others := online.Difference(cpus).String()
-	waitFile(t, filepath.Join(n.containerCgroup(t, shared, "w", "cpuset"), "cpuset.cpus"), others)
-	redisMem := n.containerCgroup(t, redis, "w", "memory")
-	waitFile(t, filepath.Join(redisMem, "memory.soft_limit_in_bytes"), "67108864")
+	others := cpuset.New(0, 1).Difference(cpus).String()
 	pods := []*corev1.Pod{redis, pinned, shared}
 	want := n.snapshot(t, pods)
 	checkAllowed(t, pinnedDir, cpus.String())
@@ -194,6 +182,29 @@ func (n *e2eNode) snapshot(t *testing.T, pods []*corev1.Pod) string {
 }
 
 func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// threePods starts the scenarios' pods that a restart or an upgrade must keep
+// as they are: the seed's LS memory QoS pod (smaller: its 2 CPUs would leave
+// none for the others) protecting its request, a pinned pod and a shared one,
+// and waits until the node is settled: the pinned pod on its one CPU, the two
+// others in the shared pool, the LS pod's soft limit written. It returns the
+// pinned pod's CPU.
+func (n *e2eNode) threePods(t *testing.T, ns string) (redis, pinned, shared *corev1.Pod, cpus cpuset.CPUSet) {
+	t.Helper()
+	redis = n.createPod(t, ns, podSpec{name: "redis", labels: map[string]string{"koordinator.sh/qosClass": "LS"},
+		annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy": "auto", "lowLimitPercent": 100}`}, memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+	pinned = n.createPod(t, ns, podSpec{name: "pinned", annotations: map[string]string{"cpuset-scheduler": "true"},
+		cpu: "1", memory: "64Mi/64Mi", args: []string{"-children", "2"}})
+	shared = n.createPod(t, ns, podSpec{name: "shared", args: []string{"-children", "1"}})
+	redis, pinned, shared = n.waitRunning(t, ns, redis.Name), n.waitRunning(t, ns, pinned.Name), n.waitRunning(t, ns, shared.Name)
+	cpus = waitCPUs(t, n.containerCgroup(t, pinned, "w", "cpuset"), 1)
+	others := cpuset.New(0, 1).Difference(cpus).String()
+	for _, p := range []*corev1.Pod{redis, shared} {
+		waitFile(t, filepath.Join(n.containerCgroup(t, p, "w", "cpuset"), "cpuset.cpus"), others)
+	}
+	waitFile(t, filepath.Join(n.containerCgroup(t, redis, "w", "memory"), "memory.soft_limit_in_bytes"), "67108864")
+	return redis, pinned, shared, cpus
+}
 
 // agentState is the content of the agent's checkpoint and originals files,
 // with their modification times: a rewrite of the same content shows too.
