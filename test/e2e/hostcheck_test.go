@@ -9,8 +9,8 @@ import (
 )
 
 // The agent on the real node runs the host checks at start, reading the
-// kubelet's own config: the node's kubelet runs with cpuManagerPolicy none and
-// the cgroupfs driver, and the host's cgroups have the controllers Locus
+// kubelet's own config: the node's kubelet runs with the cgroupfs driver and
+// the CPU manager policy of the run (none, or static in that variant), and the host's cgroups have the controllers Locus
 // needs; the metrics and the status say so.
 func TestHostChecksOnTheNode(t *testing.T) {
 	n := need(t)
@@ -29,11 +29,23 @@ func TestHostChecksOnTheNode(t *testing.T) {
 		found[c.Check] = c.Status + ": " + c.Found
 	}
 	for check, want := range map[string]string{
-		"kubelet-cpu-manager":   "ok: cpuManagerPolicy: none",
+		"kubelet-cpu-manager":   "ok: cpuManagerPolicy: " + n.cpuManagerPolicy(t),
 		"kubelet-cgroup-driver": "ok: cgroupDriver: cgroupfs",
 	} {
 		if !strings.HasPrefix(found[check], want) {
 			t.Errorf("status: %s = %q, want %q...", check, found[check], want)
 		}
 	}
+}
+
+// cpuManagerPolicy is the policy in the node kubelet's config file.
+func (n *e2eNode) cpuManagerPolicy(t *testing.T) string {
+	t.Helper()
+	for _, line := range strings.Split(readFile(t, filepath.Join(n.dir, "kubelet", "config.yaml")), "\n") {
+		if v, ok := strings.CutPrefix(line, "cpuManagerPolicy:"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatal("the node kubelet's config names no cpuManagerPolicy")
+	return ""
 }
