@@ -93,9 +93,11 @@ numa-test:
 	bash test/numavm/run.sh
 
 # End-to-end tests on a real one-node cluster of this machine (root; installs
-# containerd and runc with apt when missing): docs/e2e.md.
+# containerd and runc with apt when missing): docs/e2e.md. The node is brought
+# up again for the variant beside the kubelet's static CPU manager.
 e2e:
 	hack/e2e.sh test
+	LOCUS_E2E_CPU_MANAGER=static hack/e2e.sh test -run 'TestKubeletStaticCPUManager|TestHostChecksOnTheNode'
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...
