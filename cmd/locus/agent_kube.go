@@ -15,6 +15,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/nri"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -27,6 +28,7 @@ type kubeFlags struct {
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
+	nri                          agent.NRIOptions
 	standaloneOnly, kubeOnly     []string // flag names, to refuse them in the other mode
 }
 
@@ -42,8 +44,11 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
 	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
+	f.BoolVar(&k.nri.Enabled, "nri", true, "Kubernetes mode: register with the runtime's NRI socket, so containers are created with their CPUs and memory QoS values (without it, or without the socket, they get them once running)")
+	f.StringVar(&k.nri.Socket, "nri-socket", nri.DefaultSocket, "Kubernetes mode: the runtime's NRI socket")
+	f.BoolVar(&k.nri.FailClosed, "nri-fail-closed", false, "Kubernetes mode: refuse to create a container of a pod asking for exclusive CPUs when its CPUs cannot be decided at creation (default: it starts, and gets them once running)")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
-		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt"}
+		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "nri", "nri-socket", "nri-fail-closed"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -94,6 +99,7 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return err
 	}
+	o.NRI = k.nri
 	return agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved}})

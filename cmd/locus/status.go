@@ -74,6 +74,9 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 	if st.ConfigError != "" {
 		fmt.Fprintf(w, "config error (last good config in force): %s\n", st.ConfigError)
 	}
+	if p := n.Pinning; p != nil {
+		fmt.Fprintln(w, pinningLine(*p))
+	}
 	for _, p := range n.Problems {
 		fmt.Fprintf(w, "node problem: %s\n", p)
 	}
@@ -134,4 +137,12 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// pinningLine says when the node's containers get their values.
+func pinningLine(p status.Pinning) string {
+	if p.Path == status.PinAtCreation {
+		return fmt.Sprintf("pinning: at creation, over NRI (%s)", p.Runtime)
+	}
+	return fmt.Sprintf("pinning: after start, by the reconcile loop (%s)", p.Reason)
 }

@@ -5,6 +5,7 @@
 package agent
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/nri"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/source"
@@ -50,9 +52,9 @@ type Options struct {
 	V1SoftLimitForLow bool
 	// ThrottleNotBelowRequest is memqos.Options.ThrottleNotBelowRequest.
 	ThrottleNotBelowRequest bool
-	Exe               string    // binary with the shim; default this executable
-	Out               io.Writer // --dry-run output; default stdout
-	Logger            *slog.Logger
+	Exe                     string    // binary with the shim; default this executable
+	Out                     io.Writer // --dry-run output; default stdout
+	Logger                  *slog.Logger
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
 	Source source.Source
@@ -67,6 +69,9 @@ type Options struct {
 	// NUMABalancer settles the workloads without CPUs of their own on NUMA
 	// nodes (balancer*.go).
 	NUMABalancer BalancerOptions
+	// NRI registers with the runtime so containers are created pinned
+	// (with a Source only: it concerns pods).
+	NRI NRIOptions
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -107,6 +112,13 @@ type Agent struct {
 
 	statusMu sync.Mutex
 	status   Status
+
+	// The NRI plugin (nil when off), the calls it makes on the loop, and
+	// the pods whose sandbox it saw stop (name to UID).
+	nri     *nri.Plugin
+	calls   chan func()
+	nriGone map[string]string
+	runCtx  context.Context
 }
 
 // New checks the machine and the config and opens the state directory. Under
@@ -114,7 +126,8 @@ type Agent struct {
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
-		now: time.Now, trigger: make(chan struct{}, 1)}
+		now: time.Now, trigger: make(chan struct{}, 1),
+		calls: make(chan func()), nriGone: map[string]string{}, runCtx: context.Background()}
 	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
 	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error

@@ -26,6 +26,7 @@ type metrics struct {
 	unsupported *prometheus.GaugeVec
 	locality    *localityMetrics
 	nodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
+	nriCreates  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -55,7 +56,9 @@ func newMetrics() *metrics {
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
 	m.nodeCPUs = server.NewNodeCPUCollector()
-	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.nodeCPUs)
+	m.nriCreates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_nri_containers_total",
+		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
+	m.reg.MustRegister(m.nriCreates, m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.nodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -30,6 +30,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		Shared:        d.Pools.Shared.String(),
 		BE:            d.Pools.BE.String(),
 		Unsupported:   append([]string(nil), a.unsupportedKnobs...),
+		Pinning:       a.pinning(),
 	}
 	for _, p := range d.Problems {
 		if p.Workload == "" {

@@ -12,22 +12,23 @@ import (
 	"time"
 
 	"github.com/containerd/nri/pkg/api"
+
+	"github.com/locus-project/locus/pkg/nri/nritest"
 )
 
 func TestCreateContainerIsAdjusted(t *testing.T) {
 	sock := filepath.Join(socketDir(t), "nri.sock")
 	rt := newRuntime(t, sock)
-	rt.start(t)
-	defer rt.Stop()
+	rt.Start(t)
 	h := probeTable()
 	h.values["app"] = Decision{Exclusive: true, Values: Values{CPUs: "2-3", Mems: "1",
 		Unified: map[string]string{"memory.low": "1048576", "memory.min": "0"}}}
 	h.values["v1"] = Decision{Values: Values{CPUs: "0-7", Mems: "0-1", Reservation: 4096}}
 	var log logBuf
 	startPlugin(t, h, Options{Socket: sock}, &log)
-	rt.registered(t)
+	registered(t, rt)
 
-	r, err := rt.create(ctr("app", ""))
+	r, err := rt.Create(testPod, ctr("app", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestCreateContainerIsAdjusted(t *testing.T) {
 	if got := res.GetUnified(); got["memory.low"] != "1048576" || got["memory.min"] != "0" {
 		t.Errorf("unified = %v", got)
 	}
-	r, err = rt.create(ctr("v1", ""))
+	r, err = rt.Create(testPod, ctr("v1", ""))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +66,13 @@ func TestFailOpenAndClosed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sock := filepath.Join(socketDir(t), "nri.sock")
 			rt := newRuntime(t, sock)
-			rt.start(t)
-			defer rt.Stop()
+			rt.Start(t)
 			h := probeTable()
 			h.values["app"] = Decision{Exclusive: tc.exclusive, Err: errors.New("CPUs taken since the scheduler chose")}
 			var log logBuf
 			startPlugin(t, h, Options{Socket: sock, FailClosed: tc.failClosed}, &log)
-			rt.registered(t)
-			r, err := rt.create(ctr("app", ""))
+			registered(t, rt)
+			r, err := rt.Create(testPod, ctr("app", ""))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("create: err %v, want error %v", err, tc.wantErr)
 			}
@@ -90,26 +90,22 @@ func TestFailOpenAndClosed(t *testing.T) {
 
 func TestSynchronizeUpdatesOnlyWhatDiffers(t *testing.T) {
 	sock := filepath.Join(socketDir(t), "nri.sock")
-	rt := newRuntime(t, sock)
-	rt.pods = []*api.PodSandbox{testPod}
 	stopped := ctr("stopped", "")
 	stopped.State = api.ContainerState_CONTAINER_STOPPED
-	rt.existing = []*api.Container{ctr("same", "2,3"), ctr("moved", "0-7"), ctr("unknown", "0-7"), stopped}
-	rt.start(t)
-	defer rt.Stop()
+	rt := nritest.New(t, sock, []*api.PodSandbox{testPod}, []*api.Container{ctr("same", "2,3"), ctr("moved", "0-7"), ctr("unknown", "0-7"), stopped})
+	rt.Start(t)
 	h := probeTable()
 	h.values["same"] = Decision{Values: Values{CPUs: "2-3"}}
 	h.values["moved"] = Decision{Values: Values{CPUs: "4-5", Mems: "0"}}
 	h.values["stopped"] = Decision{Values: Values{CPUs: "6"}}
 	var log logBuf
 	p := startPlugin(t, h, Options{Socket: sock}, &log)
-	rt.registered(t)
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if len(rt.updates) != 1 || rt.updates[0].GetContainerId() != "id-moved" {
-		t.Fatalf("updates %v, want one for id-moved", rt.updates)
+	registered(t, rt)
+	updates, _ := rt.Updates()
+	if len(updates) != 1 || updates[0].GetContainerId() != "id-moved" {
+		t.Fatalf("updates %v, want one for id-moved", updates)
 	}
-	if got := rt.updates[0].GetLinux().GetResources().GetCpu().GetCpus(); got != "4-5" {
+	if got := updates[0].GetLinux().GetResources().GetCpu().GetCpus(); got != "4-5" {
 		t.Errorf("update cpus %q, want 4-5", got)
 	}
 	if s := p.State(); !s.Connected || s.Synchronized != 1 || !strings.Contains(s.Runtime, "containerd") {
@@ -120,13 +116,12 @@ func TestSynchronizeUpdatesOnlyWhatDiffers(t *testing.T) {
 func TestUpdateContainerKeepsLocusValues(t *testing.T) {
 	sock := filepath.Join(socketDir(t), "nri.sock")
 	rt := newRuntime(t, sock)
-	rt.start(t)
-	defer rt.Stop()
+	rt.Start(t)
 	h := probeTable()
 	h.values["app"] = Decision{Values: Values{CPUs: "2-3", Mems: "0"}}
 	var log logBuf
 	startPlugin(t, h, Options{Socket: sock}, &log)
-	rt.registered(t)
+	registered(t, rt)
 	// The kubelet's CPU manager would put the container back on every CPU.
 	r, err := rt.UpdateContainer(context.Background(), &api.UpdateContainerRequest{Pod: testPod, Container: ctr("app", "2-3"),
 		LinuxResources: &api.LinuxResources{Cpu: &api.LinuxCPU{Cpus: "0-7"}}})
@@ -147,12 +142,11 @@ func TestUpdateContainerKeepsLocusValues(t *testing.T) {
 func TestStopAndRemoveFree(t *testing.T) {
 	sock := filepath.Join(socketDir(t), "nri.sock")
 	rt := newRuntime(t, sock)
-	rt.start(t)
-	defer rt.Stop()
+	rt.Start(t)
 	h := probeTable()
 	var log logBuf
 	startPlugin(t, h, Options{Socket: sock}, &log)
-	rt.registered(t)
+	registered(t, rt)
 	ctx := context.Background()
 	if _, err := rt.StopContainer(ctx, &api.StopContainerRequest{Pod: testPod, Container: ctr("app", "")}); err != nil {
 		t.Fatal(err)
@@ -230,7 +224,6 @@ func TestRuntimeProcess(t *testing.T) {
 		return
 	}
 	os.Remove(sock) // left by the killed one
-	rt := newRuntime(t, sock)
-	rt.start(t)
+	newRuntime(t, sock).Start(t)
 	select {}
 }

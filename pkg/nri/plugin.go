@@ -27,6 +27,9 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between connection attempts
 	// (defaults 500ms and 30s).
 	MinBackoff, MaxBackoff time.Duration
+	// OnChange is told when the path changes (connected or not), so the
+	// status can say so; it must not block.
+	OnChange func()
 }
 
 // PluginName is how Locus registers with the runtime.
@@ -64,6 +67,9 @@ func New(h Handler, o Options) *Plugin {
 	}
 	if o.Index == "" {
 		o.Index = "50"
+	}
+	if o.OnChange == nil {
+		o.OnChange = func() {}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -147,11 +153,15 @@ func (p *Plugin) runOnce(ctx context.Context) error {
 // connected is told by Configure: the runtime accepted the plugin.
 func (p *Plugin) connected(runtime string) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.state.Connected {
+	changed := !p.state.Connected
+	if changed {
 		p.log.Info("NRI: connected; containers are created pinned", "socket", p.opts.Socket, "runtime", runtime)
+		p.state = State{Connected: true, Since: time.Now(), Runtime: runtime, Synchronized: p.state.Synchronized}
 	}
-	p.state = State{Connected: true, Since: time.Now(), Runtime: runtime, Synchronized: p.state.Synchronized}
+	p.mu.Unlock()
+	if changed {
+		p.opts.OnChange()
+	}
 }
 
 func (p *Plugin) synchronized() {
@@ -163,10 +173,14 @@ func (p *Plugin) synchronized() {
 // disconnected logs the reason once per change of it.
 func (p *Plugin) disconnected(reason string) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.state.Connected || p.state.Reason != reason {
+	changed := p.state.Connected || p.state.Reason != reason
+	if changed {
 		p.log.Warn("NRI: not connected; the reconcile loop applies decisions after containers start", "socket", p.opts.Socket, "reason", reason)
 		p.state = State{Since: time.Now(), Reason: reason, Synchronized: p.state.Synchronized}
+	}
+	p.mu.Unlock()
+	if changed {
+		p.opts.OnChange()
 	}
 }
 

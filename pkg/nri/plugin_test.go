@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/containerd/nri/pkg/adaptation"
 	"github.com/containerd/nri/pkg/api"
+
+	"github.com/locus-project/locus/pkg/nri/nritest"
 )
 
 // table is a handler deciding from a table by container name, recording
@@ -52,60 +51,11 @@ func (t *table) Gone(p Pod, c Container) {
 	t.gone = append(t.gone, p.Name+"/"+c.Name)
 }
 
-// runtime is the NRI module's own runtime side, as containerd embeds it,
-// listening on a socket in a temporary directory. Its synchronization offers
-// existing and records the updates the plugins return.
-type runtime struct {
-	*adaptation.Adaptation
-	socket   string
-	mu       sync.Mutex
-	existing []*api.Container
-	pods     []*api.PodSandbox
-	updates  []*api.ContainerUpdate
-	syncs    int
-}
+type runtime = nritest.Runtime
 
-func socketDir(t *testing.T) string {
-	// A unix socket path is limited to 108 bytes: t.TempDir may be longer.
-	dir, err := os.MkdirTemp("", "nri")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
+func socketDir(t *testing.T) string { return nritest.SocketDir(t) }
 
-func newRuntime(t *testing.T, socket string) *runtime {
-	t.Helper()
-	rt := &runtime{socket: socket}
-	sync := func(ctx context.Context, cb adaptation.SyncCB) error {
-		rt.mu.Lock()
-		pods, ctrs := rt.pods, rt.existing
-		rt.mu.Unlock()
-		us, err := cb(ctx, pods, ctrs)
-		rt.mu.Lock()
-		rt.updates = append(rt.updates, us...)
-		rt.syncs++
-		rt.mu.Unlock()
-		return err
-	}
-	noUpdate := func(context.Context, []*api.ContainerUpdate) ([]*api.ContainerUpdate, error) { return nil, nil }
-	dir := filepath.Dir(socket)
-	a, err := adaptation.New("containerd", "v2.4.2", sync, noUpdate, adaptation.WithSocketPath(socket),
-		adaptation.WithPluginPath(filepath.Join(dir, "plugins")), adaptation.WithPluginConfigPath(filepath.Join(dir, "conf")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.Adaptation = a
-	return rt
-}
-
-func (rt *runtime) start(t *testing.T) {
-	t.Helper()
-	if err := rt.Start(); err != nil {
-		t.Fatal(err)
-	}
-}
+func newRuntime(t *testing.T, socket string) *runtime { return nritest.New(t, socket, nil, nil) }
 
 var testPod = &api.PodSandbox{Id: "sandbox1", Uid: "uid1", Namespace: "default", Name: "web",
 	Annotations: map[string]string{"cpuset-scheduler": "true"}}
@@ -157,18 +107,13 @@ func eventually(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-// create asks the runtime to create a container, as containerd does.
-func (rt *runtime) create(c *api.Container) (*api.CreateContainerResponse, error) {
-	return rt.CreateContainer(context.Background(), &api.CreateContainerRequest{Pod: testPod, Container: c})
-}
-
 // registered waits until the runtime relays requests to the plugin: a
 // probe container gets its adjustment.
-func (rt *runtime) registered(t *testing.T) {
+func registered(t *testing.T, rt *runtime) {
 	t.Helper()
 	eventually(t, "the plugin to be registered", func() bool {
-		r, err := rt.create(ctr("probe", ""))
-		return err == nil && r.GetAdjust().GetLinux().GetResources().GetCpu().GetCpus() != ""
+		r, err := rt.Create(testPod, ctr("probe", ""))
+		return err == nil && nritest.CPUs(r) != ""
 	})
 }
 
