@@ -222,7 +222,10 @@ func (m *metrics) registerNRI(state func() nri.State) {
 				return 1
 			}
 			return 0
-		}))
+		}),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "locus_nri_synchronizations_total",
+			Help: "Synchronizations with the runtime over NRI (one per connection): each updates the running containers whose values differ."},
+			func() float64 { return float64(state().Synchronized) }))
 }
 
 // startNRI runs the NRI plugin, when on, until the returned stop.
