@@ -30,18 +30,7 @@ func containerOf(c *api.Container) Container {
 // adjustment sets a created container's values in its OCI spec.
 func adjustment(v Values) *api.ContainerAdjustment {
 	a := &api.ContainerAdjustment{}
-	if v.CPUs != "" {
-		a.SetLinuxCPUSetCPUs(v.CPUs)
-	}
-	if v.Mems != "" {
-		a.SetLinuxCPUSetMems(v.Mems)
-	}
-	for _, k := range slices.Sorted(maps.Keys(v.Unified)) {
-		a.AddLinuxUnified(k, v.Unified[k])
-	}
-	if v.Reservation != 0 {
-		a.SetLinuxMemoryReservation(v.Reservation)
-	}
+	set(a, v)
 	return a
 }
 
@@ -49,19 +38,31 @@ func adjustment(v Values) *api.ContainerAdjustment {
 func update(id string, v Values) *api.ContainerUpdate {
 	u := &api.ContainerUpdate{}
 	u.SetContainerId(id)
+	set(u, v)
+	return u
+}
+
+// setter is what an adjustment and an update both set.
+type setter interface {
+	SetLinuxCPUSetCPUs(string)
+	SetLinuxCPUSetMems(string)
+	AddLinuxUnified(key, value string)
+	SetLinuxMemoryReservation(int64)
+}
+
+func set(s setter, v Values) {
 	if v.CPUs != "" {
-		u.SetLinuxCPUSetCPUs(v.CPUs)
+		s.SetLinuxCPUSetCPUs(v.CPUs)
 	}
 	if v.Mems != "" {
-		u.SetLinuxCPUSetMems(v.Mems)
+		s.SetLinuxCPUSetMems(v.Mems)
 	}
 	for _, k := range slices.Sorted(maps.Keys(v.Unified)) {
-		u.AddLinuxUnified(k, v.Unified[k])
+		s.AddLinuxUnified(k, v.Unified[k])
 	}
 	if v.Reservation != 0 {
-		u.SetLinuxMemoryReservation(v.Reservation)
+		s.SetLinuxMemoryReservation(v.Reservation)
 	}
-	return u
 }
 
 // differs says whether a container's current values are not those wanted.
