@@ -70,6 +70,7 @@ numa-test:
 # containerd and runc with apt when missing): docs/e2e.md.
 e2e:
 	hack/e2e.sh test
+	LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestPinned
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

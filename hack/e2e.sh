@@ -4,6 +4,7 @@
 #   hack/e2e.sh test            build, bring the node up, run test/e2e, take it down (make e2e)
 #   hack/e2e.sh build|up|down   one step (hack/e2e-build.sh, -up.sh, -down.sh)
 #   hack/e2e.sh restart NAME    restart agent, scheduler, kubelet, containerd or controller-manager
+#   hack/e2e.sh stop|start NAME the same in two steps (a test acting while it is down)
 #   hack/e2e.sh kubectl ARGS    kubectl on the node's cluster
 #   hack/e2e.sh go-test ARGS    go test ./test/e2e against the node that is up
 set -euo pipefail
@@ -57,6 +58,19 @@ restart)
 	esac || die "$name did not come back"
 	log "$name restarted in $(since "$t0") s"
 	;;
+stop)
+	name=${1:?stop what: agent}
+	[ "$name" = agent ] || die "cannot stop $name"
+	running "$name" || die "$name is not running"
+	stop "$name" 30
+	;;
+start)
+	name=${1:?start what: agent}
+	[ "$name" = agent ] || die "cannot start $name"
+	! running "$name" || die "$name is running"
+	start_agent
+	wait_for agent 30 in_ns curl -fsS "http://$AGENT_METRICS/healthz" || die "agent did not come up"
+	;;
 test)
 	cd "$repo"
 	t0=$(now)
@@ -70,7 +84,7 @@ test)
 	go_test "$@" || rc=$?
 	;;
 *)
-	sed -n '2,9p' "$0" >&2
+	sed -n '2,10p' "$0" >&2
 	exit 2
 	;;
 esac

@@ -20,6 +20,7 @@ var node *e2eNode
 
 type e2eNode struct {
 	dir, name, agentMetrics, image, repo string
+	runtime                              string                 // LOCUS_E2E_RUNTIME: containerd (1.6) or containerd2 (NRI)
 	cp                                   *kubetest.ControlPlane // the helpers of kubetest, on this cluster
 	deleted                              map[string]bool        // namespaces deleteAll is done with
 }
@@ -80,7 +81,7 @@ func loadNode() (*e2eNode, error) {
 	bins, _ := kubetest.FindBinaries("") // kubectl, for Kubectl(); the node runs without kwok
 	return &e2eNode{
 		dir: dir, name: env["LOCUS_E2E_NODE"], agentMetrics: env["LOCUS_E2E_AGENT_METRICS"],
-		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{},
+		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{}, runtime: env["LOCUS_E2E_RUNTIME"],
 		cp: &kubetest.ControlPlane{Binaries: bins, Kubeconfig: env["LOCUS_E2E_KUBECONFIG"],
 			Config: cfg, Client: client, Dynamic: dyn},
 	}, nil
@@ -103,6 +104,9 @@ func readEnv(path string) (map[string]string, error) {
 		if env[k] == "" {
 			return nil, fmt.Errorf("%s: no %s", path, k)
 		}
+	}
+	if env["LOCUS_E2E_RUNTIME"] == "" {
+		env["LOCUS_E2E_RUNTIME"] = "containerd" // a node brought up before the variants
 	}
 	return env, sc.Err()
 }
