@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -32,9 +33,13 @@ type nriNode struct {
 	sock string
 }
 
-func newNRINode(t *testing.T, v cgroup.Version, nriOpts NRIOptions, pods ...source.Workload) *nriNode {
+func newNRINode(t testing.TB, v cgroup.Version, nriOpts NRIOptions, pods ...source.Workload) *nriNode {
+	return newNRINodeOn(t, fixture.Small4, "0-3", v, nriOpts, pods...)
+}
+
+func newNRINodeOn(t testing.TB, shape fixture.Shape, cpus string, v cgroup.Version, nriOpts NRIOptions, pods ...source.Workload) *nriNode {
 	t.Helper()
-	tree := newCgroupTree(t, v, false, "0-3")
+	tree := newCgroupTree(t, v, false, cpus)
 	for _, p := range pods {
 		tree.mkcg(p.Plan.Cgroup)
 		for _, c := range p.Plan.Containers {
@@ -44,7 +49,7 @@ func newNRINode(t *testing.T, v cgroup.Version, nriOpts NRIOptions, pods ...sour
 	src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0), ResourceQoSConfig: memQoSOn, Workloads: pods}}
 	n := &nriNode{src: src, tree: tree, sock: filepath.Join(nritest.SocketDir(t), "nri.sock")}
 	nriOpts.Enabled, nriOpts.Socket = true, n.sock
-	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
+	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, shape),
 		CgroupRoot: tree.root, CgroupVersion: v, Source: src, EventSink: src.emit, Resync: time.Hour, NRI: nriOpts,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -253,4 +258,48 @@ func TestNRIMissingSocket(t *testing.T) {
 		c, err := cpuset.Parse(n.tree.file("kubepods/pod-a/app", "cpuset.cpus"))
 		return err == nil && c.Size() == 2
 	})
+}
+
+// BenchmarkNRICreateContainer times one container's creation through the
+// runtime's NRI side and the agent's decision at creation (the pod known,
+// its CPUs already held), with n pods on the node: a third pinned, the rest
+// shared, as one container of a burst sees it. Its peer, in the same run, is
+// one reconcile of the same node deciding afresh (the last decision
+// forgotten), carried out on the loop the same way.
+func BenchmarkNRICreateContainer(b *testing.B) {
+	for _, n := range []int{30, 100, 300} {
+		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
+			pods := make([]source.Workload, n)
+			for i := range pods {
+				cpus := 0
+				if i%3 == 0 {
+					cpus = 1
+				}
+				pods[i] = pod(fmt.Sprintf("p%03d", i), cpus)
+			}
+			node := newNRINodeOn(b, fixture.Intel2S96C, "0-191", cgroup.V2, NRIOptions{}, pods...)
+			rt := nritest.New(b, node.sock, nil, nil)
+			rt.Start(b)
+			rt.WaitRegistered(b, 1)
+			sb, c := sandbox("p000"), container("p000", "app")
+			b.Run("create", func(b *testing.B) {
+				for b.Loop() {
+					r, err := rt.Create(sb, c)
+					if err != nil || nritest.CPUs(r) == "" {
+						b.Fatalf("create: %v, cpus %q", err, nritest.CPUs(r))
+					}
+				}
+			})
+			b.Run("reconcile", func(b *testing.B) {
+				for b.Loop() {
+					node.a.call(context.Background(), func() {
+						node.a.mem.Last = nil
+						if res := node.a.Reconcile(); len(res.Errors) > 0 {
+							b.Errorf("reconcile: %v", res.Errors)
+						}
+					})
+				}
+			})
+		})
+	}
 }
