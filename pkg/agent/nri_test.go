@@ -51,6 +51,7 @@ func newNRINodeOn(t testing.TB, shape fixture.Shape, cpus string, v cgroup.Versi
 	nriOpts.Enabled, nriOpts.Socket = true, n.sock
 	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, shape),
 		CgroupRoot: tree.root, CgroupVersion: v, Source: src, EventSink: src.emit, Resync: time.Hour, NRI: nriOpts,
+		V1SoftLimitForLow: v == cgroup.V1,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +138,9 @@ func TestNRIPinsAtCreation(t *testing.T) {
 			}
 			if v == cgroup.V1 && len(res.GetUnified()) != 0 {
 				t.Errorf("v1: unified %v given; the runtime cannot carry them on v1", res.GetUnified())
+			}
+			if got := res.GetMemory().GetReservation().GetValue(); v == cgroup.V1 && got != 536870912 {
+				t.Errorf("v1: created with memory reservation %d, want the soft limit 536870912", got)
 			}
 			if got := n.events("CPUsAssigned"); len(got) != 1 {
 				t.Errorf("CPUsAssigned told %d times at creation, want once: %v", len(got), got)
