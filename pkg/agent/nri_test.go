@@ -52,7 +52,7 @@ func newNRINodeOn(t testing.TB, shape fixture.Shape, cpus string, v cgroup.Versi
 	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, shape),
 		CgroupRoot: tree.root, CgroupVersion: v, Source: src, EventSink: src.emit, Resync: time.Hour, NRI: nriOpts,
 		V1SoftLimitForLow: v == cgroup.V1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
