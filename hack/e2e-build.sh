@@ -38,6 +38,35 @@ else
 	"$E2E_BIN/kubelet" --version
 fi
 
+# containerd 2.x for the NRI variant (LOCUS_E2E_RUNTIME=containerd2), from
+# tools/containerd2, cached like the kubelet.
+build_containerd2() {
+	local stamp
+	stamp=$({
+		"$go" version
+		cat "$0" "$repo/tools/containerd2/go.mod" "$repo/tools/containerd2/go.sum"
+	} | sha256sum | cut -d' ' -f1)
+	if [ "$(cat "$CTRD2_BIN/STAMP" 2>/dev/null)" = "$stamp" ] && [ -x "$CTRD2_BIN/containerd" ] &&
+		[ -x "$CTRD2_BIN/containerd-shim-runc-v2" ] && [ -x "$CTRD2_BIN/ctr" ]; then
+		log "containerd 2 up to date in $CTRD2_BIN"
+		return
+	fi
+	log "building containerd 2 into $CTRD2_BIN"
+	local t
+	t=$(now)
+	mkdir -p "$CTRD2_BIN"
+	rm -f "$CTRD2_BIN/STAMP"
+	(cd "$repo/tools/containerd2" && "$go" build -trimpath -o "$CTRD2_BIN/" -ldflags "-s -w" \
+		github.com/containerd/containerd/v2/cmd/containerd \
+		github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+		github.com/containerd/containerd/v2/cmd/ctr)
+	echo "$stamp" >"$CTRD2_BIN/STAMP"
+	log "containerd 2 built in $(since "$t") s"
+}
+if [ "$E2E_RUNTIME" = containerd2 ]; then
+	build_containerd2
+fi
+
 # The project's own binaries and images, for this machine's platform only: quick
 # with a warm build cache (the images are packaging, hack/images.sh). The host
 # mode runs the same binaries the images hold.

@@ -18,7 +18,7 @@ helm_e2e() {
 # chart_values: what differs from the chart's defaults here, and why.
 # - hostNetwork, apiServer: the node has no CNI plugin and no kube-proxy, so pods
 #   use the node's network and reach the API server at its own address;
-# - cgroupDriver, stateDir, kubeletDir/kubeletConfig, --memory-v1-soft-limit: as
+# - cgroupDriver, stateDir, kubeletDir/kubeletConfig, nri.socket, --memory-v1-soft-limit: as
 #   the host-process agent (the state dir under the run directory, where the tests
 #   read it; the node kubelet's own root and config);
 # - no CPU requests: the seeds' pods ask for both of this node's CPUs;
@@ -35,6 +35,7 @@ chart_values() {
 	echo "  stateDir: $E2E_DIR/agent"
 	echo "  kubeletDir: $E2E_DIR/kubelet/root"
 	echo "  kubeletConfig: $E2E_DIR/kubelet/config.yaml"
+	echo "  nri: {socket: $NRI_SOCK}"
 	echo "  metricsPort: ${AGENT_METRICS##*:}"
 	echo "  resources: {requests: {cpu: null, memory: 64Mi}}"
 	echo "  extraArgs:"
@@ -117,4 +118,29 @@ chart_restart() {
 		sleep 0.2
 	done
 	chart_ready
+}
+
+# node_mode: chart or host, as the node that is up was brought up.
+node_mode() { sed -n 's/^LOCUS_E2E_MODE=//p' "$E2E_DIR/env" 2>/dev/null; }
+
+# chart_stop_agent: the agent down while the cluster goes on, as an operator
+# would take it off a node: its DaemonSet is given a node selector no node
+# matches, and its pod goes (SIGTERM; the DaemonSet still exists, so the agent
+# keeps its state and restores nothing). chart_start_agent takes the selector
+# away and waits until the new pod serves.
+E2E_AGENT_OFF_LABEL=locus.io/e2e-agent-off
+chart_stop_agent() {
+	local i
+	kubectl_e2e -n "$E2E_NAMESPACE" patch "ds/$E2E_RELEASE-agent" --type=merge \
+		-p "{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"$E2E_AGENT_OFF_LABEL\":\"true\"}}}}}" >/dev/null || return 1
+	for ((i = 0; i < 600; i++)); do
+		[ -n "$(kubectl_e2e -n "$E2E_NAMESPACE" get pods -l app.kubernetes.io/component=agent -o name 2>/dev/null)" ] || return 0
+		sleep 0.2
+	done
+	return 1
+}
+chart_start_agent() {
+	kubectl_e2e -n "$E2E_NAMESPACE" patch "ds/$E2E_RELEASE-agent" --type=json \
+		-p "[{\"op\":\"remove\",\"path\":\"/spec/template/spec/nodeSelector/${E2E_AGENT_OFF_LABEL//\//~1}\"}]" >/dev/null &&
+		chart_ready
 }

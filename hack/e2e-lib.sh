@@ -21,6 +21,15 @@ ETCD_PORT=2379
 KUBELET_PORT=10250
 KUBELET_HEALTHZ_PORT=10248
 AGENT_METRICS=127.0.0.1:9316
+# LOCUS_E2E_RUNTIME picks the node's runtime: containerd, Debian's 1.6 (no NRI: the
+# agent pins containers after they start), or containerd2, 2.x built from
+# tools/containerd2 by e2e-build.sh (NRI on: containers are created pinned).
+# A node that is up keeps the runtime it was brought up with (for restart and down).
+E2E_RUNTIME=${LOCUS_E2E_RUNTIME:-$(cat "$E2E_DIR/runtime" 2>/dev/null || echo containerd)}
+CTRD2_BIN=$repo/.cache/e2e/containerd2/bin
+# The NRI socket: under the run directory, not containerd 2's /var/run/nri, so it
+# goes with the node. The agent is given it with either runtime.
+NRI_SOCK=$E2E_DIR/nri/nri.sock
 PAUSE_IMAGE=locus.local/e2e/pause:1
 WORKLOAD_IMAGE=locus.local/e2e/workload:1
 # chart (default): Locus installed by its Helm chart from the images; host: the
@@ -276,7 +285,12 @@ start_controller_manager() {
 }
 
 start_containerd() {
-	start containerd /usr/bin/containerd --config "$E2E_DIR/containerd/config.toml"
+	if [ "$E2E_RUNTIME" = containerd2 ]; then
+		# Its shim is found on PATH.
+		start containerd env PATH="$CTRD2_BIN:$PATH" "$CTRD2_BIN/containerd" --config "$E2E_DIR/containerd/config.toml"
+	else
+		start containerd /usr/bin/containerd --config "$E2E_DIR/containerd/config.toml"
+	fi
 }
 
 start_kubelet() {
@@ -298,12 +312,18 @@ start_agent() {
 	start agent "$E2E_BIN/locus" agent --node-name="$E2E_NODE" --kubeconfig="$E2E_DIR/kubeconfig" \
 		--state-dir="$E2E_DIR/agent" --cgroup-driver=cgroupfs --metrics-addr="$AGENT_METRICS" \
 		--kubelet-dir="$E2E_DIR/kubelet/root" --kubelet-config="$E2E_DIR/kubelet/config.yaml" \
-		--memory-v1-soft-limit ${LOCUS_E2E_AGENT_ARGS:-}
+		--memory-v1-soft-limit --nri-socket="$NRI_SOCK" ${LOCUS_E2E_AGENT_ARGS:-}
 }
 
 kubelet_healthy() { in_ns curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"; }
 node_registered() { kubectl_e2e get node "$E2E_NODE"; }
-ctr_e2e() { ctr --address "$CTRD_SOCK" "$@"; }
+ctr_e2e() {
+	if [ "$E2E_RUNTIME" = containerd2 ]; then
+		"$CTRD2_BIN/ctr" --address "$CTRD_SOCK" "$@"
+	else
+		ctr --address "$CTRD_SOCK" "$@"
+	fi
+}
 
 # containerd_config: the CRI plugin on cgroupfs with the project's pause image,
 # everything under $E2E_DIR but the shims' sockets (/run/containerd/s, fixed in
@@ -336,6 +356,23 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$E2E_DIR/containerd/net.d"
+EOF2
+}
+
+# containerd2_config: containerd 2.x reads the same version 2 configuration (it
+# migrates it), with NRI on and its socket under the run directory. Its NRI plugin
+# requires the internal plugins: with io.containerd.internal.v1.tracing disabled
+# it is silently left out.
+containerd2_config() {
+	containerd_config | sed 's/, "io.containerd.internal.v1.tracing"//'
+	cat <<EOF2
+[plugins."io.containerd.nri.v1.nri"]
+  disable = false
+  socket_path = "$NRI_SOCK"
+  plugin_path = "$E2E_DIR/nri/plugins"
+  plugin_config_path = "$E2E_DIR/nri/conf.d"
+  plugin_registration_timeout = "5s"
+  plugin_request_timeout = "2s"
 EOF2
 }
 

@@ -29,6 +29,11 @@ chart) locus=("$E2E_IMAGES/locus.oci.tar" "$E2E_IMAGES/locus-scheduler.oci.tar" 
 host) locus=("$E2E_BIN/locus") ;;
 *) die "LOCUS_E2E_MODE=$E2E_MODE: want chart or host" ;;
 esac
+if [ "$E2E_RUNTIME" = containerd2 ]; then
+	for b in containerd containerd-shim-runc-v2 ctr; do
+		[ -x "$CTRD2_BIN/$b" ] || die "$CTRD2_BIN/$b missing: run LOCUS_E2E_RUNTIME=containerd2 hack/e2e-build.sh"
+	done
+fi
 for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kubelet" \
 	"$E2E_BIN/kube-controller-manager" "$E2E_IMAGES/pause.tar" "$E2E_IMAGES/workload.tar" "${locus[@]}"; do
 	[ -e "$b" ] || die "$b missing: run hack/e2e-build.sh (and hack/build-controlplane.sh)"
@@ -41,7 +46,8 @@ for h in /sys/fs/cgroup/*/; do
 	[ ! -e "$h$E2E_CGROUP_TOP" ] || die "${h}$E2E_CGROUP_TOP exists: another kubelet runs here, or a node was not taken down"
 done
 
-mkdir -p "$E2E_DIR"/{host,pki,agent,logs,pids,containerd,kubelet}
+mkdir -p "$E2E_DIR"/{host,pki,agent,logs,pids,containerd,kubelet,nri}
+echo "$E2E_RUNTIME" >"$E2E_DIR/runtime"
 # What down restores: the kubelet's sysctls and the host paths that did not exist.
 for s in "${E2E_SYSCTLS[@]}"; do
 	echo "$s=$(sysctl -n "$s")"
@@ -109,7 +115,11 @@ kubectl_e2e apply --server-side -f "$repo/deploy/helm/locus/crds/" >/dev/null
 kubectl_e2e wait --for=condition=Established --timeout=30s crd/noderesourcetopologies.topology.node.k8s.io >/dev/null
 t_cp=$(now)
 
-containerd_config >"$E2E_DIR/containerd/config.toml"
+if [ "$E2E_RUNTIME" = containerd2 ]; then
+	containerd2_config >"$E2E_DIR/containerd/config.toml"
+else
+	containerd_config >"$E2E_DIR/containerd/config.toml"
+fi
 start_containerd
 wait_for containerd 30 ctr_e2e version || die "containerd not ready"
 for img in pause.tar workload.tar locus.oci.tar locus-scheduler.oci.tar; do
@@ -145,6 +155,8 @@ LOCUS_E2E_MODE=$E2E_MODE
 LOCUS_E2E_RELEASE=$E2E_RELEASE
 LOCUS_E2E_NAMESPACE=$E2E_NAMESPACE
 LOCUS_E2E_CONTAINERD=$CTRD_SOCK
+LOCUS_E2E_RUNTIME=$E2E_RUNTIME
 EOF
 trap - EXIT
+log "runtime: $E2E_RUNTIME"
 log "node $E2E_NODE up in $(since "$t0") s (control plane $(awk "BEGIN{printf \"%.1f\", $t_cp - $t0}") s); $E2E_DIR/env"

@@ -4,6 +4,7 @@
 #   hack/e2e.sh test            build, bring the node up, run test/e2e, take it down (make e2e)
 #   hack/e2e.sh build|up|down   one step (hack/e2e-build.sh, -up.sh, -down.sh)
 #   hack/e2e.sh restart NAME    restart agent, scheduler, kubelet, containerd or controller-manager
+#   hack/e2e.sh stop|start NAME the same in two steps (a test acting while it is down)
 #   hack/e2e.sh kubectl ARGS    kubectl on the node's cluster
 #   hack/e2e.sh helm ARGS       helm on the node's cluster
 #   hack/e2e.sh install         helm install Locus as up does (after helm uninstall)
@@ -57,7 +58,7 @@ restart)
 	esac
 	t0=$(now)
 	# In chart mode the agent and the scheduler are pods: their controllers restart them.
-	if [ "$(sed -n 's/^LOCUS_E2E_MODE=//p' "$E2E_DIR/env" 2>/dev/null)" = chart ] && [[ $name == agent || $name == scheduler ]]; then
+	if [ "$(node_mode)" = chart ] && [[ $name == agent || $name == scheduler ]]; then
 		chart_restart "$name" || die "$name did not come back"
 		log "$name restarted in $(since "$t0") s"
 		exit 0
@@ -73,6 +74,27 @@ restart)
 	esac || die "$name did not come back"
 	log "$name restarted in $(since "$t0") s"
 	;;
+stop)
+	name=${1:?stop what: agent}
+	[ "$name" = agent ] || die "cannot stop $name"
+	if [ "$(node_mode)" = chart ]; then
+		chart_stop_agent || die "the agent's pod did not go"
+		exit 0
+	fi
+	running "$name" || die "$name is not running"
+	stop "$name" 30
+	;;
+start)
+	name=${1:?start what: agent}
+	[ "$name" = agent ] || die "cannot start $name"
+	if [ "$(node_mode)" = chart ]; then
+		chart_start_agent || die "the agent's pod did not come back"
+		exit 0
+	fi
+	! running "$name" || die "$name is running"
+	start_agent
+	wait_for agent 30 in_ns curl -fsS "http://$AGENT_METRICS/healthz" || die "agent did not come up"
+	;;
 test)
 	cd "$repo"
 	t0=$(now)
@@ -86,7 +108,7 @@ test)
 	go_test "$@" || rc=$?
 	;;
 *)
-	sed -n '2,13p' "$0" >&2
+	sed -n '2,14p' "$0" >&2
 	exit 2
 	;;
 esac

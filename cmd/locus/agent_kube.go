@@ -16,6 +16,7 @@ import (
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/kubelet"
+	"github.com/locus-project/locus/pkg/nri"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -29,7 +30,8 @@ type kubeFlags struct {
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
-	ownerDaemonSet               string   // NAMESPACE/NAME; see uninstall.go
+	ownerDaemonSet               string // NAMESPACE/NAME; see uninstall.go
+	nri                          agent.NRIOptions
 	standaloneOnly, kubeOnly     []string // flag names, to refuse them in the other mode
 }
 
@@ -48,8 +50,12 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
 	f.StringVar(&k.ownerDaemonSet, "owner-daemonset", "", "Kubernetes mode: NAMESPACE/NAME of the DaemonSet running this agent; when the agent stops and it is gone or being deleted (helm uninstall), restore every cgroup file Locus changed, delete the node's NodeResourceTopology and clear the state")
+	f.BoolVar(&k.nri.Enabled, "nri", true, "Kubernetes mode: register with the runtime's NRI socket, so containers are created with their CPUs and memory QoS values (without it, or without the socket, they get them once running)")
+	f.StringVar(&k.nri.Socket, "nri-socket", nri.DefaultSocket, "Kubernetes mode: the runtime's NRI socket")
+	f.BoolVar(&k.nri.FailClosed, "nri-fail-closed", false, "Kubernetes mode: refuse to create a container of a pod asking for exclusive CPUs when its CPUs cannot be decided at creation (default: it starts, and gets them once running)")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
-		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset", "kubelet-dir", "kubelet-config"}
+		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset", "kubelet-dir", "kubelet-config",
+		"nri", "nri-socket", "nri-fail-closed"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -104,6 +110,7 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return err
 	}
+	o.NRI = k.nri
 	err = agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved}})

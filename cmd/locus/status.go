@@ -82,6 +82,9 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 			fmt.Fprintf(w, "kubelet file unreadable: %s\n", e)
 		}
 	}
+	if p := n.Pinning; p != nil {
+		fmt.Fprintln(w, pinningLine(*p))
+	}
 	for _, p := range n.Problems {
 		fmt.Fprintf(w, "node problem: %s\n", p)
 	}
@@ -191,4 +194,12 @@ func renderHostChecks(w io.Writer, cs []status.HostCheck) {
 			fmt.Fprintln(w)
 		}
 	}
+}
+
+// pinningLine says when the node's containers get their values.
+func pinningLine(p status.Pinning) string {
+	if p.Path == status.PinAtCreation {
+		return fmt.Sprintf("pinning: at creation, over NRI (%s)", p.Runtime)
+	}
+	return fmt.Sprintf("pinning: after start, by the reconcile loop (%s)", p.Reason)
 }

@@ -5,6 +5,7 @@
 package agent
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/nri"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/source"
@@ -77,6 +79,9 @@ type Options struct {
 	Kubelet kubelet.Paths
 	// CoreSched sets core scheduling cookies; nil: the kernel's (coresched).
 	CoreSched CoreScheduler
+	// NRI registers with the runtime so containers are created pinned
+	// (with a Source only: it concerns pods).
+	NRI NRIOptions
 }
 
 // DefaultStateDir holds the agent's checkpoint, status and events.
@@ -127,6 +132,12 @@ type Agent struct {
 	coreSupport         coresched.Support
 	coreToldUnavailable bool
 	isolated            map[string]bool
+	// The NRI plugin (nil when off), the calls it makes on the loop, and
+	// the pods whose sandbox it saw stop (name to UID).
+	nri     *nri.Plugin
+	calls   chan func()
+	nriGone map[string]string
+	runCtx  context.Context
 }
 
 // New checks the machine and the config and opens the state directory. Under
@@ -134,7 +145,8 @@ type Agent struct {
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
-		now: time.Now, trigger: make(chan struct{}, 1)}
+		now: time.Now, trigger: make(chan struct{}, 1),
+		calls: make(chan func()), nriGone: map[string]string{}, runCtx: context.Background()}
 	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
 	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error

@@ -28,6 +28,7 @@ type metrics struct {
 	hostCheck   *prometheus.GaugeVec
 	locality    *localityMetrics
 	nodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
+	nriCreates  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -59,7 +60,9 @@ func newMetrics() *metrics {
 	m.hostCheck = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_host_check",
 		Help: "1 for each host check (locus doctor, run at start) with its status: ok, warn, fail or n/a."}, []string{"check", "status"})
 	m.nodeCPUs = server.NewNodeCPUCollector()
-	m.reg.MustRegister(m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.hostCheck, m.nodeCPUs)
+	m.nriCreates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_nri_containers_total",
+		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
+	m.reg.MustRegister(m.nriCreates, m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.duration, m.errors, m.configErrs, m.configBad, m.writes, m.unsupported, m.hostCheck, m.nodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

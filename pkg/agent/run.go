@@ -48,6 +48,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.src != nil {
 		sourceChanged = a.src.src.Changed()
 	}
+	stopNRI := a.startNRI(ctx)
+	defer stopNRI()
 	resync := time.NewTicker(a.opts.Resync)
 	defer resync.Stop()
 	// Editors and ConfigMap updates change the directory in several steps;
@@ -70,6 +72,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return a.shutdown()
 		case <-a.trigger:
+		case f := <-a.calls: // the NRI plugin's
+			f()
+			continue
 		case <-sourceChanged:
 		case <-resync.C:
 		case <-changes:

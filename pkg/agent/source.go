@@ -68,6 +68,7 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 		return cfg, resolveWorkloads(cfg.Host)
 	}
 	cfg, rs, snap := a.src.load(source.Env{Topology: a.topo, Exists: a.cgroupExists})
+	rs = a.dropGone(rs)
 	a.countConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
 	// What the rest of the agent reads of the config in force (status,
 	// shutdown) comes from the loader, as for a HostConfig.

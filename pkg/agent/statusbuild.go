@@ -33,6 +33,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		HostChecks:    a.hostChecks,
 		KubeletCPUs:   d.Pools.Kubelet.String(),
 		CPUQoS:        a.cpuQoSLines(),
+		Pinning:       a.pinning(),
 	}
 	if a.opts.Kubelet.Dir != "" {
 		sum := a.kube.state.Summary()

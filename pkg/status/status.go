@@ -35,6 +35,9 @@ type NodeStatus struct {
 	BE            string   `json:"bePool"`
 	Unsupported   []string `json:"unsupportedKnobs,omitempty"`
 	Problems      []string `json:"problems,omitempty"`
+	// Pinning says when containers get their values; absent outside
+	// Kubernetes mode.
+	Pinning *Pinning `json:"pinning,omitempty"`
 	// CPUQoS says what the kernel offers CPU QoS: cpu.idle, core scheduling.
 	CPUQoS []string `json:"cpuQOS,omitempty"`
 	// HostChecks are `locus doctor`'s checks as the agent ran them at start.
@@ -52,6 +55,24 @@ type HostCheck struct {
 	Found  string `json:"found"`
 	Do     string `json:"do,omitempty"`
 }
+
+// Pinning is the path by which a node's containers get their cpuset and
+// memory QoS values.
+type Pinning struct {
+	// Path is PinAtCreation (the runtime asks the agent before it creates
+	// a container, over NRI) or PinAfterStart (the reconcile loop writes
+	// the values once the container runs).
+	Path    string    `json:"path"`
+	Runtime string    `json:"runtime,omitempty"` // with PinAtCreation
+	Reason  string    `json:"reason,omitempty"`  // why not PinAtCreation
+	Since   time.Time `json:"since,omitzero"`
+}
+
+// The paths of Pinning.
+const (
+	PinAtCreation = "at-creation"
+	PinAfterStart = "after-start"
+)
 
 // WorkloadStatus is one workload as it stands.
 type WorkloadStatus struct {

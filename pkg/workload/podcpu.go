@@ -65,13 +65,23 @@ func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, s
 
 // OptedIn says whether the pod asks for CPUs of its own: cpuset-scheduler
 // "true" as an annotation (the seed's way) or a label.
-func OptedIn(pod *corev1.Pod) bool {
-	for _, v := range []string{pod.Annotations[AnnotationCPUSet], pod.Labels[AnnotationCPUSet]} {
+func OptedIn(pod *corev1.Pod) bool { return optedIn(pod.Labels, pod.Annotations) }
+
+func optedIn(labels, annotations map[string]string) bool {
+	for _, v := range []string{annotations[AnnotationCPUSet], labels[AnnotationCPUSet]} {
 		if IsTrue(v) {
 			return true
 		}
 	}
 	return false
+}
+
+// AsksForCPUs says, from a pod's labels and annotations alone (what a
+// runtime tells of a sandbox), whether it asks for CPUs of its own: opted
+// in, or carrying the scheduler's decision, valid or not.
+func AsksForCPUs(labels, annotations map[string]string) bool {
+	_, decided := annotations[AnnotationResourceStatus]
+	return decided || optedIn(labels, annotations)
 }
 
 // CPURequest is what an opted-in pod asks of the allocator, as the agent

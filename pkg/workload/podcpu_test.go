@@ -28,6 +28,24 @@ func TestOptedIn(t *testing.T) {
 	}
 }
 
+func TestAsksForCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		ann, labels map[string]string
+		want        bool
+	}{
+		{map[string]string{AnnotationCPUSet: "true"}, nil, true},
+		{nil, map[string]string{AnnotationCPUSet: "TRUE"}, true},
+		{map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3"}`}, nil, true},
+		{map[string]string{AnnotationResourceStatus: "not json"}, nil, true},
+		{map[string]string{AnnotationCPUSet: "no"}, nil, false},
+		{nil, nil, false},
+	} {
+		if got := AsksForCPUs(tc.labels, tc.ann); got != tc.want {
+			t.Errorf("AsksForCPUs(labels %v, annotations %v) = %v, want %v", tc.labels, tc.ann, got, tc.want)
+		}
+	}
+}
+
 // ParseCPURequest reads what the agent reads, but refuses what the agent
 // would run in the shared pool or with the default policy, naming the fix.
 func TestParseCPURequest(t *testing.T) {

@@ -23,6 +23,7 @@ type e2eNode struct {
 	// mode is chart (Locus installed by its Helm chart as release in locusNS)
 	// or host (the agent and scheduler as host processes).
 	mode, release, locusNS, containerd string
+	runtime                            string                 // LOCUS_E2E_RUNTIME: containerd (1.6) or containerd2 (NRI)
 	cp                                 *kubetest.ControlPlane // the helpers of kubetest, on this cluster
 	deleted                            map[string]bool        // namespaces deleteAll is done with
 	expected                           map[string]bool        // "namespace/Reason" of the Warnings a test expects
@@ -84,7 +85,7 @@ func loadNode() (*e2eNode, error) {
 	bins, _ := kubetest.FindBinaries("") // kubectl, for Kubectl(); the node runs without kwok
 	return &e2eNode{
 		dir: dir, name: env["LOCUS_E2E_NODE"], agentMetrics: env["LOCUS_E2E_AGENT_METRICS"],
-		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{}, expected: map[string]bool{},
+		image: env["LOCUS_E2E_WORKLOAD_IMAGE"], repo: repo, deleted: map[string]bool{}, expected: map[string]bool{}, runtime: env["LOCUS_E2E_RUNTIME"],
 		mode: env["LOCUS_E2E_MODE"], release: env["LOCUS_E2E_RELEASE"], locusNS: env["LOCUS_E2E_NAMESPACE"],
 		containerd: env["LOCUS_E2E_CONTAINERD"],
 		cp: &kubetest.ControlPlane{Binaries: bins, Kubeconfig: env["LOCUS_E2E_KUBECONFIG"],
@@ -109,6 +110,9 @@ func readEnv(path string) (map[string]string, error) {
 		if env[k] == "" {
 			return nil, fmt.Errorf("%s: no %s", path, k)
 		}
+	}
+	if env["LOCUS_E2E_RUNTIME"] == "" {
+		env["LOCUS_E2E_RUNTIME"] = "containerd" // a node brought up before the variants
 	}
 	return env, sc.Err()
 }

@@ -230,15 +230,18 @@ func procStatus(t testing.TB, pid int, field string) string {
 }
 
 // restart restarts one component of the node through hack/e2e.sh.
-func (n *e2eNode) restart(t *testing.T, name string) {
+func (n *e2eNode) restart(t *testing.T, name string) { n.e2e(t, "restart", name) }
+
+// e2e runs hack/e2e.sh with args (restart, stop or start a component).
+func (n *e2eNode) e2e(t *testing.T, args ...string) {
 	t.Helper()
 	start := time.Now()
-	cmd := exec.Command("bash", filepath.Join(n.repo, "hack", "e2e.sh"), "restart", name)
+	cmd := exec.Command("bash", append([]string{filepath.Join(n.repo, "hack", "e2e.sh")}, args...)...)
 	cmd.Env = append(os.Environ(), "LOCUS_E2E_DIR="+n.dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("restart %s: %v\n%s", name, err, out)
+		t.Fatalf("e2e.sh %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
-	t.Logf("%s restarted in %s", name, time.Since(start).Round(10*time.Millisecond))
+	t.Logf("e2e.sh %s: %s", strings.Join(args, " "), time.Since(start).Round(10*time.Millisecond))
 }
 
 // pid is the pid of a component hack/e2e-up.sh started; in chart mode the

@@ -52,8 +52,10 @@ func TestHelmChartAgentFlags(t *testing.T) {
 		want    []string
 		wantNot []string
 	}{
-		{name: "defaults", want: []string{"--kubelet-dir=/host/kubelet"}, wantNot: []string{"--reserved-cpus", "--cgroup-driver", "--kubelet-cgroup-root"}},
+		{name: "defaults", want: []string{"--kubelet-dir=/host/kubelet", "--nri-socket=/host/nri/nri.sock"}, wantNot: []string{"--reserved-cpus", "--cgroup-driver", "--kubelet-cgroup-root", "--nri=false", "--nri-fail-closed"}},
 		{name: "no kubelet dir", set: []string{"agent.kubeletDir="}, want: []string{"--kubelet-dir="}, wantNot: []string{"--kubelet-dir=/"}},
+		{name: "nri off", set: []string{"agent.nri.enabled=false"}, want: []string{"--nri=false"}, wantNot: []string{"--nri-socket"}},
+		{name: "nri fail closed", set: []string{"agent.nri.failClosed=true", "agent.nri.socket=/run/crio/nri.sock"}, want: []string{"--nri-socket=/host/nri/nri.sock", "--nri-fail-closed"}},
 		{name: "kubelet root", set: []string{"agent.kubeletCgroupRoot=/kubelet"}, want: []string{"--kubelet-cgroup-root=/kubelet"}},
 		{name: "reserved", set: []string{`agent.reservedCPUs=0\,64`}, want: []string{"--reserved-cpus=0,64"}, wantNot: []string{"--cgroup-driver"}},
 		{name: "driver", set: []string{"agent.cgroupDriver=systemd"}, want: []string{"--cgroup-driver=systemd"}, wantNot: []string{"--reserved-cpus"}},

@@ -3,6 +3,13 @@
 // every process of a container), then sleeps until SIGTERM. It never spins: the
 // node it runs on is shared.
 //
+// Its first output line, written before anything else, is what the process saw
+// at its first instruction: the CPUs and NUMA nodes it may use, the CPUs its
+// runtime sized itself for, and its cgroup's memory QoS files, so tests can tell
+// a container created pinned from one pinned after it started:
+//
+//	first: cpus=2 mems=0 nproc=1 memory.min=0 memory.low=0 memory.high=max ...
+//
 //	workload [-mem 64Mi] [-children N]
 package main
 
@@ -12,12 +19,14 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 )
 
 func main() {
+	fmt.Println(firstLine())
 	mem := flag.String("mem", "0", "memory to allocate and touch: bytes, or with a Ki/Mi/Gi suffix")
 	children := flag.Int("children", 0, "child processes to start (each a sleeping workload)")
 	flag.Parse()
@@ -49,6 +58,35 @@ func main() {
 		_ = c.Wait()
 	}
 	_ = held[len(held)/2:] // keep the memory reachable until the end
+}
+
+// firstLine reports what the process sees now. A file it cannot read is
+// shown as "-": which ones exist depends on the cgroup version.
+func firstLine() string {
+	status, _ := os.ReadFile("/proc/self/status")
+	field := func(name string) string {
+		for _, l := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(l, name+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		return "-"
+	}
+	parts := []string{"first:", "cpus=" + field("Cpus_allowed_list"), "mems=" + field("Mems_allowed_list"),
+		"nproc=" + strconv.Itoa(runtime.NumCPU())}
+	// The container's own cgroup is mounted at /sys/fs/cgroup (v2) or
+	// /sys/fs/cgroup/memory (v1).
+	for _, f := range []string{"memory.min", "memory.low", "memory.high", "memory.soft_limit_in_bytes"} {
+		v := "-"
+		for _, dir := range []string{"/sys/fs/cgroup/", "/sys/fs/cgroup/memory/"} {
+			if b, err := os.ReadFile(dir + f); err == nil {
+				v = strings.TrimSpace(string(b))
+				break
+			}
+		}
+		parts = append(parts, f+"="+v)
+	}
+	return strings.Join(parts, " ")
 }
 
 func parseBytes(s string) (int, error) {
