@@ -46,22 +46,22 @@ func parseSpans(s string) (spans, error) {
 				return nil, clipNumErr(err)
 			}
 			if lo > hi {
-				return nil, fmt.Errorf("invalid range %s (%d > %d)", quote(r), lo, hi)
+				return nil, fmt.Errorf("invalid range %s (%d > %d)", topology.Quote(r), lo, hi)
 			}
 		}
 		if lo < 0 || hi > maxListID {
-			return nil, fmt.Errorf("%s: ids run from 0 to %d", quote(r), maxListID)
+			return nil, fmt.Errorf("%s: ids run from 0 to %d", topology.Quote(r), maxListID)
 		}
 		out = append(out, span{lo, hi})
 	}
 	return out.normal(), nil
 }
 
-// clipNumErr cuts the number strconv's error repeats to quoteMax bytes;
+// clipNumErr cuts the number strconv's error repeats to topology.QuoteMax bytes;
 // short ones keep the text cpuset.Parse gives.
 func clipNumErr(err error) error {
-	if ne, ok := err.(*strconv.NumError); ok && len(ne.Num) > quoteMax {
-		return &strconv.NumError{Func: ne.Func, Num: ne.Num[:quoteMax] + "…", Err: ne.Err}
+	if ne, ok := err.(*strconv.NumError); ok && len(ne.Num) > topology.QuoteMax {
+		return &strconv.NumError{Func: ne.Func, Num: ne.Num[:topology.QuoteMax] + "…", Err: ne.Err}
 	}
 	return err
 }

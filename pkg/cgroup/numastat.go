@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // ParseNumaStat sums, per NUMA node, the lines of a memory.numa_stat file
@@ -30,18 +32,18 @@ func ParseNumaStat(text string, keys []string, unit uint64) (map[int]uint64, err
 		for _, kv := range f[1:] {
 			n, v, ok := strings.Cut(kv, "=")
 			if !ok || !strings.HasPrefix(n, "N") {
-				return nil, fmt.Errorf("memory.numa_stat: %s: %s is not N<node>=<count>", quote(key), quote(kv))
+				return nil, fmt.Errorf("memory.numa_stat: %s: %s is not N<node>=<count>", topology.Quote(key), topology.Quote(kv))
 			}
 			node, err1 := strconv.Atoi(n[1:])
 			count, err2 := strconv.ParseUint(v, 10, 64)
 			if err1 != nil || err2 != nil || node < 0 {
-				return nil, fmt.Errorf("memory.numa_stat: %s: %s is not N<node>=<count>", quote(key), quote(kv))
+				return nil, fmt.Errorf("memory.numa_stat: %s: %s is not N<node>=<count>", topology.Quote(key), topology.Quote(kv))
 			}
 			// A sum that does not fit is an error, never a wrapped small value.
 			hi, bytes := bits.Mul64(count, unit)
 			sum, carry := bits.Add64(out[node], bytes, 0)
 			if hi != 0 || carry != 0 {
-				return nil, fmt.Errorf("memory.numa_stat: %s: N%d: more than 2^64 bytes", quote(key), node)
+				return nil, fmt.Errorf("memory.numa_stat: %s: N%d: more than 2^64 bytes", topology.Quote(key), node)
 			}
 			out[node] = sum
 		}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Children lists the child cgroups of rel in controller ctrl (ignored on v2)
@@ -64,7 +66,7 @@ func (h *Hierarchy) CPUUsage(rel string) (time.Duration, error) {
 			// multiplied into nanoseconds, which must not wrap negative.
 			us, err := strconv.ParseUint(f[1], 10, 63)
 			if err != nil || us > math.MaxInt64/uint64(time.Microsecond) {
-				return 0, fmt.Errorf("%s: usage_usec %s is not a count of microseconds", path, quote(f[1]))
+				return 0, fmt.Errorf("%s: usage_usec %s is not a count of microseconds", path, topology.Quote(f[1]))
 			}
 			return time.Duration(us) * time.Microsecond, nil
 		}
@@ -92,7 +94,7 @@ func (h *Hierarchy) readUint(ctrl Controller, rel, name string) (uint64, error) 
 	}
 	n, err := strconv.ParseUint(text, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %s is not a count", path, quote(text))
+		return 0, fmt.Errorf("%s: %s is not a count", path, topology.Quote(text))
 	}
 	return n, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/locus-project/locus/pkg/kubelet"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 func init() {
@@ -70,11 +71,11 @@ func cpuCheckpoint(c kubelet.CPUManager) string {
 func policyName(s string) string {
 	for _, r := range s {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-			return quote(s)
+			return topology.Quote(s)
 		}
 	}
 	if s == "" {
-		return quote(s)
+		return topology.Quote(s)
 	}
 	return s
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // capSysNice is CAP_SYS_NICE's bit in CapEff: moving the pages of another
@@ -54,20 +56,20 @@ func parseProcStatus(s string) (procStatus, error) {
 		switch key {
 		case "Uid":
 			if len(f) < 2 {
-				return st, fmt.Errorf("line Uid: %s: want real and effective uid", quote(val))
+				return st, fmt.Errorf("line Uid: %s: want real and effective uid", topology.Quote(val))
 			}
 			n, err := strconv.ParseInt(f[1], 10, 64)
 			if err != nil || n < 0 || n > 1<<32-1 {
-				return st, fmt.Errorf("line Uid: %s: effective uid is not a uid", quote(val))
+				return st, fmt.Errorf("line Uid: %s: effective uid is not a uid", topology.Quote(val))
 			}
 			st.euid, haveUID = n, true
 		case "CapEff":
 			if len(f) != 1 {
-				return st, fmt.Errorf("line CapEff: %s: want one hex mask", quote(val))
+				return st, fmt.Errorf("line CapEff: %s: want one hex mask", topology.Quote(val))
 			}
 			n, err := strconv.ParseUint(f[0], 16, 64)
 			if err != nil {
-				return st, fmt.Errorf("line CapEff: %s: not a hex mask", quote(val))
+				return st, fmt.Errorf("line CapEff: %s: not a hex mask", topology.Quote(val))
 			}
 			st.capEff, haveCap = n, true
 		}

@@ -82,7 +82,7 @@ func readInt(path string) (int64, error) {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, &readErr{path: path, reason: quote(s) + " is not an integer"}
+		return 0, &readErr{path: path, reason: topology.Quote(s) + " is not an integer"}
 	}
 	return n, nil
 }
@@ -95,9 +95,6 @@ func plainOSError(err error) string {
 	}
 	return err.Error()
 }
-
-// quote shows hostile text in a message: quoted and cut short.
-func quote(s string) string { return topology.Quote(s) }
 
 // unreadable is the result for a file a check needs and cannot use.
 func unreadable(status Status, err error, do string) Result {

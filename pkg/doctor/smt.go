@@ -60,5 +60,5 @@ func smtMeaning(v string) string {
 	case "notimplemented":
 		return "control not implemented"
 	}
-	return quote(v)
+	return topology.Quote(v)
 }

@@ -1,6 +1,10 @@
 package doctor
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
+)
 
 func init() {
 	register(Check{Name: "transparent-hugepages", Order: 70, Run: checkTHP})
@@ -44,7 +48,7 @@ func selected(path, s string, err error) (string, error) {
 	}
 	m, ok := parseSelected(s)
 	if !ok {
-		return "", &readErr{path: path, reason: quote(s) + " names no mode in [brackets]"}
+		return "", &readErr{path: path, reason: topology.Quote(s) + " names no mode in [brackets]"}
 	}
 	return m, nil
 }

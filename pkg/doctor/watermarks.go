@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 func init() {
@@ -58,7 +59,7 @@ func memTotalKB(env Env) (int64, error) {
 					return n, nil
 				}
 			}
-			return 0, &readErr{path: path, reason: "MemTotal " + quote(v) + " is not a number of kB"}
+			return 0, &readErr{path: path, reason: "MemTotal " + topology.Quote(v) + " is not a number of kB"}
 		}
 	}
 	return 0, &readErr{path: path, reason: "no MemTotal line"}

@@ -114,14 +114,14 @@ func parseID(s string, limit int, what string) (int, error) {
 	return n, nil
 }
 
-// quoteMax is how much of a hostile value an error message repeats.
-const quoteMax = 64
+// QuoteMax is how much of a hostile value an error message repeats.
+const QuoteMax = 64
 
-// Quote quotes a value for an error message, cut to quoteMax bytes so that
+// Quote quotes a value for an error message, cut to QuoteMax bytes so that
 // a huge value from outside cannot make a huge log line or Event.
 func Quote(s string) string {
-	if len(s) <= quoteMax {
+	if len(s) <= QuoteMax {
 		return strconv.Quote(s)
 	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:quoteMax]), len(s))
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:QuoteMax]), len(s))
 }

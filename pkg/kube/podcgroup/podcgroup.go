@@ -12,8 +12,9 @@ package podcgroup
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Driver is the kubelet's cgroup driver.
@@ -65,7 +66,7 @@ var (
 // generates.
 func CheckUID(uid string) error {
 	if !uidRE.MatchString(uid) {
-		return fmt.Errorf("metadata.uid %s is not a lower-case UUID", quote(uid))
+		return fmt.Errorf("metadata.uid %s is not a lower-case UUID", topology.Quote(uid))
 	}
 	return nil
 }
@@ -80,7 +81,7 @@ type ContainerID struct {
 func ParseContainerID(s string) (ContainerID, error) {
 	scheme, id, ok := strings.Cut(s, "://")
 	if !ok {
-		return ContainerID{}, fmt.Errorf("containerID %s is not <runtime>://<id>", quote(s))
+		return ContainerID{}, fmt.Errorf("containerID %s is not <runtime>://<id>", topology.Quote(s))
 	}
 	var rt Runtime
 	switch scheme {
@@ -91,21 +92,12 @@ func ParseContainerID(s string) (ContainerID, error) {
 	case "docker":
 		rt = Docker
 	default:
-		return ContainerID{}, fmt.Errorf("containerID %s: runtime %s is not one of containerd, cri-o, docker", quote(s), quote(scheme))
+		return ContainerID{}, fmt.Errorf("containerID %s: runtime %s is not one of containerd, cri-o, docker", topology.Quote(s), topology.Quote(scheme))
 	}
 	if !idRE.MatchString(id) {
-		return ContainerID{}, fmt.Errorf("containerID %s: the id is not 64 lower-case hexadecimal digits", quote(s))
+		return ContainerID{}, fmt.Errorf("containerID %s: the id is not 64 lower-case hexadecimal digits", topology.Quote(s))
 	}
 	return ContainerID{Runtime: rt, ID: id}, nil
-}
-
-// quote quotes pod text for an error, cut to 64 bytes: the text can be a
-// mebibyte, and the error becomes an Event.
-func quote(s string) string {
-	if len(s) <= 64 {
-		return strconv.Quote(s)
-	}
-	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:64]), len(s))
 }
 
 // tier is the QoS class's directory part: "" for Guaranteed pods, which sit
@@ -157,7 +149,7 @@ func PodCgroup(d Driver, qos, uid string) (string, error) {
 // The caller takes the first that exists.
 func ContainerCandidates(d Driver, podCgroup string, id ContainerID) ([]string, error) {
 	if !idRE.MatchString(id.ID) {
-		return nil, fmt.Errorf("container id %s is not 64 lower-case hexadecimal digits", quote(id.ID))
+		return nil, fmt.Errorf("container id %s is not 64 lower-case hexadecimal digits", topology.Quote(id.ID))
 	}
 	var names []string
 	switch d {

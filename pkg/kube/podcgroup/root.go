@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Root is the kubelet's cgroupRoot as the names of its levels: nil for the
@@ -38,12 +40,12 @@ func ParseRoot(s string) (Root, error) {
 			// A systemd slice names its parents too (a-b.slice is b in a).
 			name = base[strings.LastIndexByte(base, '-')+1:]
 			if want := strings.Join(append(slices.Clone(r), name), "-"); base != want {
-				return nil, fmt.Errorf("%s: slice %s is not %s.slice, the slice of its parents", quote(s), quote(level), want)
+				return nil, fmt.Errorf("%s: slice %s is not %s.slice, the slice of its parents", topology.Quote(s), topology.Quote(level), want)
 			}
 		}
 		// A name ending in .slice would read back as a slice of its own.
 		if name == "" || name == "." || name == ".." || strings.HasSuffix(name, ".slice") || !rootName.MatchString(name) {
-			return nil, fmt.Errorf("%s: level %s is not a plain name (letters, digits, '_', '.', ':', '@')", quote(s), quote(level))
+			return nil, fmt.Errorf("%s: level %s is not a plain name (letters, digits, '_', '.', ':', '@')", topology.Quote(s), topology.Quote(level))
 		}
 		r = append(r, name)
 	}
