@@ -3,6 +3,7 @@ package locality
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,10 @@ type Mapping struct {
 	// Nodes holds the N<node>= counts as printed, in PageSizeKB units.
 	Nodes NodePages
 }
+
+// maxPageSizeKB is the largest page a kernel maps: 16 GiB (POWER's gigantic
+// pages); x86's largest is 1 GiB.
+const maxPageSizeKB = 16 << 20
 
 // BasePages converts the node counts to base pages of basePageKB KiB.
 func (m Mapping) BasePages(basePageKB uint64) NodePages {
@@ -108,11 +113,24 @@ func parseNumaMapsLine(s string) (Mapping, error) {
 			if err != nil || err2 != nil || id >= maxNodeID {
 				return Mapping{}, fmt.Errorf("node count %s is malformed", topology.Quote(f))
 			}
+			if m.Nodes[id]+n < n {
+				return Mapping{}, fmt.Errorf("node count %s overflows", topology.Quote(f))
+			}
 			m.Nodes[id] += n
 		}
 	}
 	if len(m.Nodes) > 0 && m.PageSizeKB == 0 {
 		return Mapping{}, fmt.Errorf("node counts without kernelpagesize_kB")
+	}
+	if m.PageSizeKB > maxPageSizeKB {
+		return Mapping{}, fmt.Errorf("kernelpagesize_kB=%d is above the largest page, %d", m.PageSizeKB, maxPageSizeKB)
+	}
+	// A count whose bytes do not fit 64 bits is no real mapping; refusing it
+	// keeps Bytes and BasePages from wrapping to a small number.
+	for id, n := range m.Nodes {
+		if m.PageSizeKB > 0 && n > math.MaxUint64/(m.PageSizeKB*1024) {
+			return Mapping{}, fmt.Errorf("N%d=%d pages of %d kB do not fit 64 bits of bytes", id, n, m.PageSizeKB)
+		}
 	}
 	return m, nil
 }
