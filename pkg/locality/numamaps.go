@@ -129,7 +129,7 @@ func parseNumaMapsLine(s string) (Mapping, error) {
 	// keeps Bytes and BasePages from wrapping to a small number.
 	for id, n := range m.Nodes {
 		if m.PageSizeKB > 0 && n > math.MaxUint64/(m.PageSizeKB*1024) {
-			return Mapping{}, fmt.Errorf("N%d=%d pages of %d kB do not fit 64 bits of bytes", id, n, m.PageSizeKB)
+			return Mapping{}, fmt.Errorf("node count N%d=%d of %d kB pages does not fit 64 bits of bytes", id, n, m.PageSizeKB)
 		}
 	}
 	return m, nil

@@ -126,7 +126,7 @@ func TestParseNumaMapsErrors(t *testing.T) {
 		{"1000 default N5000=1 kernelpagesize_kB=4", "node count"},
 		{"1000", "no memory policy"},
 		{"1000 default N0=1 kernelpagesize_kB=20000000000000000", "above the largest page"},
-		{"1000 default N0=18014398509481984 kernelpagesize_kB=1", "N0=18014398509481984 pages of 1 kB do not fit"},
+		{"1000 default N0=18014398509481984 kernelpagesize_kB=1", "node count N0=18014398509481984 of 1 kB pages does not fit"},
 		{"1000 default N0=18446744073709551615 N0=1 kernelpagesize_kB=4", `node count "N0=1" overflows`},
 	}
 	for _, tc := range tests {
