@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/stopsignal"
@@ -88,7 +89,7 @@ NodeResourceTopology.`,
 	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a single page-moving call may stall a workload")
 	f.StringVar(&margin, "locality-margin", "", `memory locality: free memory a target node keeps, "256Mi", "3%" or both (default max(256Mi, 3%))`)
 	f.DurationVar(&o.StaleAfter, "healthz-stale-after", 0, "/healthz fails when no reconcile completed, or one has run, this long (default max(3 × --resync, 30s))")
-	agent.AddBalancerFlags(f, &o.NUMABalancer)
+	balancerloop.AddFlags(f, &o.NUMABalancer)
 	_ = f.MarkHidden("debug-write-delay")
 	return withCleanStop(cmd)
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
@@ -88,7 +89,7 @@ func (k *kubeFlags) uninstallNode(o agent.Options, cfg *rest.Config, log io.Writ
 			return fmt.Errorf("delete NodeResourceTopology %s: %w", k.node, err)
 		}
 	}
-	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.LocalityFile, agent.BalancerFile, agent.StatusFile} {
+	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.LocalityFile, balancerloop.File, agent.StatusFile} {
 		if err := os.Remove(filepath.Join(o.StateDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/decide"
@@ -70,8 +71,8 @@ type Options struct {
 	LocalityBudget time.Duration
 	LocalityMargin locality.Margin
 	// NUMABalancer settles the workloads without CPUs of their own on NUMA
-	// nodes (balancer*.go).
-	NUMABalancer BalancerOptions
+	// nodes (pkg/balancerloop).
+	NUMABalancer balancerloop.Options
 	// Kubelet, when its Dir is set, is where the kubelet keeps its CPU and
 	// memory manager checkpoints and its configuration (kubelet.go): read
 	// at every reconcile that finds them changed, never written. The host
@@ -120,7 +121,8 @@ type Agent struct {
 	lastProblemList  []workload.Problem
 	kube             kubeletReader   // the kubelet's files, as last read
 	loc              *localityRunner // memory locality migrations; nil until the first reconcile
-	bal              *balancerRunner // the NUMA balancer; nil until the first reconcile
+
+	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
 
 	statusMu sync.Mutex
 	status   Status

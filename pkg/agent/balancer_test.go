@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/balancer"
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 )
@@ -53,7 +54,7 @@ func newBalHarness(t *testing.T, tree *cgroupTree, stateDir string, on bool) *ba
 	b.writeStat(t)
 	b.harness = locAgent(t, tree, twoNodes, balConfig, stateDir, b.f, b.clk, func(o *Options) {
 		o.ProcRoot = b.proc
-		o.NUMABalancer = BalancerOptions{Enabled: on, Interval: 10 * time.Second, Cgroups: []string{"vms"}, NarrowMems: true,
+		o.NUMABalancer = balancerloop.Options{Enabled: on, Interval: 10 * time.Second, Cgroups: []string{"vms"}, NarrowMems: true,
 			Config: balancer.Config{MinDwell: 30 * time.Second, MinWindows: 1}}
 	})
 	return b
@@ -197,7 +198,7 @@ func TestBalancerPlacesMigratesAndNarrows(t *testing.T) {
 	}
 	// At rest nothing moves and nothing is written.
 	before := b.tree.snapshot()
-	stat, _ := os.Stat(filepath.Join(b.opts.StateDir, BalancerFile))
+	stat, _ := os.Stat(filepath.Join(b.opts.StateDir, balancerloop.File))
 	home := map[string]int{"pods/b": 1, "pods/d": 1}
 	for range 3 {
 		b.window(10*time.Second, busyAll, home)
@@ -211,7 +212,7 @@ func TestBalancerPlacesMigratesAndNarrows(t *testing.T) {
 			t.Errorf("%s changed at rest: %q -> %q", k, v, after[k])
 		}
 	}
-	if stat2, _ := os.Stat(filepath.Join(b.opts.StateDir, BalancerFile)); !stat2.ModTime().Equal(stat.ModTime()) {
+	if stat2, _ := os.Stat(filepath.Join(b.opts.StateDir, balancerloop.File)); !stat2.ModTime().Equal(stat.ModTime()) {
 		t.Error("the balancer's record was rewritten at rest")
 	}
 }
@@ -265,7 +266,7 @@ func TestBalancerRestartAndDisable(t *testing.T) {
 	if b3.cpus("vms/vm1") != "0-3" || b3.mems("vms/vm1") != "0" {
 		t.Errorf("vms/vm1: cpus %q mems %q, want its originals 0-3 and 0", b3.cpus("vms/vm1"), b3.mems("vms/vm1"))
 	}
-	if _, err := os.Stat(filepath.Join(dir, BalancerFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, balancerloop.File)); !os.IsNotExist(err) {
 		t.Errorf("the record is still there: %v", err)
 	}
 	if ev := b3.reasons("NUMABalancerDisabled"); len(ev) != 1 {
@@ -281,7 +282,7 @@ func TestBalancerOffUnderOnce(t *testing.T) {
 	if got := b.cpus("pods/a"); got != "0-3" {
 		t.Fatalf("under --once pods/a cpus %q", got)
 	}
-	if _, err := os.Stat(filepath.Join(b.opts.StateDir, BalancerFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(b.opts.StateDir, balancerloop.File)); !os.IsNotExist(err) {
 		t.Fatalf("under --once the record was written: %v", err)
 	}
 }

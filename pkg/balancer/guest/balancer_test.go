@@ -12,6 +12,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancer"
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
@@ -23,7 +24,7 @@ const settleIntervals = 90
 
 // runAgent starts the standalone agent with the balancer on, for the
 // workloads of cgroups parent/<name>, and stops it at cleanup.
-func runAgent(t *testing.T, parent string, names []string, resync time.Duration, bo agent.BalancerOptions) (stateDir string) {
+func runAgent(t *testing.T, parent string, names []string, resync time.Duration, bo balancerloop.Options) (stateDir string) {
 	t.Helper()
 	var sb strings.Builder
 	sb.WriteString("apiVersion: locus.io/v1alpha1\nkind: HostConfig\nreservedCPUs: \"\"\nworkloads:\n")
@@ -83,7 +84,7 @@ func TestGuestBalancerSettlesTwoPerNode(t *testing.T) {
 		}
 		return ok, strings.Join(s, "; ")
 	})
-	state := runAgent(t, parent, names, time.Second, agent.BalancerOptions{Enabled: true, Interval: time.Second,
+	state := runAgent(t, parent, names, time.Second, balancerloop.Options{Enabled: true, Interval: time.Second,
 		Config: balancer.Config{MinDwell: time.Minute}})
 	nodeCPUs := map[string]int{"0-1": 0, "2-3": 1}
 	took := waitFor(t, settleIntervals*time.Second, "two groups per node, memory 90 % local", func() (bool, string) {

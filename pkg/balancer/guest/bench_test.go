@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancer"
+	"github.com/locus-project/locus/pkg/balancerloop"
 )
 
 // The benchmark's workload is this test binary run again as a child (the
@@ -108,7 +108,7 @@ func expectedLocal(t *testing.T, g *group) float64 {
 // settled; false if it did not within d.
 func waitSettled(t *testing.T, stateDir string, names []string, d time.Duration) bool {
 	for begin := time.Now(); time.Since(begin) < d; time.Sleep(time.Second) {
-		raw, err := os.ReadFile(filepath.Join(stateDir, agent.BalancerFile))
+		raw, err := os.ReadFile(filepath.Join(stateDir, balancerloop.File))
 		if err != nil {
 			continue
 		}
@@ -164,7 +164,7 @@ func TestGuestBalancerBench(t *testing.T) {
 				// The agent runs in both modes, so both pay for it; only
 				// the balancer differs.
 				on := mode == "balanced"
-				state := runAgent(t, parent, names, 2*time.Second, agent.BalancerOptions{Enabled: on, Interval: 2 * time.Second,
+				state := runAgent(t, parent, names, 2*time.Second, balancerloop.Options{Enabled: on, Interval: 2 * time.Second,
 					Config: balancer.Config{MinDwell: time.Minute}})
 				if on {
 					took := waitFor(t, 60*time.Second, "two groups per node", func() (bool, string) {

@@ -1,4 +1,4 @@
-package agent
+package balancerloop
 
 import (
 	"encoding/json"
@@ -10,12 +10,12 @@ import (
 	"github.com/locus-project/locus/pkg/balancer"
 )
 
-// BalancerFile keeps the balancer's placements under the state directory,
+// File keeps the balancer's placements under the state directory,
 // so a restarted agent moves nothing, and names the cgroups outside the
 // workloads it wrote, so turning it off can restore them.
-const BalancerFile = "numa-balancer.json"
+const File = "numa-balancer.json"
 
-type balancerRecord struct {
+type record struct {
 	State balancer.State `json:"state"`
 	// Settled maps a group to the partitions (joined by commas) where its
 	// memory was moved home and its cpuset.mems narrowed.
@@ -26,7 +26,7 @@ type balancerRecord struct {
 
 // view is the record without what changes every interval (loads), so the
 // file is written only when a placement, an overflow or a cgroup changes.
-func (r balancerRecord) view() string {
+func (r record) view() string {
 	v := r
 	v.State.Background = nil
 	v.State.Groups = map[string]balancer.GroupState{}
@@ -38,28 +38,28 @@ func (r balancerRecord) view() string {
 	return string(raw)
 }
 
-// load reads BalancerFile; a missing or unreadable one starts afresh.
-func (r *balancerRunner) load() balancerRecord {
-	var rec balancerRecord
-	if !r.a.loadRecord(BalancerFile, "numa balancer: the last placements", &rec) {
-		return balancerRecord{}
+// load reads File; a missing or unreadable one starts afresh.
+func (r *Runner) load() record {
+	var rec record
+	if !r.d.Load(File, "numa balancer: the last placements", &rec) {
+		return record{}
 	}
 	return rec
 }
 
-// save writes BalancerFile when a placement, an overflow or the cgroups
+// save writes File when a placement, an overflow or the cgroups
 // changed. A failure is logged: the record in memory still holds.
-func (r *balancerRunner) save() {
+func (r *Runner) save() {
 	v := r.rec.view()
 	if v == r.saved {
 		return
 	}
 	raw, err := json.MarshalIndent(r.rec, "", "  ")
 	if err == nil {
-		err = atomicfile.Write(filepath.Join(r.a.opts.StateDir, BalancerFile), append(raw, '\n'), 0o600)
+		err = atomicfile.Write(filepath.Join(r.d.StateDir, File), append(raw, '\n'), 0o600)
 	}
 	if err != nil {
-		r.a.log.Warn("numa balancer: cannot save the placements", "err", fmt.Errorf("%s: %w", BalancerFile, err))
+		r.d.Log.Warn("numa balancer: cannot save the placements", "err", fmt.Errorf("%s: %w", File, err))
 		return
 	}
 	r.saved = v
@@ -76,7 +76,7 @@ func (m memSplit) String() string {
 
 // remoteNow reads how much of the group's memory is off the nodes now;
 // false if it cannot be read.
-func (r *balancerRunner) remoteNow(g balancerGroup, nodes []int) (memSplit, bool) {
+func (r *Runner) remoteNow(g group, nodes []int) (memSplit, bool) {
 	gs, err := r.reader.Group(g.cgroup)
 	if err != nil {
 		return memSplit{}, false

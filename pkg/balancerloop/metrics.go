@@ -1,4 +1,4 @@
-package agent
+package balancerloop
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -6,21 +6,21 @@ import (
 	"github.com/locus-project/locus/pkg/balancer"
 )
 
-// balancerMetrics are the NUMA balancer's series, per partition and group.
-type balancerMetrics struct {
+// metrics are the NUMA balancer's series, per partition and group.
+type metrics struct {
 	capacity, predicted, busy, groups, overflow, free *prometheus.GaugeVec
 	load, local, placed                               *prometheus.GaugeVec
 	moves                                             *prometheus.CounterVec
 }
 
-func newBalancerMetrics(reg *prometheus.Registry) *balancerMetrics {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	part := func(name, help string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_numa_balancer_partition_" + name, Help: help}, []string{"partition"})
 	}
 	grp := func(name, help string, labels ...string) *prometheus.GaugeVec {
 		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_numa_balancer_group_" + name, Help: help}, append([]string{"group"}, labels...))
 	}
-	m := &balancerMetrics{
+	m := &metrics{
 		capacity:  part("cpus", "CPUs of the partition in the balanced pool."),
 		predicted: part("load_cpus", "Predicted load of the partition: its groups' smoothed loads plus what else runs there, in CPUs."),
 		busy:      part("busy_cpus", "CPU time used on the partition's CPUs over the last window, in CPUs."),
@@ -39,7 +39,7 @@ func newBalancerMetrics(reg *prometheus.Registry) *balancerMetrics {
 
 // observe replaces the series with a decision's, so groups and partitions
 // that are gone vanish.
-func (m *balancerMetrics) observe(d balancer.Decision, in balancer.Input) {
+func (m *metrics) observe(d balancer.Decision, in balancer.Input) {
 	for _, g := range []*prometheus.GaugeVec{m.capacity, m.predicted, m.busy, m.groups, m.overflow, m.free, m.load, m.local, m.placed} {
 		g.Reset()
 	}

@@ -1,4 +1,11 @@
-package agent
+// Package balancerloop is the NUMA balancer between reconciles: every
+// reconcile it rewrites the cpusets the plan gives the workloads of the
+// shared and BE pools to the partitions the balancer chose; every interval
+// it measures and decides again. The decision itself is pkg/balancer's;
+// this package measures and remembers. The agent hands it what it needs
+// (Deps) and calls Step once per reconcile, right after the decision, and
+// AfterWrite once the cgroups are written.
+package balancerloop
 
 import (
 	"strings"
@@ -10,16 +17,12 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
-// The NUMA balancer in the agent: every reconcile it rewrites the cpusets
-// the plan gives the workloads of the shared and BE pools to the partitions
-// the balancer chose; every interval it measures and decides again. The
-// decision itself is pkg/balancer's; this file measures and remembers.
-
-// balancerGroup is one cgroup balanced in this reconcile.
-type balancerGroup struct {
+// group is one cgroup balanced in this reconcile.
+type group struct {
 	name       string
 	cgroup     string               // measured here
 	containers []workload.Container // written here
@@ -27,16 +30,17 @@ type balancerGroup struct {
 	state      int // index in Desired.Workloads; -1 for a cgroup that is no workload
 }
 
-type balancerRunner struct {
-	a      *Agent
-	opts   BalancerOptions
+// Runner is the balancer between reconciles.
+type Runner struct {
+	d      Deps
+	opts   Options
 	reader probe.Reader
 	off    bool // disabled: only the restore at start ran
 	last   *probe.Sample
 	// resample asks for the window to start again after this reconcile's
 	// writes.
 	resample bool
-	rec      balancerRecord
+	rec      record
 	saved    string
 	placed   map[string]balancer.Placement // the last decision, by group
 	written  map[string]string             // cpuset.cpus given to each group
@@ -46,50 +50,49 @@ type balancerRunner struct {
 	wideMems map[string]string
 	runs     map[string]int
 	retry    map[string]bool
-	groups   []balancerGroup // this reconcile's
-	metrics  *balancerMetrics
+	groups   []group // this reconcile's
+	metrics  *metrics
 	warned   map[string]bool // log lines said once
 }
 
-// balance is the reconcile's step for the NUMA balancer, right after the
-// decision: it measures and decides when an interval has passed, then
-// gives the balanced workloads their partitions' cpusets and writes those
-// of the other balanced cgroups. Disabled, it restores at the first
-// reconcile what an earlier run wrote outside the workloads.
-func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
-	o := a.opts.NUMABalancer
-	if !o.Enabled || a.opts.Once || a.opts.DryRun {
-		if a.bal == nil {
-			a.bal = &balancerRunner{a: a, off: true}
-			if o.Enabled {
-				a.log.Info("numa balancer: not under --once or --dry-run (it needs a measuring window)")
-			} else if !a.opts.DryRun {
-				a.bal.restoreAll()
-			}
-		}
-		return d
+// NewOff is the balancer off, made at the first reconcile. Asked for where
+// it cannot run (under --once or --dry-run) it says so; turned off, it
+// restores what an earlier run wrote outside the workloads, unless dryRun.
+func NewOff(d Deps, asked, dryRun bool) *Runner {
+	r := &Runner{d: d, off: true}
+	if asked {
+		d.Log.Info("numa balancer: not under --once or --dry-run (it needs a measuring window)")
+	} else if !dryRun {
+		r.restoreAll()
 	}
-	if a.bal == nil || a.bal.off {
-		a.bal = newBalancerRunner(a, o.withDefaults())
-	}
-	return a.bal.step(rs, d)
+	return r
 }
 
-func newBalancerRunner(a *Agent, o BalancerOptions) *balancerRunner {
-	r := &balancerRunner{a: a, opts: o, reader: probe.Reader{ProcRoot: a.opts.ProcRoot, SysfsRoot: a.opts.SysfsRoot, H: a.h},
+// Off is true for a runner made by NewOff.
+func (r *Runner) Off() bool { return r.off }
+
+// New is the balancer on, with o's zero fields defaulted.
+func New(o Options, d Deps) *Runner {
+	o = o.withDefaults()
+	r := &Runner{d: d, opts: o, reader: probe.Reader{ProcRoot: d.ProcRoot, SysfsRoot: d.SysfsRoot, H: d.H},
 		placed: map[string]balancer.Placement{}, written: map[string]string{}, warned: map[string]bool{},
 		wideMems: map[string]string{}, runs: map[string]int{}, retry: map[string]bool{},
-		metrics: newBalancerMetrics(a.metrics.reg)}
+		metrics: newMetrics(d.Metrics)}
 	r.rec = r.load()
 	r.saved = r.rec.view()
-	a.log.Info("numa balancer on", "interval", o.Interval, "partition", o.Partition, "cgroups", strings.Join(o.Cgroups, ","),
+	d.Log.Info("numa balancer on", "interval", o.Interval, "partition", o.Partition, "cgroups", strings.Join(o.Cgroups, ","),
 		"minDwell", o.Config.MinDwell, "maxMoves", o.Config.MaxMoves, "overflow", o.Config.Overflow)
 	return r
 }
 
-func (r *balancerRunner) step(rs []resolved, d decide.Desired) decide.Desired {
-	r.groups = r.collect(rs, d)
-	parts := balancer.Partitions(r.a.topo, r.opts.Partition, d.Pools.Shared)
+// Step is the reconcile's step for the balancer, right after the
+// decision: it measures and decides when an interval has passed, then
+// gives the balanced workloads their partitions' cpusets in the decision
+// it returns, and writes those of the other balanced cgroups.
+func (r *Runner) Step(in Input) decide.Desired {
+	d := in.Desired
+	r.groups = r.collect(in.Workloads, d)
+	parts := balancer.Partitions(in.Topology, r.opts.Partition, d.Pools.Shared)
 	if len(r.placed) == 0 && len(r.rec.State.Groups) > 0 {
 		// Restarted: the placements recorded stay in force until the first
 		// window is measured, so a restart moves nothing.
@@ -101,46 +104,46 @@ func (r *balancerRunner) step(rs []resolved, d decide.Desired) decide.Desired {
 			r.placed[p.Group] = p
 		}
 	}
-	now := r.a.now()
+	now := r.d.Now()
 	if len(parts) > 0 && (r.last == nil || now.Sub(r.last.At) >= r.opts.Interval*9/10) {
-		r.sample(parts)
-		r.a.wake(r.opts.Interval)
+		r.sample(parts, in.Topology, in.MemoryNodes)
+		r.d.Wake(r.opts.Interval)
 	}
-	r.settle()
-	d = r.apply(d)
+	r.settle(in.LastRun)
+	d = r.apply(d, in.Topology)
 	r.save()
 	return d
 }
 
 // collect lists the groups: workloads in the shared or BE pool, then the
 // children of the configured parents that are no workload's cgroup.
-func (r *balancerRunner) collect(rs []resolved, d decide.Desired) []balancerGroup {
-	byName := map[string]*resolved{}
+func (r *Runner) collect(ws []Workload, d decide.Desired) []group {
+	byName := map[string]*Workload{}
 	taken := map[string]bool{}
-	for i := range rs {
-		byName[rs[i].spec.Name], taken[rs[i].cgroup] = &rs[i], true
+	for i := range ws {
+		byName[ws[i].Name], taken[ws[i].Cgroup] = &ws[i], true
 	}
-	var out []balancerGroup
+	var out []group
 	for i, st := range d.Workloads {
 		w := byName[st.Name]
-		if w == nil || w.plan.Terminating || (st.Pool != "shared" && st.Pool != "be") {
+		if w == nil || w.Terminating || (st.Pool != "shared" && st.Pool != "be") {
 			continue // a terminating pod is written no more
 		}
 		allowed := d.Pools.Shared
 		if st.Pool == "be" {
 			allowed = d.Pools.BE
 		}
-		out = append(out, balancerGroup{name: st.Name, cgroup: st.Cgroup, containers: w.plan.Containers, allowed: allowed, state: i})
+		out = append(out, group{name: st.Name, cgroup: st.Cgroup, containers: w.Containers, allowed: allowed, state: i})
 	}
 	for _, parent := range r.opts.Cgroups {
-		children, err := r.a.h.Children(cgroup.CPUSet, parent)
+		children, err := r.d.H.Children(cgroup.CPUSet, parent)
 		if err != nil {
 			r.warnOnce("children:"+parent, "numa balancer: cannot list the cgroups under "+parent, err)
 			continue
 		}
 		for _, c := range children {
 			if !taken[c] {
-				out = append(out, balancerGroup{name: c, cgroup: c, containers: []workload.Container{{Name: c, Cgroup: c}},
+				out = append(out, group{name: c, cgroup: c, containers: []workload.Container{{Name: c, Cgroup: c}},
 					allowed: d.Pools.Shared, state: -1})
 			}
 		}
@@ -150,8 +153,8 @@ func (r *balancerRunner) collect(rs []resolved, d decide.Desired) []balancerGrou
 
 // read takes a sample of the CPUs and every group; false if /proc/stat
 // could not be read.
-func (r *balancerRunner) read() (probe.Sample, bool) {
-	s := probe.Sample{At: r.a.now(), Groups: map[string]probe.GroupSample{}}
+func (r *Runner) read() (probe.Sample, bool) {
+	s := probe.Sample{At: r.d.Now(), Groups: map[string]probe.GroupSample{}}
 	var err error
 	if s.CPUs, err = r.reader.CPUStat(); err != nil {
 		r.warnOnce("cpustat", "numa balancer: cannot read CPU times", err)
@@ -171,7 +174,7 @@ func (r *balancerRunner) read() (probe.Sample, bool) {
 // sample ends the window that began with the last sample and decides on
 // it. The next window begins once this reconcile's cgroup writes are done
 // (afterWrite), so no window mixes two cpusets of a group.
-func (r *balancerRunner) sample(parts []balancer.Partition) {
+func (r *Runner) sample(parts []balancer.Partition, topo *topology.Topology, memNodes []int) {
 	s, ok := r.read()
 	if !ok {
 		return
@@ -181,7 +184,7 @@ func (r *balancerRunner) sample(parts []balancer.Partition) {
 	if prev == nil {
 		return
 	}
-	mem, err := r.reader.NodeMemory(memoryNodes(r.a.topo))
+	mem, err := r.reader.NodeMemory(memNodes)
 	if err != nil {
 		r.warnOnce("meminfo", "numa balancer: cannot read free memory", err)
 		return
@@ -194,13 +197,13 @@ func (r *balancerRunner) sample(parts []balancer.Partition) {
 	for i := range gs {
 		gs[i].Allowed = allowed[gs[i].Name]
 	}
-	in := balancer.Input{Now: s.At, Partitions: ps, Distance: r.a.topo.Distance, Memory: mem, Groups: gs}
+	in := balancer.Input{Now: s.At, Partitions: ps, Distance: topo.Distance, Memory: mem, Groups: gs}
 	r.decided(balancer.Decide(r.opts.Config, r.rec.State, in), in)
 }
 
 // afterWrite starts the next window once the reconcile that decided has
 // written the cgroups.
-func (r *balancerRunner) afterWrite() {
+func (r *Runner) afterWrite() {
 	if !r.resample {
 		return
 	}
@@ -211,7 +214,7 @@ func (r *balancerRunner) afterWrite() {
 }
 
 // decided takes in a decision: events for what moved and why, metrics.
-func (r *balancerRunner) decided(d balancer.Decision, in balancer.Input) {
+func (r *Runner) decided(d balancer.Decision, in balancer.Input) {
 	prev := r.rec.State
 	r.rec.State = d.State
 	r.placed = map[string]balancer.Placement{}
@@ -223,24 +226,24 @@ func (r *balancerRunner) decided(d balancer.Decision, in balancer.Input) {
 		if len(m.From) > 0 {
 			reason = "NUMABalancerMoved"
 		}
-		r.a.events.Emit(eventlog.Normal, reason, m.Group, "%s", m.Reason)
+		r.d.Events.Emit(eventlog.Normal, reason, m.Group, "%s", m.Reason)
 	}
 	for _, p := range d.Partitions {
 		switch was := prev.Overflow[p.Name]; {
 		case p.Overflow && !was:
-			r.a.events.Emit(eventlog.Normal, "NUMABalancerOverflow", "", "partition %s is saturated (%.1f of %.0f CPUs predicted): its groups %s may use the whole pool",
+			r.d.Events.Emit(eventlog.Normal, "NUMABalancerOverflow", "", "partition %s is saturated (%.1f of %.0f CPUs predicted): its groups %s may use the whole pool",
 				p.Name, p.Predicted, p.Capacity, strings.Join(p.Groups, ","))
 		case !p.Overflow && was:
-			r.a.events.Emit(eventlog.Normal, "NUMABalancerOverflowEnded", "", "partition %s is no longer saturated (%.1f of %.0f CPUs predicted): its groups keep to its CPUs",
+			r.d.Events.Emit(eventlog.Normal, "NUMABalancerOverflowEnded", "", "partition %s is no longer saturated (%.1f of %.0f CPUs predicted): its groups keep to its CPUs",
 				p.Name, p.Predicted, p.Capacity)
 		}
 	}
 	r.metrics.observe(d, in)
 }
 
-func (r *balancerRunner) warnOnce(key, msg string, err error) {
+func (r *Runner) warnOnce(key, msg string, err error) {
 	if !r.warned[key] {
 		r.warned[key] = true
-		r.a.log.Warn(msg, "err", err)
+		r.d.Log.Warn(msg, "err", err)
 	}
 }

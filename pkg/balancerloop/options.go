@@ -1,4 +1,4 @@
-package agent
+package balancerloop
 
 import (
 	"time"
@@ -8,11 +8,11 @@ import (
 	"github.com/locus-project/locus/pkg/balancer"
 )
 
-// BalancerOptions configure the NUMA balancer (docs/balancer.md): the
+// Options configure the NUMA balancer (docs/balancer.md): the
 // workloads in the shared and BE pools, and the child cgroups of Cgroups
 // (one per VM under machine.slice), are each settled on a NUMA node or L3
 // cache of the pool, with their memory moved there.
-type BalancerOptions struct {
+type Options struct {
 	Enabled bool
 	// Interval is the measuring window: placements are decided this often
 	// (default 10s).
@@ -38,7 +38,7 @@ type BalancerOptions struct {
 	Config balancer.Config
 }
 
-func (o BalancerOptions) withDefaults() BalancerOptions {
+func (o Options) withDefaults() Options {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
 	}
@@ -93,9 +93,8 @@ func (v kindValue) Set(s string) error {
 }
 func (kindValue) Type() string { return "numa|l3" }
 
-// AddBalancerFlags adds the --numa-balancer flags, for both modes of the
-// agent.
-func AddBalancerFlags(f *pflag.FlagSet, o *BalancerOptions) {
+// AddFlags adds the --numa-balancer flags, for both modes of the agent.
+func AddFlags(f *pflag.FlagSet, o *Options) {
 	def := balancer.DefaultConfig()
 	f.BoolVar(&o.Enabled, "numa-balancer", false, "settle workloads without CPUs of their own on one NUMA node (or L3) each, moving their memory there")
 	f.DurationVar(&o.Interval, "numa-balancer-interval", 10*time.Second, "NUMA balancer: how often to measure and decide")

@@ -1,4 +1,4 @@
-package agent
+package balancerloop
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // A group's memory follows it in two steps, so that no cgroup write stalls
@@ -39,7 +40,7 @@ const (
 // settled: memory home narrows mems, too much left runs again (the worker
 // forgets a run whose group drops out of its targets for one reconcile, so
 // leaving it out once makes the next one due).
-func (r *balancerRunner) settle() {
+func (r *Runner) settle(lastRun func(name string) (Run, bool)) {
 	if r.rec.Settled == nil {
 		r.rec.Settled = map[string]string{}
 	}
@@ -49,12 +50,9 @@ func (r *balancerRunner) settle() {
 			delete(r.runs, name)
 		}
 	}
-	loc := r.a.loc
-	if loc == nil {
+	if lastRun == nil {
 		return
 	}
-	loc.mu.Lock()
-	defer loc.mu.Unlock()
 	for _, g := range r.groups {
 		p, ok := r.placed[g.name]
 		if !ok || len(p.Partitions) == 0 || r.rec.Settled[g.name] != "" || r.retry[g.name] {
@@ -66,17 +64,17 @@ func (r *balancerRunner) settle() {
 			r.rec.Settled[g.name] = r.home(key) // home already: no run needed
 			continue
 		}
-		rec := loc.records[g.name]
+		run, ok := lastRun(g.name)
 		since := r.rec.State.Groups[g.name].Since
-		if rec == nil || rec.CPUs != r.written[g.name] || rec.Ran.Before(since) {
+		if !ok || run.CPUs != r.written[g.name] || run.Ran.Before(since) {
 			continue
 		}
 		switch {
-		case rec.Last.Reason == locality.EventSkipped || (known && m.remote <= narrowRemote):
+		case run.Reason == locality.EventSkipped || (known && m.remote <= narrowRemote):
 			r.rec.Settled[g.name] = r.home(key)
 		case r.runs[g.name]+1 >= maxRuns:
 			r.rec.Settled[g.name] = key + wide
-			r.a.events.Emit(eventlog.Warning, "NUMABalancerMemoryRemote", g.name, "after %d memory locality runs %s of its memory is still off %s; cpuset.mems stays %s",
+			r.d.Events.Emit(eventlog.Warning, "NUMABalancerMemoryRemote", g.name, "after %d memory locality runs %s of its memory is still off %s; cpuset.mems stays %s",
 				maxRuns, m, key, r.wideMems[g.name])
 		default:
 			r.runs[g.name]++
@@ -88,8 +86,8 @@ func (r *balancerRunner) settle() {
 // home is the settled mark of a group whose memory is home: its mems
 // narrow, unless that would make a cgroup v2 kernel migrate inside the
 // write (see NarrowMems).
-func (r *balancerRunner) home(key string) string {
-	if r.a.h.Version() == cgroup.V1 || r.opts.NarrowMems {
+func (r *Runner) home(key string) string {
+	if r.d.H.Version() == cgroup.V1 || r.opts.NarrowMems {
 		return key
 	}
 	return key + wide
@@ -98,9 +96,9 @@ func (r *balancerRunner) home(key string) string {
 // apply gives the balanced workloads their cpusets in the decision (a copy:
 // the plan's decision is reused while its input holds) and writes those of
 // the other balanced cgroups.
-func (r *balancerRunner) apply(d decide.Desired) decide.Desired {
+func (r *Runner) apply(d decide.Desired, topo *topology.Topology) decide.Desired {
 	d.Ops, d.Workloads = slices.Clone(d.Ops), slices.Clone(d.Workloads)
-	shared := decide.Mems(r.a.topo, d.Pools.Shared, false)
+	shared := decide.Mems(topo, d.Pools.Shared, false)
 	want := map[string][2]string{} // container cgroup -> cpus, mems
 	extra := map[string]bool{}
 	for _, g := range r.groups {
@@ -154,13 +152,13 @@ func (r *balancerRunner) apply(d decide.Desired) decide.Desired {
 
 // writeExtra writes a cgroup that is no workload's, recording it first so
 // that turning the balancer off restores it.
-func (r *balancerRunner) writeExtra(g balancerGroup, cpus, mems string) {
+func (r *Runner) writeExtra(g group, cpus, mems string) {
 	if !slices.Contains(r.rec.Extra, g.cgroup) {
 		r.rec.Extra = append(r.rec.Extra, g.cgroup)
 		slices.Sort(r.rec.Extra)
 		r.save()
 	}
-	rep, err := r.a.w.Apply([]cgroup.Op{{Cgroup: g.cgroup, Knob: cgroup.CPUSetMems, Value: mems},
+	rep, err := r.d.Writer.Apply([]cgroup.Op{{Cgroup: g.cgroup, Knob: cgroup.CPUSetMems, Value: mems},
 		{Cgroup: g.cgroup, Knob: cgroup.CPUSetCPUs, Value: cpus}})
 	var changed []string
 	for _, res := range rep.Results {
@@ -169,18 +167,18 @@ func (r *balancerRunner) writeExtra(g balancerGroup, cpus, mems string) {
 		}
 	}
 	if len(changed) > 0 {
-		r.a.metrics.writes.Add(float64(len(rep.Writes)))
-		r.a.events.Emit(eventlog.Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
+		r.d.Writes.Add(float64(len(rep.Writes)))
+		r.d.Events.Emit(eventlog.Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
 	}
 	if err != nil && !errors.Is(err, cgroup.ErrCgroupGone) { // a group that went away is no failure
-		r.a.events.Emit(eventlog.Warning, "CgroupWriteFailed", g.name, "%v", err)
+		r.d.Events.Emit(eventlog.Warning, "CgroupWriteFailed", g.name, "%v", err)
 	}
 }
 
 // forgetExtra drops the recorded cgroups that are no longer balanced:
 // restored if they still exist (their parent left the options), their
 // originals forgotten if they are gone (the VM stopped).
-func (r *balancerRunner) forgetExtra(live map[string]bool) {
+func (r *Runner) forgetExtra(live map[string]bool) {
 	var keep []string
 	for _, cg := range r.rec.Extra {
 		if live[cg] {
@@ -194,34 +192,34 @@ func (r *balancerRunner) forgetExtra(live map[string]bool) {
 
 // restore puts back a written cgroup's cpuset, or forgets its originals
 // when it no longer exists.
-func (r *balancerRunner) restore(cg string) {
-	if !r.a.cgroupExists(cg) {
+func (r *Runner) restore(cg string) {
+	if !r.d.H.Exists(cgroup.CPUSet, cg) {
 		var keys []string
 		for _, k := range []cgroup.Knob{cgroup.CPUSetCPUs, cgroup.CPUSetMems} {
 			spec, _ := cgroup.Lookup(k)
-			if pl := spec.Placement(r.a.h.Version()); pl != nil {
+			if pl := spec.Placement(r.d.H.Version()); pl != nil {
 				keys = append(keys, filepath.ToSlash(filepath.Join(string(pl.Controller), cg, pl.File)))
 			}
 		}
-		_ = r.a.originals.Forget(keys...)
+		_ = r.d.Originals.Forget(keys...)
 		return
 	}
-	_, err := r.a.w.Restore([]cgroup.Target{{Cgroup: cg, Knob: cgroup.CPUSetCPUs}, {Cgroup: cg, Knob: cgroup.CPUSetMems}})
+	_, err := r.d.Writer.Restore([]cgroup.Target{{Cgroup: cg, Knob: cgroup.CPUSetCPUs}, {Cgroup: cg, Knob: cgroup.CPUSetMems}})
 	if errors.Is(err, cgroup.ErrCgroupGone) {
 		return
 	}
 	if err != nil {
-		r.a.events.Emit(eventlog.Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
+		r.d.Events.Emit(eventlog.Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
 		return
 	}
-	r.a.events.Emit(eventlog.Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
+	r.d.Events.Emit(eventlog.Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
 }
 
 // restoreAll runs once when the agent starts with the balancer off: the
 // cgroups an earlier run wrote outside the workloads get their cpusets
 // back (workloads get the plan's at once anyway), and the record goes.
-func (r *balancerRunner) restoreAll() {
-	path := filepath.Join(r.a.opts.StateDir, BalancerFile)
+func (r *Runner) restoreAll() {
+	path := filepath.Join(r.d.StateDir, File)
 	if _, err := os.Stat(path); err != nil {
 		return
 	}
@@ -230,27 +228,34 @@ func (r *balancerRunner) restoreAll() {
 		r.restore(cg)
 	}
 	if err := os.Remove(path); err != nil {
-		r.a.log.Warn("numa balancer: cannot remove its record", "err", err)
+		r.d.Log.Warn("numa balancer: cannot remove its record", "err", err)
 		return
 	}
-	r.a.events.Emit(eventlog.Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
+	r.d.Events.Emit(eventlog.Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
 		len(rec.State.Groups)-len(rec.Extra), len(rec.Extra))
 }
 
-// balancerTargets runs once per reconcile, after the cgroup writes: it
-// starts the balancer's next measuring window, and returns the memory
-// locality runs the balancer needs: groups placed but not yet settled. A
-// group whose processes all live in child cgroups (a libvirt VM's scope)
-// has nothing the worker can list; it is settled at once and its memory
-// follows cpuset.mems (cgroup v2).
-func (a *Agent) balancerTargets() []localityTarget {
-	r := a.bal
-	if r == nil || r.off {
+// Unsettled is a group placed whose memory is not home yet: the memory
+// locality run the balancer needs for it.
+type Unsettled struct {
+	Name       string
+	Containers []workload.Container
+	CPUs       string // the cpuset.cpus written
+	Nodes      []int  // its partitions' NUMA nodes
+}
+
+// AfterWrite runs once per reconcile, after the cgroup writes: it starts
+// the balancer's next measuring window, and returns the groups placed but
+// not yet settled whose memory locality run is due. A group whose
+// processes all live in child cgroups (a libvirt VM's scope) has nothing
+// the worker can list; it is settled at once and its memory follows
+// cpuset.mems (cgroup v2). An off runner returns nothing.
+func (r *Runner) AfterWrite() []Unsettled {
+	if r.off {
 		return nil
 	}
 	r.afterWrite()
-	nodes := memoryNodes(a.topo)
-	var out []localityTarget
+	var out []Unsettled
 	for _, g := range r.groups {
 		p, ok := r.placed[g.name]
 		if !ok || len(p.Partitions) == 0 || r.written[g.name] == "" || r.rec.Settled[g.name] != "" {
@@ -261,17 +266,12 @@ func (a *Agent) balancerTargets() []localityTarget {
 			continue
 		}
 		if g.state < 0 {
-			if pids, _ := a.h.Procs(g.cgroup); len(pids) == 0 {
+			if pids, _ := r.d.H.Procs(g.cgroup); len(pids) == 0 {
 				r.rec.Settled[g.name] = joinParts(p.Partitions)
 				continue
 			}
 		}
-		t := localityTarget{Name: g.name, Containers: g.containers, CPUs: r.written[g.name], Local: p.Nodes, Nodes: nodes,
-			Settings: locality.Settings{Policy: locality.PolicyBestEffort}}
-		if !slices.ContainsFunc(nodes, func(n int) bool { return !slices.Contains(p.Nodes, n) }) {
-			t.Skip = locality.ReasonNoTargetNUMA
-		}
-		out = append(out, t)
+		out = append(out, Unsettled{Name: g.name, Containers: g.containers, CPUs: r.written[g.name], Nodes: p.Nodes})
 	}
 	return out
 }

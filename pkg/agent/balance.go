@@ -1,0 +1,53 @@
+package agent
+
+import (
+	"github.com/locus-project/locus/pkg/balancerloop"
+	"github.com/locus-project/locus/pkg/decide"
+)
+
+// balance is the reconcile's step for the NUMA balancer (pkg/balancerloop),
+// right after the decision. Disabled, it restores at the first reconcile
+// what an earlier run wrote outside the workloads.
+func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
+	o := a.opts.NUMABalancer
+	if !o.Enabled || a.opts.Once || a.opts.DryRun {
+		if a.bal == nil {
+			a.bal = balancerloop.NewOff(a.balancerDeps(), o.Enabled, a.opts.DryRun)
+		}
+		return d
+	}
+	if a.bal == nil || a.bal.Off() {
+		a.bal = balancerloop.New(o, a.balancerDeps())
+	}
+	ws := make([]balancerloop.Workload, len(rs))
+	for i := range rs {
+		ws[i] = balancerloop.Workload{Name: rs[i].spec.Name, Cgroup: rs[i].cgroup, Containers: rs[i].plan.Containers,
+			Terminating: rs[i].plan.Terminating}
+	}
+	return a.bal.Step(balancerloop.Input{Desired: d, Workloads: ws, Topology: a.topo, MemoryNodes: memoryNodes(a.topo),
+		LastRun: a.lastLocalityRun()})
+}
+
+func (a *Agent) balancerDeps() balancerloop.Deps {
+	return balancerloop.Deps{H: a.h, Writer: a.w, Originals: a.originals, Events: a.events, Log: a.log, Now: a.now,
+		Wake: a.wake, Metrics: a.metrics.reg, Writes: a.metrics.writes, Load: a.loadRecord,
+		StateDir: a.opts.StateDir, ProcRoot: a.opts.ProcRoot, SysfsRoot: a.opts.SysfsRoot}
+}
+
+// lastLocalityRun reads the memory locality worker's last run of a
+// workload; nil while there is no worker.
+func (a *Agent) lastLocalityRun() func(name string) (balancerloop.Run, bool) {
+	loc := a.loc
+	if loc == nil {
+		return nil
+	}
+	return func(name string) (balancerloop.Run, bool) {
+		loc.mu.Lock()
+		defer loc.mu.Unlock()
+		rec := loc.records[name]
+		if rec == nil {
+			return balancerloop.Run{}, false
+		}
+		return balancerloop.Run{CPUs: rec.CPUs, Ran: rec.Ran, Reason: rec.Last.Reason}, true
+	}
+}
