@@ -10,6 +10,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/localityloop"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -181,7 +182,7 @@ func (r *balancerRunner) sample(parts []balancer.Partition) {
 	if prev == nil {
 		return
 	}
-	mem, err := r.reader.NodeMemory(memoryNodes(r.a.topo))
+	mem, err := r.reader.NodeMemory(localityloop.MemoryNodes(r.a.topo))
 	if err != nil {
 		r.warnOnce("meminfo", "numa balancer: cannot read free memory", err)
 		return

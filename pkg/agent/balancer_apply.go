@@ -13,6 +13,7 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/localityloop"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -53,8 +54,6 @@ func (r *balancerRunner) settle() {
 	if loc == nil {
 		return
 	}
-	loc.mu.Lock()
-	defer loc.mu.Unlock()
 	for _, g := range r.groups {
 		p, ok := r.placed[g.name]
 		if !ok || len(p.Partitions) == 0 || r.rec.Settled[g.name] != "" || r.retry[g.name] {
@@ -66,7 +65,7 @@ func (r *balancerRunner) settle() {
 			r.rec.Settled[g.name] = r.home(key) // home already: no run needed
 			continue
 		}
-		rec := loc.records[g.name]
+		rec := loc.Record(g.name)
 		since := r.rec.State.Groups[g.name].Since
 		if rec == nil || rec.CPUs != r.written[g.name] || rec.Ran.Before(since) {
 			continue
@@ -243,14 +242,14 @@ func (r *balancerRunner) restoreAll() {
 // group whose processes all live in child cgroups (a libvirt VM's scope)
 // has nothing the worker can list; it is settled at once and its memory
 // follows cpuset.mems (cgroup v2).
-func (a *Agent) balancerTargets() []localityTarget {
+func (a *Agent) balancerTargets() []localityloop.Target {
 	r := a.bal
 	if r == nil || r.off {
 		return nil
 	}
 	r.afterWrite()
-	nodes := memoryNodes(a.topo)
-	var out []localityTarget
+	nodes := localityloop.MemoryNodes(a.topo)
+	var out []localityloop.Target
 	for _, g := range r.groups {
 		p, ok := r.placed[g.name]
 		if !ok || len(p.Partitions) == 0 || r.written[g.name] == "" || r.rec.Settled[g.name] != "" {
@@ -266,7 +265,7 @@ func (a *Agent) balancerTargets() []localityTarget {
 				continue
 			}
 		}
-		t := localityTarget{Name: g.name, Containers: g.containers, CPUs: r.written[g.name], Local: p.Nodes, Nodes: nodes,
+		t := localityloop.Target{Name: g.name, Containers: g.containers, CPUs: r.written[g.name], Local: p.Nodes, Nodes: nodes,
 			Settings: locality.Settings{Policy: locality.PolicyBestEffort}}
 		if !slices.ContainsFunc(nodes, func(n int) bool { return !slices.Contains(p.Nodes, n) }) {
 			t.Skip = locality.ReasonNoTargetNUMA
