@@ -20,6 +20,7 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/localityloop"
 	"github.com/locus-project/locus/pkg/nri"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/server"
@@ -119,8 +120,9 @@ type Agent struct {
 	unsupportedKnobs []string
 	hostChecks       []status.HostCheck // the host checks run at start
 	lastProblemList  []workload.Problem
-	kube             kubeletReader   // the kubelet's files, as last read
-	loc              *localityRunner // memory locality migrations; nil until the first reconcile
+	kube             kubeletReader        // the kubelet's files, as last read
+	loc              *localityloop.Runner // memory locality migrations; nil until the first reconcile
+	locMetrics       *localityloop.Metrics
 
 	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
 
@@ -149,6 +151,7 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
 		now: time.Now, trigger: make(chan struct{}, 1),
 		calls: make(chan func()), nriGone: map[string]string{}, runCtx: context.Background()}
+	a.locMetrics = localityloop.NewMetrics(a.metrics.reg)
 	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
 	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error
@@ -258,7 +261,7 @@ const OriginalsFile = "originals.json"
 
 // Close releases the agent lock. It leaves workloads running.
 func (a *Agent) Close() {
-	a.stopLocality()
+	a.loc.Stop()
 	if a.lock != nil {
 		a.lock.Close()
 		a.lock = nil

@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/localityloop"
 )
 
 // balance is the reconcile's step for the NUMA balancer (pkg/balancerloop),
@@ -24,7 +25,7 @@ func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
 		ws[i] = balancerloop.Workload{Name: rs[i].spec.Name, Cgroup: rs[i].cgroup, Containers: rs[i].plan.Containers,
 			Terminating: rs[i].plan.Terminating}
 	}
-	return a.bal.Step(balancerloop.Input{Desired: d, Workloads: ws, Topology: a.topo, MemoryNodes: memoryNodes(a.topo),
+	return a.bal.Step(balancerloop.Input{Desired: d, Workloads: ws, Topology: a.topo, MemoryNodes: localityloop.MemoryNodes(a.topo),
 		LastRun: a.lastLocalityRun()})
 }
 
@@ -42,9 +43,7 @@ func (a *Agent) lastLocalityRun() func(name string) (balancerloop.Run, bool) {
 		return nil
 	}
 	return func(name string) (balancerloop.Run, bool) {
-		loc.mu.Lock()
-		defer loc.mu.Unlock()
-		rec := loc.records[name]
+		rec := loc.Record(name)
 		if rec == nil {
 			return balancerloop.Run{}, false
 		}

@@ -89,7 +89,7 @@ workloads:
 		t.Fatal("no migration was scheduled")
 	}
 	waited := make(chan struct{})
-	go func() { a.loc.wg.Wait(); close(waited) }()
+	go func() { a.loc.Wait(); close(waited) }()
 	select {
 	case <-waited:
 	case <-time.After(3 * time.Minute):
@@ -136,7 +136,7 @@ workloads:
 		t.Fatal("the workload exited after the migration (a checksum mismatch ends it); see its log under the state dir")
 	}
 	mustReconcile(t, a)
-	a.loc.wg.Wait()
+	a.loc.Wait()
 	if evs, _ := eventlog.Read(a.opts.StateDir); countReason(evs, locality.EventSuccess) != 1 {
 		t.Errorf("a one-shot migration ran again: %d MemoryLocalitySuccess events", countReason(evs, locality.EventSuccess))
 	}

@@ -108,7 +108,7 @@ func locAgent(t *testing.T, tree *cgroupTree, shape fixture.Shape, cfg, stateDir
 func (h *harness) settle() {
 	h.t.Helper()
 	h.reconcile()
-	h.a.loc.wg.Wait()
+	h.a.loc.Wait()
 }
 
 func (h *harness) localityEvents() []eventlog.Event {

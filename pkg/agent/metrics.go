@@ -26,7 +26,6 @@ type metrics struct {
 	writes      prometheus.Counter
 	unsupported *prometheus.GaugeVec
 	hostCheck   *prometheus.GaugeVec
-	locality    *localityMetrics
 	nodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
 	nriCreates  *prometheus.CounterVec
 }
@@ -66,7 +65,6 @@ func newMetrics() *metrics {
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.locality = newLocalityMetrics(m.reg)
 	return m
 }
 

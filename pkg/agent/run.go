@@ -130,7 +130,7 @@ func (a *Agent) anyExited() bool {
 // built-in demo ones); every other workload keeps running and keeps its
 // cgroup values, so restarting the agent changes nothing.
 func (a *Agent) shutdown() error {
-	a.stopLocality() // before stopping workloads: a migration ends between two batches
+	a.loc.Stop() // before stopping workloads: a migration ends between two batches
 	cfg := a.cfg.good
 	ck, err := a.store.Load()
 	if err != nil {

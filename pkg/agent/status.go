@@ -17,7 +17,6 @@ type (
 	MemQoSStatus   = status.MemQoSStatus
 	CPUQoSStatus   = status.CPUQoSStatus
 	ProcessState   = status.ProcessState
-	LocalityStatus = status.LocalityStatus
 	Source         = status.Source
 )
 

@@ -55,7 +55,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 	for _, r := range rs {
 		name := r.spec.Name
 		ws := WorkloadStatus{Name: name, Source: r.source, Cgroup: r.cgroup, QOSClass: r.class,
-			Problems: problems[name], PIDs: []int{}, MemoryLocality: a.localityStatus(name)}
+			Problems: problems[name], PIDs: []int{}, MemoryLocality: a.loc.Status(name)}
 		if s, ok := states[name]; ok {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}

@@ -1,4 +1,4 @@
-package agent
+package localityloop
 
 import (
 	"errors"
@@ -72,7 +72,7 @@ func TestLocalityTargets(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.st
 			st.Name = tc.w.Name
-			got, probs := localityTargets([]workload.Workload{tc.w}, []decide.WorkloadState{st}, tc.classes, tc.nodes)
+			got, probs := Targets([]workload.Workload{tc.w}, []decide.WorkloadState{st}, tc.classes, tc.nodes)
 			if tc.problem != "" {
 				if len(probs) != 1 || probs[0].Workload != "w" || probs[0].Reason != "InvalidMemoryLocality" ||
 					!strings.HasPrefix(probs[0].Message, tc.problem) {
@@ -107,16 +107,16 @@ func TestLocalityDue(t *testing.T) {
 	t0 := time.Date(2024, 2, 27, 10, 0, 0, 0, time.UTC)
 	once := locality.Settings{Policy: locality.PolicyBestEffort}
 	every10 := locality.Settings{Policy: locality.PolicyBestEffort, MigrateIntervalMinutes: 10}
-	target := func(cpus string, s locality.Settings) localityTarget {
-		return localityTarget{Name: "w", CPUs: cpus, Settings: s}
+	target := func(cpus string, s locality.Settings) Target {
+		return Target{Name: "w", CPUs: cpus, Settings: s}
 	}
-	rec := func(cpus string, s locality.Settings) *localityRecord {
-		return &localityRecord{CPUs: cpus, Settings: s, Ran: t0}
+	rec := func(cpus string, s locality.Settings) *Record {
+		return &Record{CPUs: cpus, Settings: s, Ran: t0}
 	}
 	tests := []struct {
 		name string
-		rec  *localityRecord
-		t    localityTarget
+		rec  *Record
+		t    Target
 		now  time.Time
 		want bool
 	}{
@@ -130,7 +130,7 @@ func TestLocalityDue(t *testing.T) {
 		{"policy none never runs", nil, target("1", locality.Settings{Policy: locality.PolicyNone}), t0, false},
 	}
 	for _, tc := range tests {
-		if got := localityDue(tc.rec, tc.t, tc.now); got != tc.want {
+		if got := due(tc.rec, tc.t, tc.now); got != tc.want {
 			t.Errorf("%s: due = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -143,20 +143,20 @@ func TestPodOutcomeAndStatus(t *testing.T) {
 		Moved: 90, Processes: []locality.ProcessResult{{PID: 7, Moved: []locality.Move{{From: 1, To: 0, Pages: 90}}}}}
 	tests := []struct {
 		name      string
-		t         localityTarget
+		t         Target
 		runs      []containerRun
 		reason    string
 		message   string
 		ratio     *int
 		pagesMove uint64
 	}{
-		{"skipped without reading memory", localityTarget{Containers: containers, Skip: locality.ReasonNoTargetNUMA}, nil,
+		{"skipped without reading memory", Target{Containers: containers, Skip: locality.ReasonNoTargetNUMA}, nil,
 			locality.EventSkipped, "no target numa", intp(100), 0},
-		{"one moved, one failed", localityTarget{Containers: containers}, []containerRun{{Name: "a", Result: moved},
+		{"one moved, one failed", Target{Containers: containers}, []containerRun{{Name: "a", Result: moved},
 			{Name: "b", Err: errors.New("cgroup gone")}}, locality.EventCompleted,
 			"Container a completed: migrated memory from remote numa: 1 to local numa: 0\nContainer b failed: cgroup gone\n" +
 				"Total: 1 container(s) completed, 1 failed, 0 skipped; cur local memory ratio 100, rest remote memory pages 0", intp(100), 90},
-		{"every container failed: no ratio", localityTarget{Containers: containers[:1]}, []containerRun{{Name: "a", Err: errors.New("boom")}},
+		{"every container failed: no ratio", Target{Containers: containers[:1]}, []containerRun{{Name: "a", Err: errors.New("boom")}},
 			locality.EventFailed, "Container a failed: boom\nTotal: 0 container(s) completed, 1 failed, 0 skipped; cur local memory ratio 100, rest remote memory pages 0", nil, 0},
 	}
 	for _, tc := range tests {
@@ -165,7 +165,7 @@ func TestPodOutcomeAndStatus(t *testing.T) {
 		if reason != tc.reason || msg != tc.message {
 			t.Errorf("%s: event %s %q, want %s %q", tc.name, reason, msg, tc.reason, tc.message)
 		}
-		s := localityStatusOf(p, tc.runs, end)
+		s := statusOf(p, tc.runs, end)
 		if s.Reason != tc.reason || !s.Time.Equal(end) || s.PagesMigrated != tc.pagesMove || (s.LocalRatio == nil) != (tc.ratio == nil) ||
 			(s.LocalRatio != nil && *s.LocalRatio != *tc.ratio) {
 			t.Errorf("%s: status %+v (ratio %v), want reason %s ratio %v pages %d", tc.name, s, s.LocalRatio, tc.reason, tc.ratio, tc.pagesMove)

@@ -1,21 +1,25 @@
-package agent
+package localityloop
 
 import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/locus-project/locus/pkg/status"
 )
 
-// localityMetrics are the memory locality series.
-type localityMetrics struct {
+// Metrics are the memory locality series. They outlive a Runner: the agent
+// registers them once, at its start.
+type Metrics struct {
 	ratio    *prometheus.GaugeVec
 	migrated *prometheus.CounterVec
 	duration prometheus.Histogram
 	stall    *prometheus.GaugeVec
 }
 
-func newLocalityMetrics(reg prometheus.Registerer) *localityMetrics {
-	m := &localityMetrics{
+// NewMetrics registers the series with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
 		ratio: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_memory_local_ratio",
 			Help: "Percentage of a workload's memory pages on the NUMA nodes of its CPUs, after its last memory locality run."},
 			[]string{"workload"}),
@@ -36,7 +40,7 @@ func newLocalityMetrics(reg prometheus.Registerer) *localityMetrics {
 
 // observe records one run; migrated is false when the run was decided
 // without touching memory (nothing to do on this machine).
-func (m *localityMetrics) observe(name string, s LocalityStatus, runs []containerRun, migrated bool, took time.Duration) {
+func (m *Metrics) observe(name string, s status.LocalityStatus, runs []containerRun, migrated bool, took time.Duration) {
 	if s.LocalRatio != nil {
 		m.ratio.WithLabelValues(name).Set(float64(*s.LocalRatio))
 	}
@@ -56,7 +60,7 @@ func (m *localityMetrics) observe(name string, s LocalityStatus, runs []containe
 
 // forget drops a workload's series once memory locality no longer applies
 // to it.
-func (m *localityMetrics) forget(name string) {
+func (m *Metrics) forget(name string) {
 	m.ratio.DeleteLabelValues(name)
 	m.migrated.DeleteLabelValues(name)
 	m.stall.DeleteLabelValues(name)
