@@ -11,6 +11,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/stopsignal"
 	"github.com/locus-project/locus/pkg/supervisor"
@@ -81,7 +82,7 @@ NodeResourceTopology.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:9316", `serve /metrics, /healthz and /status here ("" for none)`)
 	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")
-	f.DurationVar(&o.ConfigSettle, "config-settle", agent.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")
+	f.DurationVar(&o.ConfigSettle, "config-settle", hostsource.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")
 	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")
 	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
 	f.BoolVar(&o.ThrottleNotBelowRequest, "memory-high-not-below-request", false, "memory QoS: raise memory.high to the request when limit × throttlingPercent / 100 is below it (a Locus extension; off applies the formula as written)")

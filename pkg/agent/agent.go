@@ -18,6 +18,7 @@ import (
 	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/localityloop"
@@ -47,7 +48,8 @@ type Options struct {
 	// or one running; default server.DefaultStaleAfter(Resync).
 	StaleAfter time.Duration
 	// ConfigSettle: a changed ConfigFile is acted on once it has stayed the
-	// same this long (default DefaultConfigSettle; negative: at once).
+	// same this long (default hostsource.DefaultConfigSettle; negative:
+	// at once).
 	ConfigSettle time.Duration
 	MetricsAddr  string        // "" serves nothing
 	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
@@ -101,8 +103,10 @@ type Agent struct {
 	events    *eventlog.Log
 	metrics   *metrics
 	health    *server.Health
-	cfg       configLoader
-	src       *sourceLoader // nil: the workloads come from the HostConfig
+	cfg       configInForce
+	file      *hostsource.Loader   // the HostConfig; nil with a Source
+	prep      *hostsource.Preparer // the processes of HostConfig workloads
+	src       *sourceLoader        // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
 	topoStamp string        // the topology files topo was discovered with
 	mem       decide.Memory // what the decision remembers between reconciles
@@ -152,7 +156,6 @@ func New(opts Options) (*Agent, error) {
 		now: time.Now, trigger: make(chan struct{}, 1),
 		calls: make(chan func()), nriGone: map[string]string{}, runCtx: context.Background()}
 	a.locMetrics = localityloop.NewMetrics(a.metrics.reg)
-	a.cfg = configLoader{file: opts.ConfigFile, read: readConfigFile, settle: opts.ConfigSettle, now: time.Now, wake: a.wake}
 	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
@@ -173,8 +176,12 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Source != nil {
 		a.src = &sourceLoader{src: opts.Source}
-	} else if err := a.cfg.firstLoad(len(a.topo.CPUs)); err != nil {
-		return nil, err
+	} else {
+		a.file = hostsource.NewLoader(opts.ConfigFile, opts.ConfigSettle, time.Now, a.wake)
+		if err := a.file.FirstLoad(len(a.topo.CPUs)); err != nil {
+			return nil, err
+		}
+		a.cfg.good = a.file.Good()
 	}
 	if err := a.openState(); err != nil {
 		a.Close()
@@ -189,6 +196,9 @@ func New(opts Options) (*Agent, error) {
 		a.w.BetweenBatches = a.debugDelay
 	}
 	a.sup = supervisor.New(a.procs, a.h, opts.Exe, opts.StateDir, opts.StopGrace, a.wake)
+	a.prep = hostsource.NewPreparer(hostsource.Options{Procs: a.procs, Cgroups: a.h, Writer: a.w,
+		Exists: a.cgroupExists, Sup: a.sup, Save: a.saveEntry, Events: a.events, Wake: a.wake,
+		Pause: a.debugDelay, Now: time.Now, DryRun: opts.DryRun, Once: opts.Once, Out: opts.Out})
 	return a, nil
 }
 
@@ -209,7 +219,7 @@ func withDefaults(o Options) Options {
 		o.StaleAfter = server.DefaultStaleAfter(o.Resync)
 	}
 	if o.ConfigSettle == 0 {
-		o.ConfigSettle = DefaultConfigSettle
+		o.ConfigSettle = hostsource.DefaultConfigSettle
 	}
 	if o.StopGrace <= 0 {
 		o.StopGrace = 10 * time.Second

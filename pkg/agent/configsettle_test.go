@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/hostsource"
 )
 
 const twoCommands = head + `workloads:
@@ -62,9 +63,9 @@ func TestHalfWrittenConfigIsNotActedOn(t *testing.T) {
 	if err := os.WriteFile(h.cfgFile, []byte(prefix), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(DefaultConfigSettle / 2)
+	time.Sleep(hostsource.DefaultConfigSettle / 2)
 	if len(ownedProcs(h.opts.StateDir, "tail")) != 1 {
-		t.Fatalf("tail stopped before the config settled (%s)", DefaultConfigSettle)
+		t.Fatalf("tail stopped before the config settled (%s)", hostsource.DefaultConfigSettle)
 	}
 	waitFor(t, func() bool { return len(ownedProcs(h.opts.StateDir, "tail")) == 0 })
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -32,7 +33,7 @@ func TestExamplesParse(t *testing.T) {
 			t.Errorf("%s has no workloads", f)
 		}
 	}
-	if !bytes.Contains(DefaultConfigYAML(), []byte("stop-on-agent-exit")) {
+	if !bytes.Contains(hostsource.DefaultConfigYAML(), []byte("stop-on-agent-exit")) {
 		t.Error("built-in config does not stop its demo workloads on exit")
 	}
 }

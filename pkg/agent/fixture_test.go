@@ -217,7 +217,7 @@ func (h *harness) writeConfig(cfg string) {
 
 // writeSettled writes a config file dated an hour ago, as if it had long
 // been in place: the agent acts on it at once instead of waiting for it to
-// settle (configsettle.go). Tests of the wait write files as they are.
+// settle (pkg/hostsource). Tests of the wait write files as they are.
 func writeSettled(file string, data []byte) error {
 	if err := os.WriteFile(file, data, 0o644); err != nil {
 		return err

@@ -2,13 +2,14 @@ package agent
 
 import (
 	"github.com/locus-project/locus/pkg/hostconfig"
+	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 const (
-	FromCgroup  Source = "cgroup"
-	FromCommand Source = "command"
-	FromMatch   Source = "match"
+	FromCgroup  Source = hostsource.Cgroup
+	FromCommand Source = hostsource.Command
+	FromMatch   Source = hostsource.Match
 )
 
 // resolved is one configured workload with everything derived from its spec.
@@ -21,16 +22,6 @@ type resolved struct {
 	problems []workload.Problem
 }
 
-func sourceOf(w hostconfig.Workload) Source {
-	switch {
-	case w.Cgroup != "":
-		return FromCgroup
-	case len(w.Command) > 0:
-		return FromCommand
-	}
-	return FromMatch
-}
-
 // resolveWorkloads turns the config's workloads into the plan's view. It is
 // pure; pkg/workload reads each workload's text.
 func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
@@ -38,7 +29,7 @@ func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
 	for _, w := range cfg.Workloads {
 		cg := cfg.CgroupPath(w)
 		st := workload.FromHostConfig(w, cg)
-		out = append(out, resolved{spec: w, source: sourceOf(w), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
+		out = append(out, resolved{spec: w, source: Source(hostsource.KindOf(w)), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/hostconfig"
+	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/memqos"
 )
 
@@ -73,7 +74,7 @@ func TestResolveWorkloads(t *testing.T) {
 
 func TestDefaultConfigFitsTheMachine(t *testing.T) {
 	for _, cpus := range []int{1, 2} {
-		cfg, err := defaultConfig(cpus)
+		cfg, err := hostsource.DefaultConfig(cpus)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,14 +56,22 @@ func (l *sourceLoader) load(env source.Env) (*workload.Config, []resolved, sourc
 	return l.cfg, rs, snap
 }
 
+// configInForce is the config the agent runs on and the error of the last
+// look at it, whichever source gave them: status and shutdown read it.
+type configInForce struct {
+	good    *workload.Config
+	lastErr string
+}
+
 // loadWorkloads gives this reconcile's config and workloads, from the
 // source or from the HostConfig.
 func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 	if a.src == nil {
-		cfg, err := a.cfg.load(len(a.topo.CPUs))
+		cfg, err := a.file.Load(len(a.topo.CPUs))
 		if err != nil {
 			a.events.Emit(eventlog.Warning, "ConfigInvalid", "", "%v; keeping the last good config", err)
 		}
+		a.cfg.good, a.cfg.lastErr = cfg, a.file.LastErr()
 		a.countConfigError(err != nil, a.cfg.lastErr != "")
 		return cfg, resolveWorkloads(cfg.Host)
 	}
@@ -71,7 +79,7 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 	rs = a.dropGone(rs)
 	a.countConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
 	// What the rest of the agent reads of the config in force (status,
-	// shutdown) comes from the loader, as for a HostConfig.
+	// shutdown) is kept as for a HostConfig.
 	a.cfg.good, a.cfg.lastErr = cfg, snap.Error
 	return cfg, rs
 }

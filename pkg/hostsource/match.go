@@ -1,4 +1,4 @@
-package agent
+package hostsource
 
 import (
 	"fmt"
@@ -13,16 +13,16 @@ import (
 // matchProcesses moves running processes that a `match:` workload adopts
 // into its cgroup. Only processes that match are touched; the agent's own
 // processes and those of its command workloads never are.
-func (a *Agent) matchProcesses(r *resolved) error {
-	m := r.spec.Match
-	pids, err := a.procs.PIDs()
+func (p *Preparer) matchProcesses(spec hostconfig.Workload, cg string) error {
+	m := spec.Match
+	pids, err := p.o.Procs.PIDs()
 	if err != nil {
 		return err
 	}
 	inside := map[int]bool{}
-	if cur, err := a.h.Procs(r.cgroup); err == nil {
-		for _, p := range cur {
-			inside[p] = true
+	if cur, err := p.o.Cgroups.Procs(cg); err == nil {
+		for _, pid := range cur {
+			inside[pid] = true
 		}
 	}
 	var exe os.FileInfo
@@ -33,20 +33,20 @@ func (a *Agent) matchProcesses(r *resolved) error {
 	}
 	var move []int
 	for _, pid := range pids {
-		if inside[pid] || pid == os.Getpid() || !a.adoptable(pid, *m, exe) || a.sup.Ours(pid) {
+		if inside[pid] || pid == os.Getpid() || !p.adoptable(pid, *m, exe) || p.o.Sup.Ours(pid) {
 			continue
 		}
 		move = append(move, pid)
 	}
-	if len(move) == 0 || a.opts.DryRun {
-		for _, p := range move {
-			fmt.Fprintf(a.opts.Out, "move process %d to %s\n", p, r.cgroup)
+	if len(move) == 0 || p.o.DryRun {
+		for _, pid := range move {
+			fmt.Fprintf(p.o.Out, "move process %d to %s\n", pid, cg)
 		}
 		return nil
 	}
-	rep, err := a.w.AddProcs(r.cgroup, move)
+	rep, err := p.o.Writer.AddProcs(cg, move)
 	if len(rep.Moved) > 0 {
-		a.events.Emit(eventlog.Normal, "ProcessesMoved", r.spec.Name, "moved processes %v into cgroup %s", rep.Moved, r.cgroup)
+		p.o.Events.Emit(eventlog.Normal, "ProcessesMoved", spec.Name, "moved processes %v into cgroup %s", rep.Moved, cg)
 	}
 	return err
 }
@@ -55,15 +55,15 @@ func (a *Agent) matchProcesses(r *resolved) error {
 // threads never are: moving init or a kernel thread would break the host,
 // whatever the config says. exe is the file m.Exe names, nil without one.
 // Any read that fails (the process exited, or hides its files) is a no.
-func (a *Agent) adoptable(pid int, m hostconfig.Match, exe os.FileInfo) bool {
+func (p *Preparer) adoptable(pid int, m hostconfig.Match, exe os.FileInfo) bool {
 	if pid <= 1 {
 		return false
 	}
-	st, err := a.procs.Stat(pid)
+	st, err := p.o.Procs.Stat(pid)
 	if err != nil || st.KernelThread() || !st.Running() {
 		return false
 	}
-	argv, err := a.procs.Cmdline(pid)
+	argv, err := p.o.Procs.Cmdline(pid)
 	if err != nil || len(argv) == 0 {
 		return false
 	}
@@ -71,25 +71,25 @@ func (a *Agent) adoptable(pid int, m hostconfig.Match, exe os.FileInfo) bool {
 		return false
 	}
 	if m.Comm != "" {
-		comm, err := a.procs.Comm(pid)
+		comm, err := p.o.Procs.Comm(pid)
 		if ok, _ := path.Match(m.Comm, comm); err != nil || !ok {
 			return false
 		}
 	}
 	if m.UID != nil || m.GID != nil {
-		o, err := a.procs.Owner(pid)
+		o, err := p.o.Procs.Owner(pid)
 		if err != nil || (m.UID != nil && !allAre(o.UIDs, *m.UID)) || (m.GID != nil && !allAre(o.GIDs, *m.GID)) {
 			return false
 		}
 	}
 	if exe != nil {
-		got, err := a.procs.ExeInfo(pid)
+		got, err := p.o.Procs.ExeInfo(pid)
 		if err != nil || !os.SameFile(got, exe) {
 			return false
 		}
 	}
 	if m.Unit != "" {
-		cg, err := a.procs.SystemdCgroup(pid)
+		cg, err := p.o.Procs.SystemdCgroup(pid)
 		if err != nil || !inSystemUnit(cg, m.Unit) {
 			return false
 		}

@@ -1,4 +1,4 @@
-package agent
+package hostsource
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 )
 
 // DefaultConfigSettle is how long a changed config file must stay the same
-// before the agent acts on it. A writer that replaces the file in two steps
+// before it is acted on. A writer that replaces the file in two steps
 // (a valid prefix, then the rest) would otherwise have the prefix applied:
 // workloads missing from it stopped, their cgroups removed. Renaming a
 // complete file into place needs no wait; this guards the writers that do not.
@@ -44,7 +44,7 @@ func readConfigFile(file string) ([]byte, time.Time, error) {
 // settling says how much longer raw must stay unchanged before it is acted
 // on; 0 means now. A document is stable once its modification time is at
 // least l.settle old, or two reads l.settle apart returned the same bytes.
-func (l *configLoader) settling(raw []byte, mod time.Time) time.Duration {
+func (l *Loader) settling(raw []byte, mod time.Time) time.Duration {
 	if l.settle <= 0 {
 		return 0
 	}
@@ -59,12 +59,12 @@ func (l *configLoader) settling(raw []byte, mod time.Time) time.Duration {
 	return l.settle - quiet
 }
 
-// firstLoad loads the config the agent starts with. With no config in force
+// FirstLoad loads the config the agent starts with. With no config in force
 // yet it waits for the file to settle rather than start from a half-written
 // one (a restart would otherwise stop the workloads it lacks).
-func (l *configLoader) firstLoad(onlineCPUs int) error {
+func (l *Loader) FirstLoad(onlineCPUs int) error {
 	for tries := 0; ; tries++ {
-		_, err := l.load(onlineCPUs)
+		_, err := l.Load(onlineCPUs)
 		if err != nil || l.good != nil {
 			return err
 		}

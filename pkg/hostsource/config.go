@@ -1,4 +1,4 @@
-package agent
+package hostsource
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ var defaultConfigYAML []byte
 // DefaultConfigYAML is the built-in HostConfig used without --config.
 func DefaultConfigYAML() []byte { return append([]byte(nil), defaultConfigYAML...) }
 
-// defaultConfig is the built-in HostConfig fitted to the machine: with a
+// DefaultConfig is the built-in HostConfig fitted to the machine: with a
 // single CPU, an exclusive CPU would leave nothing for the BE workload, so
 // the demo binds no CPUs there.
-func defaultConfig(onlineCPUs int) (*workload.Config, error) {
+func DefaultConfig(onlineCPUs int) (*workload.Config, error) {
 	hc, err := hostconfig.Parse(defaultConfigYAML)
 	if err != nil {
 		return nil, fmt.Errorf("built-in config: %w", err)
@@ -33,10 +33,10 @@ func defaultConfig(onlineCPUs int) (*workload.Config, error) {
 	return workload.DeriveConfig(hc)
 }
 
-// configLoader keeps the last good config in force across bad edits, and
+// Loader keeps the last good config in force across bad edits, and
 // returns the very same *config while the file's bytes do not change, so a
 // resync can tell at a glance that the config did not move.
-type configLoader struct {
+type Loader struct {
 	file    string // "" means the built-in config
 	read    func(string) ([]byte, time.Time, error)
 	good    *workload.Config
@@ -44,7 +44,7 @@ type configLoader struct {
 	goodCPU int    // the built-in config: the CPU count it was fitted to
 	lastErr string
 
-	// A changed file is acted on once it has settled (configsettle.go).
+	// A changed file is acted on once it has settled (settle.go).
 	settle       time.Duration
 	now          func() time.Time
 	wake         func(time.Duration) // asks for a reconcile once it may have settled
@@ -53,12 +53,26 @@ type configLoader struct {
 	waitFor      time.Duration       // how long the last load asked to wait
 }
 
-// load returns the config to use now, and an error only when the file
+// NewLoader reads file ("" for the built-in config). A changed file is acted
+// on once it has stayed the same for settle (0 or less: at once); now is the
+// clock, and wake, when set, is asked for a reconcile once a change may have
+// settled.
+func NewLoader(file string, settle time.Duration, now func() time.Time, wake func(time.Duration)) *Loader {
+	return &Loader{file: file, read: readConfigFile, settle: settle, now: now, wake: wake}
+}
+
+// Good is the config in force: the last good one, nil before the first.
+func (l *Loader) Good() *workload.Config { return l.good }
+
+// LastErr is the error of the file as last read, "" when it was good.
+func (l *Loader) LastErr() string { return l.lastErr }
+
+// Load returns the config to use now, and an error only when the file
 // changed into something invalid (reported once per distinct error). A
 // change that has not settled yet leaves the config in force as it is (nil
 // before the first). The first load has no last good config to fall back
 // on, so its error is fatal.
-func (l *configLoader) load(onlineCPUs int) (cfg *workload.Config, fresh error) {
+func (l *Loader) Load(onlineCPUs int) (cfg *workload.Config, fresh error) {
 	var next *workload.Config
 	var raw []byte
 	var err error
@@ -67,7 +81,7 @@ func (l *configLoader) load(onlineCPUs int) (cfg *workload.Config, fresh error) 
 		if l.good != nil && l.goodCPU == onlineCPUs {
 			return l.good, nil
 		}
-		next, err = defaultConfig(onlineCPUs)
+		next, err = DefaultConfig(onlineCPUs)
 	} else {
 		var mod time.Time
 		if raw, mod, err = l.read(l.file); err == nil {
