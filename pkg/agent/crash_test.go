@@ -109,7 +109,14 @@ func (r *crashRig) killAfterStart(name string) {
 	}
 	_ = c.Process.Signal(syscall.SIGKILL)
 	_ = c.Wait()
-	if got, rec := ownedProcs(r.stateDir, name), r.checkpoint().Workloads[name].Started; len(got) == 0 || rec != nil {
+	// The process may be between the shim's exec and the command's: look
+	// again for a while rather than take one unlucky scan for its absence.
+	got := ownedProcs(r.stateDir, name)
+	for deadline := time.Now().Add(2 * time.Second); len(got) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		got = ownedProcs(r.stateDir, name)
+	}
+	if rec := r.checkpoint().Workloads[name].Started; len(got) == 0 || rec != nil {
 		logs, _ := os.ReadFile(filepath.Join(r.stateDir, "logs", name+".log"))
 		r.t.Fatalf("the kill missed the start window of %s: running %v, recorded %v\nlog: %s\n%s", name, got, rec, logs, r.stderr.String())
 	}

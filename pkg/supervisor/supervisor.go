@@ -95,8 +95,8 @@ type Owned struct {
 
 // Find scans the proc root for live processes started for workload name by
 // an agent with this state directory, oldest first. A process caught in
-// execve shows an empty environment for an instant, so processes whose
-// environment reads empty are read once more after a pause: missing one
+// execve shows an empty environment for a moment, so processes whose
+// environment reads empty are read again after growing pauses: missing one
 // would start a duplicate.
 func (s *Supervisor) Find(name string) []Owned {
 	pids, err := s.procs.PIDs()
@@ -105,13 +105,13 @@ func (s *Supervisor) Find(name string) []Owned {
 	}
 	var out []Owned
 	var unclear []int
-	check := func(pid int, last bool) {
+	check := func(pid int, retry bool) {
 		st, err := s.procs.Stat(pid)
 		if err != nil || !st.Running() || st.PPID == 2 || pid == 2 { // gone, exited, kernel thread
 			return
 		}
 		env, err := s.procs.Environ(pid)
-		if (err != nil || len(env) == 0) && !last {
+		if (err != nil || len(env) == 0) && retry {
 			unclear = append(unclear, pid)
 			return
 		}
@@ -120,16 +120,31 @@ func (s *Supervisor) Find(name string) []Owned {
 		}
 	}
 	for _, pid := range pids {
-		check(pid, false)
+		check(pid, true)
 	}
-	if len(unclear) > 0 {
-		time.Sleep(5 * time.Millisecond)
-		for _, pid := range unclear {
-			check(pid, true)
+	// A second look after 5 ms settles most. A process still unreadable and
+	// running or in uninterruptible sleep may be inside an exec, which on a
+	// loaded machine takes tens of milliseconds: it is read again after
+	// growing pauses, up to 155 ms in all. One that sleeps (pid 1 of a
+	// container, started with no environment) has none, and costs no more.
+	// Find runs only when a recorded process is not alive.
+	for pause := 5 * time.Millisecond; len(unclear) > 0; pause *= 2 {
+		time.Sleep(pause)
+		again := unclear
+		unclear = nil
+		for _, pid := range again {
+			check(pid, pause < 80*time.Millisecond && s.inKernel(pid))
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StartTime < out[j].StartTime })
 	return out
+}
+
+// inKernel reports whether pid is running or in uninterruptible sleep, as
+// a process inside execve is.
+func (s *Supervisor) inKernel(pid int) bool {
+	st, err := s.procs.Stat(pid)
+	return err == nil && (st.State == 'R' || st.State == 'D')
 }
 
 // Ours reports whether pid was started by this agent's state directory.
