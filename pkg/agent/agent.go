@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/locus-project/locus/pkg/balancerloop"
@@ -24,13 +23,13 @@ import (
 	"github.com/locus-project/locus/pkg/localityloop"
 	"github.com/locus-project/locus/pkg/nri"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/supervisor"
 	"github.com/locus-project/locus/pkg/topology"
-	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Options configure an Agent; the zero value of each field is its default.
@@ -111,7 +110,6 @@ type Agent struct {
 	topoStamp string        // the topology files topo was discovered with
 	mem       decide.Memory // what the decision remembers between reconciles
 	started   []state.Process
-	lastSaved *Status // status.json as last written, without its time
 	sup       *supervisor.Supervisor
 	lock      *os.File
 	now       func() time.Time
@@ -123,15 +121,12 @@ type Agent struct {
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
 	hostChecks       []status.HostCheck // the host checks run at start
-	lastProblemList  []workload.Problem
+	pub              *publish.Publisher
 	kube             kubeletReader        // the kubelet's files, as last read
 	loc              *localityloop.Runner // memory locality migrations; nil until the first reconcile
 	locMetrics       *localityloop.Metrics
 
 	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
-
-	statusMu sync.Mutex
-	status   Status
 
 	// cpuIdle: cgroups have cpu.idle; core and coreSupport: core scheduling
 	// and whether the kernel has it; isolated: workloads given a cookie.
@@ -152,7 +147,9 @@ type Agent struct {
 // DryRun it creates nothing: the state is read if present.
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
-	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: newMetrics(),
+	m := newMetrics()
+	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: m,
+		pub: publish.NewPublisher(opts.StateDir, m.Metrics),
 		now: time.Now, trigger: make(chan struct{}, 1),
 		calls: make(chan func()), nriGone: map[string]string{}, runCtx: context.Background()}
 	a.locMetrics = localityloop.NewMetrics(a.metrics.reg)
@@ -320,10 +317,4 @@ func (a *Agent) configName() string {
 		return "built-in"
 	}
 	return a.opts.ConfigFile
-}
-
-func (a *Agent) setStatus(s Status) {
-	a.statusMu.Lock()
-	a.status = s
-	a.statusMu.Unlock()
 }

@@ -211,7 +211,7 @@ func (a *Agent) account(rep cgroup.Report, owner map[string]string, res *Result)
 	a.metrics.writes.Add(float64(len(rep.Writes)))
 	for _, r := range a.unsupported.Fresh(rep.Results) {
 		a.unsupportedKnobs = append(a.unsupportedKnobs, string(r.Knob))
-		a.metrics.unsupported.WithLabelValues(string(r.Knob)).Set(1)
+		a.metrics.Unsupported.WithLabelValues(string(r.Knob)).Set(1)
 		why := r.Reason
 		if _, after, ok := strings.Cut(why, ": "); ok {
 			why = after // the reason starts with the file name, said already

@@ -35,7 +35,7 @@ func (n *podNode) sizes() agentSizes {
 	supervised := a.sup.Supervised()
 	return agentSizes{problems: len(a.mem.Problems), containerNames: len(a.containerNames),
 		originals: len(a.originals.(interface{ Keys() []string }).Keys()), checkpoint: len(ck.Workloads),
-		assignments: len(ck.Assignments), status: len(a.status.Workloads), series: series, supervised: supervised}
+		assignments: len(ck.Assignments), status: len(a.pub.Current().Workloads), series: series, supervised: supervised}
 }
 
 // Pods coming and going in waves, deleted as the kubelet deletes them

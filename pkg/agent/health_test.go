@@ -107,15 +107,15 @@ func TestConfigErrorsCounted(t *testing.T) {
 	h.writeConfig(redisAndBatch + "  bogus: [\n")
 	h.a.Reconcile()
 	h.a.Reconcile()
-	if got := testutil.ToFloat64(h.a.metrics.configErrs); got != 1 {
+	if got := testutil.ToFloat64(h.a.metrics.ConfigErrs); got != 1 {
 		t.Errorf("locus_config_errors_total = %v, want 1", got)
 	}
-	if got := testutil.ToFloat64(h.a.metrics.configBad); got != 1 {
+	if got := testutil.ToFloat64(h.a.metrics.ConfigBad); got != 1 {
 		t.Errorf("locus_config_invalid = %v while the config is invalid", got)
 	}
 	h.writeConfig(redisAndBatch)
 	h.a.Reconcile()
-	if got := testutil.ToFloat64(h.a.metrics.configBad); got != 0 {
+	if got := testutil.ToFloat64(h.a.metrics.ConfigBad); got != 0 {
 		t.Errorf("locus_config_invalid = %v after a good config", got)
 	}
 }

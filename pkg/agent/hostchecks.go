@@ -19,5 +19,5 @@ func (a *Agent) runHostChecks() {
 			a.log.Warn("host check", "check", r.Check, "status", string(r.Status), "found", r.Found, "do", r.Do)
 		}
 	}
-	a.metrics.setHostChecks(a.hostChecks)
+	a.metrics.SetHostChecks(a.hostChecks)
 }

@@ -140,7 +140,7 @@ workloads:
 	if evs, _ := eventlog.Read(a.opts.StateDir); countReason(evs, locality.EventSuccess) != 1 {
 		t.Errorf("a one-shot migration ran again: %d MemoryLocalitySuccess events", countReason(evs, locality.EventSuccess))
 	}
-	st := a.status
+	st := a.pub.Current()
 	for _, w := range st.Workloads {
 		if w.Name == "mem" && (w.MemoryLocality == nil || w.MemoryLocality.LocalRatio == nil || *w.MemoryLocality.LocalRatio < 99) {
 			t.Errorf("status memoryLocality %+v", w.MemoryLocality)

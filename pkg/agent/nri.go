@@ -68,7 +68,7 @@ func (h nriHandler) Unpinned(pod nri.Pod, ctr nri.Container, err error, blocked 
 	if blocked {
 		reason, then = "CreationRefused", "its creation is refused until they are (--nri-fail-closed); the kubelet retries"
 	}
-	h.a.metrics.nriCreates.WithLabelValues(reason).Inc()
+	h.a.metrics.NRICreates.WithLabelValues(reason).Inc()
 	go h.a.call(h.a.runCtx, func() {
 		h.a.events.Emit(eventlog.Warning, reason, name, "container %q got no CPUs or memory QoS values at creation (%v): %s", ctr.Name, err, then)
 	})
@@ -148,7 +148,7 @@ func (a *Agent) decideContainers(reqs []nri.Request) []nri.Decision {
 	for i := range reqs {
 		if out[i].Err == nil {
 			out[i].Values = values[keys[i]]
-			a.metrics.nriCreates.WithLabelValues("Decided").Inc()
+			a.metrics.NRICreates.WithLabelValues("Decided").Inc()
 		}
 	}
 	return out

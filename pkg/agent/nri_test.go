@@ -69,7 +69,7 @@ func (n *nriNode) pinning(t *testing.T, path string) status.Pinning {
 	t.Helper()
 	var p status.Pinning
 	waitFor(t, func() bool {
-		if got := n.a.lastStatus().Node.Pinning; got != nil {
+		if got := n.a.pub.Current().Node.Pinning; got != nil {
 			p = *got
 		}
 		return p.Path == path

@@ -30,9 +30,9 @@ func (a *Agent) Reconcile() Result {
 	a.health.Begin()
 	defer func() {
 		a.health.End(res.Errors)
-		a.metrics.duration.Observe(time.Since(start).Seconds())
+		a.metrics.Duration.Observe(time.Since(start).Seconds())
 		if len(res.Errors) > 0 {
-			a.metrics.errors.Inc()
+			a.metrics.Errors.Inc()
 		}
 	}()
 	// Every cgroup directory is resolved and checked to be inside the root
@@ -132,10 +132,10 @@ func (a *Agent) Reconcile() Result {
 	rd = rd.Later(late)
 	a.mem = rd.Memory
 	a.emit(rd.Warnings)
-	res.Problems, a.lastProblemList = rd.Problems, rd.Problems
+	res.Problems = rd.Problems
 	if !a.opts.DryRun {
-		st := a.buildStatus(cfg, rs, d, ck, ready, seen)
-		if err := a.saveStatus(st); err != nil {
+		st := a.buildStatus(rs, d, ck, ready, seen, rd.Problems)
+		if err := a.pub.Publish(st); err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("write status: %w", err))
 		}
 	}

@@ -162,9 +162,7 @@ func (a *Agent) shutdown() error {
 			return nil
 		})
 	}
-	a.statusMu.Lock()
-	st := a.status
-	a.statusMu.Unlock()
+	st := a.pub.Current()
 	var left []WorkloadStatus
 	for _, w := range st.Workloads {
 		if !slices.Contains(stop, w.Name) {

@@ -131,11 +131,11 @@ func (a *Agent) containerPrefix(cg string) string {
 // found invalid config, invalid says whether the current one is.
 func (a *Agent) countConfigError(fresh, invalid bool) {
 	if fresh {
-		a.metrics.configErrs.Inc()
+		a.metrics.ConfigErrs.Inc()
 	}
 	v := 0.0
 	if invalid {
 		v = 1
 	}
-	a.metrics.configBad.Set(v)
+	a.metrics.ConfigBad.Set(v)
 }

@@ -92,7 +92,7 @@ func TestSourceWorkloads(t *testing.T) {
 			if !found {
 				t.Errorf("no CgroupUpdated event naming the container: %+v", src.events)
 			}
-			if st := a.status; st.Config != "fake" || len(st.Workloads) != 2 || st.Workloads[0].Source != FromPod {
+			if st := a.pub.Current(); st.Config != "fake" || len(st.Workloads) != 2 || st.Workloads[0].Source != FromPod {
 				t.Errorf("status %+v", st)
 			}
 

@@ -1,9 +1,7 @@
 package agent
 
 import (
-	"reflect"
 	"sort"
-	"time"
 
 	"github.com/locus-project/locus/pkg/status"
 )
@@ -25,25 +23,6 @@ const StatusFile = status.File
 
 // ReadStatus reads the status an agent wrote to stateDir.
 func ReadStatus(stateDir string) (Status, error) { return status.Read(stateDir) }
-
-// saveStatus publishes a reconcile's status: /status always, the metrics and
-// status.json only when something besides the time changed, so that a
-// resync at rest writes nothing. The file's time is thus when the status
-// last changed.
-func (a *Agent) saveStatus(st Status) error {
-	a.setStatus(st)
-	bare := st
-	bare.Time = time.Time{}
-	if a.lastSaved != nil && reflect.DeepEqual(bare, *a.lastSaved) {
-		return nil
-	}
-	a.metrics.setWorkloads(st.Workloads)
-	if err := status.Write(a.opts.StateDir, st); err != nil {
-		return err
-	}
-	a.lastSaved = &bare
-	return nil
-}
 
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))

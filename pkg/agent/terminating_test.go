@@ -109,12 +109,12 @@ func (n *podNode) quietReconcile(what string) []eventlog.Event {
 	n.src.mu.Lock()
 	from := len(n.src.events)
 	n.src.mu.Unlock()
-	errorsBefore := testutil.ToFloat64(n.a.metrics.errors)
+	errorsBefore := testutil.ToFloat64(n.a.metrics.Errors)
 	res := n.a.Reconcile()
 	if len(res.Errors) > 0 {
 		n.t.Errorf("%s: errors %v", what, res.Errors)
 	}
-	if got := testutil.ToFloat64(n.a.metrics.errors); got != errorsBefore {
+	if got := testutil.ToFloat64(n.a.metrics.Errors); got != errorsBefore {
 		n.t.Errorf("%s: locus_reconcile_errors_total went from %v to %v", what, errorsBefore, got)
 	}
 	n.src.mu.Lock()

@@ -1,27 +1,30 @@
-package agent
+package publish
 
 import (
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // cpuQoSLines say what the kernel offers CPU QoS, for the node's status.
-func (a *Agent) cpuQoSLines() []string {
+func cpuQoSLines(cpuIdle bool, core coresched.Support) []string {
 	idle := "cpu.idle: present: BE workloads are made SCHED_IDLE groups"
-	if !a.cpuIdle {
+	if !cpuIdle {
 		idle = "cpu.idle: absent (the kernel predates Linux 5.15): BE workloads get the lowest cpu.shares (v2 cpu.weight 1) instead"
 	}
-	return []string{idle, "core scheduling: " + a.coreSupport.Reason}
+	return []string{idle, "core scheduling: " + core.Reason}
 }
 
-// cpuQoSStatus is a workload's CPU QoS as decided and carried out.
-func (a *Agent) cpuQoSStatus(s decide.WorkloadState) CPUQoSStatus {
-	st := CPUQoSStatus{Reason: s.CPUQoSWhy}
+// cpuQoSStatus is a workload's CPU QoS as decided and carried out;
+// isolated: its processes were given a cookie.
+func cpuQoSStatus(s decide.WorkloadState, core coresched.Support, isolated bool) status.CPUQoSStatus {
+	st := status.CPUQoSStatus{Reason: s.CPUQoSWhy}
 	switch {
 	case !s.CoreIsolation:
-	case !a.coreSupport.Available:
-		st.CoreIsolation = s.CoreIsolationWhy + "; not applied: core scheduling is " + a.coreSupport.Reason
-	case a.isolated[s.Name]:
+	case !core.Available:
+		st.CoreIsolation = s.CoreIsolationWhy + "; not applied: core scheduling is " + core.Reason
+	case isolated:
 		st.CoreIsolation = s.CoreIsolationWhy + "; its processes share a core scheduling cookie of their own"
 	default:
 		st.CoreIsolation = s.CoreIsolationWhy + "; no process to give a cookie yet"
@@ -29,23 +32,17 @@ func (a *Agent) cpuQoSStatus(s decide.WorkloadState) CPUQoSStatus {
 	return st
 }
 
-// readCPUQoS gives the CPU QoS files the cgroup has, from seen or read.
-func (a *Agent) readCPUQoS(rel string, seen map[cgroup.Knob]fileState) map[string]string {
+// readCPUQoS gives the CPU QoS files the cgroup has.
+func readCPUQoS(r Reader, rel string) map[string]string {
 	out := map[string]string{}
 	for _, k := range []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares} {
 		spec, _ := cgroup.Lookup(k)
-		pl := spec.Placement(a.h.Version())
+		pl := spec.Placement(r.Version())
 		if pl == nil {
 			continue
 		}
 		// Named by the file (cpu.weight on v2), since its text is the file's.
-		if f, ok := seen[k]; ok {
-			if f.present {
-				out[pl.File] = f.text
-			}
-			continue
-		}
-		if v, err := a.h.ReadKnob(rel, k); err == nil {
+		if v, err := r.ReadKnob(rel, k); err == nil {
 			out[pl.File] = v
 		}
 	}

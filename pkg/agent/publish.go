@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"io/fs"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/publish"
+	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// buildStatus describes the node after a reconcile (pkg/publish), with the
+// files the reconcile read or wrote taken from seen and the others read.
+func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint,
+	ready map[string]bool, seen readBack, problems []workload.Problem) Status {
+	in := publish.Input{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr,
+		Topology: a.topo, Decided: d, Problems: problems, Ready: ready, Cgroups: cgroupReadBack{a.h, seen},
+		Unsupported: a.unsupportedKnobs, HostChecks: a.hostChecks, Pinning: a.pinning(),
+		CPUIdle: a.cpuIdle, Core: a.coreSupport, Isolated: a.isolated, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
+	if a.opts.Kubelet.Dir != "" {
+		sum := a.kube.state.Summary()
+		in.Kubelet = &sum
+	}
+	for _, r := range rs {
+		w := publish.Workload{Name: r.spec.Name, Source: r.source, Cgroup: r.cgroup, QOSClass: r.class,
+			Locality: a.loc.Status(r.spec.Name)}
+		if r.source == FromCommand {
+			w.Process = a.processState(r.spec.Name, ck)
+		}
+		in.Workloads = append(in.Workloads, w)
+	}
+	return publish.Build(in)
+}
+
+// processState is a command's process, as the supervisor and the checkpoint
+// know it.
+func (a *Agent) processState(name string, ck state.Checkpoint) *ProcessState {
+	ps := &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
+	if p := ck.Workloads[name].Started; p != nil && a.procAlive(p) {
+		ps.PID, ps.StartTime, ps.State = p.PID, p.StartTime, "running"
+	} else if a.sup.WaitFor(name, a.now()) > 0 {
+		ps.State = "restarting"
+	}
+	return ps
+}
+
+// cgroupReadBack reads cgroups back for the status: the files a reconcile
+// read or wrote from what it knows they hold (seen), the others from the
+// hierarchy.
+type cgroupReadBack struct {
+	h    *cgroup.Hierarchy
+	seen readBack
+}
+
+func (r cgroupReadBack) Version() cgroup.Version         { return r.h.Version() }
+func (r cgroupReadBack) Exists(rel string) bool          { return r.h.Exists(cgroup.CPUSet, rel) }
+func (r cgroupReadBack) Procs(rel string) ([]int, error) { return r.h.Procs(rel) }
+
+func (r cgroupReadBack) ReadKnob(rel string, k cgroup.Knob) (string, error) {
+	if f, ok := r.seen[rel][k]; ok {
+		if !f.present {
+			return "", fs.ErrNotExist
+		}
+		return f.text, nil
+	}
+	return r.h.ReadKnob(rel, k)
+}

@@ -1,0 +1,52 @@
+package publish
+
+import (
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/locus-project/locus/pkg/status"
+)
+
+// Publisher holds the last status, for /status, and publishes each new one.
+type Publisher struct {
+	dir     string // the state directory status.json is written to
+	metrics *Metrics
+
+	mu      sync.Mutex
+	current status.Status
+	saved   *status.Status // status.json as last written, without its time
+}
+
+// NewPublisher publishes to status.json under stateDir and to m.
+func NewPublisher(stateDir string, m *Metrics) *Publisher {
+	return &Publisher{dir: stateDir, metrics: m}
+}
+
+// Publish publishes a reconcile's status: /status always, the metrics and
+// status.json only when something besides the time changed, so that a
+// resync at rest writes nothing. The file's time is thus when the status
+// last changed. It is called from one goroutine at a time.
+func (p *Publisher) Publish(st status.Status) error {
+	p.mu.Lock()
+	p.current = st
+	p.mu.Unlock()
+	bare := st
+	bare.Time = time.Time{}
+	if p.saved != nil && reflect.DeepEqual(bare, *p.saved) {
+		return nil
+	}
+	p.metrics.SetWorkloads(st.Workloads)
+	if err := status.Write(p.dir, st); err != nil {
+		return err
+	}
+	p.saved = &bare
+	return nil
+}
+
+// Current is the status last published.
+func (p *Publisher) Current() status.Status {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current
+}
