@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/execute"
 )
 
 // cpuQoSLines say what the kernel offers CPU QoS, for the node's status.
@@ -11,7 +12,7 @@ func (a *Agent) cpuQoSLines() []string {
 	if !a.cpuIdle {
 		idle = "cpu.idle: absent (the kernel predates Linux 5.15): BE workloads get the lowest cpu.shares (v2 cpu.weight 1) instead"
 	}
-	return []string{idle, "core scheduling: " + a.coreSupport.Reason}
+	return []string{idle, "core scheduling: " + a.exec.CoreSupport().Reason}
 }
 
 // cpuQoSStatus is a workload's CPU QoS as decided and carried out.
@@ -19,9 +20,9 @@ func (a *Agent) cpuQoSStatus(s decide.WorkloadState) CPUQoSStatus {
 	st := CPUQoSStatus{Reason: s.CPUQoSWhy}
 	switch {
 	case !s.CoreIsolation:
-	case !a.coreSupport.Available:
-		st.CoreIsolation = s.CoreIsolationWhy + "; not applied: core scheduling is " + a.coreSupport.Reason
-	case a.isolated[s.Name]:
+	case !a.exec.CoreSupport().Available:
+		st.CoreIsolation = s.CoreIsolationWhy + "; not applied: core scheduling is " + a.exec.CoreSupport().Reason
+	case a.exec.Isolated(s.Name):
 		st.CoreIsolation = s.CoreIsolationWhy + "; its processes share a core scheduling cookie of their own"
 	default:
 		st.CoreIsolation = s.CoreIsolationWhy + "; no process to give a cookie yet"
@@ -30,7 +31,7 @@ func (a *Agent) cpuQoSStatus(s decide.WorkloadState) CPUQoSStatus {
 }
 
 // readCPUQoS gives the CPU QoS files the cgroup has, from seen or read.
-func (a *Agent) readCPUQoS(rel string, seen map[cgroup.Knob]fileState) map[string]string {
+func (a *Agent) readCPUQoS(rel string, seen map[cgroup.Knob]execute.FileState) map[string]string {
 	out := map[string]string{}
 	for _, k := range []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares} {
 		spec, _ := cgroup.Lookup(k)
@@ -40,8 +41,8 @@ func (a *Agent) readCPUQoS(rel string, seen map[cgroup.Knob]fileState) map[strin
 		}
 		// Named by the file (cpu.weight on v2), since its text is the file's.
 		if f, ok := seen[k]; ok {
-			if f.present {
-				out[pl.File] = f.text
+			if f.Present {
+				out[pl.File] = f.Text
 			}
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/status"
@@ -19,7 +20,7 @@ import (
 // files as read back, so it shows what is in force, not what was meant.
 // Files the reconcile read or wrote are taken from seen; the others are read.
 func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desired, ck state.Checkpoint,
-	ready map[string]bool, seen readBack) Status {
+	ready map[string]bool, seen execute.ReadBack) Status {
 	st := Status{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr}
 	st.Node = NodeStatus{
 		CgroupVersion: a.h.Version().String(),
@@ -29,7 +30,7 @@ func (a *Agent) buildStatus(cfg *workload.Config, rs []resolved, d decide.Desire
 		Exclusive:     d.Pools.Exclusive.String(),
 		Shared:        d.Pools.Shared.String(),
 		BE:            d.Pools.BE.String(),
-		Unsupported:   append([]string(nil), a.unsupportedKnobs...),
+		Unsupported:   a.exec.Unsupported(),
 		HostChecks:    a.hostChecks,
 		KubeletCPUs:   d.Pools.Kubelet.String(),
 		CPUQoS:        a.cpuQoSLines(),
@@ -99,15 +100,15 @@ func forEach(n int, f func(i int)) {
 }
 
 // readMemQoS gives every memory QoS file the cgroup has, from seen or read.
-func (a *Agent) readMemQoS(rel string, seen map[cgroup.Knob]fileState) map[string]string {
+func (a *Agent) readMemQoS(rel string, seen map[cgroup.Knob]execute.FileState) map[string]string {
 	out := map[string]string{}
 	for _, k := range memqos.Knobs {
 		if k.Knob == memqos.MemorySoftLimit && !a.opts.V1SoftLimitForLow {
 			continue
 		}
 		if f, ok := seen[cgroup.Knob(k.Knob)]; ok {
-			if f.present {
-				out[string(k.Knob)] = f.text
+			if f.Present {
+				out[string(k.Knob)] = f.Text
 			}
 			continue
 		}
