@@ -14,9 +14,9 @@ import (
 
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
@@ -81,7 +81,7 @@ type Options struct {
 	// checks at start read its configuration there too.
 	Kubelet kubelet.Paths
 	// CoreSched sets core scheduling cookies; nil: the kernel's (coresched).
-	CoreSched CoreScheduler
+	CoreSched execute.CoreScheduler
 	// NRI registers with the runtime so containers are created pinned
 	// (with a Source only: it concerns pods).
 	NRI NRIOptions
@@ -118,23 +118,16 @@ type Agent struct {
 	// containerNames names the container cgroups of pods, for events.
 	containerNames map[string]string
 
-	unsupported      cgroup.UnsupportedTracker
-	unsupportedKnobs []string
-	hostChecks       []status.HostCheck // the host checks run at start
-	pub              *publish.Publisher
-	kube             kubeletReader        // the kubelet's files, as last read
-	loc              *localityloop.Runner // memory locality migrations; nil until the first reconcile
-	locMetrics       *localityloop.Metrics
+	exec       *execute.Executor  // carries the decisions out
+	hostChecks []status.HostCheck // the host checks run at start
+	pub        *publish.Publisher
+	kube       kubeletReader        // the kubelet's files, as last read
+	loc        *localityloop.Runner // memory locality migrations; nil until the first reconcile
+	locMetrics *localityloop.Metrics
 
 	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
 
-	// cpuIdle: cgroups have cpu.idle; core and coreSupport: core scheduling
-	// and whether the kernel has it; isolated: workloads given a cookie.
-	cpuIdle             bool
-	core                CoreScheduler
-	coreSupport         coresched.Support
-	coreToldUnavailable bool
-	isolated            map[string]bool
+	cpuIdle bool // cgroups have cpu.idle
 	// The NRI plugin (nil when off), the calls it makes on the loop, and
 	// the pods whose sandbox it saw stop (name to UID).
 	nri     *nri.Plugin
@@ -163,11 +156,6 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.cpuIdle = a.h.KernelHas(cgroup.CPUIdle)
-	a.core, a.isolated = opts.CoreSched, map[string]bool{}
-	if a.core == nil {
-		a.core = kernelCoreSched{}
-	}
-	a.coreSupport = a.core.Probe()
 	if err = a.refreshTopology(); err != nil {
 		return nil, err
 	}
@@ -188,7 +176,6 @@ func New(opts Options) (*Agent, error) {
 		a.Close()
 		return nil, err
 	}
-	a.w.DryRun = opts.DryRun
 	if opts.DebugWriteDelay > 0 {
 		a.w.BetweenBatches = a.debugDelay
 	}
@@ -196,7 +183,18 @@ func New(opts Options) (*Agent, error) {
 	a.prep = hostsource.NewPreparer(hostsource.Options{Procs: a.procs, Cgroups: a.h, Writer: a.w,
 		Exists: a.cgroupExists, Sup: a.sup, Save: a.saveEntry, Events: a.events, Wake: a.wake,
 		Pause: a.debugDelay, Now: time.Now, DryRun: opts.DryRun, Once: opts.Once, Out: opts.Out})
+	a.exec = a.newExecutor()
 	return a, nil
+}
+
+// newExecutor builds the executor on the agent's hierarchy, writer and
+// stores; under DryRun it only prints.
+func (a *Agent) newExecutor() *execute.Executor {
+	return execute.New(execute.Config{Hierarchy: a.h, Writer: a.w, Originals: a.originals,
+		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,
+		Events: a.events, Log: a.log, Writes: a.metrics.writes, Unsupported: a.metrics.Unsupported,
+		Core: a.opts.CoreSched, Pods: a.src != nil, ContainerPrefix: a.containerPrefix,
+		DryRun: a.opts.DryRun, Out: a.opts.Out})
 }
 
 func withDefaults(o Options) Options {
@@ -239,7 +237,7 @@ func (a *Agent) openState() error {
 	dir := a.opts.StateDir
 	if a.opts.DryRun {
 		a.store = &state.Store{Dir: dir, ReadOnly: true}
-		orig, err := readOriginals(filepath.Join(dir, OriginalsFile))
+		orig, err := cgroup.ReadFileStore(filepath.Join(dir, OriginalsFile))
 		a.originals = orig
 		a.events, _ = eventlog.Open("", a.log)
 		return err
@@ -260,7 +258,7 @@ func (a *Agent) openState() error {
 		return err
 	}
 	a.originals = store
-	return a.checkOriginals(store)
+	return execute.CheckOriginals(store, a.store, OriginalsFile, a.events, a.log)
 }
 
 // OriginalsFile keeps the original cgroup values, under the state directory.

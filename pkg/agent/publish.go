@@ -5,6 +5,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
@@ -13,11 +14,11 @@ import (
 // buildStatus describes the node after a reconcile (pkg/publish), with the
 // files the reconcile read or wrote taken from seen and the others read.
 func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint,
-	ready map[string]bool, seen readBack, problems []workload.Problem) Status {
+	ready map[string]bool, seen execute.ReadBack, problems []workload.Problem) Status {
 	in := publish.Input{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr,
 		Topology: a.topo, Decided: d, Problems: problems, Ready: ready, Cgroups: cgroupReadBack{a.h, seen},
-		Unsupported: a.unsupportedKnobs, HostChecks: a.hostChecks, Pinning: a.pinning(),
-		CPUIdle: a.cpuIdle, Core: a.coreSupport, Isolated: a.isolated, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
+		Unsupported: a.exec.Unsupported(), HostChecks: a.hostChecks, Pinning: a.pinning(),
+		CPUIdle: a.cpuIdle, Core: a.exec.CoreSupport(), Isolated: a.exec.Isolated, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
 	if a.opts.Kubelet.Dir != "" {
 		sum := a.kube.state.Summary()
 		in.Kubelet = &sum
@@ -50,7 +51,7 @@ func (a *Agent) processState(name string, ck state.Checkpoint) *ProcessState {
 // hierarchy.
 type cgroupReadBack struct {
 	h    *cgroup.Hierarchy
-	seen readBack
+	seen execute.ReadBack
 }
 
 func (r cgroupReadBack) Version() cgroup.Version         { return r.h.Version() }
@@ -59,10 +60,10 @@ func (r cgroupReadBack) Procs(rel string) ([]int, error) { return r.h.Procs(rel)
 
 func (r cgroupReadBack) ReadKnob(rel string, k cgroup.Knob) (string, error) {
 	if f, ok := r.seen[rel][k]; ok {
-		if !f.present {
+		if !f.Present {
 			return "", fs.ErrNotExist
 		}
-		return f.text, nil
+		return f.Text, nil
 	}
 	return r.h.ReadKnob(rel, k)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -45,8 +46,8 @@ func (a *Agent) Reconcile() Result {
 	a.kube.refresh(a.opts.Kubelet, a.log)
 	cfg, rs := a.loadWorkloads()
 	ck, err := a.store.Load()
-	if errors.Is(err, state.ErrCorrupt) && !a.opts.DryRun {
-		ck, err = a.rebuildCheckpoint(err, rs)
+	if errors.Is(err, state.ErrCorrupt) {
+		ck, err = a.exec.RebuildCheckpoint(err, cgroupsOfResolved(rs))
 	}
 	if err != nil {
 		res.Errors = append(res.Errors, err)
@@ -63,7 +64,9 @@ func (a *Agent) Reconcile() Result {
 			continue
 		}
 		removed = true
-		if err := a.removeWorkload(name, ck.Workloads[name], keep, &res); err != nil {
+		rep, err := a.exec.Remove(name, ck.Workloads[name], keep)
+		res.add(rep)
+		if err != nil {
 			res.Errors = append(res.Errors, err)
 			a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
 		}
@@ -112,12 +115,9 @@ func (a *Agent) Reconcile() Result {
 	a.sourceDecided(cfg, d)
 	a.debugDelay()
 
-	ops, restores := rd.Writes()
-	if a.opts.DryRun {
-		a.printUncreated(d.Ops, ready, rs)
-	}
-	seen := a.writeBatches(batches(ops, restores), a.owners(rs), &res)
-	a.applyCoreIsolation(d.Workloads, cgroupsOf(rs))
+	rep := a.exec.Apply(rd, execute.Targets{Owner: a.owners(rs), Cgroups: cgroupsOf(rs), Uncreated: uncreated(rs, ready)})
+	res.add(rep)
+	seen := rep.Seen
 
 	// The locality runner adds the problems it finds to rs.
 	found := make([]int, len(rs))
@@ -140,6 +140,13 @@ func (a *Agent) Reconcile() Result {
 		}
 	}
 	return res
+}
+
+// add counts what the executor did.
+func (res *Result) add(rep execute.Report) {
+	res.Writes += rep.Writes
+	res.Planned = append(res.Planned, rep.Planned...)
+	res.Errors = append(res.Errors, rep.Errors...)
 }
 
 // recordIntent saves, in one checkpoint update, an entry for every workload
@@ -179,6 +186,27 @@ func cgroupsOf(rs []resolved) map[string][]string {
 			}
 		}
 		out[r.spec.Name] = cgs
+	}
+	return out
+}
+
+// cgroupsOfResolved is the cgroup of each workload configured.
+func cgroupsOfResolved(rs []resolved) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.cgroup
+	}
+	return out
+}
+
+// uncreated are the cgroups a real run creates before writing them: those
+// of command and match workloads not prepared yet.
+func uncreated(rs []resolved, ready map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rs {
+		if (r.source == FromCommand || r.source == FromMatch) && !ready[r.cgroup] {
+			out[r.cgroup] = true
+		}
 	}
 	return out
 }

@@ -146,10 +146,9 @@ func (a *Agent) shutdown() error {
 		}
 	}
 	var errs []error
-	var res Result
 	for _, name := range stop {
 		if e, ok := ck.Workloads[name]; ok {
-			if err := a.removeWorkload(name, e, keep, &res); err != nil {
+			if _, err := a.exec.Remove(name, e, keep); err != nil {
 				errs = append(errs, err)
 			}
 		}

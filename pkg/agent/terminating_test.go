@@ -84,6 +84,7 @@ func newPodNode(t *testing.T, v cgroup.Version, ws ...source.Workload) *podNode 
 	if a.w, err = cgroup.NewWriter(a.h, n.hook); err != nil {
 		t.Fatal(err)
 	}
+	a.exec = a.newExecutor() // on the hooked writer
 	return n
 }
 

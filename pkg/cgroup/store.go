@@ -145,6 +145,27 @@ func OpenFileStore(path string) (*FileStore, error) {
 	return s, nil
 }
 
+// ReadFileStore loads a FileStore's file into memory without touching its
+// directory, for a dry run (OpenFileStore would create the directory and
+// tidy it). A missing file is an empty store.
+func ReadFileStore(path string) (OriginalStore, error) {
+	s := NewMemoryStore()
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var f struct {
+		Originals map[string]string `json:"originals"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, s.RecordOriginals(f.Originals)
+}
+
 // Existed reports whether the file was there when the store was opened.
 func (s *FileStore) Existed() bool { return s.existed }
 

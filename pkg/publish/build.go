@@ -66,7 +66,7 @@ type Input struct {
 	// scheduling; Isolated: the workloads whose processes have a cookie.
 	CPUIdle  bool
 	Core     coresched.Support
-	Isolated map[string]bool
+	Isolated func(workload string) bool
 	// V1SoftLimitForLow: memory.soft_limit_in_bytes is read back too.
 	V1SoftLimitForLow bool
 }
@@ -110,7 +110,7 @@ func Build(in Input) status.Status {
 		if s, ok := states[w.Name]; ok {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = status.MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
-			ws.CPUQOS = cpuQoSStatus(s, in.Core, in.Isolated[s.Name])
+			ws.CPUQOS = cpuQoSStatus(s, in.Core, in.Isolated != nil && in.Isolated(s.Name))
 		}
 		st.Workloads = append(st.Workloads, ws)
 	}

@@ -72,7 +72,7 @@ func TestBuild(t *testing.T) {
 		Problems:  []workload.Problem{{Workload: "web", Reason: "Late", Message: "not yet"}},
 		Workloads: []Workload{{Name: "db", Source: "pod", Cgroup: "pods/db"}, {Name: "web", Cgroup: "pods/web"}, {Name: "gone", Cgroup: "pods/gone"}},
 		Core:      coresched.Support{Available: true, Reason: "available"},
-		Isolated:  map[string]bool{"db": true},
+		Isolated:  func(w string) bool { return w == "db" },
 	}
 	st := Build(in)
 	if st.Node.CgroupVersion != cgroup.V2.String() || st.Node.CPUs != "0-3" || st.Node.Exclusive != "2-3" || st.Node.Shared != "0-1" {

@@ -1,4 +1,4 @@
-package agent
+package execute
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/locus-project/locus/pkg/state"
 )
 
-// removeWorkload undoes what the agent did for a workload it no longer
+// Remove undoes what the agent did for a workload it no longer
 // manages: it stops the process it started, writes back the original value
 // of every file it changed, and removes the cgroups it created (the
 // workload's, then ancestors no other workload uses). It drops the workload
@@ -22,86 +22,87 @@ import (
 // next attempt finds that cgroup absent, skips it and forgets its
 // originals. Should cgroups keep vanishing under every attempt, the
 // removal is left for the next reconcile, quietly: nothing failed.
-func (a *Agent) removeWorkload(name string, e state.Workload, keep map[string]bool, res *Result) error {
+func (e *Executor) Remove(name string, w state.Workload, keep map[string]bool) (Report, error) {
+	var res Report
 	for range removeAttempts {
-		err := a.removeOnce(name, e, keep, res)
+		err := e.removeOnce(name, w, keep, &res)
 		if !errors.Is(err, cgroup.ErrCgroupGone) {
-			return err
+			return res, err
 		}
 	}
-	a.log.Info("removal left for the next reconcile: its cgroups are being removed", "workload", name)
-	return nil
+	e.c.Log.Info("removal left for the next reconcile: its cgroups are being removed", "workload", name)
+	return res, nil
 }
 
 // removeAttempts bounds the attempts of one removal in one reconcile.
 const removeAttempts = 3
 
-func (a *Agent) removeOnce(name string, e state.Workload, keep map[string]bool, res *Result) error {
-	if e.Started != nil && a.procAlive(e.Started) {
-		if a.opts.DryRun {
-			fmt.Fprintf(a.opts.Out, "stop %s: process %d\n", name, e.Started.PID)
+func (e *Executor) removeOnce(name string, w state.Workload, keep map[string]bool, res *Report) error {
+	if w.Started != nil && e.alive(w.Started) {
+		if e.c.DryRun {
+			fmt.Fprintf(e.c.Out, "stop %s: process %d\n", name, w.Started.PID)
 		} else {
-			if err := a.sup.Stop(*e.Started); err != nil {
+			if err := e.c.Stopper.Stop(*w.Started); err != nil {
 				return fmt.Errorf("stop %s: %w", name, err)
 			}
-			a.events.Emit(eventlog.Normal, "WorkloadStopped", name, "stopped process %d", e.Started.PID)
+			e.c.Events.Emit(eventlog.Normal, "WorkloadStopped", name, "stopped process %d", w.Started.PID)
 		}
 	}
-	if !keep[e.Cgroup] {
+	if !keep[w.Cgroup] {
 		// Both go hierarchy by hierarchy and skip what is gone: a crash may
 		// have come after some v1 hierarchies, or before the parent.
-		if err := a.restoreAll(name, e.Cgroup, res); err != nil {
+		if err := e.restoreAll(name, w.Cgroup, res); err != nil {
 			return err
 		}
-		if a.src != nil { // a pod: its containers are cgroups of their own
-			if err := a.restoreBelow(name, e.Cgroup, res); err != nil {
+		if e.c.Pods { // a pod: its containers are cgroups of their own
+			if err := e.restoreBelow(name, w.Cgroup, res); err != nil {
 				return err
 			}
 		}
-		if err := a.removeCgroup(e.Cgroup); err != nil {
+		if err := e.removeCgroup(w.Cgroup); err != nil {
 			return err
 		}
-		for p := path.Dir(e.Cgroup); !a.opts.DryRun && p != "." && !usedUnder(p, keep); p = path.Dir(p) {
-			if a.removeCgroup(p) != nil {
+		for p := path.Dir(w.Cgroup); !e.c.DryRun && p != "." && !usedUnder(p, keep); p = path.Dir(p) {
+			if e.removeCgroup(p) != nil {
 				break // someone else's, or still holding other cgroups
 			}
 		}
 	}
-	if a.opts.DryRun {
+	if e.c.DryRun {
 		return nil
 	}
-	if err := a.store.Update(func(c *state.Checkpoint) error {
+	if err := e.c.Store.Update(func(c *state.Checkpoint) error {
 		delete(c.Workloads, name)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if m, ok := a.originals.(*cgroup.FileStore); ok {
+	if m, ok := e.c.Originals.(*cgroup.FileStore); ok {
 		// Its cgroup is no longer Locus's: a new workload there starts afresh.
-		if err := m.SetMark(cgroup.NoMark, e.Cgroup); err != nil {
-			a.log.Warn("cannot clear the originals mark", "cgroup", e.Cgroup, "err", err)
+		if err := m.SetMark(cgroup.NoMark, w.Cgroup); err != nil {
+			e.c.Log.Warn("cannot clear the originals mark", "cgroup", w.Cgroup, "err", err)
 		}
 	}
-	a.events.Emit(eventlog.Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", e.Cgroup)
+	e.c.Events.Emit(eventlog.Normal, "WorkloadRemoved", name, "no longer managed; cgroup %s restored", w.Cgroup)
 	return nil
 }
 
 // restoreAll writes back every recorded original of the cgroup.
-func (a *Agent) restoreAll(name, rel string, res *Result) error {
+func (e *Executor) restoreAll(name, rel string, res *Report) error {
 	var targets []cgroup.Target
 	for _, k := range cgroup.Knobs() {
 		if spec, _ := cgroup.Lookup(k); spec.ReadOnly {
 			continue
 		}
-		if a.knobPresent(rel, k) && a.hasOriginal(rel, k) {
+		if e.knobPresent(rel, k) && e.hasOriginal(rel, k) {
 			targets = append(targets, cgroup.Target{Cgroup: rel, Knob: k})
 		}
 	}
 	if len(targets) == 0 {
 		return nil
 	}
-	rep, err := a.w.Restore(targets)
-	a.account(rep, map[string]string{rel: name}, res)
+	rep, err := e.c.Writer.Restore(targets)
+	e.account(rep, map[string]string{rel: name}, res)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}
@@ -110,12 +111,12 @@ func (a *Agent) restoreAll(name, rel string, res *Result) error {
 
 // removeCgroup removes a cgroup the agent created; others are left alone
 // without error.
-func (a *Agent) removeCgroup(rel string) error {
-	if a.opts.DryRun {
-		fmt.Fprintf(a.opts.Out, "remove cgroup %s (if Locus created it)\n", rel)
+func (e *Executor) removeCgroup(rel string) error {
+	if e.c.DryRun {
+		fmt.Fprintf(e.c.Out, "remove cgroup %s (if Locus created it)\n", rel)
 		return nil
 	}
-	err := a.w.RemoveCgroup(rel)
+	err := e.c.Writer.RemoveCgroup(rel)
 	if errors.Is(err, cgroup.ErrNotCreated) {
 		return nil
 	}

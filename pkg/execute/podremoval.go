@@ -1,4 +1,4 @@
-package agent
+package execute
 
 import (
 	"fmt"
@@ -13,44 +13,44 @@ import (
 // original values back; the originals of cgroups that are gone (the kubelet
 // removed the pod) are forgotten, so originals.json does not keep growing
 // with every pod the node has run.
-func (a *Agent) restoreBelow(name, rel string, res *Result) error {
-	lister, ok := a.originals.(interface{ Keys() []string })
+func (e *Executor) restoreBelow(name, rel string, res *Report) error {
+	lister, ok := e.c.Originals.(interface{ Keys() []string })
 	if !ok {
 		return nil
 	}
 	var targets []cgroup.Target
 	var gone []string
 	for _, key := range lister.Keys() {
-		ctrl, cg, knob, ok := cgroup.ParseOriginalKey(a.h.Version(), key)
+		ctrl, cg, knob, ok := cgroup.ParseOriginalKey(e.c.Hierarchy.Version(), key)
 		if !ok || (cg != rel && !strings.HasPrefix(cg, rel+"/")) {
 			continue
 		}
 		switch {
-		case !a.h.Exists(ctrl, cg):
+		case !e.c.Hierarchy.Exists(ctrl, cg):
 			gone = append(gone, key)
 		case cg != rel: // rel's own files are restoreAll's
 			targets = append(targets, cgroup.Target{Cgroup: cg, Knob: knob})
 		}
 	}
-	if a.opts.DryRun {
+	if e.c.DryRun {
 		for _, t := range targets {
-			fmt.Fprintf(a.opts.Out, "restore %s %s\n", t.Cgroup, t.Knob)
+			fmt.Fprintf(e.c.Out, "restore %s %s\n", t.Cgroup, t.Knob)
 		}
 		return nil
 	}
 	if len(targets) > 0 {
-		rep, err := a.w.Restore(targets)
+		rep, err := e.c.Writer.Restore(targets)
 		owner := map[string]string{}
 		for _, t := range targets {
 			owner[t.Cgroup] = name
 		}
-		a.account(rep, owner, res)
+		e.account(rep, owner, res)
 		if err != nil {
 			return fmt.Errorf("restore the containers of %s: %w", rel, err)
 		}
 	}
 	if len(gone) > 0 {
-		if err := a.originals.Forget(gone...); err != nil {
+		if err := e.c.Originals.Forget(gone...); err != nil {
 			return fmt.Errorf("forget the originals of removed cgroups under %s: %w", rel, err)
 		}
 	}

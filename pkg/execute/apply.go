@@ -1,10 +1,12 @@
-package agent
+package execute
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -81,60 +83,61 @@ func batches(ops []cgroup.Op, restores []cgroup.Target) []batch {
 // knobPresent says whether the directory holding a knob's file exists for
 // this cgroup. Knobs the version lacks count as present: the writer reports
 // them as unsupported.
-func (a *Agent) knobPresent(rel string, k cgroup.Knob) bool {
+func (e *Executor) knobPresent(rel string, k cgroup.Knob) bool {
 	spec, ok := cgroup.Lookup(k)
 	if !ok {
 		return false
 	}
-	pl := spec.Placement(a.h.Version())
-	return pl == nil || a.h.Exists(pl.Controller, rel)
+	pl := spec.Placement(e.c.Hierarchy.Version())
+	return pl == nil || e.c.Hierarchy.Exists(pl.Controller, rel)
 }
 
 // hasOriginal says whether an original value of the knob is recorded, so
 // a restore has something to write back.
-func (a *Agent) hasOriginal(rel string, k cgroup.Knob) bool {
+func (e *Executor) hasOriginal(rel string, k cgroup.Knob) bool {
 	spec, ok := cgroup.Lookup(k)
 	if !ok {
 		return false
 	}
-	pl := spec.Placement(a.h.Version())
+	pl := spec.Placement(e.c.Hierarchy.Version())
 	if pl == nil {
 		return false
 	}
-	_, ok = a.originals.Original(filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)))
+	_, ok = e.c.Originals.Original(filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)))
 	return ok
 }
 
-// readBack is the text of files as a reconcile left them, per cgroup and
+// ReadBack is the text of files as a reconcile left them, per cgroup and
 // knob, where it is known without reading them again: files read and left
 // alone, and files written whose text the kernel keeps verbatim. A knob
 // whose file the kernel lacks maps to absent.
-type readBack map[string]map[cgroup.Knob]fileState
+type ReadBack map[string]map[cgroup.Knob]FileState
 
-type fileState struct {
-	text    string
-	present bool
+// FileState is a file's text, or its absence.
+type FileState struct {
+	Text    string
+	Present bool
 }
 
 // writeBatches applies the batches through one call of the writer: the
 // originals of every file about to change are recorded in one update, then
 // each batch is written on its own, so a failed one does not stop the others.
 // It returns what it knows the files hold afterwards.
-func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) readBack {
+func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report) ReadBack {
 	present := map[string]bool{}
 	has := func(rel string, k cgroup.Knob) bool {
 		spec, ok := cgroup.Lookup(k)
 		if !ok {
 			return false
 		}
-		pl := spec.Placement(a.h.Version())
+		pl := spec.Placement(e.c.Hierarchy.Version())
 		if pl == nil {
 			return true // the writer reports it as unsupported
 		}
 		key := string(pl.Controller) + "\x00" + rel
 		ok, known := present[key]
 		if !known {
-			ok = a.h.Exists(pl.Controller, rel)
+			ok = e.c.Hierarchy.Exists(pl.Controller, rel)
 			present[key] = ok
 		}
 		return ok
@@ -149,7 +152,7 @@ func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) r
 			}
 		}
 		for _, t := range b.restores {
-			if has(t.Cgroup, t.Knob) && a.hasOriginal(t.Cgroup, t.Knob) {
+			if has(t.Cgroup, t.Knob) && e.hasOriginal(t.Cgroup, t.Knob) {
 				cb.Restores = append(cb.Restores, t)
 			}
 		}
@@ -157,19 +160,19 @@ func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) r
 			todo, who = append(todo, cb), append(who, workloadsOf(b.cgroups, owner))
 		}
 	}
-	seen := readBack{}
-	for i, rep := range a.w.ApplyBatches(todo) {
-		a.account(rep.Report, owner, res)
+	seen := ReadBack{}
+	for i, rep := range e.c.Writer.ApplyBatches(todo) {
+		e.account(rep.Report, owner, res)
 		if rep.Err != nil {
-			a.writeFailed(who[i], rep.Err, res)
+			e.writeFailed(who[i], rep.Err, res)
 		}
 		for _, r := range rep.Results {
-			var f fileState
+			var f FileState
 			switch spec, _ := cgroup.Lookup(r.Knob); {
 			case r.Outcome == cgroup.Unchanged || r.Outcome == cgroup.NoOriginal: // After is the text read
-				f = fileState{r.After, true}
+				f = FileState{r.After, true}
 			case r.Outcome == cgroup.Written && spec.Verbatim():
-				f = fileState{r.After, true}
+				f = FileState{r.After, true}
 			case r.Outcome == cgroup.Unsupported:
 			default:
 				// Other written files are read again: the kernel may store
@@ -177,7 +180,7 @@ func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) r
 				continue
 			}
 			if seen[r.Cgroup] == nil {
-				seen[r.Cgroup] = map[cgroup.Knob]fileState{}
+				seen[r.Cgroup] = map[cgroup.Knob]FileState{}
 			}
 			seen[r.Cgroup][r.Knob] = f
 		}
@@ -185,49 +188,49 @@ func (a *Agent) writeBatches(bs []batch, owner map[string]string, res *Result) r
 	return seen
 }
 
-func (a *Agent) writeFailed(who string, err error, res *Result) {
+func (e *Executor) writeFailed(who string, err error, res *Report) {
 	if errors.Is(err, cgroup.ErrCgroupGone) {
 		// Removed by its owner (a pod going away) between the reconcile's
 		// look and its write: nothing failed, and the next reconcile no
 		// longer sees it.
-		a.log.Debug("cgroup removed while written", "workload", who, "err", err)
+		e.c.Log.Debug("cgroup removed while written", "workload", who, "err", err)
 		return
 	}
 	res.Errors = append(res.Errors, fmt.Errorf("%s: %w", who, err))
-	a.events.Emit(eventlog.Warning, "CgroupWriteFailed", who, "%v", err)
+	e.c.Events.Emit(eventlog.Warning, "CgroupWriteFailed", who, "%v", err)
 }
 
 // account counts writes, reports unsupported knobs once per node and says
 // which files changed, per workload.
-func (a *Agent) account(rep cgroup.Report, owner map[string]string, res *Result) {
-	if a.opts.DryRun {
+func (e *Executor) account(rep cgroup.Report, owner map[string]string, res *Report) {
+	if e.c.DryRun {
 		for _, w := range rep.Writes {
-			fmt.Fprintf(a.opts.Out, "write %s = %s\n", w.Path, w.Value)
+			fmt.Fprintf(e.c.Out, "write %s = %s\n", w.Path, w.Value)
 		}
 		res.Planned = append(res.Planned, rep.Writes...)
 		return
 	}
 	res.Writes += len(rep.Writes)
-	a.metrics.writes.Add(float64(len(rep.Writes)))
-	for _, r := range a.unsupported.Fresh(rep.Results) {
-		a.unsupportedKnobs = append(a.unsupportedKnobs, string(r.Knob))
-		a.metrics.Unsupported.WithLabelValues(string(r.Knob)).Set(1)
+	e.c.Writes.Add(float64(len(rep.Writes)))
+	for _, r := range e.unsupported.Fresh(rep.Results) {
+		e.unsupportedKnobs = append(e.unsupportedKnobs, string(r.Knob))
+		e.c.Unsupported.WithLabelValues(string(r.Knob)).Set(1)
 		why := r.Reason
 		if _, after, ok := strings.Cut(why, ": "); ok {
 			why = after // the reason starts with the file name, said already
 		}
-		why = upstreamWhy(a.h.Version(), r.Knob, why)
-		a.events.Emit(eventlog.Warning, "KnobUnsupported", "", "%s is not supported by this kernel (%s); Locus skips it on this node", r.Knob, why)
+		why = upstreamWhy(e.c.Hierarchy.Version(), r.Knob, why)
+		e.c.Events.Emit(eventlog.Warning, "KnobUnsupported", "", "%s is not supported by this kernel (%s); Locus skips it on this node", r.Knob, why)
 	}
 	changed := map[string][]string{}
 	for _, r := range rep.Results {
 		if r.Outcome == cgroup.Written {
 			name := owner[r.Cgroup]
-			changed[name] = append(changed[name], a.containerPrefix(r.Cgroup)+fmt.Sprintf("%s=%s", r.Knob, r.After))
+			changed[name] = append(changed[name], e.c.ContainerPrefix(r.Cgroup)+fmt.Sprintf("%s=%s", r.Knob, r.After))
 		}
 	}
-	for _, name := range sortedKeys(changed) {
-		a.events.Emit(eventlog.Normal, "CgroupUpdated", name, "%s", strings.Join(changed[name], " "))
+	for _, name := range slices.Sorted(maps.Keys(changed)) {
+		e.c.Events.Emit(eventlog.Normal, "CgroupUpdated", name, "%s", strings.Join(changed[name], " "))
 	}
 }
 

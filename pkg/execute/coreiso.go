@@ -1,4 +1,4 @@
-package agent
+package execute
 
 import (
 	"errors"
@@ -27,8 +27,8 @@ func (kernelCoreSched) Clear(pids []int) error   { return coresched.Clear(pids) 
 // (processes that joined since get it too), and a workload no longer
 // isolated loses its cookie. It is the only step that touches processes for
 // CPU QoS. Without core scheduling it says so once and does nothing.
-func (a *Agent) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[string][]string) {
-	if a.opts.DryRun {
+func (e *Executor) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[string][]string) {
+	if e.c.DryRun {
 		return
 	}
 	want := map[string]bool{}
@@ -37,41 +37,41 @@ func (a *Agent) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[stri
 			want[w.Name] = true
 		}
 	}
-	if len(want) > 0 && !a.coreSupport.Available {
-		if !a.coreToldUnavailable {
-			a.coreToldUnavailable = true
-			a.events.Emit(eventlog.Warning, "CoreIsolationUnavailable", "", "core isolation is asked for but core scheduling is %s; the workloads run without it", a.coreSupport.Reason)
+	if len(want) > 0 && !e.coreSupport.Available {
+		if !e.coreToldUnavailable {
+			e.coreToldUnavailable = true
+			e.c.Events.Emit(eventlog.Warning, "CoreIsolationUnavailable", "", "core isolation is asked for but core scheduling is %s; the workloads run without it", e.coreSupport.Reason)
 		}
 		return
 	}
 	for _, w := range ws {
 		switch {
 		case want[w.Name]:
-			pids := a.pidsOf(cgroupsOf[w.Name])
+			pids := e.pidsOf(cgroupsOf[w.Name])
 			if len(pids) == 0 {
 				continue
 			}
-			err := a.core.Isolate(pids)
+			err := e.c.Core.Isolate(pids)
 			if err != nil && !errors.Is(err, coresched.ErrUnavailable) {
-				a.events.Emit(eventlog.Warning, "CoreIsolationFailed", w.Name, "%v", err)
+				e.c.Events.Emit(eventlog.Warning, "CoreIsolationFailed", w.Name, "%v", err)
 				continue
 			}
-			a.isolated[w.Name] = true
-		case a.isolated[w.Name]:
-			if err := a.core.Clear(a.pidsOf(cgroupsOf[w.Name])); err != nil {
-				a.events.Emit(eventlog.Warning, "CoreIsolationFailed", w.Name, "clearing its cookie: %v", err)
+			e.isolated[w.Name] = true
+		case e.isolated[w.Name]:
+			if err := e.c.Core.Clear(e.pidsOf(cgroupsOf[w.Name])); err != nil {
+				e.c.Events.Emit(eventlog.Warning, "CoreIsolationFailed", w.Name, "clearing its cookie: %v", err)
 				continue
 			}
-			delete(a.isolated, w.Name)
+			delete(e.isolated, w.Name)
 		}
 	}
 }
 
 // pidsOf lists the processes of cgroups, sorted and once each.
-func (a *Agent) pidsOf(cgs []string) []int {
+func (e *Executor) pidsOf(cgs []string) []int {
 	var out []int
 	for _, cg := range cgs {
-		if pids, err := a.h.Procs(cg); err == nil {
+		if pids, err := e.c.Hierarchy.Procs(cg); err == nil {
 			out = append(out, pids...)
 		}
 	}

@@ -1,0 +1,138 @@
+// Package execute is the agent's one executor: it carries a decision out on
+// the host. It takes the writes and restores of a decide.Ready and has
+// pkg/cgroup plan and execute them, sets core scheduling cookies after the
+// writes, and undoes what was done for a workload no longer managed
+// (stopping its process, restoring its files, removing its cgroups). Under
+// its one dry-run switch it prints what it would do and changes nothing.
+// It reports what happened; the agent tells the rest.
+package execute
+
+import (
+	"io"
+	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/coresched"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
+)
+
+// Emitter records an Event (eventlog.Log).
+type Emitter interface {
+	Emit(typ, reason, workload, format string, args ...any)
+}
+
+// Stopper stops a process a workload's command runs (supervisor.Supervisor).
+type Stopper interface {
+	Stop(p state.Process) error
+}
+
+// Config is what an Executor works with; every field but Core and
+// ContainerPrefix is required.
+type Config struct {
+	Hierarchy *cgroup.Hierarchy
+	// Writer writes through Originals; it plans only under DryRun (New sets
+	// its switch).
+	Writer    *cgroup.Writer
+	Originals cgroup.OriginalStore
+	// OriginalsFile is the name of the originals checkpoint in Store's
+	// directory, for the messages about it.
+	OriginalsFile string
+	Store         *state.Store // the checkpoint; read-only under DryRun
+	Procs         procfs.FS
+	Stopper       Stopper
+	Events        Emitter
+	Log           *slog.Logger
+	// Writes counts the cgroup files written; Unsupported is set to 1 for
+	// each knob the kernel lacks.
+	Writes      prometheus.Counter
+	Unsupported *prometheus.GaugeVec
+	// Core sets core scheduling cookies; nil: the kernel's (coresched).
+	Core CoreScheduler
+	// Pods: the workloads are pods, whose containers are cgroups of their
+	// own below the pod's.
+	Pods bool
+	// ContainerPrefix is "name:" for a container's cgroup, "" for others:
+	// the events of a pod say which container each file belongs to.
+	ContainerPrefix func(cgroup string) string
+	// DryRun prints to Out what would be done and changes nothing.
+	DryRun bool
+	Out    io.Writer
+}
+
+// Executor carries decisions out. It is used from one goroutine at a time
+// (the agent's reconcile loop).
+type Executor struct {
+	c Config
+
+	unsupported      cgroup.UnsupportedTracker
+	unsupportedKnobs []string
+
+	// coreSupport: whether the kernel has core scheduling; isolated: the
+	// workloads given a cookie.
+	coreSupport         coresched.Support
+	coreToldUnavailable bool
+	isolated            map[string]bool
+}
+
+// New builds an Executor; it probes core scheduling once.
+func New(c Config) *Executor {
+	if c.Core == nil {
+		c.Core = kernelCoreSched{}
+	}
+	if c.ContainerPrefix == nil {
+		c.ContainerPrefix = func(string) string { return "" }
+	}
+	c.Writer.DryRun = c.DryRun
+	return &Executor{c: c, coreSupport: c.Core.Probe(), isolated: map[string]bool{}}
+}
+
+// Report is what carrying out did.
+type Report struct {
+	Writes  int                // cgroup files written
+	Planned []cgroup.FileWrite // DryRun: the writes it would make
+	Errors  []error            // failed writes
+	// Seen is what the files hold afterwards, where it is known without
+	// reading them again (Apply only).
+	Seen ReadBack
+}
+
+// Targets say whose cgroups a decision's writes go to.
+type Targets struct {
+	Owner   map[string]string   // cgroup (a workload's or a container's) to its workload
+	Cgroups map[string][]string // workload to its cgroup and its containers'
+	// Uncreated are the cgroups a real run creates before writing them
+	// (command and match workloads): a dry run prints their writes apart.
+	Uncreated map[string]bool
+}
+
+// Apply carries out a decision: its writes and restores, subtree by
+// subtree, then its core isolation.
+func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
+	ops, restores := rd.Writes()
+	if e.c.DryRun {
+		e.printUncreated(rd.Desired.Ops, t.Uncreated)
+	}
+	var rep Report
+	rep.Seen = e.writeBatches(batches(ops, restores), t.Owner, &rep)
+	e.applyCoreIsolation(rd.Desired.Workloads, t.Cgroups)
+	return rep
+}
+
+// Unsupported lists the knobs the kernel lacks, as found so far.
+func (e *Executor) Unsupported() []string {
+	return append([]string(nil), e.unsupportedKnobs...)
+}
+
+// CoreSupport says whether the kernel has core scheduling, and why not.
+func (e *Executor) CoreSupport() coresched.Support { return e.coreSupport }
+
+// Isolated says whether the workload's processes have a cookie of their own.
+func (e *Executor) Isolated(workload string) bool { return e.isolated[workload] }
+
+func (e *Executor) alive(p *state.Process) bool {
+	return p != nil && e.c.Procs.Alive(p.PID, p.StartTime)
+}

@@ -1,0 +1,138 @@
+package execute
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/coresched"
+	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/state"
+)
+
+// events records what an Executor tells.
+type events []string
+
+func (e *events) Emit(typ, reason, workload, format string, args ...any) {
+	*e = append(*e, reason+" "+workload+": "+fmt.Sprintf(format, args...))
+}
+
+// newExecutor builds an Executor on a cgroup v2 tree of plain files with
+// cgroup pods/redis, whose cpuset.cpus Locus changed from 0-7 to 2-3.
+func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, string) {
+	t.Helper()
+	root := t.TempDir()
+	files := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
+	for dir, fs := range map[string]map[string]string{"": files, "pods": files, "pods/redis": {"cgroup.procs": "", "cpuset.cpus": "2-3"}} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range fs {
+			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h, err := cgroup.Open(root, cgroup.V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := cgroup.NewMemoryStore()
+	if err := orig.RecordOriginals(map[string]string{"pods/redis/cpuset.cpus": "0-7"}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := cgroup.NewWriter(h, orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := state.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Update(func(c *state.Checkpoint) error {
+		c.Workloads["redis"] = state.Workload{Cgroup: "pods/redis"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if dryRun {
+		store.ReadOnly = true
+	}
+	ev, out := &events{}, &bytes.Buffer{}
+	e := New(Config{Hierarchy: h, Writer: w, Originals: orig, OriginalsFile: "originals.json", Store: store,
+		Procs: procfs.New(t.TempDir()), Events: ev, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Writes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "writes"}),
+		Unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "unsupported"}, []string{"knob"}),
+		Core:        unavailableCore{}, DryRun: dryRun, Out: out})
+	return e, ev, out, root
+}
+
+type unavailableCore struct{ CoreScheduler }
+
+func (unavailableCore) Probe() coresched.Support { return coresched.Support{Reason: "absent"} }
+
+// TestRemoveRestoresAndForgetsTheWorkload: the removal of a workload writes
+// back the originals of its cgroup and drops it from the checkpoint.
+func TestRemoveRestoresAndForgetsTheWorkload(t *testing.T) {
+	e, ev, _, root := newExecutor(t, false)
+	rep, err := e.Remove("redis", state.Workload{Cgroup: "pods/redis"}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "pods/redis/cpuset.cpus")); string(got) != "0-7" {
+		t.Errorf("cpuset.cpus = %q after removal, want its original 0-7", got)
+	}
+	if rep.Writes != 1 || len(rep.Errors) != 0 {
+		t.Errorf("report %+v, want one write and no error", rep)
+	}
+	ck, err := e.c.Store.Load()
+	if err != nil || len(ck.Workloads) != 0 {
+		t.Errorf("checkpoint after removal: %+v, %v", ck, err)
+	}
+	want := []string{"CgroupUpdated redis: cpuset.cpus=0-7", "WorkloadRemoved redis: no longer managed; cgroup pods/redis restored"}
+	if strings.Join(*ev, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events %q, want %q", *ev, want)
+	}
+}
+
+// TestDryRunRemoveChangesNothing: under the dry-run switch a removal prints
+// what it would do and leaves the files and the checkpoint alone.
+func TestDryRunRemoveChangesNothing(t *testing.T) {
+	e, ev, out, root := newExecutor(t, true)
+	rep, err := e.Remove("redis", state.Workload{Cgroup: "pods/redis"}, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "pods/redis/cpuset.cpus")); string(got) != "2-3" {
+		t.Errorf("cpuset.cpus = %q after a dry run, want it unchanged", got)
+	}
+	if rep.Writes != 0 || len(rep.Planned) != 1 || len(*ev) != 0 {
+		t.Errorf("report %+v, events %q: want one planned write and no event", rep, *ev)
+	}
+	for _, want := range []string{"write " + filepath.Join(root, "pods/redis/cpuset.cpus") + " = 0-7", "remove cgroup pods/redis (if Locus created it)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if ck, _ := e.c.Store.Load(); len(ck.Workloads) != 1 {
+		t.Errorf("the dry run changed the checkpoint: %+v", ck)
+	}
+}
+
+// TestUpstreamWhy: a file upstream v1 lacks and v2 has is said to be so.
+func TestUpstreamWhy(t *testing.T) {
+	if got := upstreamWhy(cgroup.V1, cgroup.MemoryLow, "absent"); !strings.Contains(got, "upstream cgroup v1 has no memory.low file") {
+		t.Errorf("v1 memory.low: %q", got)
+	}
+	if got := upstreamWhy(cgroup.V2, cgroup.MemoryLow, "absent"); got != "absent" {
+		t.Errorf("v2 memory.low: %q", got)
+	}
+}
