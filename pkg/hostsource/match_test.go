@@ -2,43 +2,17 @@ package hostsource
 
 import (
 	"os"
-	"os/exec"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
+	"github.com/locus-project/locus/internal/proctest"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/procfs"
 )
 
-// startAs starts `sleep arg` as uid/gid; the test needs root to pick them.
-func startAs(t *testing.T, uid, gid uint32, arg string) int {
-	t.Helper()
-	c := exec.Command("sleep", arg)
-	c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: gid}}
-	if err := c.Start(); err != nil {
-		t.Skip("cannot start sleep as", uid, ":", err)
-	}
-	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
-	// Start returns once the child exists, not once it has exec'd: until
-	// then its exe and cmdline are this test binary's.
-	pid := c.Process.Pid
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		raw, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if strings.Contains(string(raw), arg) {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sleep %s did not exec in 10 s", arg)
-		}
-	}
-}
-
 func TestMatchByExeAndUnit(t *testing.T) {
 	p := NewPreparer(Options{Procs: procfs.New("")})
-	pid := startAs(t, uint32(os.Getuid()), uint32(os.Getgid()), "602.5")
+	pid := proctest.StartAs(t, uint32(os.Getuid()), uint32(os.Getgid()), "602.5")
 	sleepPath, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
 		t.Fatal(err)
