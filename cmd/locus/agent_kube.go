@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -84,7 +85,7 @@ func (k *kubeFlags) checkMode(f *pflag.FlagSet, standalone bool) error {
 	return nil
 }
 
-// runKube runs the agent on the node's pods until ctx ends.
+// run runs the agent on the node's pods until ctx ends.
 func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	driver, err := podcgroup.ParseDriver(k.driver)
 	if err != nil {
@@ -111,7 +112,7 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 		return err
 	}
 	o.NRI = k.nri
-	err = agent.RunKube(ctx, agent.KubeOptions{Agent: o, Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
+	err = runKube(ctx, o, nodeagent.RunOptions{Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved}})
 	if err != nil || k.ownerDaemonSet == "" || o.DryRun {
@@ -163,11 +164,32 @@ func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	return cfg, err
 }
 
-// heartbeatOption maps the flag (0: off) onto agent.KubeOptions (0: the
+// heartbeatOption maps the flag (0: off) onto nodeagent.RunOptions (0: the
 // default, negative: off).
 func heartbeatOption(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1
 	}
 	return d
+}
+
+// runKube runs the agent on the source of Kubernetes mode (pkg/kube/nodeagent)
+// until ctx ends, or once with o.Once or o.DryRun.
+func runKube(ctx context.Context, o agent.Options, k nodeagent.RunOptions) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	k.Logger, k.DryRun, k.Once = o.Logger, o.DryRun, o.Once
+	if k.StateDir = o.StateDir; k.StateDir == "" {
+		k.StateDir = agent.DefaultStateDir
+	}
+	return nodeagent.Run(ctx, k, func(src *nodeagent.Source) error {
+		o.Source, o.EventSink = src, src.Emit
+		a, err := agent.New(o)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return a.Run(ctx)
+	})
 }

@@ -105,7 +105,7 @@ type Agent struct {
 	cfg       configInForce
 	file      *hostsource.Loader   // the HostConfig; nil with a Source
 	prep      *hostsource.Preparer // the processes of HostConfig workloads
-	src       *sourceLoader        // nil: the workloads come from the HostConfig
+	src       *source.Loader       // nil: the workloads come from the HostConfig
 	topo      *topology.Topology
 	topoStamp string        // the topology files topo was discovered with
 	mem       decide.Memory // what the decision remembers between reconciles
@@ -160,7 +160,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	if opts.Source != nil {
-		a.src = &sourceLoader{src: opts.Source}
+		a.src = source.NewLoader(opts.Source)
 	} else {
 		a.file = hostsource.NewLoader(opts.ConfigFile, opts.ConfigSettle, time.Now, a.wake)
 		if err := a.file.FirstLoad(len(a.topo.CPUs)); err != nil {
@@ -309,7 +309,7 @@ func (a *Agent) debugDelay() {
 
 func (a *Agent) configName() string {
 	if a.src != nil {
-		return a.src.src.Name()
+		return a.src.Source.Name()
 	}
 	if a.opts.ConfigFile == "" {
 		return "built-in"

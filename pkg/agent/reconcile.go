@@ -8,6 +8,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/execute"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -93,7 +94,7 @@ func (a *Agent) Reconcile() Result {
 		}
 		ok, probs := a.prepare(r, &entry)
 		ready[r.cgroup] = ok
-		markContainers(r, ready)
+		source.MarkContainers(r.plan, ready)
 		r.problems = append(r.problems, probs...)
 		ck.Workloads[r.spec.Name] = entry
 	}
@@ -112,7 +113,9 @@ func (a *Agent) Reconcile() Result {
 	rd.Desired = a.balance(rs, rd.Desired)
 	a.emit(rd.Events)
 	d := rd.Desired
-	a.sourceDecided(cfg, d)
+	if a.src != nil {
+		a.src.Decided(a.topo, d)
+	}
 	a.debugDelay()
 
 	rep := a.exec.Apply(rd, execute.Targets{Owner: a.owners(rs), Cgroups: cgroupsOf(rs), Uncreated: uncreated(rs, ready)})

@@ -46,7 +46,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	var sourceChanged <-chan struct{}
 	if a.src != nil {
-		sourceChanged = a.src.src.Changed()
+		sourceChanged = a.src.Source.Changed()
 	}
 	stopNRI := a.startNRI(ctx)
 	defer stopNRI()

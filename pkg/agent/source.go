@@ -1,11 +1,6 @@
 package agent
 
 import (
-	"reflect"
-	"slices"
-	"strings"
-
-	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/source"
@@ -16,45 +11,6 @@ import (
 // put in their cgroups by someone else (the kubelet), so the agent only
 // decides and writes, and never creates, starts or moves anything.
 const FromPod Source = "pod"
-
-// sourceLoader turns snapshots into the loop's config and workloads. While
-// a snapshot equals the last one it returns the very same *config, so the
-// last decision is reused (see planMemo).
-type sourceLoader struct {
-	src  source.Source
-	last *source.Snapshot
-	cfg  *workload.Config
-	rs   []resolved
-}
-
-func (l *sourceLoader) load(env source.Env) (*workload.Config, []resolved, source.Snapshot) {
-	snap := l.src.Snapshot(env)
-	if l.last == nil || !reflect.DeepEqual(*l.last, snap) {
-		cfg, err := workload.ConfigFromQoSOnNode(snap.ResourceQoSConfig, snap.NodeLabels)
-		if err != nil { // the source should have checked it: keep the last
-			snap.Error = strings.TrimPrefix(snap.Error+"; ", "; ") + "resource-qos-config: " + err.Error()
-			if cfg = l.cfg; cfg == nil {
-				cfg, _ = workload.ConfigFromQoS("")
-			}
-		}
-		l.last = &snap
-		next := *cfg
-		next.Namespaces, next.Reserved, next.BEPool = snap.Namespaces, snap.Reserved, snap.BEPool
-		next.MemQoSHeld = snap.MemoryQoSHeld
-		l.cfg = &next
-		l.rs = make([]resolved, len(snap.Workloads))
-		for i, w := range snap.Workloads {
-			l.rs[i] = resolved{spec: hostconfig.Workload{Name: w.Plan.Name, Cgroup: w.Plan.Cgroup},
-				source: FromPod, cgroup: w.Plan.Cgroup, class: w.Class, plan: w.Plan, problems: w.Problems}
-		}
-	}
-	// The loop appends to each workload's problems: give it its own slices.
-	rs := slices.Clone(l.rs)
-	for i := range rs {
-		rs[i].problems = slices.Clip(rs[i].problems)
-	}
-	return l.cfg, rs, snap
-}
 
 // configInForce is the config the agent runs on and the error of the last
 // look at it, whichever source gave them: status and shutdown read it.
@@ -75,31 +31,18 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 		a.countConfigError(err != nil, a.cfg.lastErr != "")
 		return cfg, resolveWorkloads(cfg.Host)
 	}
-	cfg, rs, snap := a.src.load(source.Env{Topology: a.topo, Exists: a.cgroupExists})
+	cfg, snap := a.src.Load(source.Env{Topology: a.topo, Exists: a.cgroupExists})
+	rs := make([]resolved, len(snap.Workloads))
+	for i, w := range snap.Workloads {
+		rs[i] = resolved{spec: hostconfig.Workload{Name: w.Plan.Name, Cgroup: w.Plan.Cgroup},
+			source: FromPod, cgroup: w.Plan.Cgroup, class: w.Class, plan: w.Plan, problems: w.Problems}
+	}
 	rs = a.dropGone(rs)
 	a.countConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
 	// What the rest of the agent reads of the config in force (status,
 	// shutdown) is kept as for a HostConfig.
 	a.cfg.good, a.cfg.lastErr = cfg, snap.Error
 	return cfg, rs
-}
-
-// sourceDecided hands a reconcile's decision to the source.
-func (a *Agent) sourceDecided(cfg *workload.Config, d decide.Desired) {
-	if a.src == nil {
-		return
-	}
-	a.src.src.Decided(source.Decision{Topology: a.topo, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads})
-}
-
-// markContainers makes a pod's container cgroups ready with the pod's: for
-// a HostConfig workload they are the workload's cgroup.
-func markContainers(r *resolved, ready map[string]bool) {
-	for _, c := range r.plan.Containers {
-		if c.Cgroup != r.cgroup {
-			ready[c.Cgroup] = ready[r.cgroup]
-		}
-	}
 }
 
 // owners maps every cgroup the reconcile writes to its workload, and

@@ -177,7 +177,7 @@ type running struct {
 
 // start runs the Kubernetes-mode agent in-process, as the chart's service
 // account, until stop or the end of the test.
-func (n *node) start(mods ...func(*agent.KubeOptions)) *running {
+func (n *node) start(mods ...func(*kubeOptions)) *running {
 	n.t.Helper()
 	o := nodeagentOptions(n)
 	for _, m := range mods {
@@ -185,7 +185,7 @@ func (n *node) start(mods ...func(*agent.KubeOptions)) *running {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- agent.RunKube(ctx, o) }()
+	go func() { r.done <- runKube(ctx, o) }()
 	n.t.Cleanup(func() {
 		if err := r.stop(); err != nil {
 			n.t.Errorf("agent: %v", err)
@@ -196,7 +196,7 @@ func (n *node) start(mods ...func(*agent.KubeOptions)) *running {
 
 // nodeagentOptions runs the agent on the node as the chart's service
 // account, logging to the node's log file.
-func nodeagentOptions(n *node) agent.KubeOptions {
+func nodeagentOptions(n *node) kubeOptions {
 	n.t.Helper()
 	logf, err := os.OpenFile(n.logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -205,14 +205,39 @@ func nodeagentOptions(n *node) agent.KubeOptions {
 	n.t.Cleanup(func() { logf.Close() })
 	cfg := agentConfig(n.t)
 	cfg.Wrap(n.writes.wrap)
-	return agent.KubeOptions{
+	return kubeOptions{
 		Agent: agent.Options{StateDir: n.stateDir, SysfsRoot: n.sysfs, CgroupRoot: n.kubelet.root, CgroupVersion: n.kubelet.v,
 			Resync: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug}))},
-		Config:         cfg,
-		NRTMinInterval: 100 * time.Millisecond,
-		Source: nodeagent.SourceOptions{NodeName: n.name, ResourceQoSConfigMap: n.resQoS, PodQoSConfigMap: n.podQoS,
-			Reserved: reserved},
+		RunOptions: nodeagent.RunOptions{
+			Config:         cfg,
+			NRTMinInterval: 100 * time.Millisecond,
+			Source: nodeagent.SourceOptions{NodeName: n.name, ResourceQoSConfigMap: n.resQoS, PodQoSConfigMap: n.podQoS,
+				Reserved: reserved},
+		},
 	}
+}
+
+// kubeOptions are the agent's options and those of its Kubernetes mode.
+type kubeOptions struct {
+	Agent agent.Options
+	nodeagent.RunOptions
+}
+
+// runKube runs the agent on the Kubernetes source as `locus agent
+// --node-name` does.
+func runKube(ctx context.Context, o kubeOptions) error {
+	k := o.RunOptions
+	k.Logger, k.StateDir, k.DryRun, k.Once = o.Agent.Logger, o.Agent.StateDir, o.Agent.DryRun, o.Agent.Once
+	return nodeagent.Run(ctx, k, func(src *nodeagent.Source) error {
+		ao := o.Agent
+		ao.Source, ao.EventSink = src, src.Emit
+		a, err := agent.New(ao)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return a.Run(ctx)
+	})
 }
 
 func (r *running) stop() error {

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 )
@@ -44,7 +43,7 @@ func TestPodsUnderKubeletCgroupRoot(t *testing.T) {
 	}
 
 	pod := n.create(boundPod("under-root"))
-	n.start(func(o *agent.KubeOptions) {
+	n.start(func(o *kubeOptions) {
 		o.Agent.CgroupRoot = top
 		o.Source.KubeletCgroupRoot = podcgroup.Root{"kubelet"}
 	})

@@ -196,7 +196,7 @@ func TestOnce(t *testing.T) {
 	pod := n.create(boundPod("web"))
 	o := nodeagentOptions(n)
 	o.Agent.Once = true
-	if err := agent.RunKube(callCtx(t), o); err != nil {
+	if err := runKube(callCtx(t), o); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := cpuset.Parse(n.kubelet.File(n.kubelet.ContainerCgroup(pod, "web"), "cpuset.cpus")); err != nil || c.Size() != 2 {
@@ -216,7 +216,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	var out strings.Builder
 	o := nodeagentOptions(n)
 	o.Agent.DryRun, o.Agent.Out = true, &out
-	if err := agent.RunKube(callCtx(t), o); err != nil {
+	if err := runKube(callCtx(t), o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "write "+filepath.Join(n.kubelet.root, n.kubelet.ContainerCgroup(pod, "web"), "cpuset.cpus")) {

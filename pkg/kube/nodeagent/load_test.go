@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -80,7 +79,7 @@ func TestLoad(t *testing.T) {
 	n := loadNode(t)
 	metricsAddr := freeAddr(t)
 	before := sample()
-	n.start(func(o *agent.KubeOptions) {
+	n.start(func(o *kubeOptions) {
 		o.Agent.MetricsAddr = metricsAddr
 		o.Agent.Logger = quietLogger(t, n.logFile)
 	})

@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // What the tests look at: events, the NodeResourceTopology, the status.
@@ -93,9 +93,9 @@ func waitNRT(t *testing.T, node, what string, ok func(*nrt.Object, nrt.CPUTopolo
 }
 
 // status reads the agent's status.json.
-func (n *node) status() agent.Status {
+func (n *node) status() status.Status {
 	n.t.Helper()
-	st, err := agent.ReadStatus(n.stateDir)
+	st, err := status.Read(n.stateDir)
 	if err != nil {
 		n.t.Fatal(err)
 	}
@@ -103,13 +103,13 @@ func (n *node) status() agent.Status {
 }
 
 // findWorkload finds a workload in a status.
-func findWorkload(st agent.Status, name string) (agent.WorkloadStatus, bool) {
+func findWorkload(st status.Status, name string) (status.WorkloadStatus, bool) {
 	for _, w := range st.Workloads {
 		if w.Name == name {
 			return w, true
 		}
 	}
-	return agent.WorkloadStatus{}, false
+	return status.WorkloadStatus{}, false
 }
 
 // setConfigMap creates or replaces a ConfigMap in kube-system.

@@ -215,16 +215,27 @@ func (c *cluster) startAgent(nd *testNode) {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	o := agent.KubeOptions{
-		Agent: agent.Options{StateDir: nd.state, SysfsRoot: nd.sysfs, CgroupRoot: nd.root, CgroupVersion: cgroup.V2,
-			Resync: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug}))},
+	ao := agent.Options{StateDir: nd.state, SysfsRoot: nd.sysfs, CgroupRoot: nd.root, CgroupVersion: cgroup.V2,
+		Resync: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	o := nodeagent.RunOptions{
 		Config:         cp.ServiceAccountConfig(c.t, chartNamespace, agentSA),
 		NRTMinInterval: 100 * time.Millisecond,
 		Source:         nodeagent.SourceOptions{NodeName: nd.name, Reserved: reserved, CgroupDriver: podcgroup.Cgroupfs},
+		Logger:         ao.Logger, StateDir: ao.StateDir,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- agent.RunKube(ctx, o) }()
+	go func() {
+		done <- nodeagent.Run(ctx, o, func(src *nodeagent.Source) error {
+			ao.Source, ao.EventSink = src, src.Emit
+			a, err := agent.New(ao)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			return a.Run(ctx)
+		})
+	}()
 	var once sync.Once
 	c.t.Cleanup(func() {
 		once.Do(func() {

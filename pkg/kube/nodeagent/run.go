@@ -1,4 +1,4 @@
-package agent
+package nodeagent
 
 import (
 	"context"
@@ -11,17 +11,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 
-// KubeOptions configure the agent in Kubernetes mode.
-type KubeOptions struct {
-	// Agent is the reconcile loop's configuration (state dir, roots,
-	// metrics); its Source and EventSink are set here.
-	Agent Options
+// RunOptions configure the agent's Kubernetes mode.
+type RunOptions struct {
 	// Source names the node and the ConfigMaps; Client is made from Config.
-	Source nodeagent.SourceOptions
+	Source SourceOptions
 	// Config reaches the apiserver: in-cluster, or from a kubeconfig.
 	Config *rest.Config
 	// NRTMinInterval keeps NodeResourceTopology writes at least this far
@@ -30,13 +26,20 @@ type KubeOptions struct {
 	NRTMinInterval time.Duration
 	NRTHeartbeat   time.Duration
 	NoNRT          bool
+	// What Run needs of the agent's own options: its logger (default: text
+	// on stderr), its state directory (where Source.StateDir defaults to,
+	// but under DryRun), and whether it reconciles once or only prints.
+	Logger       *slog.Logger
+	StateDir     string
+	DryRun, Once bool
 }
 
-// RunKube watches the node's pods and the ConfigMaps and runs the reconcile
-// loop on them until ctx ends (or once, with Agent.Once or Agent.DryRun).
-func RunKube(ctx context.Context, o KubeOptions) error {
-	if o.Agent.Logger == nil {
-		o.Agent.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+// Run watches the node's pods and the ConfigMaps and runs the reconcile
+// loop on them: agent runs it on the started Source (posting its events
+// with Source.Emit) until ctx ends, or once with Once or DryRun.
+func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	cfg := rest.CopyConfig(o.Config)
 	cfg.UserAgent = "locus-agent/" + o.Source.NodeName
@@ -45,25 +48,23 @@ func RunKube(ctx context.Context, o KubeOptions) error {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
 	evCfg := rest.CopyConfig(cfg)
-	evCfg.QPS, evCfg.Burst = nodeagent.EventQPS, nodeagent.EventBurst
+	evCfg.QPS, evCfg.Burst = EventQPS, EventBurst
 	events, err := kubernetes.NewForConfig(evCfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
 	}
-	o.Source.Client, o.Source.EventClient, o.Source.Logger = client, events, o.Agent.Logger
-	o.Source.Quiet = o.Source.Quiet || o.Agent.DryRun
-	if o.Source.StateDir == "" && !o.Agent.DryRun {
-		if o.Source.StateDir = o.Agent.StateDir; o.Source.StateDir == "" {
-			o.Source.StateDir = DefaultStateDir
-		}
+	o.Source.Client, o.Source.EventClient, o.Source.Logger = client, events, o.Logger
+	o.Source.Quiet = o.Source.Quiet || o.DryRun
+	if o.Source.StateDir == "" && !o.DryRun {
+		o.Source.StateDir = o.StateDir
 	}
 	// A dry run changes nothing, in the cluster either.
-	if !o.NoNRT && !o.Agent.DryRun {
+	if !o.NoNRT && !o.DryRun {
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return fmt.Errorf("kubernetes client: %w", err)
 		}
-		pub := nrt.NewPublisher(dyn, o.Agent.Logger)
+		pub := nrt.NewPublisher(dyn, o.Logger)
 		if o.NRTMinInterval > 0 {
 			pub.MinInterval = o.NRTMinInterval
 		}
@@ -72,7 +73,7 @@ func RunKube(ctx context.Context, o KubeOptions) error {
 		}
 		o.Source.NRT = pub
 	}
-	src, err := nodeagent.NewSource(o.Source)
+	src, err := NewSource(o.Source)
 	if err != nil {
 		return err
 	}
@@ -80,17 +81,11 @@ func RunKube(ctx context.Context, o KubeOptions) error {
 		return err
 	}
 	defer src.Stop()
-	o.Agent.Source, o.Agent.EventSink = src, src.Emit
-	a, err := New(o.Agent)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	err = a.Run(ctx)
-	if o.Agent.Once && o.Source.NRT != nil {
+	err = agent(src)
+	if o.Once && o.Source.NRT != nil {
 		// The publisher's loop may not have run yet: publish before exiting.
 		if perr := o.Source.NRT.PublishNow(ctx); perr != nil {
-			o.Agent.Logger.Warn("cannot publish NodeResourceTopology", "err", perr)
+			o.Logger.Warn("cannot publish NodeResourceTopology", "err", perr)
 		}
 	}
 	return err

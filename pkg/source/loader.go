@@ -1,0 +1,68 @@
+package source
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// Loader turns a Source's snapshots into the config the reconcile loop runs
+// on and hands the source each decision. While a snapshot equals the last
+// one it returns the very same *workload.Config, so the last decision is
+// reused (decide.Memory.Last).
+type Loader struct {
+	Source Source
+	last   *Snapshot
+	cfg    *workload.Config
+}
+
+// NewLoader loads the snapshots of src.
+func NewLoader(src Source) *Loader { return &Loader{Source: src} }
+
+// Load asks the source for a snapshot and returns the config in force with
+// it, and the snapshot. A resource-qos-config the config cannot be made of
+// keeps the last config, and the snapshot's Error says so. The workloads
+// returned are the caller's: it may append to their Problems.
+func (l *Loader) Load(env Env) (*workload.Config, Snapshot) {
+	snap := l.Source.Snapshot(env)
+	if l.last == nil || !reflect.DeepEqual(*l.last, snap) {
+		cfg, err := workload.ConfigFromQoSOnNode(snap.ResourceQoSConfig, snap.NodeLabels)
+		if err != nil { // the source should have checked it: keep the last
+			snap.Error = strings.TrimPrefix(snap.Error+"; ", "; ") + "resource-qos-config: " + err.Error()
+			if cfg = l.cfg; cfg == nil {
+				cfg, _ = workload.ConfigFromQoS("")
+			}
+		}
+		last := snap
+		l.last = &last
+		next := *cfg
+		next.Namespaces, next.Reserved, next.BEPool = snap.Namespaces, snap.Reserved, snap.BEPool
+		next.MemQoSHeld = snap.MemoryQoSHeld
+		l.cfg = &next
+	}
+	// The loop appends to each workload's problems: give it its own slices.
+	snap.Workloads = slices.Clone(l.last.Workloads)
+	for i := range snap.Workloads {
+		snap.Workloads[i].Problems = slices.Clip(snap.Workloads[i].Problems)
+	}
+	return l.cfg, snap
+}
+
+// Decided hands a reconcile's decision, on topology t, to the source.
+func (l *Loader) Decided(t *topology.Topology, d decide.Desired) {
+	l.Source.Decided(Decision{Topology: t, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads})
+}
+
+// MarkContainers makes a workload's container cgroups ready with its own:
+// a pod's are below the pod's; a HostConfig workload's are its cgroup.
+func MarkContainers(w workload.Workload, ready map[string]bool) {
+	for _, c := range w.Containers {
+		if c.Cgroup != w.Cgroup {
+			ready[c.Cgroup] = ready[w.Cgroup]
+		}
+	}
+}
