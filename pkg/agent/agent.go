@@ -5,7 +5,6 @@
 package agent
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -128,12 +127,11 @@ type Agent struct {
 	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
 
 	cpuIdle bool // cgroups have cpu.idle
-	// The NRI plugin (nil when off), the calls it makes on the loop, and
-	// the pods whose sandbox it saw stop (name to UID).
+	// The NRI plugin and its handler (nil when off), and the calls it
+	// makes on the loop.
 	nri     *nri.Plugin
+	nriLoop *nri.LoopHandler
 	calls   chan func()
-	nriGone map[string]string
-	runCtx  context.Context
 }
 
 // New checks the machine and the config and opens the state directory. Under
@@ -144,7 +142,7 @@ func New(opts Options) (*Agent, error) {
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: m,
 		pub: publish.NewPublisher(opts.StateDir, m.Metrics),
 		now: time.Now, trigger: make(chan struct{}, 1),
-		calls: make(chan func()), nriGone: map[string]string{}, runCtx: context.Background()}
+		calls: make(chan func())}
 	a.locMetrics = localityloop.NewMetrics(a.metrics.reg)
 	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error

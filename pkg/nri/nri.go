@@ -2,9 +2,10 @@
 // runtime's NRI socket (containerd ≥ 1.7, CRI-O ≥ 1.26) so that a container
 // is created with the cpuset and memory QoS values Locus decided, instead of
 // getting them from the reconcile loop after it has started. It decides
-// nothing itself: every value comes from a Handler (the agent), which asks
-// the one decision core; this package only speaks the protocol, keeps the
-// connection, and says which path the node is on.
+// nothing itself: every value comes from a Handler (LoopHandler, on the
+// agent's loop), which asks the one decision core; this package speaks the
+// protocol, keeps the connection, turns a decision into the values a
+// container's spec carries, and says which path the node is on.
 package nri
 
 import (

@@ -1,0 +1,125 @@
+package nri
+
+import (
+	"context"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// Loop is what a LoopHandler is given of the agent: its reconcile loop, on
+// which every call is carried out so that a decision at creation and a
+// reconcile never run at once and both reach the one Decide.
+type Loop struct {
+	// Call runs f on the loop; false if ctx ended first.
+	Call func(ctx context.Context, f func()) bool
+	// Decide decides the containers of reqs with the reconcile's own
+	// Decide (see Match); it runs on the loop.
+	Decide func(reqs []Request) []Decision
+	// Events receives the Warning of a container created unpinned.
+	Events interface {
+		Emit(typ, reason, workload, format string, args ...any)
+	}
+	// Wake asks for a reconcile now.
+	Wake func()
+	// Creates counts the containers asked about, by result.
+	Creates *prometheus.CounterVec
+}
+
+// LoopHandler is the Handler that carries every call out on the agent's
+// loop. It keeps the pods whose sandbox the runtime saw stop, read and
+// changed on the loop only.
+type LoopHandler struct {
+	l   Loop
+	ctx context.Context // the plugin's run: the calls made in the background end with it
+	// stopped maps the pods whose sandbox stopped (namespace/name) to
+	// their UID.
+	stopped map[string]string
+}
+
+// NewLoopHandler returns the handler of a plugin running until ctx ends.
+func NewLoopHandler(ctx context.Context, l Loop) *LoopHandler {
+	return &LoopHandler{l: l, ctx: ctx, stopped: map[string]string{}}
+}
+
+func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
+	var out []Decision
+	decide := func() {
+		for _, q := range reqs {
+			delete(h.stopped, q.Pod.Namespace+"/"+q.Pod.Name) // a new sandbox of a stopped pod
+		}
+		out = h.l.Decide(reqs)
+		for _, d := range out {
+			if d.Err == nil {
+				h.l.Creates.WithLabelValues("Decided").Inc()
+			}
+		}
+	}
+	if h.l.Call(ctx, decide) {
+		return out
+	}
+	// The loop is busy (a long reconcile): the containers start as they are
+	// and the next reconcile applies the decision (the loop may still make
+	// and save it once it gets to the call).
+	out = make([]Decision, len(reqs))
+	for i, r := range reqs {
+		out[i] = Decision{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
+	}
+	return out
+}
+
+func (h *LoopHandler) Unpinned(pod Pod, ctr Container, err error, blocked bool) {
+	name := pod.Namespace + "/" + pod.Name
+	reason, then := "CreatedUnpinned", "it starts as the runtime has it; the agent applies its values once it runs"
+	if blocked {
+		reason, then = "CreationRefused", "its creation is refused until they are (--nri-fail-closed); the kubelet retries"
+	}
+	h.l.Creates.WithLabelValues(reason).Inc()
+	go h.l.Call(h.ctx, func() {
+		h.l.Events.Emit(eventlog.Warning, reason, name, "container %q got no CPUs or memory QoS values at creation (%v): %s", ctr.Name, err, then)
+	})
+}
+
+// Gone frees a pod's CPUs as soon as its sandbox stops: the pod is left out
+// of the decisions (DropStopped) until the source no longer lists it. A
+// container stopping frees nothing (the CPUs are the pod's) but is looked
+// at now.
+func (h *LoopHandler) Gone(pod Pod, ctr Container) {
+	go h.l.Call(h.ctx, func() {
+		if ctr.ID == "" {
+			h.stopped[pod.Namespace+"/"+pod.Name] = pod.UID
+		}
+		h.l.Wake()
+	})
+}
+
+// DropStopped leaves out of ws, on the loop, the pods whose sandbox the
+// runtime stopped, so their CPUs are free at once; a pod ws no longer lists
+// is forgotten. pod gives a workload's name and cgroup. dropped says
+// whether any was left out. With h nil (no plugin) ws is kept.
+func DropStopped[W any](h *LoopHandler, ws []W, pod func(W) (name, cgroup string)) (kept []W, dropped bool) {
+	if h == nil || len(h.stopped) == 0 {
+		return ws, false
+	}
+	listed := map[string]bool{}
+	out := ws[:0:0]
+	for _, w := range ws {
+		name, cg := pod(w)
+		listed[name] = true
+		// The pod cgroup names the UID (with _ for - under systemd): a new
+		// pod of the same name is not the stopped one.
+		uid, gone := h.stopped[name]
+		if !gone || uid == "" || !(strings.Contains(cg, uid) || strings.Contains(cg, strings.ReplaceAll(uid, "-", "_"))) {
+			out = append(out, w)
+		}
+	}
+	for name := range h.stopped {
+		if !listed[name] {
+			delete(h.stopped, name)
+		}
+	}
+	return out, len(out) != len(ws)
+}

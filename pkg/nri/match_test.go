@@ -1,0 +1,138 @@
+package nri
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/status"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// The OCI spec carries the cpuset, on v2 memory.min, low and high, on v1 a
+// positive soft limit; the wmark files stay the reconcile loop's.
+func TestValuesOf(t *testing.T) {
+	ops := []cgroup.Op{{Cgroup: "p/c", Knob: cgroup.CPUSetCPUs, Value: "2-3"}, {Cgroup: "p/c", Knob: cgroup.CPUSetMems, Value: "0"},
+		{Cgroup: "p/c", Knob: cgroup.MemoryLow, Value: "1024"}, {Cgroup: "p/c", Knob: cgroup.MemorySoftLimit, Value: "2048"},
+		{Cgroup: "p/d", Knob: cgroup.MemorySoftLimit, Value: "0"}}
+	v2 := ValuesOf(ops, cgroup.V2)
+	if want := (Values{CPUs: "2-3", Mems: "0", Unified: map[string]string{"memory.low": "1024"}}); !reflect.DeepEqual(v2["p/c"], want) {
+		t.Errorf("v2: %+v, want %+v", v2["p/c"], want)
+	}
+	v1 := ValuesOf(ops, cgroup.V1)
+	if want := (Values{CPUs: "2-3", Mems: "0", Reservation: 2048}); !reflect.DeepEqual(v1["p/c"], want) {
+		t.Errorf("v1: %+v, want %+v", v1["p/c"], want)
+	}
+	if !v1["p/d"].IsZero() {
+		t.Errorf("a zero soft limit set %+v", v1["p/d"])
+	}
+}
+
+func req(pod, ctr string, labels map[string]string) Request {
+	return Request{Pod: Pod{Namespace: "ns", Name: pod, Labels: labels}, Container: Container{Name: ctr}}
+}
+
+// A running container is its cgroup; one being created gets a key under its
+// pod's, added to the workload; an unknown pod gets its error and says
+// whether it asks for CPUs.
+func TestMatchWorkloads(t *testing.T) {
+	a := workload.Workload{Name: "ns/a", Cgroup: "kubepods/pod-a", CPU: workload.CPUNeed{Exclusive: true},
+		Containers: []workload.Container{{Name: "app", Cgroup: "kubepods/pod-a/app"}}}
+	reqs := []Request{req("a", "app", nil), req("a", "side", nil), req("b", "app", map[string]string{"cpuset-scheduler": "true"})}
+	m := MatchWorkloads(reqs, []*workload.Workload{&a})
+	if len(a.Containers) != 2 || a.Containers[1] != (workload.Container{Name: "side", Cgroup: "kubepods/pod-a/locus-nri-1"}) {
+		t.Fatalf("containers %+v", a.Containers)
+	}
+	out := m.Decided([]cgroup.Op{{Cgroup: "kubepods/pod-a/app", Knob: cgroup.CPUSetCPUs, Value: "1"},
+		{Cgroup: "kubepods/pod-a/locus-nri-1", Knob: cgroup.CPUSetCPUs, Value: "2"}}, cgroup.V2)
+	if out[0].Values.CPUs != "1" || out[1].Values.CPUs != "2" || !out[0].Exclusive || !out[1].Exclusive {
+		t.Errorf("decided %+v", out)
+	}
+	if out[2].Err == nil || !strings.Contains(out[2].Err.Error(), "pod ns/b is not known") || !out[2].Exclusive || !out[2].Values.IsZero() {
+		t.Errorf("unknown pod: %+v", out[2])
+	}
+	bad := errors.New("no checkpoint")
+	failed := MatchWorkloads(reqs, []*workload.Workload{&a}).Failed(bad)
+	if failed[0].Err != bad || failed[1].Err != bad || failed[2].Err == bad {
+		t.Errorf("failed %+v", failed)
+	}
+}
+
+// A stopped sandbox's pod is left out until the source drops it; a new pod
+// of the same name (another UID) is not.
+func TestDropStopped(t *testing.T) {
+	type w struct{ name, cg string }
+	of := func(x w) (string, string) { return x.name, x.cg }
+	ws := []w{{"ns/a", "kubepods/podaa_bb"}, {"ns/b", "kubepods/podcc"}}
+	if kept, dropped := DropStopped(nil, ws, of); dropped || len(kept) != 2 {
+		t.Errorf("no plugin: kept %v, dropped %v", kept, dropped)
+	}
+	h := NewLoopHandler(context.Background(), Loop{})
+	h.stopped["ns/a"], h.stopped["ns/b"], h.stopped["ns/c"] = "aa-bb", "other", "cc"
+	kept, dropped := DropStopped(h, ws, of)
+	if !dropped || !reflect.DeepEqual(kept, []w{{"ns/b", "kubepods/podcc"}}) {
+		t.Errorf("kept %v, dropped %v", kept, dropped)
+	}
+	if _, ok := h.stopped["ns/c"]; ok || len(h.stopped) != 2 {
+		t.Errorf("stopped %v: ns/c is no longer listed", h.stopped)
+	}
+}
+
+// A busy loop fails the decision open; a call carried out counts the
+// decided containers; an unpinned container is counted and told.
+func TestLoopHandler(t *testing.T) {
+	var mu sync.Mutex
+	var told []string
+	creates := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c"}, []string{"result"})
+	done := make(chan struct{}, 1)
+	busy := true
+	l := Loop{Creates: creates, Wake: func() {},
+		Call: func(ctx context.Context, f func()) bool {
+			if busy {
+				return false
+			}
+			f()
+			done <- struct{}{}
+			return true
+		},
+		Decide: func(reqs []Request) []Decision {
+			return []Decision{{Values: Values{CPUs: "1"}}, {Err: errors.New("x")}}
+		},
+		Events: emitter(func(reason string) { mu.Lock(); told = append(told, reason); mu.Unlock() })}
+	h := NewLoopHandler(context.Background(), l)
+	reqs := []Request{req("a", "app", map[string]string{"cpuset-scheduler": "true"}), req("b", "app", nil)}
+	out := h.Decide(context.Background(), reqs)
+	if len(out) != 2 || out[0].Err != ErrNoDecision || !out[0].Exclusive || out[1].Exclusive {
+		t.Errorf("busy: %+v", out)
+	}
+	busy = false
+	out = h.Decide(context.Background(), reqs)
+	<-done
+	if out[0].Values.CPUs != "1" || testutil.ToFloat64(creates.WithLabelValues("Decided")) != 1 {
+		t.Errorf("decided %+v, counted %v", out, testutil.ToFloat64(creates.WithLabelValues("Decided")))
+	}
+	h.Unpinned(reqs[1].Pod, reqs[1].Container, errors.New("x"), true)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if !reflect.DeepEqual(told, []string{"CreationRefused"}) || testutil.ToFloat64(creates.WithLabelValues("CreationRefused")) != 1 {
+		t.Errorf("told %v", told)
+	}
+}
+
+type emitter func(reason string)
+
+func (e emitter) Emit(_, reason, _, _ string, _ ...any) { e(reason) }
+
+func TestPinningOff(t *testing.T) {
+	if p := Pinning(nil); p.Path != status.PinAfterStart || p.Reason != "NRI is off (--nri=false)" {
+		t.Errorf("%+v", p)
+	}
+}
