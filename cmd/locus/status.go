@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -40,7 +41,7 @@ after a one-line summary of the node.`,
 			if err != nil {
 				return err
 			}
-			running, err := agent.Running(stateDir)
+			running, err := state.Running(stateDir)
 			if err != nil {
 				return err
 			}

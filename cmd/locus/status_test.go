@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/kubelet"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/status"
 )
 
@@ -46,7 +46,7 @@ func TestStatusSaysWhetherTheAgentRuns(t *testing.T) {
 		t.Errorf("pools are not labelled as CPU lists:\n%s", out)
 	}
 	// An agent holds its lock: the same status is current.
-	lock, err := os.OpenFile(filepath.Join(dir, agent.LockFile), os.O_CREATE|os.O_RDWR, 0o600)
+	lock, err := os.OpenFile(filepath.Join(dir, state.AgentLockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,10 +241,7 @@ func (a *Agent) openState() error {
 		return err
 	}
 	var err error
-	if a.store, err = state.Open(dir); err != nil {
-		return err
-	}
-	if a.lock, err = takeAgentLock(a.store.Path(LockFile)); err != nil {
+	if a.store, a.lock, err = state.OpenAgent(dir); err != nil {
 		return err
 	}
 	if a.events, err = eventlog.Open(a.store.Path(eventlog.EventsFile), a.log); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/localityloop"
+	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -50,7 +51,7 @@ func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, d decide.D
 // cgroups, events, clock and options, with the last runs of LocalityFile.
 func newLocalityRunner(a *Agent, m localityloop.Migrator) *localityloop.Runner {
 	return localityloop.New(localityloop.Deps{Migrator: m, Cgroups: a.h, Events: a.events, Metrics: a.locMetrics,
-		Log: a.log, Now: func() time.Time { return a.now() }, Wake: func() { a.wake(0) }, Load: a.loadRecord,
+		Log: a.log, Now: func() time.Time { return a.now() }, Wake: func() { a.wake(0) }, Load: state.RecordLoader(a.log, a.opts.StateDir),
 		StateDir: a.opts.StateDir, Options: locality.Options{ProcRoot: a.opts.ProcRoot, SysfsRoot: a.opts.SysfsRoot,
 			Budget: a.opts.LocalityBudget, Margin: a.opts.LocalityMargin}})
 }

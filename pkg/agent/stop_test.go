@@ -106,24 +106,3 @@ func TestRestartRightAfterKill9(t *testing.T) {
 	time.AfterFunc(300*time.Millisecond, func() { unix.Flock(int(lock.Fd()), unix.LOCK_UN) })
 	r.once()
 }
-
-// TestSecondAgentRefused keeps the lock held by a live agent: a second one
-// is refused with an error naming the holder.
-func TestSecondAgentRefused(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the agent binary")
-	}
-	old := lockWait
-	lockWait = 100 * time.Millisecond
-	defer func() { lockWait = old }()
-	dir := t.TempDir()
-	first, err := takeAgentLock(filepath.Join(dir, "agent.lock"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer first.Close()
-	_, err = takeAgentLock(filepath.Join(dir, "agent.lock"))
-	if err == nil || !strings.Contains(err.Error(), "another locus agent (pid ") {
-		t.Fatalf("second lock: %v", err)
-	}
-}

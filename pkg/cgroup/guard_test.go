@@ -16,7 +16,6 @@ import (
 // configured root.
 var writers = map[string]string{
 	"pkg/state/":                            "the checkpoint and the agent's lock under the state directory",
-	"pkg/agent/lock.go":                     "the agent's lock under the state directory",
 	"pkg/atomicfile/":                       "records under the state directory, replaced whole",
 	"pkg/eventlog/":                         "events.jsonl under the state directory",
 	"pkg/status/file.go":                    "status.json under the state directory",

@@ -1,15 +1,20 @@
-package agent
+package state
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
+
+// AgentLockFile is the file a running agent holds an exclusive flock on,
+// under its state directory.
+const AgentLockFile = "agent.lock"
 
 // lockWait is how long a starting agent waits for the agent lock. The
 // kernel drops a flock when its holder dies, but an agent killed with
@@ -20,10 +25,26 @@ import (
 // an error naming it.
 var lockWait = 5 * time.Second
 
-// takeAgentLock takes the exclusive lock of the state directory, which
+// OpenAgent opens the state directory of an agent (creating it as Open
+// does) and takes its agent lock, which the agent holds until it exits:
+// closing the returned file releases it.
+func OpenAgent(dir string) (*Store, *os.File, error) {
+	s, err := Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	lock, err := LockAgent(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, lock, nil
+}
+
+// LockAgent takes the exclusive lock of the state directory dir, which
 // makes this the only agent using it, and writes this process's pid into
 // the lock file so that a refusal can name the holder.
-func takeAgentLock(path string) (*os.File, error) {
+func LockAgent(dir string) (*os.File, error) {
+	path := filepath.Join(dir, AgentLockFile)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("agent lock: %w", err)
@@ -42,7 +63,7 @@ func takeAgentLock(path string) (*os.File, error) {
 			holder := lockHolder(f)
 			f.Close()
 			return nil, fmt.Errorf("another locus agent%s is running with state dir %s (its lock %s was still held after %s)",
-				holder, strings.TrimSuffix(path, "/agent.lock"), path, lockWait)
+				holder, strings.TrimSuffix(path, "/"+AgentLockFile), path, lockWait)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -1,4 +1,4 @@
-package agent
+package state
 
 import (
 	"fmt"
@@ -10,16 +10,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// LockFile is the file a running agent holds an exclusive flock on, under
-// its state directory.
-const LockFile = "agent.lock"
-
 // Running reports whether an agent holds the lock of stateDir. It reads
 // /proc/locks rather than trying the lock itself, so that asking never makes
 // an agent starting at that instant believe another one runs. A state
 // directory without a lock file has never had an agent.
 func Running(stateDir string) (bool, error) {
-	fi, err := os.Stat(filepath.Join(stateDir, LockFile))
+	fi, err := os.Stat(filepath.Join(stateDir, AgentLockFile))
 	if err != nil {
 		if os.IsNotExist(err) {
 			return false, nil
@@ -28,7 +24,7 @@ func Running(stateDir string) (bool, error) {
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return false, fmt.Errorf("%s: no inode", LockFile)
+		return false, fmt.Errorf("%s: no inode", AgentLockFile)
 	}
 	locks, err := os.ReadFile("/proc/locks")
 	if err != nil {
