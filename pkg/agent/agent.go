@@ -150,7 +150,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.runHostChecks()
-	if err := checkPrivilege(a.h, opts.DryRun); err != nil {
+	if err := a.checkPrivilege(); err != nil {
 		return nil, err
 	}
 	a.cpuIdle = a.h.KernelHas(cgroup.CPUIdle)
@@ -183,6 +183,15 @@ func New(opts Options) (*Agent, error) {
 		Pause: a.debugDelay, Now: time.Now, DryRun: opts.DryRun, Once: opts.Once, Out: opts.Out})
 	a.exec = a.newExecutor()
 	return a, nil
+}
+
+// checkPrivilege refuses to start an agent that could write no cgroup; a
+// dry run writes nothing and needs no privilege.
+func (a *Agent) checkPrivilege() error {
+	if a.opts.DryRun {
+		return nil
+	}
+	return a.h.CheckPrivilege()
 }
 
 // newExecutor builds the executor on the agent's hierarchy, writer and

@@ -1,4 +1,4 @@
-package agent
+package cgroup
 
 import (
 	"errors"
@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/locus-project/locus/pkg/cgroup"
 )
 
 // capSysAdmin is CAP_SYS_ADMIN's bit in /proc/PID/status CapEff.
@@ -18,14 +16,12 @@ const capSysAdmin = 21
 // start, instead of running on and failing every reconcile.
 var errNeedsRoot = errors.New("needs root (or CAP_SYS_ADMIN) to write cgroups")
 
-// checkPrivilege refuses to start an agent that could write no cgroup. A
-// dry run writes nothing and needs no privilege; a cgroup root this user
-// may write (a test's fixture tree) needs none either.
-func checkPrivilege(h *cgroup.Hierarchy, dryRun bool) error {
-	if dryRun {
-		return nil
-	}
-	dir, err := h.Dir(cgroup.CPUSet, "")
+// CheckPrivilege says whether this process may write the hierarchy's
+// cgroups, so that an agent that could write none refuses to start. A
+// cgroup root this user may write (a test's fixture tree) needs no
+// privilege.
+func (h *Hierarchy) CheckPrivilege() error {
+	dir, err := h.Dir(CPUSet, "")
 	if err != nil {
 		dir = h.Root()
 	}
