@@ -75,7 +75,7 @@ type Options struct {
 	// nodes (pkg/balancerloop).
 	NUMABalancer balancerloop.Options
 	// Kubelet, when its Dir is set, is where the kubelet keeps its CPU and
-	// memory manager checkpoints and its configuration (kubelet.go): read
+	// memory manager checkpoints and its configuration (kubelet.Reader): read
 	// at every reconcile that finds them changed, never written. The host
 	// checks at start read its configuration there too.
 	Kubelet kubelet.Paths
@@ -120,7 +120,7 @@ type Agent struct {
 	exec       *execute.Executor  // carries the decisions out
 	hostChecks []status.HostCheck // the host checks run at start
 	pub        *publish.Publisher
-	kube       kubeletReader        // the kubelet's files, as last read
+	kube       kubelet.Reader       // the kubelet's files, as last read
 	loc        *localityloop.Runner // memory locality migrations; nil until the first reconcile
 	locMetrics *localityloop.Metrics
 

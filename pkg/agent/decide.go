@@ -65,7 +65,9 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: c.Leases, Dropped: dropped,
 		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
 		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle}
-	obs.Kubelet, obs.Problems = a.kube.observed, append(obs.Problems, a.kube.problems...)
+	if st, read := a.kube.State(); read {
+		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
+	}
 	for _, r := range rs {
 		obs.Workloads = append(obs.Workloads, r.plan)
 		obs.Problems = append(obs.Problems, r.problems...)

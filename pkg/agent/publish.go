@@ -20,7 +20,8 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 		Unsupported: a.exec.Unsupported(), HostChecks: a.hostChecks, Pinning: a.pinning(),
 		CPUIdle: a.cpuIdle, Core: a.exec.CoreSupport(), Isolated: a.exec.Isolated, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
 	if a.opts.Kubelet.Dir != "" {
-		sum := a.kube.state.Summary()
+		st, _ := a.kube.State()
+		sum := st.Summary()
 		in.Kubelet = &sum
 	}
 	for _, r := range rs {

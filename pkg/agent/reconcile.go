@@ -44,7 +44,7 @@ func (a *Agent) Reconcile() Result {
 	if err := a.refreshTopology(); err != nil {
 		a.log.Warn("topology", "err", err) // keep the last one
 	}
-	a.kube.refresh(a.opts.Kubelet, a.log)
+	a.kube.Refresh(a.opts.Kubelet, a.log)
 	cfg, rs := a.loadWorkloads()
 	ck, err := a.store.Load()
 	if errors.Is(err, state.ErrCorrupt) {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -28,6 +29,29 @@ type Kubelet struct {
 	// Reserved is the kubelet's reservedSystemCPUs, the agent's reserved
 	// CPUs when it was given none.
 	Reserved cpuset.CPUSet
+}
+
+// FromKubelet is what the decision needs of the kubelet's state, as
+// pkg/kubelet read it. An unreadable CPU manager checkpoint is told by the
+// decision itself (KubeletCheckpointUnreadable); the other files are told
+// here, as problems of the node.
+func FromKubelet(s kubelet.State) (Kubelet, []workload.Problem) {
+	out := Kubelet{Reserved: s.Reserved(), Unnamed: cpuset.New()}
+	var problems []workload.Problem
+	for _, e := range s.Errors {
+		if s.CPUUnknown && out.Unknown == "" {
+			out.Unknown = e.String()
+			continue
+		}
+		problems = append(problems, workload.Problem{Reason: "KubeletFileUnreadable", Message: e.String() + "; Locus goes on without it"})
+	}
+	if c := s.CPU; c != nil {
+		out.Policy, out.Pinned = c.Policy, c.Assignments
+		for _, set := range c.ByContainerID {
+			out.Unnamed = out.Unnamed.Union(set)
+		}
+	}
+	return out, problems
 }
 
 // Owned is every CPU the kubelet holds alone, or every online CPU when its

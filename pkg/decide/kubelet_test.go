@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -244,5 +245,35 @@ func TestDecideFollowsTheKubelet(t *testing.T) {
 	}
 	if r3 := Decide(obs, r2.Memory); r3.Save || len(r3.Warnings) > 0 || len(r3.Events) > 0 {
 		t.Fatalf("deciding again: save %v, %v %v", r3.Save, r3.Events, r3.Warnings)
+	}
+}
+
+// FromKubelet: the pinned CPUs by pod and container, the unnamed ones of a
+// v1 checkpoint, the reserved CPUs of the configuration; an unreadable CPU
+// manager checkpoint is Unknown (the decision tells it), any other file
+// unreadable a problem of the node.
+func TestFromKubelet(t *testing.T) {
+	pinned := map[string]map[string]cpuset.CPUSet{"u1": {"app": cpuset.New(3)}}
+	k, problems := FromKubelet(kubelet.State{
+		CPU:    &kubelet.CPUManager{Policy: "static", Assignments: pinned, ByContainerID: map[string]cpuset.CPUSet{"c1": cpuset.New(5), "c2": cpuset.New(6)}},
+		Config: &kubelet.Config{ReservedSystemCPUs: cpuset.New(0)},
+		Errors: []kubelet.FileError{{Path: "/k/memory_manager_state", Reason: "bad checksum"}},
+	})
+	if k.Policy != "static" || !k.Pinned["u1"]["app"].Equals(cpuset.New(3)) || !k.Unnamed.Equals(cpuset.New(5, 6)) ||
+		!k.Reserved.Equals(cpuset.New(0)) || k.Unknown != "" {
+		t.Errorf("got %+v", k)
+	}
+	if len(problems) != 1 || problems[0].Reason != "KubeletFileUnreadable" ||
+		problems[0].Message != "/k/memory_manager_state: bad checksum; Locus goes on without it" {
+		t.Errorf("problems %+v", problems)
+	}
+
+	k, problems = FromKubelet(kubelet.State{CPUUnknown: true, Errors: []kubelet.FileError{
+		{Path: "/k/cpu_manager_state", Reason: "bad checksum"}, {Path: "/k/config.yaml", Reason: "not YAML"}}})
+	if k.Unknown != "/k/cpu_manager_state: bad checksum" || !k.Reserved.IsEmpty() || !k.Unnamed.IsEmpty() {
+		t.Errorf("unreadable checkpoint: %+v", k)
+	}
+	if len(problems) != 1 || !strings.HasPrefix(problems[0].Message, "/k/config.yaml: not YAML") {
+		t.Errorf("unreadable checkpoint: problems %+v", problems)
 	}
 }
