@@ -8,13 +8,14 @@ import (
 	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 // buildStatus describes the node after a reconcile (pkg/publish), with the
 // files the reconcile read or wrote taken from seen and the others read.
 func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint,
-	ready map[string]bool, seen execute.ReadBack, problems []workload.Problem) Status {
+	ready map[string]bool, seen execute.ReadBack, problems []workload.Problem) status.Status {
 	in := publish.Input{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr,
 		Topology: a.topo, Decided: d, Problems: problems, Ready: ready, Cgroups: cgroupReadBack{a.h, seen},
 		Unsupported: a.exec.Unsupported(), HostChecks: a.hostChecks, Pinning: a.pinning(),
@@ -36,8 +37,8 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 
 // processState is a command's process, as the supervisor and the checkpoint
 // know it.
-func (a *Agent) processState(name string, ck state.Checkpoint) *ProcessState {
-	ps := &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
+func (a *Agent) processState(name string, ck state.Checkpoint) *status.ProcessState {
+	ps := &status.ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
 	if p := ck.Workloads[name].Started; p != nil && a.procAlive(p) {
 		ps.PID, ps.StartTime, ps.State = p.PID, p.StartTime, "running"
 	} else if a.sup.WaitFor(name, a.now()) > 0 {

@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -60,7 +62,7 @@ func (a *Agent) Reconcile() Result {
 		keep[rs[i].cgroup], byName[rs[i].spec.Name] = true, &rs[i]
 	}
 	removed := false
-	for _, name := range sortedKeys(ck.Workloads) {
+	for _, name := range slices.Sorted(maps.Keys(ck.Workloads)) {
 		if r, ok := byName[name]; ok && r.cgroup == ck.Workloads[name].Cgroup {
 			continue
 		}
@@ -99,7 +101,7 @@ func (a *Agent) Reconcile() Result {
 		ck.Workloads[r.spec.Name] = entry
 	}
 	a.started = a.started[:0]
-	for _, name := range sortedKeys(ck.Workloads) {
+	for _, name := range slices.Sorted(maps.Keys(ck.Workloads)) {
 		if p := ck.Workloads[name].Started; p != nil {
 			a.started = append(a.started, *p)
 		}

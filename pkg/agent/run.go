@@ -162,7 +162,7 @@ func (a *Agent) shutdown() error {
 		})
 	}
 	st := a.pub.Current()
-	var left []WorkloadStatus
+	var left []status.WorkloadStatus
 	for _, w := range st.Workloads {
 		if !slices.Contains(stop, w.Name) {
 			left = append(left, w)

@@ -4,13 +4,14 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/source"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 // FromPod marks a workload supplied by a WorkloadSource: its processes are
 // put in their cgroups by someone else (the kubelet), so the agent only
 // decides and writes, and never creates, starts or moves anything.
-const FromPod Source = "pod"
+const FromPod status.Source = "pod"
 
 // configInForce is the config the agent runs on and the error of the last
 // look at it, whichever source gave them: status and shutdown read it.
