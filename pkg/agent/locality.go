@@ -18,11 +18,7 @@ const LocalityFile = localityloop.File
 // problems and queues the migrations that are due. Under --once and
 // --dry-run nothing runs: a migration outlives a single reconcile.
 func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, d decide.Desired) {
-	ws := make([]workload.Workload, len(rs))
-	for i := range rs {
-		ws[i] = rs[i].plan
-	}
-	targets, probs := localityloop.Targets(ws, d.Workloads, cfg.Locality, localityloop.MemoryNodes(a.topo))
+	targets, probs := localityloop.Targets(plans(rs), d.Workloads, cfg.Locality, localityloop.MemoryNodes(a.topo))
 	// A workload the NUMA balancer settled has a node of its own after all:
 	// the balancer's target replaces the skipped one.
 	bal := a.balancerTargets()

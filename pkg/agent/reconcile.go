@@ -120,7 +120,9 @@ func (a *Agent) Reconcile() Result {
 	}
 	a.debugDelay()
 
-	rep := a.exec.Apply(rd, execute.Targets{Owner: a.owners(rs), Cgroups: cgroupsOf(rs), Uncreated: uncreated(rs, ready)})
+	t := execute.TargetsOf(plans(rs))
+	t.Uncreated = uncreated(rs, ready)
+	rep := a.exec.Apply(rd, t)
 	res.add(rep)
 	seen := rep.Seen
 
@@ -178,21 +180,6 @@ func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
 	if err != nil {
 		a.log.Error("cannot save checkpoint", "err", err) // the next reconcile records them again
 	}
-}
-
-// cgroupsOf is each workload's cgroup and its containers' cgroups.
-func cgroupsOf(rs []resolved) map[string][]string {
-	out := make(map[string][]string, len(rs))
-	for _, r := range rs {
-		cgs := []string{r.plan.Cgroup}
-		for _, c := range r.plan.Containers {
-			if c.Cgroup != r.plan.Cgroup {
-				cgs = append(cgs, c.Cgroup)
-			}
-		}
-		out[r.spec.Name] = cgs
-	}
-	return out
 }
 
 // cgroupsOfResolved is the cgroup of each workload configured.

@@ -34,3 +34,12 @@ func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
 	}
 	return out
 }
+
+// plans are the workloads of rs, as the decision and the executor take them.
+func plans(rs []resolved) []workload.Workload {
+	ws := make([]workload.Workload, len(rs))
+	for i := range rs {
+		ws[i] = rs[i].plan
+	}
+	return ws
+}

@@ -46,31 +46,6 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 	return cfg, rs
 }
 
-// owners maps every cgroup the reconcile writes to its workload, and
-// remembers the container cgroups' names for the events.
-func (a *Agent) owners(rs []resolved) map[string]string {
-	owner := map[string]string{}
-	a.containerNames = map[string]string{}
-	for _, r := range rs {
-		owner[r.cgroup] = r.spec.Name
-		for _, c := range r.plan.Containers {
-			if c.Cgroup != r.cgroup {
-				owner[c.Cgroup], a.containerNames[c.Cgroup] = r.spec.Name, c.Name
-			}
-		}
-	}
-	return owner
-}
-
-// containerPrefix is "name:" for a container's cgroup, so that an event on
-// a pod says which container each file belongs to; "" for the workload's.
-func (a *Agent) containerPrefix(cg string) string {
-	if c := a.containerNames[cg]; c != "" {
-		return c + ":"
-	}
-	return ""
-}
-
 // countConfigError keeps the config error metrics: fresh counts a newly
 // found invalid config, invalid says whether the current one is.
 func (a *Agent) countConfigError(fresh, invalid bool) {

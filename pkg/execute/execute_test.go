@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // events records what an Executor tells.
@@ -134,5 +136,24 @@ func TestUpstreamWhy(t *testing.T) {
 	}
 	if got := upstreamWhy(cgroup.V2, cgroup.MemoryLow, "absent"); got != "absent" {
 		t.Errorf("v2 memory.low: %q", got)
+	}
+}
+
+// TargetsOf gives a pod's container cgroups to the pod and names them, and
+// a workload whose one container is its own cgroup only its cgroup.
+func TestTargetsOf(t *testing.T) {
+	got := TargetsOf([]workload.Workload{
+		{Name: "web", Cgroup: "kubepods/pod1", Containers: []workload.Container{
+			{Name: "app", Cgroup: "kubepods/pod1/c1"}, {Name: "side", Cgroup: "kubepods/pod1/c2"}}},
+		{Name: "redis", Cgroup: "locus.slice/redis", Containers: []workload.Container{{Name: "redis", Cgroup: "locus.slice/redis"}}},
+	})
+	want := Targets{
+		Owner: map[string]string{"kubepods/pod1": "web", "kubepods/pod1/c1": "web", "kubepods/pod1/c2": "web",
+			"locus.slice/redis": "redis"},
+		Cgroups:    map[string][]string{"web": {"kubepods/pod1", "kubepods/pod1/c1", "kubepods/pod1/c2"}, "redis": {"locus.slice/redis"}},
+		Containers: map[string]string{"kubepods/pod1/c1": "app", "kubepods/pod1/c2": "side"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("TargetsOf = %+v, want %+v", got, want)
 	}
 }
