@@ -2,8 +2,10 @@ package execute
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -155,5 +157,24 @@ func TestTargetsOf(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("TargetsOf = %+v, want %+v", got, want)
+	}
+}
+
+// A ReadBack on a hierarchy answers with what it knows a file holds, or
+// that it is absent, and reads the files it does not know.
+func TestReadBackOn(t *testing.T) {
+	e, _, _, _ := newExecutor(t, false)
+	r := ReadBack{"pods/redis": {cgroup.CPUSetCPUs: {Text: "4-5", Present: true}, cgroup.MemoryLow: {}}}.On(e.c.Hierarchy)
+	if v, err := r.ReadKnob("pods/redis", cgroup.CPUSetCPUs); err != nil || v != "4-5" {
+		t.Errorf("known cpuset.cpus = %q, %v; want 4-5", v, err)
+	}
+	if _, err := r.ReadKnob("pods/redis", cgroup.MemoryLow); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("known absent memory.low: %v, want not exist", err)
+	}
+	if v, err := ReadBack(nil).On(e.c.Hierarchy).ReadKnob("pods/redis", cgroup.CPUSetCPUs); err != nil || strings.TrimSpace(v) != "2-3" {
+		t.Errorf("unknown cpuset.cpus = %q, %v; want 2-3 from the file", v, err)
+	}
+	if !r.Exists("pods/redis") || r.Exists("pods/gone") || r.Version() != cgroup.V2 {
+		t.Errorf("Exists or Version do not read the hierarchy")
 	}
 }
