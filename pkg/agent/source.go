@@ -29,7 +29,7 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 			a.events.Emit(eventlog.Warning, "ConfigInvalid", "", "%v; keeping the last good config", err)
 		}
 		a.cfg.good, a.cfg.lastErr = cfg, a.file.LastErr()
-		a.countConfigError(err != nil, a.cfg.lastErr != "")
+		a.metrics.CountConfigError(err != nil, a.cfg.lastErr != "")
 		return cfg, resolveWorkloads(cfg.Host)
 	}
 	cfg, snap := a.src.Load(source.Env{Topology: a.topo, Exists: a.cgroupExists})
@@ -39,22 +39,9 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 			source: FromPod, cgroup: w.Plan.Cgroup, class: w.Class, plan: w.Plan, problems: w.Problems}
 	}
 	rs = a.dropGone(rs)
-	a.countConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
+	a.metrics.CountConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
 	// What the rest of the agent reads of the config in force (status,
 	// shutdown) is kept as for a HostConfig.
 	a.cfg.good, a.cfg.lastErr = cfg, snap.Error
 	return cfg, rs
-}
-
-// countConfigError keeps the config error metrics: fresh counts a newly
-// found invalid config, invalid says whether the current one is.
-func (a *Agent) countConfigError(fresh, invalid bool) {
-	if fresh {
-		a.metrics.ConfigErrs.Inc()
-	}
-	v := 0.0
-	if invalid {
-		v = 1
-	}
-	a.metrics.ConfigBad.Set(v)
 }
