@@ -28,17 +28,10 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 	if err != nil {
 		return decide.Ready{}, err
 	}
-	leases := make(map[string]state.Lease, len(c.Leases))
-	for k, l := range c.Leases {
-		leases[k] = l
-	}
 	// A lease of a dead owner still counts while its cgroup has processes:
 	// its command may outlive `locus run`. Once the cgroup is empty or gone
 	// nobody will release it, so it is dropped here, as `locus run` does.
-	dropped := map[string]state.Lease{}
-	for _, name := range runner.DropStale(&c, a.h) {
-		dropped[name] = leases[name]
-	}
+	dropped := runner.DropStale(&c, a.h)
 	r := a.decideOn(a.observation(cfg, rs, ready, c, dropped), c)
 	if r.Save {
 		c.Assignments = r.Desired.Assignments

@@ -160,24 +160,11 @@ func (res *Result) add(rep execute.Report) {
 // the checkpoint does not know yet, before anything is done for it: a crash
 // then still knows to clean up.
 func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
-	fresh := map[string]state.Workload{}
+	ws := make(map[string]state.Workload, len(rs))
 	for _, r := range rs {
-		if _, ok := ck.Workloads[r.spec.Name]; !ok {
-			fresh[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
-		}
+		ws[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
 	}
-	if len(fresh) == 0 {
-		return
-	}
-	err := a.store.Update(func(c *state.Checkpoint) error {
-		for name, e := range fresh {
-			if _, ok := c.Workloads[name]; !ok {
-				c.Workloads[name] = e
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := a.store.Intend(ck, ws); err != nil {
 		a.log.Error("cannot save checkpoint", "err", err) // the next reconcile records them again
 	}
 }

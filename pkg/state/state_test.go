@@ -85,3 +85,36 @@ func TestUpdateIsSerialised(t *testing.T) {
 		t.Fatalf("counter = %d after %d updates", got, n)
 	}
 }
+
+// Intend records the workloads the checkpoint lacks, keeps an entry another
+// process wrote meanwhile, and writes nothing when the known checkpoint has
+// them all.
+func TestIntend(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, _ := s.Load()
+	if err := s.Update(func(c *Checkpoint) error {
+		c.Workloads["b"] = Workload{Cgroup: "other/b"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Intend(known, map[string]Workload{"a": {Cgroup: "x/a"}, "b": {Cgroup: "x/b"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Load()
+	if c.Workloads["a"].Cgroup != "x/a" || c.Workloads["b"].Cgroup != "other/b" {
+		t.Fatalf("workloads %+v", c.Workloads)
+	}
+	if err := os.Remove(s.Path(checkpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Intend(c, map[string]Workload{"a": {Cgroup: "x/a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Path(checkpointFile)); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint written though every workload was known: %v", err)
+	}
+}
