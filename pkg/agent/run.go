@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/locus-project/locus/pkg/state"
-	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -161,17 +159,8 @@ func (a *Agent) shutdown() error {
 			return nil
 		})
 	}
-	st := a.pub.Current()
-	var left []status.WorkloadStatus
-	for _, w := range st.Workloads {
-		if !slices.Contains(stop, w.Name) {
-			left = append(left, w)
-		}
-	}
-	if st.Workloads = left; len(stop) > 0 && !st.Time.IsZero() {
-		if err := status.Write(a.opts.StateDir, st); err != nil {
-			errs = append(errs, err)
-		}
+	if err := a.pub.Forget(stop); err != nil {
+		errs = append(errs, err)
 	}
 	a.log.Info("agent stopped")
 	return errors.Join(errs...)
