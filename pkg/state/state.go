@@ -196,6 +196,20 @@ func (s *Store) Intend(known Checkpoint, ws map[string]Workload) error {
 	})
 }
 
+// DropAssignments removes the assignments of the workloads named, in one
+// update; none named, it writes nothing.
+func (s *Store) DropAssignments(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return s.Update(func(c *Checkpoint) error {
+		for _, name := range names {
+			delete(c.Assignments, name)
+		}
+		return nil
+	})
+}
+
 // ErrCorrupt is a checkpoint that does not parse (disk damage, hand edits).
 var ErrCorrupt = errors.New("not a valid checkpoint")
 

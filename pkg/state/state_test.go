@@ -118,3 +118,32 @@ func TestIntend(t *testing.T) {
 		t.Fatalf("checkpoint written though every workload was known: %v", err)
 	}
 }
+
+// DropAssignments removes the named workloads' assignments only, and
+// writes nothing when none is named.
+func TestDropAssignments(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropAssignments(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Path(checkpointFile)); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint written with nothing to drop: %v", err)
+	}
+	c, _ := s.Load()
+	c.Assignments["demo"], c.Assignments["db"] = c.Assignments["x"], c.Assignments["x"]
+	if err := s.Save(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropAssignments([]string{"demo"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ = s.Load(); len(c.Assignments) != 1 {
+		t.Fatalf("assignments %+v, want db's only", c.Assignments)
+	}
+	if _, ok := c.Assignments["db"]; !ok {
+		t.Fatalf("assignments %+v, want db's", c.Assignments)
+	}
+}
