@@ -21,6 +21,7 @@ import (
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // The agent cannot tell an uninstall from an upgrade or a restart by the SIGTERM
@@ -89,7 +90,7 @@ func (k *kubeFlags) uninstallNode(o agent.Options, cfg *rest.Config, log io.Writ
 			return fmt.Errorf("delete NodeResourceTopology %s: %w", k.node, err)
 		}
 	}
-	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.LocalityFile, balancerloop.File, agent.StatusFile} {
+	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.LocalityFile, balancerloop.File, status.File} {
 		if err := os.Remove(filepath.Join(o.StateDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -54,9 +54,6 @@ type Agent struct {
 	now       func() time.Time
 	trigger   chan struct{}
 
-	// containerNames names the container cgroups of pods, for events.
-	containerNames map[string]string
-
 	exec       *execute.Executor  // carries the decisions out
 	hostChecks []status.HostCheck // the host checks run at start
 	pub        *publish.Publisher
@@ -140,7 +137,7 @@ func (a *Agent) newExecutor() *execute.Executor {
 	return execute.New(execute.Config{Hierarchy: a.h, Writer: a.w, Originals: a.originals,
 		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,
 		Events: a.events, Log: a.log, Writes: a.metrics.writes, Unsupported: a.metrics.Unsupported,
-		Core: a.opts.CoreSched, Pods: a.src != nil, ContainerPrefix: a.containerPrefix,
+		Core: a.opts.CoreSched, Pods: a.src != nil,
 		DryRun: a.opts.DryRun, Out: a.opts.Out})
 }
 

@@ -33,7 +33,7 @@ func (n *podNode) sizes() agentSizes {
 		}
 	}
 	supervised := a.sup.Supervised()
-	return agentSizes{problems: len(a.mem.Problems), containerNames: len(a.containerNames),
+	return agentSizes{problems: len(a.mem.Problems), containerNames: a.exec.ContainerNames(),
 		originals: len(a.originals.(interface{ Keys() []string }).Keys()), checkpoint: len(ck.Workloads),
 		assignments: len(ck.Assignments), status: len(a.pub.Current().Workloads), series: series, supervised: supervised}
 }

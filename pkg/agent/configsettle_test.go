@@ -9,6 +9,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/hostsource"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 const twoCommands = head + `workloads:
@@ -48,7 +49,7 @@ func TestHalfWrittenConfigIsNotActedOn(t *testing.T) {
 	// The complete document is applied without a resync: the loader asks
 	// for a reconcile once it has settled.
 	waitFor(t, func() bool {
-		st, err := ReadStatus(h.opts.StateDir)
+		st, err := status.Read(h.opts.StateDir)
 		return err == nil && st.Node.Reserved == "0-1"
 	})
 	if got := ownedProcs(h.opts.StateDir, "tail"); len(got) != 1 || got[0].Process != first.Process {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/coresched"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // cpuQoSOn turns CPU QoS on for both classes, as the protocol writes it.
@@ -59,7 +60,7 @@ func TestCPUQoSByClass(t *testing.T) {
 						t.Errorf("%s = %q, want %q", f, got, w)
 					}
 				}
-				st, err := ReadStatus(h.opts.StateDir)
+				st, err := status.Read(h.opts.StateDir)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -167,8 +168,8 @@ func TestCoreIsolation(t *testing.T) {
 			h := newHarness(t, tree, asking, func(o *Options) { o.CoreSched = core })
 			h.reconcile()
 			h.reconcile()
-			st, _ := ReadStatus(h.opts.StateDir)
-			var redis WorkloadStatus
+			st, _ := status.Read(h.opts.StateDir)
+			var redis status.WorkloadStatus
 			for _, w := range st.Workloads {
 				if w.Name == "redis" {
 					redis = w

@@ -18,6 +18,7 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -176,11 +177,11 @@ func (r *crashRig) settle() {
 	if err := c.Start(); err != nil {
 		r.t.Fatal(err)
 	}
-	status := filepath.Join(r.stateDir, StatusFile)
-	before, _ := os.Stat(status)
+	statusFile := filepath.Join(r.stateDir, status.File)
+	before, _ := os.Stat(statusFile)
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if fi, err := os.Stat(status); err == nil && (before == nil || fi.ModTime().After(before.ModTime())) {
+		if fi, err := os.Stat(statusFile); err == nil && (before == nil || fi.ModTime().After(before.ModTime())) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -2,9 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
@@ -31,17 +28,10 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 	if err != nil {
 		return decide.Ready{}, err
 	}
-	leases := make(map[string]state.Lease, len(c.Leases))
-	for k, l := range c.Leases {
-		leases[k] = l
-	}
 	// A lease of a dead owner still counts while its cgroup has processes:
 	// its command may outlive `locus run`. Once the cgroup is empty or gone
 	// nobody will release it, so it is dropped here, as `locus run` does.
-	dropped := map[string]state.Lease{}
-	for _, name := range runner.DropStale(&c, a.h) {
-		dropped[name] = leases[name]
-	}
+	dropped := runner.DropStale(&c, a.h)
 	r := a.decideOn(a.observation(cfg, rs, ready, c, dropped), c)
 	if r.Save {
 		c.Assignments = r.Desired.Assignments
@@ -82,28 +72,18 @@ func (a *Agent) emit(es []eventlog.Event) {
 	}
 }
 
-// topologyFiles change whenever the topology the decision uses does: CPUs
-// and nodes going on- or offline, isolated CPUs, nodes gaining memory.
-var topologyFiles = []string{"devices/system/cpu/online", "devices/system/cpu/isolated",
-	"devices/system/node/online", "devices/system/node/has_memory"}
-
-// refreshTopology discovers the topology again only when one of
-// topologyFiles changed, so a resync reads four small files instead of the
-// whole CPU tree. A failed discovery keeps the topology in force.
+// refreshTopology discovers the topology again only when its stamp
+// (topology.Stamp) changed, so a resync reads four small files instead of
+// the whole CPU tree. A failed discovery keeps the topology in force.
 func (a *Agent) refreshTopology() error {
-	var sb strings.Builder
-	for _, f := range topologyFiles {
-		raw, _ := os.ReadFile(filepath.Join(a.opts.SysfsRoot, f))
-		sb.Write(raw)
-		sb.WriteByte(0)
-	}
-	if a.topo != nil && sb.String() == a.topoStamp {
+	stamp := topology.Stamp(a.opts.SysfsRoot)
+	if a.topo != nil && stamp == a.topoStamp {
 		return nil
 	}
 	t, err := topology.Discover(a.opts.SysfsRoot)
 	if err != nil {
 		return err
 	}
-	a.topo, a.topoStamp = t, sb.String()
+	a.topo, a.topoStamp = t, stamp
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // The agent runs the host checks at start: a kubelet with the Static memory
@@ -42,7 +43,7 @@ func TestHostChecksAtStart(t *testing.T) {
 	if strings.Contains(logs.String(), "check=kubelet-cpu-manager") {
 		t.Errorf("an ok check is logged:\n%s", logs.String())
 	}
-	st, err := ReadStatus(h.opts.StateDir)
+	st, err := status.Read(h.opts.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kubelet"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // writeKubelet replaces the kubelet's checkpoint as the kubelet does: a new
@@ -43,7 +44,7 @@ func TestKubeletCheckpointIsFollowed(t *testing.T) {
 	if got := tree.file("pods/batch", "cpuset.cpus"); got != "0" {
 		t.Errorf("batch cpuset.cpus = %q: the shared pool must leave out the kubelet's CPU 3", got)
 	}
-	st, err := ReadStatus(h.opts.StateDir)
+	st, err := status.Read(h.opts.StateDir)
 	if err != nil || st.Node.KubeletCPUs != "3" || st.Node.Kubelet == nil || st.Node.Kubelet.CPUManagerPolicy != "static" {
 		t.Fatalf("status node %+v, %v", st.Node, err)
 	}

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"slices"
 	"time"
 
 	"github.com/locus-project/locus/pkg/decide"
@@ -19,18 +18,12 @@ const LocalityFile = localityloop.File
 // problems and queues the migrations that are due. Under --once and
 // --dry-run nothing runs: a migration outlives a single reconcile.
 func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, d decide.Desired) {
-	ws := make([]workload.Workload, len(rs))
-	for i := range rs {
-		ws[i] = rs[i].plan
+	targets, probs := localityloop.Targets(plans(rs), d.Workloads, cfg.Locality, localityloop.MemoryNodes(a.topo))
+	if a.bal != nil {
+		// AfterWrite starts the balancer's next measuring window and gives
+		// the groups it placed whose memory must follow.
+		targets = localityloop.WithBalancer(targets, a.bal.AfterWrite(), localityloop.MemoryNodes(a.topo))
 	}
-	targets, probs := localityloop.Targets(ws, d.Workloads, cfg.Locality, localityloop.MemoryNodes(a.topo))
-	// A workload the NUMA balancer settled has a node of its own after all:
-	// the balancer's target replaces the skipped one.
-	bal := a.balancerTargets()
-	targets = slices.DeleteFunc(targets, func(t localityloop.Target) bool {
-		return t.Skip != "" && slices.ContainsFunc(bal, func(b localityloop.Target) bool { return b.Name == t.Name })
-	})
-	targets = append(targets, bal...)
 	for _, p := range probs {
 		for i := range rs {
 			if rs[i].spec.Name == p.Workload {

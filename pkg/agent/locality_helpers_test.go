@@ -14,6 +14,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -157,9 +158,9 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels ...
 	return 0, false
 }
 
-func workloadStatus(t *testing.T, h *harness, name string) WorkloadStatus {
+func workloadStatus(t *testing.T, h *harness, name string) status.WorkloadStatus {
 	t.Helper()
-	st, err := ReadStatus(h.opts.StateDir)
+	st, err := status.Read(h.opts.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func workloadStatus(t *testing.T, h *harness, name string) WorkloadStatus {
 		}
 	}
 	t.Fatalf("no workload %s in status", name)
-	return WorkloadStatus{}
+	return status.WorkloadStatus{}
 }
 
 // locConfig is redis bound to cpus CPUs with a memoryLocality annotation

@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/supervisor"
 )
 
@@ -190,7 +191,7 @@ func TestRunStopsOnlyStopOnExitWorkloads(t *testing.T) {
 	if _, ok := c.Workloads["keep"]; !ok {
 		t.Error("running workload dropped from the checkpoint")
 	}
-	if st, _ := ReadStatus(h.opts.StateDir); len(st.Workloads) != 1 || st.Workloads[0].Name != "keep" {
+	if st, _ := status.Read(h.opts.StateDir); len(st.Workloads) != 1 || st.Workloads[0].Name != "keep" {
 		t.Errorf("status after exit lists %+v", st.Workloads)
 	}
 }
@@ -207,7 +208,7 @@ func TestRunReloadsTheConfigOnChange(t *testing.T) {
 	// Only the file watch can apply this within the test: resync is an hour.
 	h.writeConfig(strings.Replace(redisAndBatch, `reservedCPUs: "0"`, `reservedCPUs: "0-1"`, 1))
 	waitFor(t, func() bool {
-		st, err := ReadStatus(h.opts.StateDir)
+		st, err := status.Read(h.opts.StateDir)
 		return err == nil && st.Node.Reserved == "0-1"
 	})
 }

@@ -1,22 +1,20 @@
 package agent
 
 import (
-	"io/fs"
-
-	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 // buildStatus describes the node after a reconcile (pkg/publish), with the
 // files the reconcile read or wrote taken from seen and the others read.
 func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint,
-	ready map[string]bool, seen execute.ReadBack, problems []workload.Problem) Status {
+	ready map[string]bool, seen execute.ReadBack, problems []workload.Problem) status.Status {
 	in := publish.Input{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr,
-		Topology: a.topo, Decided: d, Problems: problems, Ready: ready, Cgroups: cgroupReadBack{a.h, seen},
+		Topology: a.topo, Decided: d, Problems: problems, Ready: ready, Cgroups: seen.On(a.h),
 		Unsupported: a.exec.Unsupported(), HostChecks: a.hostChecks, Pinning: a.pinning(),
 		CPUIdle: a.cpuIdle, Core: a.exec.CoreSupport(), Isolated: a.exec.Isolated, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
 	if a.opts.Kubelet.Dir != "" {
@@ -37,34 +35,12 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 
 // processState is a command's process, as the supervisor and the checkpoint
 // know it.
-func (a *Agent) processState(name string, ck state.Checkpoint) *ProcessState {
-	ps := &ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
+func (a *Agent) processState(name string, ck state.Checkpoint) *status.ProcessState {
+	ps := &status.ProcessState{State: "not started", Restarts: a.sup.Restarts(name)}
 	if p := ck.Workloads[name].Started; p != nil && a.procAlive(p) {
 		ps.PID, ps.StartTime, ps.State = p.PID, p.StartTime, "running"
 	} else if a.sup.WaitFor(name, a.now()) > 0 {
 		ps.State = "restarting"
 	}
 	return ps
-}
-
-// cgroupReadBack reads cgroups back for the status: the files a reconcile
-// read or wrote from what it knows they hold (seen), the others from the
-// hierarchy.
-type cgroupReadBack struct {
-	h    *cgroup.Hierarchy
-	seen execute.ReadBack
-}
-
-func (r cgroupReadBack) Version() cgroup.Version         { return r.h.Version() }
-func (r cgroupReadBack) Exists(rel string) bool          { return r.h.Exists(cgroup.CPUSet, rel) }
-func (r cgroupReadBack) Procs(rel string) ([]int, error) { return r.h.Procs(rel) }
-
-func (r cgroupReadBack) ReadKnob(rel string, k cgroup.Knob) (string, error) {
-	if f, ok := r.seen[rel][k]; ok {
-		if !f.Present {
-			return "", fs.ErrNotExist
-		}
-		return f.Text, nil
-	}
-	return r.h.ReadKnob(rel, k)
 }

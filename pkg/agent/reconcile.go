@@ -3,6 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -60,7 +62,7 @@ func (a *Agent) Reconcile() Result {
 		keep[rs[i].cgroup], byName[rs[i].spec.Name] = true, &rs[i]
 	}
 	removed := false
-	for _, name := range sortedKeys(ck.Workloads) {
+	for _, name := range slices.Sorted(maps.Keys(ck.Workloads)) {
 		if r, ok := byName[name]; ok && r.cgroup == ck.Workloads[name].Cgroup {
 			continue
 		}
@@ -99,7 +101,7 @@ func (a *Agent) Reconcile() Result {
 		ck.Workloads[r.spec.Name] = entry
 	}
 	a.started = a.started[:0]
-	for _, name := range sortedKeys(ck.Workloads) {
+	for _, name := range slices.Sorted(maps.Keys(ck.Workloads)) {
 		if p := ck.Workloads[name].Started; p != nil {
 			a.started = append(a.started, *p)
 		}
@@ -118,7 +120,9 @@ func (a *Agent) Reconcile() Result {
 	}
 	a.debugDelay()
 
-	rep := a.exec.Apply(rd, execute.Targets{Owner: a.owners(rs), Cgroups: cgroupsOf(rs), Uncreated: uncreated(rs, ready)})
+	t := execute.TargetsOf(plans(rs))
+	t.Uncreated = uncreated(rs, ready)
+	rep := a.exec.Apply(rd, t)
 	res.add(rep)
 	seen := rep.Seen
 
@@ -156,41 +160,13 @@ func (res *Result) add(rep execute.Report) {
 // the checkpoint does not know yet, before anything is done for it: a crash
 // then still knows to clean up.
 func (a *Agent) recordIntent(rs []resolved, ck state.Checkpoint) {
-	fresh := map[string]state.Workload{}
+	ws := make(map[string]state.Workload, len(rs))
 	for _, r := range rs {
-		if _, ok := ck.Workloads[r.spec.Name]; !ok {
-			fresh[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
-		}
+		ws[r.spec.Name] = state.Workload{Cgroup: r.cgroup}
 	}
-	if len(fresh) == 0 {
-		return
-	}
-	err := a.store.Update(func(c *state.Checkpoint) error {
-		for name, e := range fresh {
-			if _, ok := c.Workloads[name]; !ok {
-				c.Workloads[name] = e
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := a.store.Intend(ck, ws); err != nil {
 		a.log.Error("cannot save checkpoint", "err", err) // the next reconcile records them again
 	}
-}
-
-// cgroupsOf is each workload's cgroup and its containers' cgroups.
-func cgroupsOf(rs []resolved) map[string][]string {
-	out := make(map[string][]string, len(rs))
-	for _, r := range rs {
-		cgs := []string{r.plan.Cgroup}
-		for _, c := range r.plan.Containers {
-			if c.Cgroup != r.plan.Cgroup {
-				cgs = append(cgs, c.Cgroup)
-			}
-		}
-		out[r.spec.Name] = cgs
-	}
-	return out
 }
 
 // cgroupsOfResolved is the cgroup of each workload configured.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -97,7 +98,7 @@ func TestReconcileWritesCPUsAndMemoryQoS(t *testing.T) {
 			if res := h.reconcile(); res.Writes != 0 {
 				t.Errorf("second reconcile wrote %d files, want 0", res.Writes)
 			}
-			st, err := ReadStatus(h.opts.StateDir)
+			st, err := status.Read(h.opts.StateDir)
 			if err != nil || len(st.Workloads) != 2 || st.Workloads[0].Pool != "exclusive" || st.Workloads[1].Pool != "be" {
 				t.Fatalf("status = %+v, %v", st, err)
 			}
@@ -193,7 +194,7 @@ func TestBadConfigKeepsTheLastGoodOne(t *testing.T) {
 		if last.Reason != "ConfigInvalid" || !strings.Contains(last.Message, b.field) {
 			t.Errorf("last event %+v does not name the field %s", last, b.field)
 		}
-		if st, _ := ReadStatus(h.opts.StateDir); !strings.Contains(st.ConfigError, b.field) {
+		if st, _ := status.Read(h.opts.StateDir); !strings.Contains(st.ConfigError, b.field) {
 			t.Errorf("status configError %q does not name %s", st.ConfigError, b.field)
 		}
 	}
@@ -205,7 +206,7 @@ func TestBadConfigKeepsTheLastGoodOne(t *testing.T) {
 	}
 	h.writeConfig(strings.Replace(redisAndBatch, "reservedCPUs: \"0\"", "reservedCPUs: \"0-1\"", 1))
 	h.reconcile()
-	if st, _ := ReadStatus(h.opts.StateDir); st.ConfigError != "" || st.Node.Reserved != "0-1" {
+	if st, _ := status.Read(h.opts.StateDir); st.ConfigError != "" || st.Node.Reserved != "0-1" {
 		t.Errorf("fixed config not taken: %+v", st.Node)
 	}
 }

@@ -3,19 +3,20 @@ package agent
 import (
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/hostsource"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 const (
-	FromCgroup  Source = hostsource.Cgroup
-	FromCommand Source = hostsource.Command
-	FromMatch   Source = hostsource.Match
+	FromCgroup  status.Source = hostsource.Cgroup
+	FromCommand status.Source = hostsource.Command
+	FromMatch   status.Source = hostsource.Match
 )
 
 // resolved is one configured workload with everything derived from its spec.
 type resolved struct {
 	spec     hostconfig.Workload
-	source   Source
+	source   status.Source
 	cgroup   string
 	class    string // upper-case QoS class, "" when none
 	plan     workload.Workload
@@ -29,7 +30,16 @@ func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
 	for _, w := range cfg.Workloads {
 		cg := cfg.CgroupPath(w)
 		st := workload.FromHostConfig(w, cg)
-		out = append(out, resolved{spec: w, source: Source(hostsource.KindOf(w)), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
+		out = append(out, resolved{spec: w, source: status.Source(hostsource.KindOf(w)), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
 	}
 	return out
+}
+
+// plans are the workloads of rs, as the decision and the executor take them.
+func plans(rs []resolved) []workload.Workload {
+	ws := make([]workload.Workload, len(rs))
+	for i := range rs {
+		ws[i] = rs[i].plan
+	}
+	return ws
 }

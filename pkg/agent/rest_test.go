@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -25,7 +26,7 @@ type stamp struct {
 func stamps(t *testing.T, dir string) map[string]stamp {
 	t.Helper()
 	out := map[string]stamp{}
-	for _, name := range []string{"checkpoint.json", OriginalsFile, StatusFile, eventlog.EventsFile} {
+	for _, name := range []string{"checkpoint.json", OriginalsFile, status.File, eventlog.EventsFile} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -74,14 +75,14 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 	if h.a.mem.Last == memo || h.checkpoint().Assignments["redis"].CPUs.Contains(3) {
 		t.Error("a new lease did not lead to a new decision")
 	}
-	if stamps(t, h.opts.StateDir)[StatusFile] == before[StatusFile] {
+	if stamps(t, h.opts.StateDir)[status.File] == before[status.File] {
 		t.Error("status.json not rewritten after the shared pool changed")
 	}
 }
 
-func mustStatus(t *testing.T, h *harness) Status {
+func mustStatus(t *testing.T, h *harness) status.Status {
 	t.Helper()
-	st, err := ReadStatus(h.opts.StateDir)
+	st, err := status.Read(h.opts.StateDir)
 	if err != nil {
 		t.Fatal(err)
 	}

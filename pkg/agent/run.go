@@ -5,15 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-
-	"github.com/locus-project/locus/pkg/state"
-	"github.com/locus-project/locus/pkg/status"
-	"github.com/locus-project/locus/pkg/workload"
+	"github.com/locus-project/locus/pkg/hostsource"
 )
 
 // Run reconciles until ctx ends: at start, on every change in the config
@@ -131,20 +127,11 @@ func (a *Agent) anyExited() bool {
 // cgroup values, so restarting the agent changes nothing.
 func (a *Agent) shutdown() error {
 	a.loc.Stop() // before stopping workloads: a migration ends between two batches
-	cfg := a.cfg.good
 	ck, err := a.store.Load()
 	if err != nil {
 		return err
 	}
-	keep := map[string]bool{}
-	var stop []string
-	for _, w := range cfg.Host.Workloads {
-		if workload.StopOnExit(w.Annotations) {
-			stop = append(stop, w.Name)
-		} else {
-			keep[cfg.Host.CgroupPath(w)] = true
-		}
-	}
+	stop, keep := hostsource.StopOnExit(a.cfg.good.Host)
 	var errs []error
 	for _, name := range stop {
 		if e, ok := ck.Workloads[name]; ok {
@@ -153,25 +140,9 @@ func (a *Agent) shutdown() error {
 			}
 		}
 	}
-	if len(stop) > 0 {
-		_ = a.store.Update(func(c *state.Checkpoint) error {
-			for _, name := range stop {
-				delete(c.Assignments, name)
-			}
-			return nil
-		})
-	}
-	st := a.pub.Current()
-	var left []WorkloadStatus
-	for _, w := range st.Workloads {
-		if !slices.Contains(stop, w.Name) {
-			left = append(left, w)
-		}
-	}
-	if st.Workloads = left; len(stop) > 0 && !st.Time.IsZero() {
-		if err := status.Write(a.opts.StateDir, st); err != nil {
-			errs = append(errs, err)
-		}
+	_ = a.store.DropAssignments(stop)
+	if err := a.pub.Forget(stop); err != nil {
+		errs = append(errs, err)
 	}
 	a.log.Info("agent stopped")
 	return errors.Join(errs...)

@@ -1,11 +1,14 @@
 package agent
 
-import "github.com/locus-project/locus/pkg/server"
+import (
+	"github.com/locus-project/locus/pkg/server"
+	"github.com/locus-project/locus/pkg/topology"
+)
 
 // serve starts the HTTP server on addr ("" serves nothing), reading the
 // agent's last status, metrics and health, and nothing else of it.
 func (a *Agent) serve(addr string) (*server.Server, error) {
 	return server.Start(server.Config{Addr: addr, Metrics: a.metrics.Reg, NodeCPUs: a.metrics.NodeCPUs,
 		Health: a.health, Status: a.pub.Current, ConfigName: a.configName,
-		SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, TopologyFiles: topologyFiles, Hierarchy: a.h, Log: a.log})
+		SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, TopologyFiles: topology.ChangeFiles, Hierarchy: a.h, Log: a.log})
 }

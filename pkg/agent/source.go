@@ -4,13 +4,14 @@ import (
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/source"
+	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 // FromPod marks a workload supplied by a WorkloadSource: its processes are
 // put in their cgroups by someone else (the kubelet), so the agent only
 // decides and writes, and never creates, starts or moves anything.
-const FromPod Source = "pod"
+const FromPod status.Source = "pod"
 
 // configInForce is the config the agent runs on and the error of the last
 // look at it, whichever source gave them: status and shutdown read it.
@@ -28,7 +29,7 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 			a.events.Emit(eventlog.Warning, "ConfigInvalid", "", "%v; keeping the last good config", err)
 		}
 		a.cfg.good, a.cfg.lastErr = cfg, a.file.LastErr()
-		a.countConfigError(err != nil, a.cfg.lastErr != "")
+		a.metrics.CountConfigError(err != nil, a.cfg.lastErr != "")
 		return cfg, resolveWorkloads(cfg.Host)
 	}
 	cfg, snap := a.src.Load(source.Env{Topology: a.topo, Exists: a.cgroupExists})
@@ -38,47 +39,9 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 			source: FromPod, cgroup: w.Plan.Cgroup, class: w.Class, plan: w.Plan, problems: w.Problems}
 	}
 	rs = a.dropGone(rs)
-	a.countConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
+	a.metrics.CountConfigError(snap.Error != "" && snap.Error != a.cfg.lastErr, snap.Error != "")
 	// What the rest of the agent reads of the config in force (status,
 	// shutdown) is kept as for a HostConfig.
 	a.cfg.good, a.cfg.lastErr = cfg, snap.Error
 	return cfg, rs
-}
-
-// owners maps every cgroup the reconcile writes to its workload, and
-// remembers the container cgroups' names for the events.
-func (a *Agent) owners(rs []resolved) map[string]string {
-	owner := map[string]string{}
-	a.containerNames = map[string]string{}
-	for _, r := range rs {
-		owner[r.cgroup] = r.spec.Name
-		for _, c := range r.plan.Containers {
-			if c.Cgroup != r.cgroup {
-				owner[c.Cgroup], a.containerNames[c.Cgroup] = r.spec.Name, c.Name
-			}
-		}
-	}
-	return owner
-}
-
-// containerPrefix is "name:" for a container's cgroup, so that an event on
-// a pod says which container each file belongs to; "" for the workload's.
-func (a *Agent) containerPrefix(cg string) string {
-	if c := a.containerNames[cg]; c != "" {
-		return c + ":"
-	}
-	return ""
-}
-
-// countConfigError keeps the config error metrics: fresh counts a newly
-// found invalid config, invalid says whether the current one is.
-func (a *Agent) countConfigError(fresh, invalid bool) {
-	if fresh {
-		a.metrics.ConfigErrs.Inc()
-	}
-	v := 0.0
-	if invalid {
-		v = 1
-	}
-	a.metrics.ConfigBad.Set(v)
 }

@@ -226,7 +226,7 @@ func (e *Executor) account(rep cgroup.Report, owner map[string]string, res *Repo
 	for _, r := range rep.Results {
 		if r.Outcome == cgroup.Written {
 			name := owner[r.Cgroup]
-			changed[name] = append(changed[name], e.c.ContainerPrefix(r.Cgroup)+fmt.Sprintf("%s=%s", r.Knob, r.After))
+			changed[name] = append(changed[name], e.containerPrefix(r.Cgroup)+fmt.Sprintf("%s=%s", r.Knob, r.After))
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(changed)) {

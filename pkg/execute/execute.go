@@ -18,6 +18,7 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Emitter records an Event (eventlog.Log).
@@ -30,8 +31,7 @@ type Stopper interface {
 	Stop(p state.Process) error
 }
 
-// Config is what an Executor works with; every field but Core and
-// ContainerPrefix is required.
+// Config is what an Executor works with; every field but Core is required.
 type Config struct {
 	Hierarchy *cgroup.Hierarchy
 	// Writer writes through Originals; it plans only under DryRun (New sets
@@ -55,9 +55,6 @@ type Config struct {
 	// Pods: the workloads are pods, whose containers are cgroups of their
 	// own below the pod's.
 	Pods bool
-	// ContainerPrefix is "name:" for a container's cgroup, "" for others:
-	// the events of a pod say which container each file belongs to.
-	ContainerPrefix func(cgroup string) string
 	// DryRun prints to Out what would be done and changes nothing.
 	DryRun bool
 	Out    io.Writer
@@ -76,15 +73,16 @@ type Executor struct {
 	coreSupport         coresched.Support
 	coreToldUnavailable bool
 	isolated            map[string]bool
+
+	// containers names the container cgroups of pods (Targets.Containers
+	// of the last Apply), for the events.
+	containers map[string]string
 }
 
 // New builds an Executor; it probes core scheduling once.
 func New(c Config) *Executor {
 	if c.Core == nil {
 		c.Core = kernelCoreSched{}
-	}
-	if c.ContainerPrefix == nil {
-		c.ContainerPrefix = func(string) string { return "" }
 	}
 	c.Writer.DryRun = c.DryRun
 	return &Executor{c: c, coreSupport: c.Core.Probe(), isolated: map[string]bool{}}
@@ -107,6 +105,41 @@ type Targets struct {
 	// Uncreated are the cgroups a real run creates before writing them
 	// (command and match workloads): a dry run prints their writes apart.
 	Uncreated map[string]bool
+	// Containers names the container cgroups of pods, so that an event on
+	// a pod says which container each file belongs to; it holds until the
+	// next Apply, for the removals in between.
+	Containers map[string]string
+}
+
+// TargetsOf are the targets of the workloads' writes: every workload's
+// cgroup and its containers' own cgroups, owned by the workload. Uncreated
+// is left to the caller.
+func TargetsOf(ws []workload.Workload) Targets {
+	t := Targets{Owner: map[string]string{}, Cgroups: make(map[string][]string, len(ws)), Containers: map[string]string{}}
+	for _, w := range ws {
+		t.Owner[w.Cgroup] = w.Name
+		cgs := []string{w.Cgroup}
+		for _, c := range w.Containers {
+			if c.Cgroup != w.Cgroup {
+				t.Owner[c.Cgroup], t.Containers[c.Cgroup] = w.Name, c.Name
+				cgs = append(cgs, c.Cgroup)
+			}
+		}
+		t.Cgroups[w.Name] = cgs
+	}
+	return t
+}
+
+// ContainerNames is how many container cgroups the executor names in its
+// events.
+func (e *Executor) ContainerNames() int { return len(e.containers) }
+
+// containerPrefix is "name:" for a container's cgroup, "" for a workload's.
+func (e *Executor) containerPrefix(cg string) string {
+	if c := e.containers[cg]; c != "" {
+		return c + ":"
+	}
+	return ""
 }
 
 // Apply carries out a decision: its writes and restores, subtree by
@@ -116,6 +149,7 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 	if e.c.DryRun {
 		e.printUncreated(rd.Desired.Ops, t.Uncreated)
 	}
+	e.containers = t.Containers
 	var rep Report
 	rep.Seen = e.writeBatches(batches(ops, restores), t.Owner, &rep)
 	e.applyCoreIsolation(rd.Desired.Workloads, t.Cgroups)

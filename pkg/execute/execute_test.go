@@ -2,11 +2,14 @@ package execute
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // events records what an Executor tells.
@@ -134,5 +138,43 @@ func TestUpstreamWhy(t *testing.T) {
 	}
 	if got := upstreamWhy(cgroup.V2, cgroup.MemoryLow, "absent"); got != "absent" {
 		t.Errorf("v2 memory.low: %q", got)
+	}
+}
+
+// TargetsOf gives a pod's container cgroups to the pod and names them, and
+// a workload whose one container is its own cgroup only its cgroup.
+func TestTargetsOf(t *testing.T) {
+	got := TargetsOf([]workload.Workload{
+		{Name: "web", Cgroup: "kubepods/pod1", Containers: []workload.Container{
+			{Name: "app", Cgroup: "kubepods/pod1/c1"}, {Name: "side", Cgroup: "kubepods/pod1/c2"}}},
+		{Name: "redis", Cgroup: "locus.slice/redis", Containers: []workload.Container{{Name: "redis", Cgroup: "locus.slice/redis"}}},
+	})
+	want := Targets{
+		Owner: map[string]string{"kubepods/pod1": "web", "kubepods/pod1/c1": "web", "kubepods/pod1/c2": "web",
+			"locus.slice/redis": "redis"},
+		Cgroups:    map[string][]string{"web": {"kubepods/pod1", "kubepods/pod1/c1", "kubepods/pod1/c2"}, "redis": {"locus.slice/redis"}},
+		Containers: map[string]string{"kubepods/pod1/c1": "app", "kubepods/pod1/c2": "side"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("TargetsOf = %+v, want %+v", got, want)
+	}
+}
+
+// A ReadBack on a hierarchy answers with what it knows a file holds, or
+// that it is absent, and reads the files it does not know.
+func TestReadBackOn(t *testing.T) {
+	e, _, _, _ := newExecutor(t, false)
+	r := ReadBack{"pods/redis": {cgroup.CPUSetCPUs: {Text: "4-5", Present: true}, cgroup.MemoryLow: {}}}.On(e.c.Hierarchy)
+	if v, err := r.ReadKnob("pods/redis", cgroup.CPUSetCPUs); err != nil || v != "4-5" {
+		t.Errorf("known cpuset.cpus = %q, %v; want 4-5", v, err)
+	}
+	if _, err := r.ReadKnob("pods/redis", cgroup.MemoryLow); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("known absent memory.low: %v, want not exist", err)
+	}
+	if v, err := ReadBack(nil).On(e.c.Hierarchy).ReadKnob("pods/redis", cgroup.CPUSetCPUs); err != nil || strings.TrimSpace(v) != "2-3" {
+		t.Errorf("unknown cpuset.cpus = %q, %v; want 2-3 from the file", v, err)
+	}
+	if !r.Exists("pods/redis") || r.Exists("pods/gone") || r.Version() != cgroup.V2 {
+		t.Errorf("Exists or Version do not read the hierarchy")
 	}
 }

@@ -9,7 +9,10 @@
 // the agent keeps across bad edits.
 package hostsource
 
-import "github.com/locus-project/locus/pkg/hostconfig"
+import (
+	"github.com/locus-project/locus/pkg/hostconfig"
+	"github.com/locus-project/locus/pkg/workload"
+)
 
 // How a HostConfig workload's processes come to its cgroup: shown as the
 // workload's source in the status.
@@ -29,4 +32,19 @@ func KindOf(w hostconfig.Workload) string {
 		return Command
 	}
 	return Match
+}
+
+// StopOnExit splits the workloads for the agent's way out: those marked
+// stop-on-agent-exit (the built-in demo ones), by name, which it stops and
+// removes, and the cgroups of the others, which keep running as they are.
+func StopOnExit(cfg *hostconfig.HostConfig) (stop []string, keep map[string]bool) {
+	keep = map[string]bool{}
+	for _, w := range cfg.Workloads {
+		if workload.StopOnExit(w.Annotations) {
+			stop = append(stop, w.Name)
+		} else {
+			keep[cfg.CgroupPath(w)] = true
+		}
+	}
+	return stop, keep
 }

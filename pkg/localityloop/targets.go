@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/status"
@@ -177,4 +178,26 @@ func statusOf(p locality.PodOutcome, runs []containerRun, end time.Time) status.
 		s.LocalRatio = &ratio
 	}
 	return s
+}
+
+// WithBalancer adds to targets the memory locality runs the NUMA balancer
+// needs: one per group it placed but has not settled yet
+// (balancerloop.Runner.AfterWrite), best effort towards the group's nodes,
+// skipped when those are all the memory nodes. A workload the balancer
+// placed has a node of its own after all: the balancer's target replaces
+// the skipped one.
+func WithBalancer(targets []Target, groups []balancerloop.Unsettled, nodes []int) []Target {
+	var bal []Target
+	for _, g := range groups {
+		t := Target{Name: g.Name, Containers: g.Containers, CPUs: g.CPUs, Local: g.Nodes, Nodes: nodes,
+			Settings: locality.Settings{Policy: locality.PolicyBestEffort}}
+		if !slices.ContainsFunc(nodes, func(n int) bool { return !slices.Contains(g.Nodes, n) }) {
+			t.Skip = locality.ReasonNoTargetNUMA
+		}
+		bal = append(bal, t)
+	}
+	targets = slices.DeleteFunc(targets, func(t Target) bool {
+		return t.Skip != "" && slices.ContainsFunc(bal, func(b Target) bool { return b.Name == t.Name })
+	})
+	return append(targets, bal...)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -174,3 +175,33 @@ func TestPodOutcomeAndStatus(t *testing.T) {
 }
 
 func intp(i int) *int { return &i }
+
+// The balancer's unsettled groups become best-effort targets towards their
+// nodes, replacing a target skipped for the same workload; one whose nodes
+// are all the memory nodes has nowhere to go.
+func TestWithBalancer(t *testing.T) {
+	nodes := []int{0, 1}
+	targets := []Target{{Name: "vm", Skip: locality.ReasonNoTargetNUMA}, {Name: "db", Local: []int{1}}, {Name: "web", Skip: locality.ReasonNoTargetNUMA}}
+	got := WithBalancer(targets, []balancerloop.Unsettled{
+		{Name: "vm", CPUs: "0-3", Nodes: []int{0}},
+		{Name: "wide", CPUs: "0-7", Nodes: []int{0, 1}},
+	}, nodes)
+	var names []string
+	for _, g := range got {
+		names = append(names, g.Name)
+	}
+	if !slices.Equal(names, []string{"db", "web", "vm", "wide"}) {
+		t.Fatalf("targets %v, want db web vm wide", names)
+	}
+	vm, wide := got[2], got[3]
+	if vm.Skip != "" || vm.CPUs != "0-3" || !slices.Equal(vm.Local, []int{0}) || !slices.Equal(vm.Nodes, nodes) ||
+		vm.Settings.Policy != locality.PolicyBestEffort {
+		t.Errorf("vm's target %+v", vm)
+	}
+	if wide.Skip != locality.ReasonNoTargetNUMA {
+		t.Errorf("wide's target skip %q, want %q", wide.Skip, locality.ReasonNoTargetNUMA)
+	}
+	if got := WithBalancer(targets, nil, nodes); len(got) != 3 {
+		t.Errorf("without groups: %d targets, want the 3 given", len(got))
+	}
+}

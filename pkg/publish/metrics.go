@@ -71,6 +71,19 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// CountConfigError keeps the config error series: fresh counts a newly
+// found invalid config, invalid says whether the current one is.
+func (m *Metrics) CountConfigError(fresh, invalid bool) {
+	if fresh {
+		m.ConfigErrs.Inc()
+	}
+	v := 0.0
+	if invalid {
+		v = 1
+	}
+	m.ConfigBad.Set(v)
+}
+
 // SetWorkloads replaces the per-workload series, so removed workloads vanish.
 func (m *Metrics) SetWorkloads(ws []status.WorkloadStatus) {
 	m.cpus.Reset()

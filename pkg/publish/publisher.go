@@ -2,6 +2,7 @@ package publish
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -49,4 +50,21 @@ func (p *Publisher) Current() status.Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.current
+}
+
+// Forget writes status.json once more without the workloads named, which
+// the agent stopped on its way out; it writes nothing when none is named or
+// nothing was published. /status keeps the status last published.
+func (p *Publisher) Forget(names []string) error {
+	st := p.Current()
+	var left []status.WorkloadStatus
+	for _, w := range st.Workloads {
+		if !slices.Contains(names, w.Name) {
+			left = append(left, w)
+		}
+	}
+	if st.Workloads = left; len(names) == 0 || st.Time.IsZero() {
+		return nil
+	}
+	return status.Write(p.dir, st)
 }

@@ -29,18 +29,19 @@ type Session struct {
 }
 
 // DropStale removes from cp the leases of runs that died and left nothing
-// running in their cgroups (see StaleLeases), and returns their names.
-func DropStale(cp *state.Checkpoint, h *cgroup.Hierarchy) []string {
+// running in their cgroups (see StaleLeases), and returns them by name.
+func DropStale(cp *state.Checkpoint, h *cgroup.Hierarchy) map[string]state.Lease {
 	busy := func(cg string) bool {
 		procs, err := h.Procs(cg)
 		// A missing cgroup holds nothing; any other error keeps the lease.
 		return err != nil && h.Exists(cgroup.CPUSet, cg) || len(procs) > 0
 	}
-	stale := StaleLeases(*cp, ProcessAlive, busy)
-	for _, name := range stale {
+	dropped := map[string]state.Lease{}
+	for _, name := range StaleLeases(*cp, ProcessAlive, busy) {
+		dropped[name] = cp.Leases[name]
 		delete(cp.Leases, name)
 	}
-	return stale
+	return dropped
 }
 
 // Acquire decides the CPUs and prepares the cgroup under the checkpoint lock,

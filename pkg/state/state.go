@@ -172,6 +172,44 @@ func (s *Store) Update(change func(*Checkpoint) error) error {
 	return s.Save(c)
 }
 
+// Intend saves, in one update, an entry of ws for every workload known (the
+// checkpoint as last loaded) lacks and the checkpoint still lacks under the
+// lock. Recorded before anything is done for a workload, it tells a crash
+// what to clean up. Nothing is written when known holds them all.
+func (s *Store) Intend(known Checkpoint, ws map[string]Workload) error {
+	fresh := map[string]Workload{}
+	for name, e := range ws {
+		if _, ok := known.Workloads[name]; !ok {
+			fresh[name] = e
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	return s.Update(func(c *Checkpoint) error {
+		for name, e := range fresh {
+			if _, ok := c.Workloads[name]; !ok {
+				c.Workloads[name] = e
+			}
+		}
+		return nil
+	})
+}
+
+// DropAssignments removes the assignments of the workloads named, in one
+// update; none named, it writes nothing.
+func (s *Store) DropAssignments(names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return s.Update(func(c *Checkpoint) error {
+		for _, name := range names {
+			delete(c.Assignments, name)
+		}
+		return nil
+	})
+}
+
 // ErrCorrupt is a checkpoint that does not parse (disk damage, hand edits).
 var ErrCorrupt = errors.New("not a valid checkpoint")
 

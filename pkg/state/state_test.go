@@ -85,3 +85,65 @@ func TestUpdateIsSerialised(t *testing.T) {
 		t.Fatalf("counter = %d after %d updates", got, n)
 	}
 }
+
+// Intend records the workloads the checkpoint lacks, keeps an entry another
+// process wrote meanwhile, and writes nothing when the known checkpoint has
+// them all.
+func TestIntend(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, _ := s.Load()
+	if err := s.Update(func(c *Checkpoint) error {
+		c.Workloads["b"] = Workload{Cgroup: "other/b"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Intend(known, map[string]Workload{"a": {Cgroup: "x/a"}, "b": {Cgroup: "x/b"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := s.Load()
+	if c.Workloads["a"].Cgroup != "x/a" || c.Workloads["b"].Cgroup != "other/b" {
+		t.Fatalf("workloads %+v", c.Workloads)
+	}
+	if err := os.Remove(s.Path(checkpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Intend(c, map[string]Workload{"a": {Cgroup: "x/a"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Path(checkpointFile)); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint written though every workload was known: %v", err)
+	}
+}
+
+// DropAssignments removes the named workloads' assignments only, and
+// writes nothing when none is named.
+func TestDropAssignments(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropAssignments(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.Path(checkpointFile)); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint written with nothing to drop: %v", err)
+	}
+	c, _ := s.Load()
+	c.Assignments["demo"], c.Assignments["db"] = c.Assignments["x"], c.Assignments["x"]
+	if err := s.Save(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropAssignments([]string{"demo"}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ = s.Load(); len(c.Assignments) != 1 {
+		t.Fatalf("assignments %+v, want db's only", c.Assignments)
+	}
+	if _, ok := c.Assignments["db"]; !ok {
+		t.Fatalf("assignments %+v, want db's", c.Assignments)
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // boundPod opts in to two CPUs of its own and to memory QoS.
@@ -140,13 +141,13 @@ func TestRestartMakesNoWrites(t *testing.T) {
 	before := n.kubelet.Mtimes()
 	stateFiles := []string{"checkpoint.json", agent.OriginalsFile}
 	stateBefore := mtimes(t, n.stateDir, stateFiles...)
-	statusBefore := mtimes(t, n.stateDir, agent.StatusFile)[agent.StatusFile]
+	statusBefore := mtimes(t, n.stateDir, status.File)[status.File]
 	_, _, rv := nrtOf(t, n.name)
 	requests := n.writes.len()
 
 	n.start()
 	waitUntil(t, "the restarted agent's first reconcile", func() bool {
-		return mtimes(t, n.stateDir, agent.StatusFile)[agent.StatusFile] != statusBefore
+		return mtimes(t, n.stateDir, status.File)[status.File] != statusBefore
 	})
 	time.Sleep(500 * time.Millisecond) // a publish, if any, lands within the min interval
 

@@ -1,4 +1,4 @@
-package agent
+package status_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // FuzzReadStatus: `locus status` reads the file the agent wrote, or
@@ -24,17 +25,17 @@ func FuzzReadStatus(f *testing.F) {
 	fuzzseed.Add(f, fuzzseed.Same)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, raw string) {
-		if err := os.WriteFile(filepath.Join(dir, StatusFile), []byte(raw), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, status.File), []byte(raw), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var st Status
+		var st status.Status
 		var err error
-		fuzzseed.Timed(t, "ReadStatus", func() { st, err = ReadStatus(dir) })
+		fuzzseed.Timed(t, "ReadStatus", func() { st, err = status.Read(dir) })
 		if err != nil {
 			// Not fuzzseed.CheckError: its length is not bounded yet, as a
 			// time field is repeated whole by encoding/json's error.
-			if !strings.Contains(err.Error(), StatusFile) {
-				t.Fatalf("error %.200q does not name %s", err, StatusFile)
+			if !strings.Contains(err.Error(), status.File) {
+				t.Fatalf("error %.200q does not name %s", err, status.File)
 			}
 			return
 		}
@@ -44,7 +45,7 @@ func FuzzReadStatus(f *testing.F) {
 			// does not encode: not a property of the reader.
 			return
 		}
-		var again Status
+		var again status.Status
 		if err := json.Unmarshal(out, &again); err != nil {
 			t.Fatalf("written back as %s, which does not read: %v", out, err)
 		}
