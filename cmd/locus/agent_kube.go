@@ -183,13 +183,5 @@ func runKube(ctx context.Context, o agent.Options, k nodeagent.RunOptions) error
 	if k.StateDir = o.StateDir; k.StateDir == "" {
 		k.StateDir = agent.DefaultStateDir
 	}
-	return nodeagent.Run(ctx, k, func(src *nodeagent.Source) error {
-		o.Source, o.EventSink = src, src.Emit
-		a, err := agent.New(o)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		return a.Run(ctx)
-	})
+	return nodeagent.Run(ctx, k, func(src *nodeagent.Source) error { return agent.RunOn(ctx, o, src) })
 }

@@ -39,7 +39,7 @@ type Agent struct {
 	originals cgroup.OriginalStore
 	procs     procfs.FS
 	events    *eventlog.Log
-	metrics   *metrics
+	metrics   *publish.Metrics
 	health    *server.Health
 	cfg       configInForce
 	file      *hostsource.Loader   // the HostConfig; nil with a Source
@@ -75,12 +75,12 @@ type Agent struct {
 // DryRun it creates nothing: the state is read if present.
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
-	m := newMetrics()
+	m := publish.NewMetrics()
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: m,
-		pub: publish.NewPublisher(opts.StateDir, m.Metrics),
+		pub: publish.NewPublisher(opts.StateDir, m),
 		now: time.Now, trigger: make(chan struct{}, 1),
 		calls: make(chan func())}
-	a.locMetrics = localityloop.NewMetrics(a.metrics.reg)
+	a.locMetrics = localityloop.NewMetrics(a.metrics.Reg)
 	a.health = server.NewHealth(a.now, opts.StaleAfter)
 	var err error
 	if a.h, err = cgroup.Open(opts.CgroupRoot, opts.CgroupVersion); err != nil {
@@ -136,7 +136,7 @@ func (a *Agent) checkPrivilege() error {
 func (a *Agent) newExecutor() *execute.Executor {
 	return execute.New(execute.Config{Hierarchy: a.h, Writer: a.w, Originals: a.originals,
 		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,
-		Events: a.events, Log: a.log, Writes: a.metrics.writes, Unsupported: a.metrics.Unsupported,
+		Events: a.events, Log: a.log, Writes: a.metrics.Writes, Unsupported: a.metrics.Unsupported,
 		Core: a.opts.CoreSched, Pods: a.src != nil,
 		DryRun: a.opts.DryRun, Out: a.opts.Out})
 }

@@ -32,7 +32,7 @@ func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
 
 func (a *Agent) balancerDeps() balancerloop.Deps {
 	return balancerloop.Deps{H: a.h, Writer: a.w, Originals: a.originals, Events: a.events, Log: a.log, Now: a.now,
-		Wake: a.wake, Metrics: a.metrics.reg, Writes: a.metrics.writes, Load: state.RecordLoader(a.log, a.opts.StateDir),
+		Wake: a.wake, Metrics: a.metrics.Reg, Writes: a.metrics.Writes, Load: state.RecordLoader(a.log, a.opts.StateDir),
 		StateDir: a.opts.StateDir, ProcRoot: a.opts.ProcRoot, SysfsRoot: a.opts.SysfsRoot}
 }
 

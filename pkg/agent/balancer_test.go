@@ -190,10 +190,10 @@ func TestBalancerPlacesMigratesAndNarrows(t *testing.T) {
 	if ws.CPUs != "2-3" || ws.Mems != "1" || !slices.Equal(ws.NUMANodes, []int{1}) || ws.Pool != "shared" {
 		t.Fatalf("status of b: %+v", ws)
 	}
-	if v, ok := metricValue(t, b.a.metrics.reg, "locus_numa_balancer_group_partition", "group", "b", "partition", "node1"); !ok || v != 1 {
+	if v, ok := metricValue(t, b.a.metrics.Reg, "locus_numa_balancer_group_partition", "group", "b", "partition", "node1"); !ok || v != 1 {
 		t.Fatalf("group partition metric %v %v", v, ok)
 	}
-	if v, _ := metricValue(t, b.a.metrics.reg, "locus_numa_balancer_partition_groups", "partition", "node0"); v != 3 {
+	if v, _ := metricValue(t, b.a.metrics.Reg, "locus_numa_balancer_partition_groups", "partition", "node0"); v != 3 {
 		t.Fatalf("node0 groups metric %v", v)
 	}
 	// At rest nothing moves and nothing is written.

@@ -22,7 +22,7 @@ func (n *podNode) sizes() agentSizes {
 	if err != nil {
 		n.t.Fatal(err)
 	}
-	mfs, err := a.metrics.reg.Gather()
+	mfs, err := a.metrics.Reg.Gather()
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -31,10 +31,10 @@ func TestHostChecksAtStart(t *testing.T) {
 	h.reconcile()
 	h.reconcile()
 
-	if v, ok := metricValue(t, h.a.metrics.reg, "locus_host_check", "check", "kubelet-memory-manager", "status", "fail"); !ok || v != 1 {
+	if v, ok := metricValue(t, h.a.metrics.Reg, "locus_host_check", "check", "kubelet-memory-manager", "status", "fail"); !ok || v != 1 {
 		t.Errorf("locus_host_check{kubelet-memory-manager,fail} = %v, %v", v, ok)
 	}
-	if v, ok := metricValue(t, h.a.metrics.reg, "locus_host_check", "check", "kubelet-cpu-manager", "status", "ok"); !ok || v != 1 {
+	if v, ok := metricValue(t, h.a.metrics.Reg, "locus_host_check", "check", "kubelet-cpu-manager", "status", "ok"); !ok || v != 1 {
 		t.Errorf("locus_host_check{kubelet-cpu-manager,ok} = %v, %v", v, ok)
 	}
 	if n := strings.Count(logs.String(), "check=kubelet-memory-manager status=fail"); n != 1 {

@@ -43,7 +43,7 @@ func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 		ml.PagesMigrated != 1000 || !ml.Time.Equal(locT0) {
 		t.Errorf("status memoryLocality %+v", ml)
 	}
-	reg := h.a.metrics.reg
+	reg := h.a.metrics.Reg
 	for _, m := range []struct {
 		name   string
 		labels []string
@@ -102,10 +102,10 @@ func TestLocalityIntervalReportsOnlyChanges(t *testing.T) {
 	if len(evs) != 2 || evs[0].Message != wantMessage(t, h, 100) || evs[1].Message != wantMessage(t, h, 89) {
 		t.Fatalf("events %+v\nwant the first run's and the 89 %% run's", evs)
 	}
-	if got, _ := metricValue(t, h.a.metrics.reg, "locus_memory_local_ratio", "workload", "redis"); got != 89 {
+	if got, _ := metricValue(t, h.a.metrics.Reg, "locus_memory_local_ratio", "workload", "redis"); got != 89 {
 		t.Errorf("local ratio gauge %v, want the last run's 89 whether reported or not", got)
 	}
-	if got, _ := metricValue(t, h.a.metrics.reg, "locus_memory_migration_duration_seconds"); got != 5 {
+	if got, _ := metricValue(t, h.a.metrics.Reg, "locus_memory_migration_duration_seconds"); got != 5 {
 		t.Errorf("duration histogram counted %v runs, want 5", got)
 	}
 }
@@ -179,7 +179,7 @@ func TestLocalityClassConfigAndUnboundWorkloads(t *testing.T) {
 	if strings.Contains(string(raw), "redis") {
 		t.Errorf("%s still holds redis: %s", LocalityFile, raw)
 	}
-	if _, ok := metricValue(t, h.a.metrics.reg, "locus_memory_local_ratio", "workload", "redis"); ok {
+	if _, ok := metricValue(t, h.a.metrics.Reg, "locus_memory_local_ratio", "workload", "redis"); ok {
 		t.Error("redis's local ratio series outlived the workload")
 	}
 }

@@ -122,10 +122,10 @@ workloads:
 	// With the kernel's NUMA balancing on (--numa-balancing on) the kernel
 	// moves some of the touched pages itself, first.
 	balancing := os.Getenv("LOCUS_NUMAVM_NUMA_BALANCING") == "on"
-	if moved, _ := metricValue(t, a.metrics.reg, "locus_memory_pages_migrated_total", "workload", "mem"); moved < 64<<20/4096*99/100 && !balancing {
+	if moved, _ := metricValue(t, a.metrics.Reg, "locus_memory_pages_migrated_total", "workload", "mem"); moved < 64<<20/4096*99/100 && !balancing {
 		t.Errorf("pages migrated = %v, want at least 99 %% of 64 MiB", moved)
 	}
-	if stall, ok := metricValue(t, a.metrics.reg, "locus_memory_migration_longest_stall_seconds", "workload", "mem"); !ok || stall <= 0 {
+	if stall, ok := metricValue(t, a.metrics.Reg, "locus_memory_migration_longest_stall_seconds", "workload", "mem"); !ok || stall <= 0 {
 		t.Errorf("longest stall = %v (present %v)", stall, ok)
 	}
 

@@ -86,7 +86,7 @@ func (a *Agent) startNRI(ctx context.Context) (stop func()) {
 		Wake: func() { a.wake(0) }, Creates: a.metrics.NRICreates})
 	a.nri = nri.New(a.nriLoop, nri.Options{Socket: a.opts.NRI.Socket, FailClosed: a.opts.NRI.FailClosed,
 		Logger: a.log, OnChange: func() { a.wake(0) }})
-	a.nri.RegisterMetrics(a.metrics.reg)
+	a.nri.RegisterMetrics(a.metrics.Reg)
 	stopPlugin := a.nri.Start(ctx)
 	return func() { cancel(); stopPlugin() }
 }

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostsource"
+	"github.com/locus-project/locus/pkg/source"
 )
 
 // Run reconciles until ctx ends: at start, on every change in the config
@@ -146,4 +149,23 @@ func (a *Agent) shutdown() error {
 	}
 	a.log.Info("agent stopped")
 	return errors.Join(errs...)
+}
+
+// EventSource is a workload source that also takes the agent's Events (the
+// Kubernetes source posts them to the API server).
+type EventSource interface {
+	source.Source
+	Emit(eventlog.Event)
+}
+
+// RunOn runs an agent on src until ctx ends (once, with o.Once or
+// o.DryRun), its Events handed to src too, and closes it.
+func RunOn(ctx context.Context, o Options, src EventSource) error {
+	o.Source, o.EventSink = src, src.Emit
+	a, err := New(o)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return a.Run(ctx)
 }

@@ -64,7 +64,7 @@ func TestUIServesMapSnapshotAndNodeCPUs(t *testing.T) {
 	if snap := uiSnapshot(t, base); snap.Agent || len(snap.Topology.CPUs) != 4 || len(snap.Workloads) != 0 {
 		t.Errorf("before a reconcile: agent %v, %d CPUs, workloads %+v", snap.Agent, len(snap.Topology.CPUs), snap.Workloads)
 	}
-	if _, ok := metricValue(t, h.a.metrics.reg, "locus_numa_node_cpus"); ok {
+	if _, ok := metricValue(t, h.a.metrics.Reg, "locus_numa_node_cpus"); ok {
 		t.Error("locus_numa_node_cpus exported before the agent decided anything")
 	}
 
@@ -104,7 +104,7 @@ func TestUIServesMapSnapshotAndNodeCPUs(t *testing.T) {
 	total := 0
 	for node, kinds := range want {
 		for kind, n := range kinds {
-			got, ok := metricValue(t, h.a.metrics.reg, "locus_numa_node_cpus", "numa_node", strconv.Itoa(node), "pool", string(kind))
+			got, ok := metricValue(t, h.a.metrics.Reg, "locus_numa_node_cpus", "numa_node", strconv.Itoa(node), "pool", string(kind))
 			if !ok || got != float64(n) {
 				t.Errorf("locus_numa_node_cpus{numa_node=%d,pool=%s} = %v (present %v), want %d", node, kind, got, ok, n)
 			}

@@ -228,16 +228,7 @@ type kubeOptions struct {
 func runKube(ctx context.Context, o kubeOptions) error {
 	k := o.RunOptions
 	k.Logger, k.StateDir, k.DryRun, k.Once = o.Agent.Logger, o.Agent.StateDir, o.Agent.DryRun, o.Agent.Once
-	return nodeagent.Run(ctx, k, func(src *nodeagent.Source) error {
-		ao := o.Agent
-		ao.Source, ao.EventSink = src, src.Emit
-		a, err := agent.New(ao)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		return a.Run(ctx)
-	})
+	return nodeagent.Run(ctx, k, func(src *nodeagent.Source) error { return agent.RunOn(ctx, o.Agent, src) })
 }
 
 func (r *running) stop() error {

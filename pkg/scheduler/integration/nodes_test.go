@@ -226,15 +226,7 @@ func (c *cluster) startAgent(nd *testNode) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- nodeagent.Run(ctx, o, func(src *nodeagent.Source) error {
-			ao.Source, ao.EventSink = src, src.Emit
-			a, err := agent.New(ao)
-			if err != nil {
-				return err
-			}
-			defer a.Close()
-			return a.Run(ctx)
-		})
+		done <- nodeagent.Run(ctx, o, func(src *nodeagent.Source) error { return agent.RunOn(ctx, ao, src) })
 	}()
 	var once sync.Once
 	c.t.Cleanup(func() {
