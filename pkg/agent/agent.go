@@ -35,7 +35,7 @@ type Agent struct {
 	log       *slog.Logger
 	h         *cgroup.Hierarchy
 	w         *cgroup.Writer
-	store     *state.Store
+	store     state.State
 	originals cgroup.OriginalStore
 	procs     procfs.FS
 	events    *eventlog.Log
@@ -156,16 +156,16 @@ func (a *Agent) openState() error {
 	if a.store, a.lock, err = state.OpenAgent(dir); err != nil {
 		return err
 	}
-	if a.events, err = eventlog.Open(a.store.Path(eventlog.EventsFile), a.log); err != nil {
+	if a.events, err = eventlog.Open(filepath.Join(dir, eventlog.EventsFile), a.log); err != nil {
 		return err
 	}
 	a.events.Sink = a.opts.EventSink // not under DryRun: a dry run tells nobody
-	store, err := cgroup.OpenFileStore(a.store.Path(OriginalsFile))
+	store, err := cgroup.OpenFileStore(filepath.Join(dir, OriginalsFile))
 	if err != nil {
 		return err
 	}
 	a.originals = store
-	return execute.CheckOriginals(store, a.store, OriginalsFile, a.events, a.log)
+	return execute.CheckOriginals(store, a.store, filepath.Join(dir, OriginalsFile), a.events, a.log)
 }
 
 // OriginalsFile keeps the original cgroup values, under the state directory.

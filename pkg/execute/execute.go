@@ -41,7 +41,7 @@ type Config struct {
 	// OriginalsFile is the name of the originals checkpoint in Store's
 	// directory, for the messages about it.
 	OriginalsFile string
-	Store         *state.Store // the checkpoint; read-only under DryRun
+	Store         state.State // the checkpoint; read-only under DryRun
 	Procs         procfs.FS
 	Stopper       Stopper
 	Events        Emitter

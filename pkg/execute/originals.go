@@ -20,7 +20,7 @@ import (
 // kernel's defaults instead. Originals set aside as corrupt are unknown:
 // those cgroups are marked to be left alone. Either way the agent starts,
 // and says so loudly.
-func CheckOriginals(originals *cgroup.FileStore, store *state.Store, file string, events Emitter, log *slog.Logger) error {
+func CheckOriginals(originals *cgroup.FileStore, store state.State, path string, events Emitter, log *slog.Logger) error {
 	damaged := originals.Damage()
 	if damaged == "" && originals.Existed() {
 		return nil
@@ -50,10 +50,10 @@ func CheckOriginals(originals *cgroup.FileStore, store *state.Store, file string
 			return err
 		}
 		log.Error("originals checkpoint lost: the cgroups Locus had changed will be restored to their parent's values or the kernel's defaults",
-			"file", store.Path(file), "cgroups", touched)
+			"file", path, "cgroups", touched)
 		events.Emit(eventlog.Warning, "OriginalsLost", "", "%s is missing although Locus had changed cgroups %s: their files "+
 			"will be restored to their parent's values (cpusets) or the kernel's defaults, not to values they had before Locus",
-			store.Path(file), strings.Join(touched, ", "))
+			path, strings.Join(touched, ", "))
 	}
 	return nil
 }

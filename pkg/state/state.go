@@ -112,13 +112,18 @@ func (s *Store) Load() (Checkpoint, error) {
 	if err != nil {
 		return Checkpoint{}, err
 	}
+	return decode(raw, s.Path(checkpointFile))
+}
+
+// decode reads a checkpoint as Save encodes it; where names it in errors.
+func decode(raw []byte, where string) (Checkpoint, error) {
 	c := Empty()
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return Checkpoint{}, fmt.Errorf("%s is corrupt: %w (%w)", s.Path(checkpointFile), ErrCorrupt, err)
+		return Checkpoint{}, fmt.Errorf("%s is corrupt: %w (%w)", where, ErrCorrupt, err)
 	}
 	if c.Version != FormatVersion {
 		return Checkpoint{}, fmt.Errorf("%s has format version %d, this agent reads %d",
-			s.Path(checkpointFile), c.Version, FormatVersion)
+			where, c.Version, FormatVersion)
 	}
 	return fill(c), nil
 }
@@ -143,12 +148,17 @@ func (s *Store) Save(c Checkpoint) error {
 	if s.ReadOnly {
 		return nil
 	}
-	c.Version = FormatVersion
-	raw, err := json.MarshalIndent(c, "", "  ")
+	raw, err := encode(c)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(s.Path(checkpointFile), append(raw, '\n'), 0o600)
+	return atomicfile.Write(s.Path(checkpointFile), raw, 0o600)
+}
+
+func encode(c Checkpoint) ([]byte, error) {
+	c.Version = FormatVersion
+	raw, err := json.MarshalIndent(c, "", "  ")
+	return append(raw, '\n'), err
 }
 
 // Update runs change on the checkpoint under the lock and saves the result
@@ -157,6 +167,10 @@ func (s *Store) Update(change func(*Checkpoint) error) error {
 	if s.ReadOnly {
 		return nil
 	}
+	return update(s, change)
+}
+
+func update(s State, change func(*Checkpoint) error) error {
 	unlock, err := s.Lock()
 	if err != nil {
 		return err
@@ -176,7 +190,9 @@ func (s *Store) Update(change func(*Checkpoint) error) error {
 // checkpoint as last loaded) lacks and the checkpoint still lacks under the
 // lock. Recorded before anything is done for a workload, it tells a crash
 // what to clean up. Nothing is written when known holds them all.
-func (s *Store) Intend(known Checkpoint, ws map[string]Workload) error {
+func (s *Store) Intend(known Checkpoint, ws map[string]Workload) error { return intend(s, known, ws) }
+
+func intend(s State, known Checkpoint, ws map[string]Workload) error {
 	fresh := map[string]Workload{}
 	for name, e := range ws {
 		if _, ok := known.Workloads[name]; !ok {
@@ -198,7 +214,9 @@ func (s *Store) Intend(known Checkpoint, ws map[string]Workload) error {
 
 // DropAssignments removes the assignments of the workloads named, in one
 // update; none named, it writes nothing.
-func (s *Store) DropAssignments(names []string) error {
+func (s *Store) DropAssignments(names []string) error { return dropAssignments(s, names) }
+
+func dropAssignments(s State, names []string) error {
 	if len(names) == 0 {
 		return nil
 	}
