@@ -15,10 +15,10 @@ const LocalityFile = localityloop.File
 
 // scheduleLocality is the reconcile's step for memory locality, once the
 // cgroups are written: it reports bad annotations as the workloads'
-// problems and queues the migrations that are due. Under --once and
+// problems and queues the migrations that are due; ws are rs's plans. Under --once and
 // --dry-run nothing runs: a migration outlives a single reconcile.
-func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, d decide.Desired) {
-	targets, probs := localityloop.Targets(plans(rs), d.Workloads, cfg.Locality, localityloop.MemoryNodes(a.topo))
+func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, ws []workload.Workload, d decide.Desired) {
+	targets, probs := localityloop.Targets(ws, d.Workloads, cfg.Locality, localityloop.MemoryNodes(a.topo))
 	if a.bal != nil {
 		// AfterWrite starts the balancer's next measuring window and gives
 		// the groups it placed whose memory must follow.

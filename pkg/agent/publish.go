@@ -22,6 +22,7 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 		sum := st.Summary()
 		in.Kubelet = &sum
 	}
+	in.Workloads = make([]publish.Workload, 0, len(rs))
 	for _, r := range rs {
 		w := publish.Workload{Name: r.spec.Name, Source: r.source, Cgroup: r.cgroup, QOSClass: r.class,
 			Locality: a.loc.Status(r.spec.Name)}

@@ -120,7 +120,9 @@ func (a *Agent) Reconcile() Result {
 	}
 	a.debugDelay()
 
-	t := execute.TargetsOf(plans(rs))
+	// The plans are copied once per reconcile: a workload is a large value.
+	ws := plans(rs)
+	t := execute.TargetsOf(ws)
 	t.Uncreated = uncreated(rs, ready)
 	rep := a.exec.Apply(rd, t)
 	res.add(rep)
@@ -131,7 +133,7 @@ func (a *Agent) Reconcile() Result {
 	for i := range rs {
 		found[i] = len(rs[i].problems)
 	}
-	a.scheduleLocality(cfg, rs, d)
+	a.scheduleLocality(cfg, rs, ws, d)
 	var late []workload.Problem
 	for i := range rs {
 		late = append(late, rs[i].problems[found[i]:]...)

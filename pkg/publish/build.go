@@ -96,13 +96,16 @@ func Build(in Input) status.Status {
 			st.Node.Problems = append(st.Node.Problems, p.String())
 		}
 	}
-	states := map[string]decide.WorkloadState{}
+	states := make(map[string]decide.WorkloadState, len(d.Workloads))
 	for _, w := range d.Workloads {
 		states[w.Name] = w
 	}
 	problems := map[string][]string{}
 	for _, p := range in.Problems {
 		problems[p.Workload] = append(problems[p.Workload], p.Reason+": "+p.Message)
+	}
+	if len(in.Workloads) > 0 { // none stays nil: status.json says null, as it always has
+		st.Workloads = make([]status.WorkloadStatus, 0, len(in.Workloads))
 	}
 	for _, w := range in.Workloads {
 		ws := status.WorkloadStatus{Name: w.Name, Source: w.Source, Cgroup: w.Cgroup, QOSClass: w.QOSClass,
