@@ -15,7 +15,7 @@ import (
 
 func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 	f, clk := &fakeMigrator{}, &fakeClock{t: locT0}
-	cfg := locConfig("1", `{"policy": "bestEffort"}`, "", "")
+	cfg := locConfig("2", `{"policy": "bestEffort"}`, "", "")
 	h := locHarness(t, twoNodes, cfg, f, clk, func(o *Options) { o.LocalityBudget = 7 * time.Millisecond })
 	for range 3 {
 		h.settle()
@@ -59,7 +59,8 @@ func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 		}
 	}
 
-	// A restarted agent knows the migration ran; a new cpuset runs it again.
+	// A restarted agent knows the migration ran; a new cpuset runs it again
+	// (shrunk in place, it stays on its node: a grow here would span both).
 	h.a.Close()
 	f2 := &fakeMigrator{}
 	h2 := locAgent(t, h.tree, twoNodes, cfg, h.opts.StateDir, f2, clk, nil)
@@ -70,7 +71,7 @@ func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 	if ml := workloadStatus(t, h2, "redis").MemoryLocality; ml == nil || ml.Reason != locality.EventSuccess {
 		t.Errorf("after a restart status memoryLocality = %+v, want the last run", ml)
 	}
-	h2.writeConfig(locConfig("2", `{"policy": "bestEffort"}`, "", ""))
+	h2.writeConfig(locConfig("1", `{"policy": "bestEffort"}`, "", ""))
 	h2.settle()
 	h2.settle()
 	cpus := h2.checkpoint().Assignments["redis"].CPUs

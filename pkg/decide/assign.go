@@ -39,7 +39,9 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 	}
 
 	// Pass 1: kept assignments (a decided workload's only while its
-	// decision stands) claim their CPUs first.
+	// decision stands) claim their CPUs first; those whose count changed
+	// claim them too, to be resized below.
+	var resizing []string
 	for _, name := range sortedNames(needs) {
 		need := needs[name]
 		old, ok := prev[name]
@@ -47,18 +49,28 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 			continue
 		}
 		fits := stillFits(old, need, online, reserved)
+		resize := !fits && resizable(old, need, online, reserved)
 		if !need.Decided.IsEmpty() {
-			fits = old.CPUs.Equals(need.Decided) && old.Policy == need.Policy && old.RequestMilli == need.RequestMilli
+			if !resized(need) && old.Decided.IsEmpty() {
+				fits = old.CPUs.Equals(need.Decided) && old.Policy == need.Policy && old.RequestMilli == need.RequestMilli
+				resize = false
+			} else {
+				// The decided CPUs, or a set resized from them.
+				fits, resize = fits && decidedFrom(old, need), resize && decidedFrom(old, need)
+			}
 		}
 		if msg := kubeletConflict(old.CPUs, owned, kube.Unknown); msg != "" {
 			kubeletProblem(name, msg+"; Locus chooses its CPUs again")
 			continue
 		}
-		if !fits || conflict(old.CPUs, online, state) != "" {
+		if !fits && !resize || conflict(old.CPUs, online, state) != "" {
 			continue
 		}
 		state = claim(state, old, need)
 		out[name] = old
+		if resize {
+			resizing = append(resizing, name)
+		}
 	}
 	// Pass 2: new decisions made elsewhere, so allocations route around them.
 	for _, name := range sortedNames(needs) {
@@ -78,6 +90,32 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 			RequestMilli: need.RequestMilli}
 		state = claim(state, a, need)
 		out[name] = a
+		if resized(need) {
+			resizing = append(resizing, name)
+		}
+	}
+	// Pass 2b: resize in place, shrinks before grows so a grow finds the
+	// CPUs a shrink released.
+	sort.Strings(resizing)
+	for _, grow := range []bool{false, true} {
+		for _, name := range resizing {
+			need, a := needs[name], out[name]
+			if (need.CPUs > a.CPUs.Size()) != grow || kube.Unknown != "" {
+				continue
+			}
+			req := cpualloc.Request{CPUs: need.CPUs, Policy: need.Policy, NUMAStrategy: need.NUMAStrategy,
+				RequestMilli: need.RequestMilli}
+			res, err := cpualloc.Resize(t, state, reserved.Union(owned), a.CPUs, req)
+			if err != nil {
+				problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResizeInfeasible,
+					Message: fmt.Sprintf("resize to %d CPUs does not fit: %v; CPUs %s are kept until it does", need.CPUs, err, a.CPUs)})
+				continue
+			}
+			state = state.Without(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy})
+			a = workload.Assignment{CPUs: res.CPUs, Policy: need.Policy, RequestMilli: need.RequestMilli, Decided: need.Decided}
+			state = claim(state, a, need)
+			out[name] = a
+		}
 	}
 	// Pass 3: allocate what is left.
 	for _, name := range sortedNames(needs) {
@@ -104,6 +142,36 @@ func stillFits(old workload.Assignment, need workload.CPUNeed, online, reserved 
 	return old.CPUs.Size() == need.CPUs && old.Policy == need.Policy &&
 		old.RequestMilli == need.RequestMilli && old.CPUs.IsSubsetOf(online) &&
 		old.CPUs.Intersection(reserved).IsEmpty()
+}
+
+// ReasonResizeInfeasible is the problem of a workload whose CPU count
+// grew (or changed by a count its policy cannot serve) beyond what the
+// node has free beside the CPUs it holds: it keeps them meanwhile.
+const ReasonResizeInfeasible = "ResizeInfeasible"
+
+// resizable says whether an old assignment can be grown or shrunk to the
+// workload's new count in place: same policy and request, CPUs still
+// online and not reserved, and a policy whose CPUs are its own (a
+// static-burst set is chosen again).
+func resizable(old workload.Assignment, need workload.CPUNeed, online, reserved cpuset.CPUSet) bool {
+	return old.CPUs.Size() != need.CPUs && !old.CPUs.IsEmpty() && old.Policy == need.Policy &&
+		need.Policy != cpualloc.StaticBurst && old.RequestMilli == need.RequestMilli &&
+		old.CPUs.IsSubsetOf(online) && old.CPUs.Intersection(reserved).IsEmpty()
+}
+
+// resized says whether a decided workload's count is no longer the
+// decision's: it was resized in place since.
+func resized(need workload.CPUNeed) bool {
+	return !need.Decided.IsEmpty() && need.CPUs != need.Decided.Size() && need.Policy != cpualloc.StaticBurst
+}
+
+// decidedFrom says whether old is the workload's decision in force: the
+// decided CPUs, or a set resized from them.
+func decidedFrom(old workload.Assignment, need workload.CPUNeed) bool {
+	if old.Policy != need.Policy || old.RequestMilli != need.RequestMilli {
+		return false
+	}
+	return old.CPUs.Equals(need.Decided) || old.Decided.Equals(need.Decided)
 }
 
 // conflict explains why cpus cannot be taken in the current state, or "".

@@ -15,9 +15,12 @@ import (
 // with a reason and a message naming the field and the value, whatever is
 // wrong and what was done instead. A valid resource-status
 // annotation (the scheduler's decision) is applied as it is, opted in or not:
-// the scheduler has already counted those CPUs as taken. Otherwise
-// cpuset-scheduler "true" with an integer limits.cpu on every container asks
-// the agent for that many CPUs. Anything malformed leaves the pod in the
+// the scheduler has already counted those CPUs as taken; once every
+// container's status reports the CPU limit the kubelet actuated (the pod was
+// resized in place), a count other than the decision's asks for the decided
+// CPUs grown or shrunk to it. Otherwise cpuset-scheduler "true" with an
+// integer limits.cpu on every container (as actuated: see
+// actuatedLimitCPUs) asks the agent for that many CPUs. Anything malformed leaves the pod in the
 // shared pool (or, for a bad decision, lets the agent choose) and says why.
 func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) CPUNeed {
 	optIn := OptedIn(pod)
@@ -36,6 +39,11 @@ func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, s
 			need := CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs}
 			if p == cpualloc.StaticBurst {
 				need.RequestMilli = requestMilli(pod)
+			} else if n, ok := reportedLimitCPUs(pod); ok {
+				// Resized in place since the decision: the count the
+				// kubelet reports actuated, grown or shrunk from the
+				// decided CPUs.
+				need.CPUs = n
 			}
 			checkNUMA(rs, topo, problem)
 			return need
@@ -49,7 +57,7 @@ func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, s
 			return CPUNeed{}
 		}
 	}
-	cpus, err := limitCPUs(pod)
+	cpus, err := actuatedLimitCPUs(pod)
 	if err != nil {
 		problem("InvalidCPULimit", "%s needs an integer resources.limits.cpu on every container, at least 1 in all: %v; running in the shared pool", AnnotationCPUSet, err)
 		return CPUNeed{}
@@ -145,18 +153,55 @@ func Decision(pod *corev1.Pod) (a Assignment, ok bool, err error) {
 // maxCPULimit is the largest CPU limit a container may ask to be pinned to.
 var maxCPULimit = *resource.NewQuantity(topology.MaxCPUID+1, resource.DecimalSI)
 
-func limitCPUs(pod *corev1.Pod) (int, error) {
+func limitCPUs(pod *corev1.Pod) (int, error) { return sumLimitCPUs(pod, false) }
+
+// actuatedLimitCPUs is limitCPUs as the kubelet actuated it: a container
+// resized in place (InPlacePodVerticalScaling) keeps its desired limit in
+// spec and the one in force in status.containerStatuses[].resources, and
+// the CPUs follow the one in force. A container whose status reports no
+// CPU limit (not started, or a kubelet without the feature) counts its
+// spec's.
+func actuatedLimitCPUs(pod *corev1.Pod) (int, error) { return sumLimitCPUs(pod, true) }
+
+// reportedLimitCPUs is the CPU count the kubelet reports actuated, when
+// every container's status reports a CPU limit and they add up to whole
+// CPUs; ok is false otherwise.
+func reportedLimitCPUs(pod *corev1.Pod) (n int, ok bool) {
+	for _, c := range pod.Spec.Containers {
+		reported := false
+		for _, st := range pod.Status.ContainerStatuses {
+			if st.Name == c.Name && st.Resources != nil {
+				_, reported = st.Resources.Limits[corev1.ResourceCPU]
+			}
+		}
+		if !reported {
+			return 0, false
+		}
+	}
+	n, err := actuatedLimitCPUs(pod)
+	return n, err == nil
+}
+
+func sumLimitCPUs(pod *corev1.Pod, actuated bool) (int, error) {
 	total := int64(0)
 	for i, c := range pod.Spec.Containers {
+		field := fmt.Sprintf("spec.containers[%d] (%s)", i, c.Name)
 		lim, ok := c.Resources.Limits[corev1.ResourceCPU]
+		for j, st := range pod.Status.ContainerStatuses {
+			if actuated && st.Name == c.Name && st.Resources != nil {
+				if q, has := st.Resources.Limits[corev1.ResourceCPU]; has {
+					field, lim, ok = fmt.Sprintf("status.containerStatuses[%d] (%s)", j, c.Name), q, true
+				}
+			}
+		}
 		switch {
 		case !ok:
-			return 0, fmt.Errorf("spec.containers[%d] (%s) has none", i, c.Name)
+			return 0, fmt.Errorf("%s has none", field)
 		case lim.Sign() < 0 || lim.Cmp(maxCPULimit) > 0:
 			// Checked before MilliValue, which wraps ("1E" reads as 0).
-			return 0, fmt.Errorf("spec.containers[%d] (%s) has %s, more CPUs than Linux can number", i, c.Name, lim.String())
+			return 0, fmt.Errorf("%s has %s, more CPUs than Linux can number", field, lim.String())
 		case lim.MilliValue()%1000 != 0:
-			return 0, fmt.Errorf("spec.containers[%d] (%s) has %s", i, c.Name, lim.String())
+			return 0, fmt.Errorf("%s has %s", field, lim.String())
 		}
 		total += lim.MilliValue() / 1000
 	}

@@ -70,6 +70,10 @@ type Assignment struct {
 	CPUs         cpuset.CPUSet
 	Policy       cpualloc.Policy
 	RequestMilli int64
+	// Decided, when set, is the decision made elsewhere (CPUNeed.Decided)
+	// that CPUs were resized from: the decision still stands, and the
+	// set in force is kept, while the decision names these CPUs.
+	Decided cpuset.CPUSet
 }
 
 // Problem is something the agent could not do for a workload; the workload
