@@ -104,7 +104,10 @@ func TestChurnPodBesideHost(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		return len(l.Items) == 0, fmt.Errorf("%d left", len(l.Items))
+		if len(l.Items) > 0 {
+			return false, fmt.Errorf("%d left", len(l.Items))
+		}
+		return true, nil
 	})
 	t.Logf("%d pods deleted in %s", total+1, time.Since(t2).Round(time.Second))
 }
@@ -245,7 +248,10 @@ func (c *churn) round(t *testing.T, agent string, waves int, fp func(testing.TB)
 			if err != nil {
 				return false, err
 			}
-			return len(l.Items) == len(c.live)+1, fmt.Errorf("%d pods", len(l.Items))
+			if len(l.Items) != len(c.live)+1 {
+				return false, fmt.Errorf("%d pods", len(l.Items))
+			}
+			return true, nil
 		})
 		t.Logf("%s agent, wave %d: %d deleted, %d created, running and managed in %s; %s",
 			agent, c.next, churnWave, churnWave, time.Since(t0).Round(100*time.Millisecond), fp(t))
