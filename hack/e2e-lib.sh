@@ -382,8 +382,11 @@ EOF2
 # LOCUS_E2E_CPU_MANAGER=static is the variant beside the kubelet's static CPU
 # manager (TestKubeletStaticCPUManager): CPU 0 reserved for the system, which
 # the static policy requires.
+# LOCUS_E2E_MAX_PODS: the kubelet's maxPods (default 110, the kubelet's own
+# default), raised for the 300-pod churn (TestChurnPodBesideHost).
 kubelet_config() {
-	local cpu_manager="cpuManagerPolicy: none"
+	local cpu_manager="cpuManagerPolicy: none" max_pods=${LOCUS_E2E_MAX_PODS:-110}
+	[[ $max_pods =~ ^[1-9][0-9]*$ ]] || die "LOCUS_E2E_MAX_PODS: $max_pods is not a number of pods"
 	case "${LOCUS_E2E_CPU_MANAGER:-none}" in
 	none) ;;
 	static) cpu_manager=$(printf 'cpuManagerPolicy: static\nreservedSystemCPUs: "0"') ;;
@@ -400,6 +403,7 @@ cgroupsPerQOS: true
 failCgroupV1: false
 failSwapOn: false
 oomScoreAdj: 0
+maxPods: $max_pods
 $cpu_manager
 port: $KUBELET_PORT
 healthzBindAddress: 127.0.0.1

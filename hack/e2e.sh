@@ -5,6 +5,7 @@
 #   hack/e2e.sh build|up|down   one step (hack/e2e-build.sh, -up.sh, -down.sh)
 #   hack/e2e.sh restart NAME    restart agent, scheduler, kubelet, containerd or controller-manager
 #   hack/e2e.sh stop|start NAME the same in two steps (a test acting while it is down)
+#   hack/e2e.sh start|stop host-agent  chart mode: the agent as a host process (its pod stopped)
 #   hack/e2e.sh kubectl ARGS    kubectl on the node's cluster
 #   hack/e2e.sh helm ARGS       helm on the node's cluster
 #   hack/e2e.sh install         helm install Locus as up does (after helm uninstall)
@@ -76,6 +77,12 @@ restart)
 	;;
 stop)
 	name=${1:?stop what: agent}
+	if [ "$name" = host-agent ]; then
+		# The host-process agent a chart-mode node runs beside its stopped pod.
+		running agent || die "no host agent is running"
+		stop agent 30
+		exit 0
+	fi
 	[ "$name" = agent ] || die "cannot stop $name"
 	if [ "$(node_mode)" = chart ]; then
 		chart_stop_agent || die "the agent's pod did not go"
@@ -86,8 +93,17 @@ stop)
 	;;
 start)
 	name=${1:?start what: agent}
-	[ "$name" = agent ] || die "cannot start $name"
-	if [ "$(node_mode)" = chart ]; then
+	case "$name" in
+	agent) ;;
+	host-agent)
+		# Chart mode: the same agent as a host process, as LOCUS_E2E_MODE=host runs
+		# it (its pod stopped first: they share the metrics port and state dir).
+		[ "$(node_mode)" = chart ] || die "host-agent: the node is not in chart mode (start agent)"
+		name=agent
+		;;
+	*) die "cannot start $name" ;;
+	esac
+	if [ "$(node_mode)" = chart ] && [ "$1" = agent ]; then
 		chart_start_agent || die "the agent's pod did not come back"
 		exit 0
 	fi

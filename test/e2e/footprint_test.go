@@ -22,17 +22,8 @@ type footprint struct {
 func (n *e2eNode) agentFootprint(t testing.TB) footprint {
 	t.Helper()
 	pid := n.pid(t, "agent")
-	var f footprint
-	kb, err := strconv.Atoi(strings.Fields(procStatus(t, pid, "VmRSS"))[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.rssKiB = kb
+	f := hostFootprint(t, pid)
 	if n.mode != "chart" {
-		stat := strings.Fields(readFile(t, fmt.Sprintf("/proc/%d/stat", pid)))
-		utime, _ := strconv.Atoi(stat[13])
-		stime, _ := strconv.Atoi(stat[14])
-		f.cpu = time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100
 		return f
 	}
 	pod := n.agentPod(t)
@@ -47,6 +38,22 @@ func (n *e2eNode) agentFootprint(t testing.TB) footprint {
 			f.cgRSSKi = b >> 10
 		}
 	}
+	return f
+}
+
+// hostFootprint is a process's: its utime+stime and VmRSS.
+func hostFootprint(t testing.TB, pid int) footprint {
+	t.Helper()
+	var f footprint
+	kb, err := strconv.Atoi(strings.Fields(procStatus(t, pid, "VmRSS"))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rssKiB = kb
+	stat := strings.Fields(readFile(t, fmt.Sprintf("/proc/%d/stat", pid)))
+	utime, _ := strconv.Atoi(stat[13])
+	stime, _ := strconv.Atoi(stat[14])
+	f.cpu = time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ is 100
 	return f
 }
 
