@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+
+	"github.com/locus-project/locus/pkg/coresched"
 )
 
 // Status is a check's verdict.
@@ -57,6 +59,9 @@ type Env struct {
 	// KubeletDir/config.yaml.
 	KubeletConfig string
 	NRISocket     string // default /var/run/nri/nri.sock
+	// CoreSched asks the kernel whether it has core scheduling; nil: the
+	// running kernel (coresched.Probe), which no root redirects.
+	CoreSched func() coresched.Support
 }
 
 // Defaults of Env's fields.
