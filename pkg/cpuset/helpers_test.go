@@ -43,23 +43,8 @@ func runCases(t *testing.T, cases []allocCase) {
 			topo := fixture.MustBuild(tc.shape)
 			st := State{Exclusive: mustParse(t, tc.exclusive), BurstMilli: tc.burst}
 			res, err := Allocate(topo, st, mustParse(t, tc.reserved), tc.req)
-			if tc.wantErr != "" {
-				if err == nil || err.Error() != tc.wantErr {
-					t.Fatalf("error = %v, want %q (got cpus %s)", err, tc.wantErr, res.CPUs)
-				}
-				if tc.wantIs != nil && !errors.Is(err, tc.wantIs) {
-					t.Fatalf("error %v is not %v", err, tc.wantIs)
-				}
+			if !checkOutcome(t, res, err, tc.wantErr, tc.wantIs, tc.want, tc.wantNodes) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if want := mustParse(t, tc.want); !res.CPUs.Equals(want) {
-				t.Fatalf("cpus = %s, want %s", res.CPUs, want)
-			}
-			if !slices.Equal(res.NUMANodes, tc.wantNodes) {
-				t.Fatalf("numa nodes = %v, want %v", res.NUMANodes, tc.wantNodes)
 			}
 			if tc.wantPolicy != "" && res.Policy != tc.wantPolicy {
 				t.Fatalf("policy = %q, want %q", res.Policy, tc.wantPolicy)
@@ -80,4 +65,30 @@ func offlineShape(s fixture.Shape, offline string) fixture.Shape {
 	s.Name += "-offline"
 	s.Offline = offline
 	return s
+}
+
+// checkOutcome checks an allocation's error against wantErr (and wantIs, when
+// set), or its CPUs and NUMA nodes; false: an error was wanted and seen, and
+// there is no result to check further.
+func checkOutcome(t *testing.T, res Result, err error, wantErr string, wantIs error, want string, wantNodes []int) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || err.Error() != wantErr {
+			t.Fatalf("error = %v, want %q (got cpus %s)", err, wantErr, res.CPUs)
+		}
+		if wantIs != nil && !errors.Is(err, wantIs) {
+			t.Fatalf("error %v is not %v", err, wantIs)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if w := mustParse(t, want); !res.CPUs.Equals(w) {
+		t.Fatalf("cpus = %s, want %s", res.CPUs, w)
+	}
+	if !slices.Equal(res.NUMANodes, wantNodes) {
+		t.Fatalf("numa nodes = %v, want %v", res.NUMANodes, wantNodes)
+	}
+	return true
 }
