@@ -1,6 +1,8 @@
 package cpuset
 
 import (
+	"slices"
+
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/topology"
@@ -185,7 +187,7 @@ func (v *view) grow(held cpuset.CPUSet, k int) ([]int, error) {
 				}
 				key = [4]int{tier, second, 0, ci}
 			}
-			if best < 0 || less(key[:], bestKey[:]) {
+			if best < 0 || slices.Compare(key[:], bestKey[:]) < 0 {
 				best, bestKey = ci, key
 			}
 		}
@@ -244,7 +246,7 @@ func (ix *index) shrink(held cpuset.CPUSet, k int, policy Policy) []int {
 		}
 		return []int{-offNode, -offL3, -ci}
 	}
-	sortBy(cores, farKey)
+	slices.SortStableFunc(cores, func(a, b int) int { return slices.Compare(farKey(a), farKey(b)) })
 	release := func(ci, n int) {
 		cpus := ix.cores[ci].cpus
 		for i := len(cpus) - 1; i >= 0 && n > 0; i-- {
@@ -290,21 +292,4 @@ func argmax(xs []int) int {
 		}
 	}
 	return best
-}
-
-func less(a, b []int) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
-}
-
-func sortBy(xs []int, key func(int) []int) {
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && less(key(xs[j]), key(xs[j-1])); j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
 }
