@@ -105,13 +105,15 @@ func (s *Supervisor) Find(name string) []Owned {
 	}
 	var out []Owned
 	var unclear []int
-	check := func(pid int, retry bool) {
+	// retry says whether an unreadable environment is looked at again,
+	// from the process's state as just read.
+	check := func(pid int, retry func(procfs.Stat) bool) {
 		st, err := s.procs.Stat(pid)
 		if err != nil || !st.Running() || st.PPID == 2 || pid == 2 { // gone, exited, kernel thread
 			return
 		}
 		env, err := s.procs.Environ(pid)
-		if (err != nil || len(env) == 0) && retry {
+		if (err != nil || len(env) == 0) && retry(st) {
 			unclear = append(unclear, pid)
 			return
 		}
@@ -120,7 +122,7 @@ func (s *Supervisor) Find(name string) []Owned {
 		}
 	}
 	for _, pid := range pids {
-		check(pid, true)
+		check(pid, func(procfs.Stat) bool { return true })
 	}
 	// A second look after 5 ms settles most. A process still unreadable and
 	// running or in uninterruptible sleep may be inside an exec, which on a
@@ -132,19 +134,15 @@ func (s *Supervisor) Find(name string) []Owned {
 		time.Sleep(pause)
 		again := unclear
 		unclear = nil
+		inExec := func(st procfs.Stat) bool {
+			return pause < 80*time.Millisecond && (st.State == 'R' || st.State == 'D')
+		}
 		for _, pid := range again {
-			check(pid, pause < 80*time.Millisecond && s.inKernel(pid))
+			check(pid, inExec)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StartTime < out[j].StartTime })
 	return out
-}
-
-// inKernel reports whether pid is running or in uninterruptible sleep, as
-// a process inside execve is.
-func (s *Supervisor) inKernel(pid int) bool {
-	st, err := s.procs.Stat(pid)
-	return err == nil && (st.State == 'R' || st.State == 'D')
 }
 
 // Ours reports whether pid was started by this agent's state directory.
