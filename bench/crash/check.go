@@ -105,7 +105,8 @@ func (v *verifier) expectedMemory(root string, w workload) (limit, soft string) 
 //     lists exactly the configured workloads, each in its cgroup;
 //   - every workload's cpuset.cpus and cpuset.mems hold what status.json
 //     decided; an exclusive workload is pinned in the config and holds the
-//     CPU count it asked for; any other holds the shared pool (BE: the BE
+//     CPU count it asked for (fewer only while a ResizeInfeasible problem
+//     says its grow does not fit); any other holds the shared pool (BE: the BE
 //     pool); no CPU of an exclusive workload is in another configured
 //     workload's cpuset.cpus, except that of a workload status.json gives
 //     no CPUs with a NoCPUs problem: when exclusive workloads take every
@@ -183,7 +184,11 @@ func (v *verifier) converged(cfg config, since time.Time, prevCfg config, prev *
 		}
 		switch {
 		case sw.Pool == "exclusive":
-			if !w.Pinned || set.Size() != w.CPUs {
+			// A workload whose CPU count grew past what is free keeps the
+			// CPUs it holds and says so (ResizeInfeasible): a resize in place
+			// never moves or drops a held set.
+			resizing := slices.ContainsFunc(sw.Problems, func(p string) bool { return strings.HasPrefix(p, "ResizeInfeasible:") })
+			if !w.Pinned || (set.Size() != w.CPUs && !(resizing && set.Size() < w.CPUs)) {
 				fail("%s: exclusive with CPUs %s, but the config asks pinned=%v cpus=%d", w.Name, cpus, w.Pinned, w.CPUs)
 			}
 			obs.exclusive[w.Name] = cpus
