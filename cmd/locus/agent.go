@@ -81,6 +81,7 @@ NodeResourceTopology.`,
 	f.BoolVar(&o.Once, "once", false, "reconcile once and exit")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:9316", `serve /metrics, /healthz and /status here ("" for none)`)
+	f.BoolVar(&o.Profiling, "profiling", false, "also serve Go's profiles under /debug/pprof/ at --metrics-addr (for finding where time goes)")
 	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")
 	f.DurationVar(&o.ConfigSettle, "config-settle", hostsource.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")
 	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")

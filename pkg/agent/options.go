@@ -37,6 +37,7 @@ type Options struct {
 	// at once).
 	ConfigSettle time.Duration
 	MetricsAddr  string        // "" serves nothing
+	Profiling    bool          // serve /debug/pprof/ beside /metrics
 	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
 	// DebugWriteDelay sleeps between the steps of a reconcile, so tests can
 	// kill the agent inside them.

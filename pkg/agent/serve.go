@@ -10,5 +10,6 @@ import (
 func (a *Agent) serve(addr string) (*server.Server, error) {
 	return server.Start(server.Config{Addr: addr, Metrics: a.metrics.Reg, NodeCPUs: a.metrics.NodeCPUs,
 		Health: a.health, Status: a.pub.Current, ConfigName: a.configName,
-		SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, TopologyFiles: topology.ChangeFiles, Hierarchy: a.h, Log: a.log})
+		SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, TopologyFiles: topology.ChangeFiles, Hierarchy: a.h, Log: a.log,
+		Profiling: a.opts.Profiling})
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"syscall"
 	"time"
 
@@ -35,6 +36,9 @@ type Config struct {
 	TopologyFiles       []string
 	Hierarchy           *cgroup.Hierarchy
 	Log                 *slog.Logger
+	// Profiling serves Go's profiles under /debug/pprof/ (CPU, heap,
+	// goroutines, traces): off by default, as they show the agent's memory.
+	Profiling bool
 }
 
 // Server is a running server; the zero Server serves nothing.
@@ -76,6 +80,13 @@ func Start(c Config) (*Server, error) {
 		_ = enc.Encode(c.Status())
 	})
 	newUI(c).register(mux)
+	if c.Profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, addr: ln.Addr().String()}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
