@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -34,7 +36,8 @@ const churnWave = 30
 // round runs LOCUS_E2E_CHURN_WAVES (default 3) waves deleting 30 and creating
 // 30, and logs the agent's CPU share, its memory first → last and the reconcile
 // p50/p99. It fails when pods do not run, or the agent does not manage the new
-// ones (their cgroups' values, and its locus_workload_cpus series).
+// ones (their cgroups' values, and its locus_workload_cpus series). Each agent's
+// rest is measured in the same run, with no pods and with all of them settled.
 func TestChurnPodBesideHost(t *testing.T) {
 	n := need(t)
 	total, err := strconv.Atoi(os.Getenv("LOCUS_E2E_CHURN"))
@@ -54,10 +57,7 @@ func TestChurnPodBesideHost(t *testing.T) {
 	ns := n.namespace(t, "churn")
 	c := &churn{n: n, ns: ns}
 
-	rest := n.agentFootprint(t)
-	time.Sleep(20 * time.Second)
-	after := n.agentFootprint(t)
-	t.Logf("pod agent at rest, no pods: %.2f %% of a CPU over 20 s; %s", 100*float64(after.cpu-rest.cpu)/float64(20*time.Second), after)
+	atRest(t, "pod agent, no pods", n.agentFootprint)
 
 	_, pinned := n.pinnedPod(t, ns, "pinned")
 	c.pinned = pinned
@@ -73,6 +73,7 @@ func TestChurnPodBesideHost(t *testing.T) {
 	t.Logf("%d pods (and the pinned one) running and managed in %s; pod agent %.1f %% of a CPU meanwhile; %s",
 		total, up.Round(time.Second), 100*float64(cpu1.cpu-cpu0.cpu)/float64(up), cpu1)
 	c.live = names
+	atRest(t, fmt.Sprintf("pod agent, %d pods settled", total+1), n.agentFootprint)
 
 	c.round(t, "pod", waves, n.agentFootprint)
 
@@ -91,6 +92,7 @@ func TestChurnPodBesideHost(t *testing.T) {
 	t1 := time.Now()
 	c.waitManaged(t, c.live, 5*time.Minute)
 	t.Logf("host agent: all %d pods managed %s after its start; %s", len(c.live), time.Since(t1).Round(time.Second), host(t))
+	atRest(t, fmt.Sprintf("host agent, %d pods settled", len(c.live)+1), host)
 	c.round(t, "host", waves, host)
 
 	// The pods go before the cleanup's deleteAll, whose wait is sized for a few.
@@ -110,6 +112,32 @@ func TestChurnPodBesideHost(t *testing.T) {
 		return true, nil
 	})
 	t.Logf("%d pods deleted in %s", total+1, time.Since(t2).Round(time.Second))
+	// The host agent with nothing left, so that both agents' rest is in one run.
+	atRest(t, "host agent, no pods", host)
+}
+
+// restWindow is how long an at-rest figure is measured; restSettle how long
+// the agent is left after a change before one starts, so that the last
+// reconciles of the change are not counted as rest.
+const (
+	restWindow = 30 * time.Second
+	restSettle = 15 * time.Second
+)
+
+// atRest logs the agent's CPU share over restWindow with nothing changing,
+// and its memory at the end, for docs/benchmarks.md. It fails when the agent
+// is not at rest at all (over 10 % of a CPU with nothing to do).
+func atRest(t *testing.T, label string, fp func(testing.TB) footprint) {
+	t.Helper()
+	time.Sleep(restSettle)
+	first := fp(t)
+	time.Sleep(restWindow)
+	last := fp(t)
+	share := float64(last.cpu-first.cpu) / float64(restWindow)
+	t.Logf("at rest, %s: %.2f %% of a CPU over %s; %s", label, 100*share, restWindow, last)
+	if share > 0.10 {
+		t.Errorf("at rest, %s: %.1f %% of a CPU", label, 100*share)
+	}
 }
 
 // churn is the pods of one namespace the test keeps at a count.
@@ -135,18 +163,28 @@ func churnSpec(name string, i int) podSpec {
 	return s
 }
 
-// create creates the pods, eight at a time.
+// create creates the pods of the mix.
 func (c *churn) create(t *testing.T, names []string) {
+	t.Helper()
+	specs := make([]podSpec, len(names))
+	for i, name := range names {
+		specs[i] = churnSpec(name, i)
+	}
+	c.createSpecs(t, specs)
+}
+
+// createSpecs creates the pods, eight at a time.
+func (c *churn) createSpecs(t *testing.T, specs []podSpec) {
 	t.Helper()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
-	for i, name := range names {
+	for _, s := range specs {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c.n.createPod(t, c.ns, churnSpec(name, i))
+			c.n.createPod(t, c.ns, s)
 		}()
 	}
 	wg.Wait()
@@ -221,6 +259,7 @@ func (c *churn) round(t *testing.T, agent string, waves int, fp func(testing.TB)
 	n := c.n
 	before, first := n.metrics(t), fp(t)
 	start := time.Now()
+	defer n.profile(t, agent+"-churn")()
 	for w := 0; w < waves; w++ {
 		c.next++
 		t0 := time.Now()
@@ -275,4 +314,40 @@ func (n *e2eNode) hostAgentPID(t testing.TB) int {
 		t.Fatalf("pid of the host agent: %v", err)
 	}
 	return pid
+}
+
+// profile, with LOCUS_E2E_PROFILE=DIR and the agent run with --profiling
+// (LOCUS_E2E_AGENT_ARGS=--profiling), records the agent's CPU profile from
+// now until the returned stop, as DIR/name.pprof (go tool pprof reads it).
+func (n *e2eNode) profile(t *testing.T, name string) (stop func()) {
+	t.Helper()
+	dir := os.Getenv("LOCUS_E2E_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// The profile ends at seconds or when the request is cancelled;
+		// a cancelled one returns nothing, so it asks for slices of 20 s.
+		for i := 0; ctx.Err() == nil; i++ {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.agentMetrics+"/debug/pprof/profile?seconds=20", nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Logf("profile %s: %v %s", name, err, resp.Status)
+				return
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%02d.pprof", name, i)), b, 0o644); err != nil {
+				t.Logf("profile %s: %v", name, err)
+				return
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
