@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -74,29 +75,33 @@ func Compute(in Input) Desired {
 		pools.Shared, pools.BE, poolProblems = cpuset.New(), cpuset.New(), nil
 	}
 	d.Pools, d.Problems = pools, append(d.Problems, poolProblems...)
+	// Most workloads are on a pool: its list, mems and nodes are worked out
+	// once, not once per workload and container.
+	factsOf := func(s cpuset.CPUSet) cpuFacts {
+		return cpuFacts{s.String(), Mems(in.Topology, s, in.UnrestrictedMems), in.Topology.NodesOf(s)}
+	}
+	sharedFacts, beFacts := factsOf(pools.Shared), factsOf(pools.BE)
 	for _, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
-		cpus := pools.Shared
+		cpus, facts := pools.Shared, sharedFacts
 		st.Pool = "shared"
 		if a, ok := d.Assignments[w.Name]; ok {
-			cpus, st.Pool = a.CPUs, "exclusive"
+			cpus, facts, st.Pool = a.CPUs, factsOf(a.CPUs), "exclusive"
 			if a.Policy == "static-burst" {
 				st.Pool = "static-burst"
 			}
 		} else if w.BE {
-			cpus, st.Pool = pools.BE, "be"
+			cpus, facts, st.Pool = pools.BE, beFacts, "be"
 		}
-		mems := Mems(in.Topology, cpus, in.UnrestrictedMems)
 		// A pod the kubelet pinned shows the kubelet's CPUs; its other
 		// containers, if any, run in the shared pool.
 		pinned := kube.pinnedContainers(w)
-		shown := cpus
+		shown := facts
 		if len(pinned) > 0 {
-			st.Pool, shown = "kubelet", Kubelet{Pinned: map[string]map[string]cpuset.CPUSet{w.UID: pinned}}.Owned(cpuset.New())
+			st.Pool = "kubelet"
+			shown = factsOf(Kubelet{Pinned: map[string]map[string]cpuset.CPUSet{w.UID: pinned}}.Owned(cpuset.New()))
 		}
-		st.CPUs = shown.String()
-		st.Mems = Mems(in.Topology, shown, in.UnrestrictedMems)
-		st.NUMANodes = in.Topology.NodesOf(shown)
+		st.CPUs, st.Mems, st.NUMANodes = shown.list, shown.mems, slices.Clone(shown.nodes)
 		if w.Terminating {
 			st.MemQoSWhy = "terminating: nothing is written any more"
 			d.Workloads = append(d.Workloads, st)
@@ -117,8 +122,8 @@ func Compute(in Input) Desired {
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already.
 			d.Ops = append(d.Ops,
-				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: mems},
-				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cpus.String()})
+				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: facts.mems},
+				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: facts.list})
 		}
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
@@ -201,4 +206,10 @@ func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgrou
 		}
 	}
 	return keptOps, keptRestores
+}
+
+// cpuFacts are what a workload's state and writes say of its CPUs.
+type cpuFacts struct {
+	list, mems string
+	nodes      []int
 }
