@@ -132,13 +132,14 @@ func (a *Agent) checkPrivilege() error {
 }
 
 // newExecutor builds the executor on the agent's hierarchy, writer and
-// stores; under DryRun it only prints.
+// stores; under DryRun it only prints. Pods' files confirmed lately are
+// read again within a resync (execute.Config.Recheck), not every reconcile.
 func (a *Agent) newExecutor() *execute.Executor {
 	return execute.New(execute.Config{Hierarchy: a.h, Writer: a.w, Originals: a.originals,
 		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,
 		Events: a.events, Log: a.log, Writes: a.metrics.Writes, Unsupported: a.metrics.Unsupported,
 		Core: a.opts.CoreSched, Pods: a.src != nil,
-		DryRun: a.opts.DryRun, Out: a.opts.Out})
+		DryRun: a.opts.DryRun, Out: a.opts.Out, Recheck: a.opts.Resync, Now: a.now})
 }
 
 // openState takes the agent lock and opens the checkpoint, the originals

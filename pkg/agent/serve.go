@@ -9,7 +9,6 @@ import (
 // agent's last status, metrics and health, and nothing else of it.
 func (a *Agent) serve(addr string) (*server.Server, error) {
 	return server.Start(server.Config{Addr: addr, Metrics: a.metrics.Reg, NodeCPUs: a.metrics.NodeCPUs,
-		Health: a.health, Status: a.pub.Current, ConfigName: a.configName,
-		SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, TopologyFiles: topology.ChangeFiles, Hierarchy: a.h, Log: a.log,
-		Profiling: a.opts.Profiling})
+		Health: a.health, Status: a.pub.Current, ConfigName: a.configName, Profiling: a.opts.Profiling,
+		SysfsRoot: a.opts.SysfsRoot, ProcRoot: a.opts.ProcRoot, TopologyFiles: topology.ChangeFiles, Hierarchy: a.h, Log: a.log})
 }

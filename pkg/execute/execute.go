@@ -10,6 +10,8 @@ package execute
 import (
 	"io"
 	"log/slog"
+	"maps"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -58,6 +60,13 @@ type Config struct {
 	// DryRun prints to Out what would be done and changes nothing.
 	DryRun bool
 	Out    io.Writer
+	// Recheck: with Pods, files confirmed to hold their decided value are
+	// read again only after Recheck/2 to Recheck (confirm.go), as a pod's
+	// cgroup paths are never reused; 0, or not Pods: every file on every
+	// Apply.
+	Recheck time.Duration
+	// Now is the clock of Recheck; default time.Now.
+	Now func() time.Time
 }
 
 // Executor carries decisions out. It is used from one goroutine at a time
@@ -77,6 +86,10 @@ type Executor struct {
 	// containers names the container cgroups of pods (Targets.Containers
 	// of the last Apply), for the events.
 	containers map[string]string
+
+	// confirmed and reads: the files trusted until their recheck.
+	confirmed map[string]map[cgroup.Knob]confirmation
+	reads     *readCache
 }
 
 // New builds an Executor; it probes core scheduling once.
@@ -84,8 +97,12 @@ func New(c Config) *Executor {
 	if c.Core == nil {
 		c.Core = kernelCoreSched{}
 	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	c.Writer.DryRun = c.DryRun
-	return &Executor{c: c, coreSupport: c.Core.Probe(), isolated: map[string]bool{}}
+	return &Executor{c: c, coreSupport: c.Core.Probe(), isolated: map[string]bool{},
+		confirmed: map[string]map[cgroup.Knob]confirmation{}, reads: &readCache{}}
 }
 
 // Report is what carrying out did.
@@ -150,9 +167,25 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 		e.printUncreated(rd.Desired.Ops, t.Uncreated)
 	}
 	e.containers = t.Containers
-	var rep Report
-	rep.Seen = e.writeBatches(batches(ops, restores), t.Owner, &rep)
+	rep := e.write(ops, restores, t.Owner)
 	e.applyCoreIsolation(rd.Desired.Workloads, t.Cgroups)
+	return rep
+}
+
+// write carries out the writes and restores, but those of files confirmed
+// lately (confirm.go), whose text it reports as seen.
+func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[string]string) Report {
+	var rep Report
+	now, trusted := e.c.Now(), ReadBack{}
+	todo := e.skipConfirmed(ops, now, trusted)
+	rep.Seen = e.writeBatches(batches(todo, restores), owner, &rep)
+	for cg, files := range trusted {
+		if rep.Seen[cg] == nil {
+			rep.Seen[cg] = map[cgroup.Knob]FileState{}
+		}
+		maps.Copy(rep.Seen[cg], files)
+	}
+	e.confirm(todo, ops, rep.Seen, now)
 	return rep
 }
 

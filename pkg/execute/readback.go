@@ -12,14 +12,19 @@ import (
 type Reader struct {
 	h    *cgroup.Hierarchy
 	seen ReadBack
+	e    *Executor // its remembered reads, when it rechecks (confirm.go); may be nil
 }
 
 // On reads the cgroups of h, taking the files rb knows from rb.
-func (rb ReadBack) On(h *cgroup.Hierarchy) Reader { return Reader{h, rb} }
+func (rb ReadBack) On(h *cgroup.Hierarchy) Reader { return Reader{h: h, seen: rb} }
+
+// Reader reads the cgroups for the status after an Apply that saw seen,
+// with the reads the executor remembers.
+func (e *Executor) Reader(seen ReadBack) Reader { return Reader{h: e.c.Hierarchy, seen: seen, e: e} }
 
 func (r Reader) Version() cgroup.Version         { return r.h.Version() }
 func (r Reader) Exists(rel string) bool          { return r.h.Exists(cgroup.CPUSet, rel) }
-func (r Reader) Procs(rel string) ([]int, error) { return r.h.Procs(rel) }
+func (r Reader) Procs(rel string) ([]int, error) { return r.cachedProcs(rel) }
 
 func (r Reader) ReadKnob(rel string, k cgroup.Knob) (string, error) {
 	if f, ok := r.seen[rel][k]; ok {
@@ -28,5 +33,5 @@ func (r Reader) ReadKnob(rel string, k cgroup.Knob) (string, error) {
 		}
 		return f.Text, nil
 	}
-	return r.h.ReadKnob(rel, k)
+	return r.cachedKnob(rel, k)
 }

@@ -1,0 +1,114 @@
+package execute
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+)
+
+// With Recheck, a file confirmed to hold its decided value is not read
+// again until its recheck: someone else's change to it (drift) stays until
+// then and is repaired after, a new value is written at once, and the
+// status reads the trusted text. Without Pods (a HostConfig's cgroups,
+// whose paths are reused) every Apply reads and repairs.
+func TestRecheckTrustsConfirmedFilesUntilDue(t *testing.T) {
+	for _, pods := range []bool{true, false} {
+		e, _, _, root := newExecutor(t, false)
+		now := time.Unix(1000, 0)
+		e.c.Pods, e.c.Recheck, e.c.Now = pods, 10*time.Second, func() time.Time { return now }
+		file := filepath.Join(root, "pods/redis/cpuset.cpus")
+		owner := map[string]string{"pods/redis": "redis"}
+		apply := func(value string) Report {
+			t.Helper()
+			rep := e.write([]cgroup.Op{{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs, Value: value}}, nil, owner)
+			if len(rep.Errors) > 0 {
+				t.Fatal(rep.Errors)
+			}
+			return rep
+		}
+		drift := func() {
+			t.Helper()
+			if err := os.WriteFile(file, []byte("0-7"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		holds := func(when, want string) {
+			t.Helper()
+			if got, _ := os.ReadFile(file); strings.TrimSpace(string(got)) != want {
+				t.Errorf("pods %v, %s: cpuset.cpus = %q, want %q", pods, when, got, want)
+			}
+		}
+
+		if rep := apply("4-5"); rep.Writes != 1 {
+			t.Fatalf("pods %v: first apply wrote %d files", pods, rep.Writes)
+		}
+		drift()
+		now = now.Add(4 * time.Second) // before any recheck (Recheck/2 at the soonest)
+		rep := apply("4-5")
+		if pods {
+			holds("drifted, before the recheck", "0-7")
+			if got := rep.Seen["pods/redis"][cgroup.CPUSetCPUs]; got != (FileState{"4-5", true}) {
+				t.Errorf("trusted file seen as %+v, want the text confirmed", got)
+			}
+		} else {
+			holds("drifted, every apply rechecks", "4-5")
+		}
+		now = now.Add(7 * time.Second) // past Recheck since the first write
+		apply("4-5")
+		holds("drifted, after the recheck", "4-5")
+		apply("6") // a new decision is written at once
+		holds("decided anew", "6")
+	}
+}
+
+// Rechecks of a node's files fall at different times, between Recheck/2
+// and Recheck after their confirmation.
+func TestRecheckDueTimesSpread(t *testing.T) {
+	e := &Executor{c: Config{Recheck: 10 * time.Second}}
+	now := time.Unix(0, 0)
+	seen := map[time.Duration]bool{}
+	for i := range 100 {
+		d := e.dueAfter(now, filepath.Join("kubepods/pod", string(rune('a'+i%26)), string(rune('a'+i/26))), cgroup.CPUSetCPUs).Sub(now)
+		if d < 5*time.Second || d > 10*time.Second {
+			t.Fatalf("due after %s, outside [5s, 10s]", d)
+		}
+		seen[d.Round(time.Second)] = true
+	}
+	if len(seen) < 4 {
+		t.Errorf("100 files' rechecks fall on %d distinct seconds: not spread", len(seen))
+	}
+}
+
+// The files the status reads besides the decided ones are remembered under
+// the same rule.
+func TestRecheckRemembersStatusReads(t *testing.T) {
+	e, _, _, root := newExecutor(t, false)
+	now := time.Unix(1000, 0)
+	e.c.Pods, e.c.Recheck, e.c.Now = true, 10*time.Second, func() time.Time { return now }
+	file := filepath.Join(root, "pods/redis/memory.high")
+	set := func(v string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(want string) {
+		t.Helper()
+		if got, err := e.Reader(nil).ReadKnob("pods/redis", cgroup.MemoryHigh); err != nil || got != want {
+			t.Errorf("memory.high read as %q, %v; want %q", got, err, want)
+		}
+	}
+	set("max")
+	read("max")
+	set("1048576")
+	read("max") // remembered
+	now = now.Add(11 * time.Second)
+	read("1048576")
+	e.confirm(nil, nil, nil, now) // no op names the cgroup any more: forgotten
+	set("2097152")
+	read("2097152")
+}
