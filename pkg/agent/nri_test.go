@@ -295,6 +295,7 @@ func BenchmarkNRICreateContainer(b *testing.B) {
 				}
 			})
 			b.Run("reconcile", func(b *testing.B) {
+				defer reportCPU(b)()
 				for b.Loop() {
 					node.a.call(context.Background(), func() {
 						node.a.mem.Last = nil
