@@ -23,6 +23,6 @@ func (a *Agent) prepare(r *resolved, entry *state.Workload) (ready bool, probs [
 
 // cgroupExists checks the cgroup in the hierarchy that holds cpusets (v1)
 // or the unified one (v2).
-func (a *Agent) cgroupExists(rel string) bool { return a.h.Exists(cgroup.CPUSet, rel) }
+func (a *Agent) cgroupExists(rel string) bool { return a.h.ExistsInScope(cgroup.CPUSet, rel) }
 
 func (a *Agent) procAlive(p *state.Process) bool { return a.prep.Alive(p) }

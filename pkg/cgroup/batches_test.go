@@ -153,6 +153,48 @@ func TestScopeKeepsContainment(t *testing.T) {
 	}
 }
 
+// Within a scope a cgroup seen to exist is not looked up again by
+// ExistsInScope, until the agent removes it; Exists and every question
+// outside a scope are answered afresh.
+func TestScopeRemembersExistingCgroups(t *testing.T) {
+	f := newFixture(t, V1, false)
+	f.mkcg("p/c")
+	w, _ := f.writer(NewMemoryStore())
+	h := w.h
+	end := h.Scope()
+	if !h.Exists(CPUSet, "p/c") {
+		t.Fatal("p/c not found")
+	}
+	// Gone behind the agent's back: the scope still answers from memory
+	// (a reconcile sees one snapshot; the writer reports a cgroup gone).
+	if err := os.RemoveAll(f.dir(CPUSet, "p/c")); err != nil {
+		t.Fatal(err)
+	}
+	if !h.ExistsInScope(CPUSet, "p/c") {
+		t.Error("within the scope, a cgroup seen is looked up again")
+	}
+	if h.Exists(CPUSet, "p/c") {
+		t.Error("Exists answers from the scope's memory")
+	}
+	// Removed by the agent: forgotten at once.
+	if _, err := w.EnsureCgroup("locus.slice/d"); err != nil {
+		t.Fatal(err)
+	}
+	if !h.Exists(CPUSet, "locus.slice/d") {
+		t.Fatal("locus.slice/d not found")
+	}
+	if err := w.RemoveCgroup("locus.slice/d"); err != nil {
+		t.Fatal(err)
+	}
+	if h.ExistsInScope(CPUSet, "locus.slice/d") {
+		t.Error("a cgroup the writer removed still exists for the scope")
+	}
+	end()
+	if h.ExistsInScope(CPUSet, "p/c") {
+		t.Error("after the scope, a removed cgroup still exists")
+	}
+}
+
 // failingStore cannot record originals: nothing may be written then.
 type failingStore struct{ *MemoryStore }
 

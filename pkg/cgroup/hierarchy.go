@@ -38,6 +38,7 @@ type Hierarchy struct {
 	mu     sync.Mutex
 	scopes int             // open scopes (see Scope)
 	inside map[string]bool // directories verified inside the root in this scope
+	dirs   map[string]bool // of them, those seen to be directories (Exists)
 	mounts []Controller    // v1Mounts, found once in this scope
 }
 
@@ -146,7 +147,7 @@ func (h *Hierarchy) Scope() (end func()) {
 	h.mu.Lock()
 	h.scopes++
 	if h.inside == nil {
-		h.inside = map[string]bool{}
+		h.inside, h.dirs = map[string]bool{}, map[string]bool{}
 	}
 	h.mu.Unlock()
 	var once sync.Once
@@ -154,7 +155,7 @@ func (h *Hierarchy) Scope() (end func()) {
 		once.Do(func() {
 			h.mu.Lock()
 			if h.scopes--; h.scopes == 0 {
-				h.inside, h.mounts = nil, nil
+				h.inside, h.dirs, h.mounts = nil, nil, nil
 			}
 			h.mu.Unlock()
 		})
@@ -173,6 +174,32 @@ func (h *Hierarchy) remember(dir string) {
 	h.mu.Lock()
 	if h.scopes > 0 {
 		h.inside[dir] = true
+	}
+	h.mu.Unlock()
+}
+
+// forget drops what the scope knows of a directory removed.
+func (h *Hierarchy) forget(dir string) {
+	h.mu.Lock()
+	delete(h.inside, dir)
+	delete(h.dirs, dir)
+	h.mu.Unlock()
+}
+
+// knownDir says whether dir was seen to be a directory in the current
+// scope; seenDir records it. A reconcile asks whether the same cgroups exist
+// several times (the source, the preparation, the writer): within a scope
+// the answer is one lstat, not one per question.
+func (h *Hierarchy) knownDir(dir string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dirs[dir]
+}
+
+func (h *Hierarchy) seenDir(dir string) {
+	h.mu.Lock()
+	if h.scopes > 0 {
+		h.dirs[dir] = true
 	}
 	h.mu.Unlock()
 }
@@ -196,6 +223,7 @@ func (h *Hierarchy) contain(p string) error {
 			if ok, _ := h.verified(parent); ok {
 				if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 					h.remember(p)
+					h.seenDir(p)
 					return nil
 				}
 			}

@@ -209,6 +209,7 @@ func (w *Writer) RemoveCgroup(rel string) error {
 			}
 			return fmt.Errorf("remove cgroup %s: %w%s", dir, err, hint)
 		}
+		w.h.forget(dir)
 		keys := []string{mark}
 		for _, k := range Knobs() {
 			spec, _ := Lookup(k)

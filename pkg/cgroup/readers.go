@@ -41,7 +41,23 @@ func (h *Hierarchy) Exists(ctrl Controller, rel string) bool {
 		return false
 	}
 	fi, err := os.Stat(dir)
-	return err == nil && fi.IsDir()
+	if err == nil && fi.IsDir() {
+		h.seenDir(dir)
+		return true
+	}
+	return false
+}
+
+// ExistsInScope is Exists answered once per Scope: a cgroup seen to exist
+// in this scope is taken to exist still, without a look. For the questions a
+// reconcile asks of the same cgroups over and over before it writes (which
+// to plan for); whether one is gone after a failure is Exists' to answer.
+// Outside a scope it is Exists.
+func (h *Hierarchy) ExistsInScope(ctrl Controller, rel string) bool {
+	if dir, err := h.Dir(ctrl, rel); err == nil && h.knownDir(dir) {
+		return true
+	}
+	return h.Exists(ctrl, rel)
 }
 
 // CPUUsage is the CPU time the cgroup's tasks have used: v1 cpuacct.usage

@@ -137,7 +137,7 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report
 		key := string(pl.Controller) + "\x00" + rel
 		ok, known := present[key]
 		if !known {
-			ok = e.c.Hierarchy.Exists(pl.Controller, rel)
+			ok = e.c.Hierarchy.ExistsInScope(pl.Controller, rel)
 			present[key] = ok
 		}
 		return ok
