@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -27,6 +28,10 @@ type Loop struct {
 	Wake func()
 	// Creates counts the containers asked about, by result.
 	Creates *prometheus.CounterVec
+	// Source is the agent's workload source: when it offers a
+	// source.Lookup, the pods it does not list yet are looked up (see
+	// lookUp); else, or nil, their containers start unpinned.
+	Source source.Source
 }
 
 // LoopHandler is the Handler that carries every call out on the agent's
@@ -46,29 +51,41 @@ func NewLoopHandler(ctx context.Context, l Loop) *LoopHandler {
 }
 
 func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
+	out, ok := h.decide(ctx, reqs)
+	if !ok {
+		// The loop is busy (a long reconcile): the containers start as they
+		// are and the next reconcile applies the decision (the loop may
+		// still make and save it once it gets to the call).
+		out = make([]Decision, len(reqs))
+		for i, r := range reqs {
+			out[i] = Decision{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
+		}
+		return out
+	}
+	if lk := source.LookupOf(h.l.Source); lk != nil {
+		if refs := unknownPods(reqs, out); len(refs) > 0 {
+			out = h.lookUp(ctx, lk, reqs, out, refs)
+		}
+	}
+	for _, d := range out {
+		if d.Err == nil {
+			h.l.Creates.WithLabelValues("Decided").Inc()
+		}
+	}
+	return out
+}
+
+// decide asks the loop for the decision of reqs; false if ctx ended first
+// (the loop may still make it later: what it returns is then not read).
+func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Decision, bool) {
 	var out []Decision
-	decide := func() {
+	ok := h.l.Call(ctx, func() {
 		for _, q := range reqs {
 			delete(h.stopped, q.Pod.Namespace+"/"+q.Pod.Name) // a new sandbox of a stopped pod
 		}
 		out = h.l.Decide(reqs)
-		for _, d := range out {
-			if d.Err == nil {
-				h.l.Creates.WithLabelValues("Decided").Inc()
-			}
-		}
-	}
-	if h.l.Call(ctx, decide) {
-		return out
-	}
-	// The loop is busy (a long reconcile): the containers start as they are
-	// and the next reconcile applies the decision (the loop may still make
-	// and save it once it gets to the call).
-	out = make([]Decision, len(reqs))
-	for i, r := range reqs {
-		out[i] = Decision{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
-	}
-	return out
+	})
+	return out, ok && len(out) == len(reqs)
 }
 
 func (h *LoopHandler) Unpinned(pod Pod, ctr Container, err error, blocked bool) {

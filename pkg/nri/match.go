@@ -34,7 +34,7 @@ func MatchWorkloads(reqs []Request, ws []*workload.Workload) *Match {
 		j, ok := byName[name]
 		if !ok {
 			m.out[i] = Decision{Exclusive: workload.AsksForCPUs(q.Pod.Labels, q.Pod.Annotations),
-				Err: fmt.Errorf("pod %s is not known to the agent yet (its cgroup, or the pod from the API server)", name)}
+				Err: fmt.Errorf("pod %s is %w (its cgroup, or the pod from the API server)", name, ErrUnknownPod)}
 			continue
 		}
 		w := ws[j]

@@ -81,3 +81,7 @@ type Handler interface {
 
 // ErrNoDecision is what a handler says when it cannot decide in time.
 var ErrNoDecision = errors.New("no decision in time")
+
+// ErrUnknownPod is in the error of a request whose pod the agent's source
+// does not list (yet).
+var ErrUnknownPod = errors.New("not known to the agent yet")

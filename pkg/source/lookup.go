@@ -1,0 +1,32 @@
+package source
+
+import "context"
+
+// Lookup is offered by a source that can ask where its workloads come from
+// for one pod it does not list yet: the Kubernetes source asks the API
+// server, whose watch may lag behind the runtime creating the pod's
+// containers. The NRI plugin uses it so that such a container is still
+// created with the decision the reconcile loop would make for it. The pod
+// is asked of the source, not built from what the runtime passes (the
+// sandbox's labels and annotations, the container's OCI resources), because
+// only the source's pod gives that decision exactly: requests, QoS class
+// and every container's limits are the pod's, not the runtime's.
+type Lookup interface {
+	// Lookup asks for the pods named, and those found are listed from the
+	// next Snapshot on, as if the watch had delivered them. It is called off
+	// the reconcile loop, returns by the end of ctx, and says how many it
+	// found; err says why the others were not.
+	Lookup(ctx context.Context, pods []PodRef) (found int, err error)
+}
+
+// PodRef names a pod as the runtime knows it. Its fields come from outside
+// the agent: the Lookup checks them before use.
+type PodRef struct {
+	Namespace, Name, UID string
+}
+
+// LookupOf is src's Lookup; nil when it offers none.
+func LookupOf(src Source) Lookup {
+	l, _ := src.(Lookup)
+	return l
+}
