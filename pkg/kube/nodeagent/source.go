@@ -44,6 +44,7 @@ type Source struct {
 	memReq  map[string]int64 // summed memory requests, by workload
 	badPods map[string]string
 	lagging laggingContainers
+	looked  lookedUp // pods found by Lookup, ahead of the watch
 	now     func() time.Time
 
 	stopOnce sync.Once
@@ -228,9 +229,8 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	live := map[string]*corev1.Pod{}
 	bad := map[string]string{}
 	var missing []string
-	for _, obj := range s.pods.GetStore().List() {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.Spec.NodeName != s.opts.NodeName || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+	for _, pod := range s.listPods() {
+		if pod.Spec.NodeName != s.opts.NodeName || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		w, err := podplan.FromPod(pod, penv)
