@@ -98,6 +98,7 @@ numa-test:
 e2e:
 	hack/e2e.sh test
 	LOCUS_E2E_CPU_MANAGER=static hack/e2e.sh test -run 'TestKubeletStaticCPUManager|TestHostChecksOnTheNode'
+	LOCUS_E2E_CPU_MANAGER=static LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestKubeletStaticCPUManager
 	LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestPinned
 
 bench: build

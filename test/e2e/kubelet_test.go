@@ -61,13 +61,17 @@ func TestKubeletStaticCPUManager(t *testing.T) {
 	pinned = n.waitRunning(t, ns, pinned.Name)
 	pinnedDir := n.containerCgroup(t, pinned, "w", "cpuset")
 	waitFile(t, filepath.Join(pinnedDir, "cpuset.cpus"), "1")
-	// The kubelet writes its default set into a container it did not pin
-	// once, at its first reconcile after the container started (it has no
-	// record of what it last wrote there); the agent writes the pod's CPU
-	// back at its next reconcile. Measured, not asserted: how often and how
-	// long the pin was undone in the kubelet's first 15 s.
+	// Without NRI the kubelet writes its default set into a container it
+	// did not pin once, at its first reconcile after the container started
+	// (it has no record of what it last wrote there), and the agent writes
+	// the pod's CPU back at its next reconcile: measured, not asserted. With
+	// NRI that write reaches the agent's plugin as an update, which keeps the
+	// pin: nothing may undo it.
 	reverted, undone := watchFile(t, filepath.Join(pinnedDir, "cpuset.cpus"), "1", 15*time.Second)
 	t.Logf("the kubelet's first reconcile: the Locus pin undone %d times, for %v in all", reverted, undone)
+	if n.withNRI(t) && reverted > 0 {
+		t.Errorf("with NRI the kubelet undid the Locus pin %d times (%v in all)", reverted, undone)
+	}
 	waitFile(t, filepath.Join(pinnedDir, "cpuset.cpus"), "1")
 
 	g := n.createPod(t, ns, podSpec{name: "guaranteed", cpu: "1", memory: "64Mi/64Mi"})
