@@ -120,10 +120,12 @@ func Compute(in Input) Desired {
 				continue // the kubelet's
 			}
 			// mems before cpus, so CPUs moving to another node find its
-			// memory allowed already.
-			d.Ops = append(d.Ops,
-				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: facts.mems},
-				cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: facts.list})
+			// memory allowed already. Memory the kubelet's memory manager
+			// bound stays where it put it.
+			if _, ok := kube.MemPinned[w.UID][c.Name]; !ok || w.UID == "" {
+				d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: facts.mems})
+			}
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: facts.list})
 		}
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})

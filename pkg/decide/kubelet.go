@@ -29,6 +29,10 @@ type Kubelet struct {
 	// Reserved is the kubelet's reservedSystemCPUs, the agent's reserved
 	// CPUs when it was given none.
 	Reserved cpuset.CPUSet
+	// MemPinned are the NUMA nodes the kubelet's static memory manager
+	// bound containers' memory to (cpuset.mems), by pod UID and container
+	// name: Locus leaves those containers' cpuset.mems to the kubelet.
+	MemPinned map[string]map[string]string
 }
 
 // FromKubelet is what the decision needs of the kubelet's state, as
@@ -51,7 +55,32 @@ func FromKubelet(s kubelet.State) (Kubelet, []workload.Problem) {
 			out.Unnamed = out.Unnamed.Union(set)
 		}
 	}
+	if m := s.Memory; m != nil && strings.EqualFold(m.Policy, "Static") {
+		out.MemPinned = memPinned(m.Assignments)
+	}
 	return out, problems
+}
+
+// memPinned is the nodes of each container's memory blocks, as the
+// cpuset.mems list the kubelet writes for them.
+func memPinned(as map[string]map[string][]kubelet.Block) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for uid, cs := range as {
+		for name, blocks := range cs {
+			var nodes []int
+			for _, b := range blocks {
+				nodes = append(nodes, b.Nodes...)
+			}
+			if len(nodes) == 0 {
+				continue
+			}
+			if out[uid] == nil {
+				out[uid] = map[string]string{}
+			}
+			out[uid][name] = cpuset.New(nodes...).String()
+		}
+	}
+	return out
 }
 
 // Owned is every CPU the kubelet holds alone, or every online CPU when its
@@ -76,6 +105,11 @@ func (k Kubelet) key() string {
 	for _, uid := range sortedNames(k.Pinned) {
 		for _, c := range sortedNames(k.Pinned[uid]) {
 			fmt.Fprintf(&b, "|%s/%s=%s", uid, c, k.Pinned[uid][c])
+		}
+	}
+	for _, uid := range sortedNames(k.MemPinned) {
+		for _, c := range sortedNames(k.MemPinned[uid]) {
+			fmt.Fprintf(&b, "|mem %s/%s=%s", uid, c, k.MemPinned[uid][c])
 		}
 	}
 	return b.String()

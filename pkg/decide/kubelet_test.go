@@ -277,3 +277,31 @@ func TestFromKubelet(t *testing.T) {
 		t.Errorf("unreadable checkpoint: problems %+v", problems)
 	}
 }
+
+// Memory the kubelet's static memory manager bound stays where it put it:
+// Locus writes such a container's cpuset.cpus, never its cpuset.mems; the
+// pod's other containers get both. Only the Static policy binds.
+func TestKubeletMemoryManager(t *testing.T) {
+	mem := &kubelet.MemoryManager{Policy: "Static", Assignments: map[string]map[string][]kubelet.Block{
+		"uid-m": {"app": {{Resource: "memory", Bytes: 1 << 30, Nodes: []int{1}}, {Resource: "hugepages-2Mi", Bytes: 1 << 21, Nodes: []int{0}}}}}}
+	for _, policy := range []string{"Static", "None"} {
+		mem.Policy = policy
+		kube, _ := FromKubelet(kubelet.State{Memory: mem})
+		d := Compute(Input{Topology: fixture.MustBuild(fixture.Intel2S96C), Kubelet: kube,
+			Workloads: []workload.Workload{pod("ns/m", "uid-m", 0, false)}})
+		got := map[string]bool{}
+		for _, op := range d.Ops {
+			got[op.Cgroup+" "+string(op.Knob)] = true
+		}
+		bound := policy == "Static"
+		if got["locus.slice/ns/m/app cpuset.mems"] == bound || !got["locus.slice/ns/m/app cpuset.cpus"] {
+			t.Errorf("policy %s: app's cpuset ops %v", policy, got)
+		}
+		if !got["locus.slice/ns/m/side cpuset.mems"] || !got["locus.slice/ns/m/side cpuset.cpus"] {
+			t.Errorf("policy %s: side's cpuset ops %v", policy, got)
+		}
+		if bound && kube.MemPinned["uid-m"]["app"] != "0-1" {
+			t.Errorf("memory-bound nodes %v, want 0-1 for app", kube.MemPinned)
+		}
+	}
+}
