@@ -10,7 +10,15 @@
 //
 //	first: cpus=2 mems=0 nproc=1 memory.min=0 memory.low=0 memory.high=max ...
 //
-//	workload [-mem 64Mi] [-children N]
+// With -watch it then watches its CPU affinity for that long (every 10 ms for
+// the first 10 s, then every 100 ms, so hundreds of containers watching do not
+// load the node), and prints each change from what the first line showed,
+// with the time since the process started, so tests can tell how long a
+// container ran before its final cpuset:
+//
+//	cpus: +412ms 0
+//
+//	workload [-mem 64Mi] [-children N] [-watch 2m]
 package main
 
 import (
@@ -23,12 +31,20 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
+// started is as close to the process's first instruction as Go allows.
+var started = time.Now()
+
 func main() {
-	fmt.Println(firstLine())
+	first, cpus := firstLine()
+	fmt.Println(first)
 	mem := flag.String("mem", "0", "memory to allocate and touch: bytes, or with a Ki/Mi/Gi suffix")
 	children := flag.Int("children", 0, "child processes to start (each a sleeping workload)")
+	watch := flag.Duration("watch", 0, "print each change of the CPU affinity for this long")
 	flag.Parse()
 	n, err := parseBytes(*mem)
 	if err != nil {
@@ -52,6 +68,9 @@ func main() {
 	fmt.Printf("workload: pid %d holds %d bytes, %d children\n", os.Getpid(), len(held), len(procs))
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	if *watch > 0 {
+		watchCPUs(*watch, cpus, sig)
+	}
 	<-sig
 	for _, c := range procs {
 		_ = c.Process.Signal(syscall.SIGTERM)
@@ -60,9 +79,10 @@ func main() {
 	_ = held[len(held)/2:] // keep the memory reachable until the end
 }
 
-// firstLine reports what the process sees now. A file it cannot read is
-// shown as "-": which ones exist depends on the cgroup version.
-func firstLine() string {
+// firstLine reports what the process sees now, and its CPUs alone. A file
+// it cannot read is shown as "-": which ones exist depends on the cgroup
+// version.
+func firstLine() (line, cpus string) {
 	status, _ := os.ReadFile("/proc/self/status")
 	field := func(name string) string {
 		for _, l := range strings.Split(string(status), "\n") {
@@ -86,7 +106,53 @@ func firstLine() string {
 		}
 		parts = append(parts, f+"="+v)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, " "), field("Cpus_allowed_list")
+}
+
+// watchCPUs prints the CPU affinity each time it changes from last (the
+// first line's), until d after the start or a signal (put back for main).
+func watchCPUs(d time.Duration, last string, sig chan os.Signal) {
+	for time.Since(started) < d {
+		every := 10 * time.Millisecond
+		if time.Since(started) > 10*time.Second {
+			every = 100 * time.Millisecond
+		}
+		select {
+		case s := <-sig:
+			sig <- s
+			return
+		case <-time.After(every):
+		}
+		if now := affinity(); now != last {
+			fmt.Printf("cpus: +%dms %s\n", time.Since(started).Milliseconds(), now)
+			last = now
+		}
+	}
+}
+
+// affinity is the calling thread's allowed CPUs as a list ("0-1,4"), or "-".
+func affinity() string {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return "-"
+	}
+	var parts []string
+	for lo := 0; lo < len(set)*64; lo++ {
+		if !set.IsSet(lo) {
+			continue
+		}
+		hi := lo
+		for hi+1 < len(set)*64 && set.IsSet(hi+1) {
+			hi++
+		}
+		if hi == lo {
+			parts = append(parts, strconv.Itoa(lo))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", lo, hi))
+		}
+		lo = hi
+	}
+	return strings.Join(parts, ",")
 }
 
 func parseBytes(s string) (int, error) {
