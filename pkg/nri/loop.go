@@ -3,6 +3,7 @@ package nri
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -43,6 +44,19 @@ type LoopHandler struct {
 	// stopped maps the pods whose sandbox stopped (namespace/name) to
 	// their UID.
 	stopped map[string]string
+
+	mu   sync.Mutex
+	open *batch // the requests waiting for the loop, still taking more
+}
+
+// batch is the requests that wait for the loop at the same time: one
+// decision serves them all. In a burst each creation would otherwise decide
+// the whole node on its own, one after another, and the last ones would
+// wait past their timeout and start unpinned.
+type batch struct {
+	reqs []Request
+	out  []Decision
+	done chan struct{}
 }
 
 // NewLoopHandler returns the handler of a plugin running until ctx ends.
@@ -75,17 +89,59 @@ func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
 	return out
 }
 
-// decide asks the loop for the decision of reqs; false if ctx ended first
-// (the loop may still make it later: what it returns is then not read).
+// decide asks the loop for the decision of reqs, in the batch of the
+// requests waiting with them; false if ctx ended first (the loop still
+// makes it later: what it returns is then not read).
 func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Decision, bool) {
-	var out []Decision
-	ok := h.l.Call(ctx, func() {
-		for _, q := range reqs {
-			delete(h.stopped, q.Pod.Namespace+"/"+q.Pod.Name) // a new sandbox of a stopped pod
-		}
-		out = h.l.Decide(reqs)
-	})
-	return out, ok && len(out) == len(reqs)
+	h.mu.Lock()
+	b := h.open
+	if b == nil {
+		b = &batch{done: make(chan struct{})}
+		h.open = b
+		go func() {
+			if !h.l.Call(h.ctx, func() { h.run(b) }) {
+				h.fail(b) // not carried out: its requests fail open
+			}
+		}()
+	}
+	first := len(b.reqs)
+	b.reqs = append(b.reqs, reqs...)
+	h.mu.Unlock()
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return nil, false
+	}
+	if len(b.out) != len(b.reqs) {
+		return nil, false
+	}
+	return b.out[first : first+len(reqs)], true
+}
+
+// run decides a batch on the loop; from then on it takes no more requests.
+func (h *LoopHandler) run(b *batch) {
+	reqs := h.take(b)
+	for _, q := range reqs {
+		delete(h.stopped, q.Pod.Namespace+"/"+q.Pod.Name) // a new sandbox of a stopped pod
+	}
+	b.out = h.l.Decide(reqs)
+	close(b.done)
+}
+
+// fail ends a batch the loop did not take: its requests get no decision.
+func (h *LoopHandler) fail(b *batch) {
+	h.take(b)
+	close(b.done)
+}
+
+// take closes a batch to new requests and returns those it has.
+func (h *LoopHandler) take(b *batch) []Request {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open == b {
+		h.open = nil
+	}
+	return b.reqs
 }
 
 func (h *LoopHandler) Unpinned(pod Pod, ctr Container, err error, blocked bool) {

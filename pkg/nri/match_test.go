@@ -3,10 +3,13 @@ package nri
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -134,5 +137,52 @@ func (e emitter) Emit(_, reason, _, _ string, _ ...any) { e(reason) }
 func TestPinningOff(t *testing.T) {
 	if p := Pinning(nil); p.Path != status.PinAfterStart || p.Reason != "NRI is off (--nri=false)" {
 		t.Errorf("%+v", p)
+	}
+}
+
+// Requests that wait for a busy loop at the same time are decided together,
+// in one decision, and each gets its own answer.
+func TestLoopHandlerBatchesWaitingRequests(t *testing.T) {
+	release := make(chan struct{})
+	var decides atomic.Int32
+	l := Loop{Creates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c"}, []string{"result"}), Wake: func() {},
+		Events: emitter(func(string) {}),
+		Call:   func(_ context.Context, f func()) bool { <-release; f(); return true },
+		Decide: func(reqs []Request) []Decision {
+			decides.Add(1)
+			out := make([]Decision, len(reqs))
+			for i, r := range reqs {
+				out[i].Values.CPUs = r.Pod.Name
+			}
+			return out
+		}}
+	h := NewLoopHandler(context.Background(), l)
+	const n = 5
+	got := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if out := h.Decide(context.Background(), []Request{req(fmt.Sprintf("p%d", i), "app", nil)}); len(out) == 1 {
+				got[i] = out[0].Values.CPUs
+			}
+		})
+	}
+	for waiting := 0; waiting < n; {
+		time.Sleep(time.Millisecond)
+		h.mu.Lock()
+		if h.open != nil {
+			waiting = len(h.open.reqs)
+		}
+		h.mu.Unlock()
+	}
+	close(release)
+	wg.Wait()
+	if decides.Load() != 1 {
+		t.Errorf("%d decisions for %d waiting requests, want one", decides.Load(), n)
+	}
+	for i := range n {
+		if want := fmt.Sprintf("p%d", i); got[i] != want {
+			t.Errorf("request %d answered %q, want %q", i, got[i], want)
+		}
 	}
 }
