@@ -34,9 +34,9 @@ func TestApplyBatchesOneStoreUpdate(t *testing.T) {
 	paused := 0
 	w.BetweenBatches = func() { paused++ }
 	bs := []Batch{
-		{Ops: []Op{{"p/a", CPUSetCPUs, "1"}, {"p/a", MemoryMin, "8192"}}},
-		{Ops: []Op{{"p/b", CPUSetCPUs, "2"}}},
-		{Ops: []Op{{"q", MemoryLow, "4096"}}},
+		{Ops: []Op{{Cgroup: "p/a", Knob: CPUSetCPUs, Value: "1"}, {Cgroup: "p/a", Knob: MemoryMin, Value: "8192"}}},
+		{Ops: []Op{{Cgroup: "p/b", Knob: CPUSetCPUs, Value: "2"}}},
+		{Ops: []Op{{Cgroup: "q", Knob: MemoryLow, Value: "4096"}}},
 	}
 	for i, r := range w.ApplyBatches(bs) {
 		if r.Err != nil {
@@ -77,10 +77,10 @@ func TestApplyBatchesFailureStaysInItsBatch(t *testing.T) {
 		return nil
 	}
 	reps := w.ApplyBatches([]Batch{
-		{Ops: []Op{{"a", CPUShares, "512"}}},
-		{Ops: []Op{{"b", CPUSetCPUs, "3"}, {"b", CPUShares, "512"}}}, // its first write fails
-		{Ops: []Op{{"missing", CPUShares, "512"}}},                   // fails to resolve
-		{Ops: []Op{{"c", CPUShares, "512"}}},
+		{Ops: []Op{{Cgroup: "a", Knob: CPUShares, Value: "512"}}},
+		{Ops: []Op{{Cgroup: "b", Knob: CPUSetCPUs, Value: "3"}, {Cgroup: "b", Knob: CPUShares, Value: "512"}}}, // its first write fails
+		{Ops: []Op{{Cgroup: "missing", Knob: CPUShares, Value: "512"}}},                                        // fails to resolve
+		{Ops: []Op{{Cgroup: "c", Knob: CPUShares, Value: "512"}}},
 	})
 	if reps[0].Err != nil || reps[3].Err != nil {
 		t.Fatalf("healthy batches failed: %v, %v", reps[0].Err, reps[3].Err)
@@ -105,9 +105,9 @@ func TestApplyBatchesRefusesNestedBatches(t *testing.T) {
 	f.mkcg("p/a", "p/b")
 	w, rec := f.writer(NewMemoryStore())
 	reps := w.ApplyBatches([]Batch{
-		{Ops: []Op{{"p/a", CPUShares, "512"}}},
-		{Ops: []Op{{"p", CPUShares, "512"}}},
-		{Ops: []Op{{"p/b", CPUShares, "512"}}, Restores: []Target{{"p/b", MemoryLow}}},
+		{Ops: []Op{{Cgroup: "p/a", Knob: CPUShares, Value: "512"}}},
+		{Ops: []Op{{Cgroup: "p", Knob: CPUShares, Value: "512"}}},
+		{Ops: []Op{{Cgroup: "p/b", Knob: CPUShares, Value: "512"}}, Restores: []Target{{"p/b", MemoryLow}}},
 		{Restores: []Target{{"p/b", MemoryMin}}},
 	})
 	for i, want := range []string{"contains", "contains", "two batches", "two batches"} {
@@ -205,8 +205,8 @@ func TestApplyBatchesWritesNothingWithoutOriginals(t *testing.T) {
 	f.mkcg("a", "b")
 	f.set("", "b", "cpu.weight", "39") // already what batch b wants
 	w, rec := f.writer(failingStore{NewMemoryStore()})
-	reps := w.ApplyBatches([]Batch{{Ops: []Op{{"a", CPUShares, "1024"}, {"a", MemoryHigh, "1048576"}}},
-		{Ops: []Op{{"b", CPUShares, "1024"}}}})
+	reps := w.ApplyBatches([]Batch{{Ops: []Op{{Cgroup: "a", Knob: CPUShares, Value: "1024"}, {Cgroup: "a", Knob: MemoryHigh, Value: "1048576"}}},
+		{Ops: []Op{{Cgroup: "b", Knob: CPUShares, Value: "1024"}}}})
 	if rec.count() != 0 {
 		t.Fatalf("wrote %v without recording originals", rec.writes)
 	}

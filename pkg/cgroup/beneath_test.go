@@ -60,7 +60,7 @@ func TestDirectorySwappedForSymlinkAfterCheck(t *testing.T) {
 					}
 					return checked(path, value)
 				}
-				if _, err := w.Apply([]Op{{"pod/c", CPUSetCPUs, "1"}}); err == nil {
+				if _, err := w.Apply([]Op{{Cgroup: "pod/c", Knob: CPUSetCPUs, Value: "1"}}); err == nil {
 					t.Error("the write through a swapped directory succeeded")
 				}
 				if b, _ := os.ReadFile(victim); string(b) != "0-7\n" {
@@ -99,7 +99,7 @@ func TestV1HierarchySymlink(t *testing.T) {
 		}
 		f.mkcg("pod")
 		w, _ := f.writer(NewMemoryStore())
-		if _, err := w.Apply([]Op{{"pod", CPUShares, "512"}}); err != nil {
+		if _, err := w.Apply([]Op{{Cgroup: "pod", Knob: CPUShares, Value: "512"}}); err != nil {
 			t.Fatalf("write through the cpu -> cpu,cpuacct link: %v", err)
 		}
 		if got := f.get(CPU, "pod", "cpu.shares"); got != "512" {

@@ -42,7 +42,7 @@ func TestCPUIdle(t *testing.T) {
 				t.Fatalf("KernelHas(cpu.idle) = %v, want %v", got, tc.has)
 			}
 			w, rec := f.writer(NewMemoryStore())
-			rep, err := w.Apply([]Op{{"pod", CPUIdle, "1"}})
+			rep, err := w.Apply([]Op{{Cgroup: "pod", Knob: CPUIdle, Value: "1"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestCPUIdle(t *testing.T) {
 			if r.Outcome != Written || f.get("", "", tc.file) != "1" {
 				t.Fatalf("outcome %s, file %q; want written 1", r.Outcome, f.get("", "", tc.file))
 			}
-			if _, err := w.Apply([]Op{{"pod", CPUIdle, "2"}}); err == nil || !strings.Contains(err.Error(), `cpu.idle: value "2"`) {
+			if _, err := w.Apply([]Op{{Cgroup: "pod", Knob: CPUIdle, Value: "2"}}); err == nil || !strings.Contains(err.Error(), `cpu.idle: value "2"`) {
 				t.Errorf("cpu.idle 2: %v, want an error naming knob and value", err)
 			}
 			if _, err := w.Restore([]Target{{"pod", CPUIdle}}); err != nil {
@@ -102,7 +102,7 @@ func TestCPUIdleKeepsTheWeight(t *testing.T) {
 				}
 				return write(path, value)
 			}
-			if _, err := w.Apply([]Op{{"pod", CPUIdle, "1"}}); err != nil {
+			if _, err := w.Apply([]Op{{Cgroup: "pod", Knob: CPUIdle, Value: "1"}}); err != nil {
 				t.Fatal(err)
 			}
 			rep, err := w.Restore([]Target{{"pod", CPUShares}, {"pod", CPUIdle}})

@@ -87,6 +87,9 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 				}
 			}
 			keep = append(keep, it)
+			if b.Ops[it.idx].Settle {
+				p.forget = append(p.forget, it.key)
+			}
 			continue
 		}
 		orig, ok := w.store.Original(it.key)

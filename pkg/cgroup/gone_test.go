@@ -33,8 +33,8 @@ func TestCgroupRemovedMidWriteIsGone(t *testing.T) {
 				return nil
 			}
 			reps := w.ApplyBatches([]Batch{
-				{Ops: []Op{{"pod/a", CPUShares, "512"}, {"pod/a", CPUQuota, "50000"}}},
-				{Ops: []Op{{"pod/b", CPUShares, "512"}}},
+				{Ops: []Op{{Cgroup: "pod/a", Knob: CPUShares, Value: "512"}, {Cgroup: "pod/a", Knob: CPUQuota, Value: "50000"}}},
+				{Ops: []Op{{Cgroup: "pod/b", Knob: CPUShares, Value: "512"}}},
 			})
 			err := reps[0].Err
 			var gone *GoneError
@@ -58,14 +58,14 @@ func TestCgroupRemovedBeforeWriteIsGone(t *testing.T) {
 	f.mkcg("pod/a", "pod/b")
 	store := NewMemoryStore()
 	w, _ := f.writer(store)
-	if _, err := w.Apply([]Op{{"pod/b", MemorySoftLimit, "1048576"}}); err != nil {
+	if _, err := w.Apply([]Op{{Cgroup: "pod/b", Knob: MemorySoftLimit, Value: "1048576"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Gone in one hierarchy only: v1 cgroups are removed one by one.
 	if err := os.RemoveAll(f.dir(Memory, "pod/a")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := w.Apply([]Op{{"pod/a", CPUShares, "512"}, {"pod/a", MemorySoftLimit, "1048576"}})
+	_, err := w.Apply([]Op{{Cgroup: "pod/a", Knob: CPUShares, Value: "512"}, {Cgroup: "pod/a", Knob: MemorySoftLimit, Value: "1048576"}})
 	if !errors.Is(err, ErrCgroupGone) || !strings.Contains(err.Error(), `cgroup "pod/a" does not exist`) {
 		t.Errorf("cgroup gone before the batch: %v", err)
 	}
@@ -96,7 +96,7 @@ func TestWriteFailureOfLiveCgroupIsNotGone(t *testing.T) {
 	w, rec := f.writer(NewMemoryStore())
 	for _, errno := range []unix.Errno{unix.ENOENT, unix.EBUSY} {
 		rec.fail = func(string, string) error { return errno }
-		rep, err := w.Apply([]Op{{"pod/a", CPUShares, "512"}})
+		rep, err := w.Apply([]Op{{Cgroup: "pod/a", Knob: CPUShares, Value: "512"}})
 		if err == nil || errors.Is(err, ErrCgroupGone) || !errors.Is(err, errno) || rep.Results[0].Outcome != Failed {
 			t.Errorf("%v: err %v, outcome %s; want a plain failure", errno, err, rep.Results[0].Outcome)
 		}

@@ -145,7 +145,7 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 	}
 	cp := func(rel string) string { return "cpuset/" + rel + "/cpuset.cpus=" }
 
-	if got := apply(Op{child, CPUSetCPUs, b}); got != cp(child)+b {
+	if got := apply(Op{Cgroup: child, Knob: CPUSetCPUs, Value: b}); got != cp(child)+b {
 		t.Errorf("narrow child: %s", got)
 	}
 	pid := startSleep(t)
@@ -159,11 +159,11 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 	if got := cpusAllowed(t, pid); got != b {
 		t.Fatalf("Cpus_allowed_list = %s, want %s", got, b)
 	}
-	if got := apply(Op{child, CPUSetCPUs, a}); got != cp(child)+a || cpusAllowed(t, pid) != a {
+	if got := apply(Op{Cgroup: child, Knob: CPUSetCPUs, Value: a}); got != cp(child)+a || cpusAllowed(t, pid) != a {
 		t.Fatalf("move child: writes %s, allowed %s", got, cpusAllowed(t, pid))
 	}
 	// Narrowing the parent: the child (already on a) goes first, parent after.
-	if got := apply(Op{parent, CPUSetCPUs, a}, Op{child, CPUSetCPUs, a}); got != cp(parent)+a {
+	if got := apply(Op{Cgroup: parent, Knob: CPUSetCPUs, Value: a}, Op{Cgroup: child, Knob: CPUSetCPUs, Value: a}); got != cp(parent)+a {
 		t.Errorf("narrow parent: %s", got)
 	}
 	// The kernel refuses the wrong order; this is what the planner avoids.
@@ -176,7 +176,7 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 		t.Fatalf("child outside its parent: %v, want EACCES", err)
 	}
 	// Both move to b: widen the parent to a,b, move the child, narrow the parent.
-	if got := apply(Op{child, CPUSetCPUs, b}, Op{parent, CPUSetCPUs, b}); got != cp(parent)+mustSet(ab).String()+" "+cp(child)+b+" "+cp(parent)+b {
+	if got := apply(Op{Cgroup: child, Knob: CPUSetCPUs, Value: b}, Op{Cgroup: parent, Knob: CPUSetCPUs, Value: b}); got != cp(parent)+mustSet(ab).String()+" "+cp(child)+b+" "+cp(parent)+b {
 		t.Errorf("move both: %s", got)
 	}
 	if cpusAllowed(t, pid) != b {
@@ -184,7 +184,7 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 	}
 	// A child outside an unchanged parent is refused before any write.
 	n := len(*log)
-	if _, err := w.Apply([]Op{{child, CPUSetCPUs, ab}}); err == nil || len(*log) != n {
+	if _, err := w.Apply([]Op{{Cgroup: child, Knob: CPUSetCPUs, Value: ab}}); err == nil || len(*log) != n {
 		t.Fatalf("child outside parent: err %v, writes %s", err, sinceWrites(log, n))
 	}
 	// Restore: originals were the inherited a,b; the parent widens first.
@@ -196,8 +196,8 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 		t.Errorf("restore: %s", got)
 	}
 	// Idempotence on the real kernel: the same batch twice writes once.
-	apply(Op{child, CPUSetCPUs, a})
-	if got := apply(Op{child, CPUSetCPUs, a}); got != "" {
+	apply(Op{Cgroup: child, Knob: CPUSetCPUs, Value: a})
+	if got := apply(Op{Cgroup: child, Knob: CPUSetCPUs, Value: a}); got != "" {
 		t.Errorf("second identical apply wrote %s", got)
 	}
 	// ESRCH from a process that has exited is reported, not an error.
@@ -230,8 +230,8 @@ func TestKernelV1MemoryAndCPU(t *testing.T) {
 		}
 		return out
 	}
-	batch := []Op{{cg, MemoryLimit, "100000000"}, {cg, MemorySoftLimit, "50000000"},
-		{cg, CPUQuota, "50000"}, {cg, CPUShares, "512"}}
+	batch := []Op{{Cgroup: cg, Knob: MemoryLimit, Value: "100000000"}, {Cgroup: cg, Knob: MemorySoftLimit, Value: "50000000"},
+		{Cgroup: cg, Knob: CPUQuota, Value: "50000"}, {Cgroup: cg, Knob: CPUShares, Value: "512"}}
 	if got := outcome(batch...); !slices.Equal(got, []Outcome{Written, Written, Written, Written}) {
 		t.Fatalf("first apply %v", got)
 	}
@@ -245,11 +245,11 @@ func TestKernelV1MemoryAndCPU(t *testing.T) {
 		t.Fatalf("second apply %v, writes %s", got, sinceWrites(log, n))
 	}
 	// "max" is -1 on v1 and reads back as PAGE_COUNTER_MAX pages.
-	outcome(Op{cg, MemoryLimit, "max"}, Op{cg, CPUQuota, "max"})
+	outcome(Op{Cgroup: cg, Knob: MemoryLimit, Value: "max"}, Op{Cgroup: cg, Knob: CPUQuota, Value: "max"})
 	if v, _ := h.ReadKnob(cg, MemoryLimit); v != "9223372036854771712" {
 		t.Errorf("unlimited memory.limit_in_bytes reads %s", v)
 	}
-	if got := outcome(Op{cg, MemoryLimit, "max"}, Op{cg, CPUQuota, "max"}); !slices.Equal(got, []Outcome{Unchanged, Unchanged}) {
+	if got := outcome(Op{Cgroup: cg, Knob: MemoryLimit, Value: "max"}, Op{Cgroup: cg, Knob: CPUQuota, Value: "max"}); !slices.Equal(got, []Outcome{Unchanged, Unchanged}) {
 		t.Errorf("unlimited re-apply %v", got)
 	}
 	// Kernel extensions: written where the file exists, unsupported where not.
@@ -259,7 +259,7 @@ func TestKernelV1MemoryAndCPU(t *testing.T) {
 		if k == MemoryHigh {
 			val = "max"
 		}
-		rep, err := w.Apply([]Op{{cg, k, val}})
+		rep, err := w.Apply([]Op{{Cgroup: cg, Knob: k, Value: val}})
 		if err != nil {
 			t.Fatalf("%s: %v", k, err)
 		}
@@ -333,7 +333,7 @@ func TestKernelV2Unified(t *testing.T) {
 	// cpuset is not enabled in this mount: an upstream file is missing, which
 	// is an error naming it, not "unsupported".
 	if ctrls, _ := h.readFile(filepath.Join(root, "cgroup.controllers")); !strings.Contains(ctrls, "cpuset") {
-		if _, err := w.Apply([]Op{{cg, CPUSetCPUs, "0"}}); err == nil || !strings.Contains(err.Error(), "cpuset.cpus is missing") {
+		if _, err := w.Apply([]Op{{Cgroup: cg, Knob: CPUSetCPUs, Value: "0"}}); err == nil || !strings.Contains(err.Error(), "cpuset.cpus is missing") {
 			t.Errorf("cpuset.cpus without the controller: %v", err)
 		}
 	}

@@ -44,7 +44,7 @@ func TestEnsureAndRemoveV1(t *testing.T) {
 	if err := w.RemoveCgroup("theirs"); !errors.Is(err, ErrNotCreated) {
 		t.Fatalf("RemoveCgroup(theirs) = %v, want ErrNotCreated", err)
 	}
-	if _, err := w.Apply([]Op{{"locus.slice/vm1", MemoryLimit, "1048576"}}); err != nil {
+	if _, err := w.Apply([]Op{{Cgroup: "locus.slice/vm1", Knob: MemoryLimit, Value: "1048576"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.RemoveCgroup("locus.slice"); err == nil {

@@ -47,6 +47,7 @@ var kernelDefaults = map[Knob][2]string{
 	CPUQuota:          {"-1", "max"},
 	CPUPeriod:         {"100000", ""},
 	CPUShares:         {"1024", "100"},
+	CPUBurst:          {"0", "0"},
 }
 
 // defaultOriginal is what a file of a FromDefaults cgroup is restored to:

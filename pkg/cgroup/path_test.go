@@ -95,7 +95,7 @@ func TestPathEscape(t *testing.T) {
 
 	w, rec := f.writer(NewMemoryStore())
 	for _, rel := range []string{"../../etc", "a/../../b", "/etc", "evil", "evil/sub", "filelink", "dangling/x", "ok/../../.."} {
-		_, err := w.Apply([]Op{{rel, CPUSetCPUs, "0"}})
+		_, err := w.Apply([]Op{{Cgroup: rel, Knob: CPUSetCPUs, Value: "0"}})
 		if err == nil {
 			t.Errorf("Apply on %q succeeded, want refusal", rel)
 		}
@@ -115,7 +115,7 @@ func TestPathEscape(t *testing.T) {
 	if ents, _ := os.ReadDir(outside); len(ents) != 1 {
 		t.Fatalf("something was created outside the root: %v", ents)
 	}
-	if _, err := w.Apply([]Op{{"alias", CPUSetCPUs, "0"}}); err == nil {
+	if _, err := w.Apply([]Op{{Cgroup: "alias", Knob: CPUSetCPUs, Value: "0"}}); err == nil {
 		t.Errorf("a symlinked cgroup inside a hierarchy was followed")
 	}
 }

@@ -27,6 +27,10 @@ const (
 	// CPUIdle 1 makes the group SCHED_IDLE (Linux 5.15 and later, v1 and v2):
 	// it runs only when nothing else on the CPU wants to.
 	CPUIdle Knob = "cpu.idle"
+	// CPUBurst is the CPU time, in microseconds, a group may carry over
+	// from periods it did not use its quota in (CFS bandwidth burst, Linux
+	// 5.14 and later); the kernel refuses a burst above the quota.
+	CPUBurst Knob = "cpu.cfs_burst_us" // v2: cpu.max.burst
 )
 
 // Placement is where a knob lives on one cgroup version.
@@ -80,6 +84,10 @@ func declare(s Spec) {
 	registry[s.Knob] = &s
 }
 
+// maxBurstUS bounds a burst far above any the decision asks (a second of
+// 1,000 CPUs); the kernel's own bound is higher still.
+const maxBurstUS = 1_000_000_000
+
 func v1(c Controller, file string) *Placement { return &Placement{Controller: c, File: file} }
 func v1Ext(c Controller, file string) *Placement {
 	return &Placement{Controller: c, File: file, Extension: true}
@@ -105,6 +113,7 @@ func init() {
 	declare(Spec{Knob: CPUQuota, V1: v1(CPU, "cpu.cfs_quota_us"), V2: v2("cpu.max"), kind: quotaKind{}})
 	declare(Spec{Knob: CPUPeriod, V1: v1(CPU, "cpu.cfs_period_us"), kind: intRange{1000, 1000000}})
 	declare(Spec{Knob: CPUShares, V1: v1(CPU, "cpu.shares"), V2: v2("cpu.weight"), kind: sharesKind{}})
+	declare(Spec{Knob: CPUBurst, V1: since(v1(CPU, "cpu.cfs_burst_us"), "5.14"), V2: since(v2("cpu.max.burst"), "5.14"), kind: intRange{0, maxBurstUS}})
 	declare(Spec{Knob: CPUIdle, V1: since(v1(CPU, "cpu.idle"), "5.15"), V2: since(v2("cpu.idle"), "5.15"), Resets: CPUShares, kind: intRange{0, 1}})
 }
 

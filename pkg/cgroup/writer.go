@@ -11,6 +11,11 @@ type Op struct {
 	Cgroup string // relative to the root, e.g. "kubepods/burstable/pod<uid>/<cid>"
 	Knob   Knob
 	Value  string
+	// Settle marks a value that is the file's owner's own, not Locus's
+	// (a CFS quota brought back to the one the kubelet derives from the
+	// limit): once the file holds it, its recorded original is forgotten,
+	// as after a restore, so that nothing later writes back an older value.
+	Settle bool
 }
 
 // Target names a knob of a cgroup without a value (for Restore).

@@ -12,17 +12,17 @@ import (
 )
 
 var fullBatch = []Op{
-	{"pod/c", CPUSetCPUs, "2,3"},
-	{"pod/c", CPUSetMems, "0"},
-	{"pod/c", MemoryMin, "104857600"},
-	{"pod/c", MemoryLow, "52428800"},
-	{"pod/c", MemoryHigh, "83886080"},
-	{"pod/c", MemoryLimit, "104857600"},
-	{"pod/c", MemorySoftLimit, "52428800"},
-	{"pod/c", MemoryWmarkRatio, "95"},
-	{"pod/c", MemoryWmarkMinAdj, "-25"},
-	{"pod/c", CPUQuota, "200000"},
-	{"pod/c", CPUShares, "2048"},
+	{Cgroup: "pod/c", Knob: CPUSetCPUs, Value: "2,3"},
+	{Cgroup: "pod/c", Knob: CPUSetMems, Value: "0"},
+	{Cgroup: "pod/c", Knob: MemoryMin, Value: "104857600"},
+	{Cgroup: "pod/c", Knob: MemoryLow, Value: "52428800"},
+	{Cgroup: "pod/c", Knob: MemoryHigh, Value: "83886080"},
+	{Cgroup: "pod/c", Knob: MemoryLimit, Value: "104857600"},
+	{Cgroup: "pod/c", Knob: MemorySoftLimit, Value: "52428800"},
+	{Cgroup: "pod/c", Knob: MemoryWmarkRatio, Value: "95"},
+	{Cgroup: "pod/c", Knob: MemoryWmarkMinAdj, Value: "-25"},
+	{Cgroup: "pod/c", Knob: CPUQuota, Value: "200000"},
+	{Cgroup: "pod/c", Knob: CPUShares, Value: "2048"},
 }
 
 func TestApplyIdempotentAndUnsupported(t *testing.T) {
@@ -100,7 +100,7 @@ func TestUnsupportedReportedOnce(t *testing.T) {
 	var tr UnsupportedTracker
 	var said []string
 	for _, rel := range []string{"a", "b", "a"} {
-		rep, err := w.Apply([]Op{{rel, MemoryHigh, "1048576"}, {rel, MemoryWmarkRatio, "95"}, {rel, MemoryLimit, "2097152"}})
+		rep, err := w.Apply([]Op{{Cgroup: rel, Knob: MemoryHigh, Value: "1048576"}, {Cgroup: rel, Knob: MemoryWmarkRatio, Value: "95"}, {Cgroup: rel, Knob: MemoryLimit, Value: "2097152"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,9 +132,9 @@ func TestApplyOrdersCpusets(t *testing.T) {
 		ops  []Op
 		want string
 	}{
-		{[]Op{{"p/c", CPUSetCPUs, "0"}, {"p", CPUSetCPUs, "0-1"}},
+		{[]Op{{Cgroup: "p/c", Knob: CPUSetCPUs, Value: "0"}, {Cgroup: "p", Knob: CPUSetCPUs, Value: "0-1"}},
 			"cpuset/p/c/cpuset.cpus=0 cpuset/p/cpuset.cpus=0-1"},
-		{[]Op{{"p/c", CPUSetCPUs, "4-5"}, {"p", CPUSetCPUs, "4-7"}},
+		{[]Op{{Cgroup: "p/c", Knob: CPUSetCPUs, Value: "4-5"}, {Cgroup: "p", Knob: CPUSetCPUs, Value: "4-7"}},
 			"cpuset/p/cpuset.cpus=0-1,4-7 cpuset/p/c/cpuset.cpus=4-5 cpuset/p/cpuset.cpus=4-7"},
 	}
 	for _, s := range steps {
@@ -151,7 +151,7 @@ func TestApplyOrdersCpusets(t *testing.T) {
 	f.mkcg("p/other")
 	f.set(CPUSet, "p/other", "cpuset.cpus", "4")
 	n := rec.count()
-	_, err := w.Apply([]Op{{"p", CPUSetCPUs, "5-7"}, {"p/c", CPUSetCPUs, "5"}})
+	_, err := w.Apply([]Op{{Cgroup: "p", Knob: CPUSetCPUs, Value: "5-7"}, {Cgroup: "p/c", Knob: CPUSetCPUs, Value: "5"}})
 	if err == nil || !strings.Contains(err.Error(), `"p/other"`) {
 		t.Fatalf("err = %v, want refusal naming p/other", err)
 	}
@@ -192,12 +192,12 @@ func TestOriginalsBeforeWriteAndRestore(t *testing.T) {
 		}
 		return nil
 	}
-	batch := []Op{{"p", CPUSetCPUs, "0-1"}, {"p/c", CPUSetCPUs, "1"}, {"p/c", MemoryMin, "8192"}, {"p/c", CPUShares, "1024"}}
+	batch := []Op{{Cgroup: "p", Knob: CPUSetCPUs, Value: "0-1"}, {Cgroup: "p/c", Knob: CPUSetCPUs, Value: "1"}, {Cgroup: "p/c", Knob: MemoryMin, Value: "8192"}, {Cgroup: "p/c", Knob: CPUShares, Value: "1024"}}
 	if _, err := w.Apply(batch); err != nil {
 		t.Fatal(err)
 	}
 	// A second, different apply keeps the first originals.
-	if _, err := w.Apply([]Op{{"p/c", MemoryMin, "12288"}}); err != nil {
+	if _, err := w.Apply([]Op{{Cgroup: "p/c", Knob: MemoryMin, Value: "12288"}}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := store.Original("memory/p/c/memory.min"); v != "4096" {
@@ -229,7 +229,7 @@ func TestDryRun(t *testing.T) {
 	store := NewMemoryStore()
 	w, rec := f.writer(store)
 	w.DryRun = true
-	batch := []Op{{"p", CPUSetCPUs, "4-7"}, {"p/c", CPUSetCPUs, "6"}, {"p/c", MemoryLimit, "max"}, {"p/c", MemoryHigh, "1048576"}}
+	batch := []Op{{Cgroup: "p", Knob: CPUSetCPUs, Value: "4-7"}, {Cgroup: "p/c", Knob: CPUSetCPUs, Value: "6"}, {Cgroup: "p/c", Knob: MemoryLimit, Value: "max"}, {Cgroup: "p/c", Knob: MemoryHigh, Value: "1048576"}}
 	plan, err := w.Apply(batch)
 	if err != nil {
 		t.Fatal(err)
@@ -261,13 +261,13 @@ func TestApplyErrors(t *testing.T) {
 		ops  []Op
 		want string
 	}{
-		{[]Op{{"a", CPUSetCPUs, "x"}}, `cgroup "a": cpuset.cpus: value "x"`},
-		{[]Op{{"a", MemoryWmarkMinAdj, "60"}}, "memory.wmark_min_adj"},
-		{[]Op{{"a", "memory.swappiness", "0"}}, "unknown cgroup knob"},
-		{[]Op{{"a", MemoryWmarkHigh, "1"}}, "read-only"},
-		{[]Op{{"", CPUShares, "2"}}, "root cgroup"},
-		{[]Op{{"a", CPUShares, "2"}, {"a", CPUShares, "4"}}, "twice"},
-		{[]Op{{"nope", CPUShares, "2"}}, `cgroup "nope" does not exist`},
+		{[]Op{{Cgroup: "a", Knob: CPUSetCPUs, Value: "x"}}, `cgroup "a": cpuset.cpus: value "x"`},
+		{[]Op{{Cgroup: "a", Knob: MemoryWmarkMinAdj, Value: "60"}}, "memory.wmark_min_adj"},
+		{[]Op{{Cgroup: "a", Knob: "memory.swappiness", Value: "0"}}, "unknown cgroup knob"},
+		{[]Op{{Cgroup: "a", Knob: MemoryWmarkHigh, Value: "1"}}, "read-only"},
+		{[]Op{{Cgroup: "", Knob: CPUShares, Value: "2"}}, "root cgroup"},
+		{[]Op{{Cgroup: "a", Knob: CPUShares, Value: "2"}, {Cgroup: "a", Knob: CPUShares, Value: "4"}}, "twice"},
+		{[]Op{{Cgroup: "nope", Knob: CPUShares, Value: "2"}}, `cgroup "nope" does not exist`},
 	} {
 		_, err := w.Apply(tc.ops)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -278,7 +278,7 @@ func TestApplyErrors(t *testing.T) {
 	if err := removeFile(f.dir(Memory, "a"), "memory.limit_in_bytes"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Apply([]Op{{"a", MemoryLimit, "max"}}); err == nil || !strings.Contains(err.Error(), "memory.limit_in_bytes is missing") {
+	if _, err := w.Apply([]Op{{Cgroup: "a", Knob: MemoryLimit, Value: "max"}}); err == nil || !strings.Contains(err.Error(), "memory.limit_in_bytes is missing") {
 		t.Errorf("missing upstream file: %v", err)
 	}
 	// The kernel refusing a write: the error names file, value and errno;
@@ -289,7 +289,7 @@ func TestApplyErrors(t *testing.T) {
 		}
 		return nil
 	}
-	rep, err := w.Apply([]Op{{"b", CPUShares, "512"}, {"b", CPUQuota, "50000"}})
+	rep, err := w.Apply([]Op{{Cgroup: "b", Knob: CPUShares, Value: "512"}, {Cgroup: "b", Knob: CPUQuota, Value: "50000"}})
 	var we *WriteError
 	if !errors.As(err, &we) || !errors.Is(err, unix.EBUSY) || we.Value != "512" ||
 		!strings.Contains(err.Error(), filepath.Join("cpu", "b", "cpu.shares")) || !strings.Contains(err.Error(), "busy") {
