@@ -42,7 +42,10 @@ type HostConfig struct {
 	// ResourceQOSConfig is the same document as the ConfigMap key
 	// resource-qos-config, kept raw for the memqos parser.
 	ResourceQOSConfig json.RawMessage `json:"resourceQOSConfig,omitempty"`
-	Workloads         []Workload      `json:"workloads"`
+	// CPUBurstConfig is the same document as the ConfigMap key
+	// cpu-burst-config, kept raw for pkg/workload's parser.
+	CPUBurstConfig json.RawMessage `json:"cpuBurstConfig,omitempty"`
+	Workloads      []Workload      `json:"workloads"`
 }
 
 // Workload is one managed group of processes. Exactly one of Cgroup, Command
@@ -56,6 +59,9 @@ type Workload struct {
 	Resources   Resources         `json:"resources,omitempty"`
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
+	// CPUBurst is the standalone spelling of the koordinator.sh/cpuBurst
+	// annotation (the same fields), kept raw for pkg/workload's parser.
+	CPUBurst json.RawMessage `json:"cpuBurst,omitempty"`
 }
 
 // Resources mirrors a container's requests and limits.

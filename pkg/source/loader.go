@@ -37,11 +37,19 @@ func (l *Loader) Load(env Env) (*workload.Config, Snapshot) {
 				cfg, _ = workload.ConfigFromQoS("")
 			}
 		}
+		burst, err := workload.ParseCPUBurstConfig(snap.CPUBurstConfig, snap.NodeLabels)
+		if err != nil { // as above: the last stays in force
+			snap.Error = strings.TrimPrefix(snap.Error+"; ", "; ") + workload.ConfigKeyCPUBurst + ": " + err.Error()
+			if l.cfg != nil {
+				burst = l.cfg.CPUBurst
+			}
+		}
 		last := snap
 		l.last = &last
 		next := *cfg
 		next.Namespaces, next.Reserved, next.BEPool = snap.Namespaces, snap.Reserved, snap.BEPool
 		next.MemQoSHeld = snap.MemoryQoSHeld
+		next.CPUBurst = burst
 		l.cfg = &next
 	}
 	// The loop appends to each workload's problems: give it its own slices.

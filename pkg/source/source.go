@@ -47,6 +47,9 @@ type Snapshot struct {
 	// ResourceQoSConfig is the last good value of resource-qos-config (see
 	// CheckResourceQoSConfig); it configures every class-wide feature.
 	ResourceQoSConfig string
+	// CPUBurstConfig is the last good value of cpu-burst-config (see
+	// CheckCPUBurstConfig).
+	CPUBurstConfig string
 	// NodeLabels are the labels of the agent's own Node; they select the
 	// nodeStrategies entry of resource-qos-config in force.
 	NodeLabels map[string]string

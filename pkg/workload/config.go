@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -30,6 +31,9 @@ type Config struct {
 	// NodeStrategy names the nodeStrategies entry of resourceQOSConfig in
 	// force on this node (its name, or "nodeStrategies[i]"); "" for none.
 	NodeStrategy string
+	// CPUBurst is cpu-burst-config (standalone: cpuBurstConfig) on this
+	// node.
+	CPUBurst cpuburst.NodeConfig
 }
 
 // ParseConfig validates everything the agent derives from a HostConfig, so
@@ -80,7 +84,30 @@ func DeriveConfigOnNode(hc *hostconfig.HostConfig, nodeLabels map[string]string)
 	if c.Reserved, c.BEPool, err = cpuLists(hc); err != nil {
 		return nil, err
 	}
+	if err := c.deriveBurst(hc, nodeLabels); err != nil {
+		return nil, err
+	}
 	return c, nil
+}
+
+// deriveBurst reads cpuBurstConfig and checks every workload's cpuBurst, so
+// that a file with a bad one is refused as a whole, as for resourceQOSConfig.
+func (c *Config) deriveBurst(hc *hostconfig.HostConfig, nodeLabels map[string]string) error {
+	if len(hc.CPUBurstConfig) > 0 && string(hc.CPUBurstConfig) != "null" {
+		b, err := ParseCPUBurstConfig(string(hc.CPUBurstConfig), nodeLabels)
+		if err != nil {
+			return fmt.Errorf("cpuBurstConfig: %w", err)
+		}
+		c.CPUBurst = b
+	}
+	for i, w := range hc.Workloads {
+		if len(w.CPUBurst) > 0 && string(w.CPUBurst) != "null" {
+			if _, err := ParseCPUBurst(string(w.CPUBurst), fmt.Sprintf("workloads[%d].cpuBurst", i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // parseQoS reads the memory QoS and memory locality sections of one

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
@@ -44,4 +46,31 @@ func (w *Workload) SetCPUQoS(q QoS, labels, annotations map[string]string) {
 	if err != nil {
 		w.CPUQoSInvalid = err.Error()
 	}
+}
+
+// SetCPUBurst fills the workload's CPU Burst fields from its annotations.
+func (w *Workload) SetCPUBurst(annotations map[string]string) {
+	c, err := CPUBurstOf(annotations)
+	w.CPUBurst, w.CPUBurstInvalid = c, ""
+	if err != nil {
+		w.CPUBurstInvalid = err.Error()
+	}
+}
+
+// maxCPULimitMilli bounds the limits CPU Burst reckons with (100,000 CPUs),
+// so that its arithmetic cannot overflow on a hostile quantity.
+const maxCPULimitMilli = 100_000_000
+
+// PodCPULimits are the CPU limits of a pod's containers, in millicores, by
+// name; a container without one, or with one out of bounds, is absent.
+func PodCPULimits(pod *corev1.Pod) map[string]int64 {
+	out := map[string]int64{}
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+			if m := q.MilliValue(); m > 0 && m <= maxCPULimitMilli {
+				out[c.Name] = m
+			}
+		}
+	}
+	return out
 }

@@ -52,6 +52,10 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 			KubeQoS: kube, Containers: []memqos.Container{mem}},
 	}}
 	s.Plan.SetCPUQoS(qos, labels, w.Annotations)
+	s.Plan.SetCPUBurst(burstAnnotations(w))
+	if lim := w.Resources.Limits.CPU; lim != nil && lim.MilliValue() > 0 && lim.MilliValue() <= maxCPULimitMilli {
+		s.Plan.Containers[0].CPULimitMilli = lim.MilliValue()
+	}
 	return s
 }
 
@@ -100,4 +104,19 @@ func quantityValue(q *resource.Quantity) *int64 {
 	}
 	v := q.Value()
 	return &v
+}
+
+// burstAnnotations are a standalone workload's annotations with its
+// cpuBurst field, which wins, as the koordinator.sh/cpuBurst annotation.
+func burstAnnotations(w hostconfig.Workload) map[string]string {
+	if len(w.CPUBurst) == 0 || string(w.CPUBurst) == "null" {
+		return w.Annotations
+	}
+	a := map[string]string{AnnotationCPUBurst: string(w.CPUBurst)}
+	for k, v := range w.Annotations {
+		if k != AnnotationCPUBurst {
+			a[k] = v
+		}
+	}
+	return a
 }

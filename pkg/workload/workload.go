@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -32,6 +33,12 @@ type Workload struct {
 	// then no CPU QoS file is written for it.
 	CPUQoS        cpuqos.Workload
 	CPUQoSInvalid string
+	// CPUBurst is the workload's own CPU Burst fields (annotation
+	// koordinator.sh/cpuBurst), nil when it gives none; CPUBurstInvalid,
+	// when set, says why its text cannot be read: then no CPU Burst file
+	// is written for it.
+	CPUBurst        *cpuburst.Config
+	CPUBurstInvalid string
 	// Terminating is a workload on its way out (a pod being deleted): it
 	// keeps the CPUs it holds, so none of them is handed to another while
 	// its processes may still run, but nothing is written for it any more.
@@ -48,6 +55,9 @@ type Workload struct {
 type Container struct {
 	Name   string
 	Cgroup string
+	// CPULimitMilli is the container's CPU limit in millicores, 0 for
+	// none: the kubelet derives its CFS quota from it.
+	CPULimitMilli int64
 }
 
 // CPUNeed is what a workload asks of the allocator.

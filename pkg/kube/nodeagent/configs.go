@@ -34,6 +34,7 @@ type configWatch struct {
 	keys      []watchedKey
 	resQoS    *memqos.Holder[string] // resource-qos-config as written, once the agent accepts it
 	nsQoS     *memqos.Holder[memqos.NamespaceConfig]
+	burst     *memqos.Holder[string] // cpu-burst-config as written, once the agent accepts it
 	events    *eventPoster
 	log       *slog.Logger
 	poke      func()
@@ -61,7 +62,8 @@ func (w watchedKey) id() string { return w.name + "/" + w.key }
 
 func newConfigWatch(o SourceOptions, events *eventPoster, poke func()) *configWatch {
 	checked := func(raw string) (string, error) { return raw, workload.CheckResourceQoSConfig(raw) }
-	c := &configWatch{ns: o.ConfigNamespace, dir: o.StateDir, resQoS: memqos.NewPendingHolder(checked),
+	burst := func(raw string) (string, error) { return raw, workload.CheckCPUBurstConfig(raw) }
+	c := &configWatch{ns: o.ConfigNamespace, dir: o.StateDir, resQoS: memqos.NewPendingHolder(checked), burst: memqos.NewPendingHolder(burst),
 		nsQoS: memqos.NewPendingHolder(memqos.ParseNamespaceConfig), events: events, log: o.Logger, poke: poke, errs: map[string]string{}}
 	saved, err := loadSavedConfig(o.StateDir)
 	if err != nil {
@@ -70,6 +72,7 @@ func newConfigWatch(o SourceOptions, events *eventPoster, poke func()) *configWa
 	c.saved = saved
 	for _, w := range []watchedKey{
 		{name: o.ResourceQoSConfigMap, key: memqos.ConfigKeyResourceQoS, h: c.resQoS},
+		{name: o.ResourceQoSConfigMap, key: workload.ConfigKeyCPUBurst, h: c.burst},
 		{name: o.PodQoSConfigMap, key: memqos.ConfigKeyNamespaces, h: c.nsQoS},
 	} {
 		if v, ok := saved.Values[w.id()]; ok {

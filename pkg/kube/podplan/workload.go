@@ -80,6 +80,11 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	w.Class = qos.Status()
 	w.Plan.BE = qos.BE()
 	w.Plan.SetCPUQoS(qos, pod.Labels, pod.Annotations)
+	w.Plan.SetCPUBurst(pod.Annotations)
+	limits := workload.PodCPULimits(pod)
+	for i := range w.Plan.Containers {
+		w.Plan.Containers[i].CPULimitMilli = limits[w.Plan.Containers[i].Name]
+	}
 	if w.Plan.Terminating {
 		w.Problems = nil // said while it ran, if at all
 	}
