@@ -147,6 +147,20 @@ func cpuSummary(c status.CPUQoSStatus) string {
 	case c.CoreIsolation != "" && !strings.Contains(c.CoreIsolation, "not asked"):
 		s += ",core-isolated"
 	}
+	// CPU Burst: the burst buffer and, while the quota raise is on, the
+	// quota, as read back from the workload's cgroup (v1 or v2 files).
+	for _, f := range []string{"cpu.cfs_burst_us", "cpu.max.burst"} {
+		if b := c.Values[f]; b != "" && b != "0" {
+			s += ",burst=" + b + "us"
+		}
+	}
+	if c.CFSQuotaBurst != "" {
+		for _, f := range []string{"cpu.cfs_quota_us", "cpu.max"} {
+			if q := c.Values[f]; q != "" {
+				s += ",quota=" + strings.Fields(q)[0]
+			}
+		}
+	}
 	return s
 }
 

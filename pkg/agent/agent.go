@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/balancerloop"
+	"github.com/locus-project/locus/pkg/burstwatch"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
@@ -63,7 +64,8 @@ type Agent struct {
 
 	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
 
-	cpuIdle bool // cgroups have cpu.idle
+	cpuIdle bool              // cgroups have cpu.idle
+	burst   *burstwatch.Watch // reads what CPU Burst decides on
 	// The NRI plugin and its handler (nil when off), and the calls it
 	// makes on the loop.
 	nri     *nri.Plugin
@@ -90,7 +92,7 @@ func New(opts Options) (*Agent, error) {
 	if err := a.checkPrivilege(); err != nil {
 		return nil, err
 	}
-	a.cpuIdle = a.h.KernelHas(cgroup.CPUIdle)
+	a.cpuIdle, a.burst = a.h.KernelHas(cgroup.CPUIdle), burstwatch.New(a.h, opts.ProcRoot)
 	if err = a.refreshTopology(); err != nil {
 		return nil, err
 	}

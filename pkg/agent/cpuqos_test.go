@@ -64,7 +64,7 @@ func TestCPUQoSByClass(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(st.Node.CPUQoS) != 2 || strings.Contains(st.Node.CPUQoS[0], "absent") == idle {
+				if len(st.Node.CPUQoS) != 3 || strings.Contains(st.Node.CPUQoS[0], "absent") == idle || !strings.HasPrefix(st.Node.CPUQoS[2], "cpu burst: ") {
 					t.Errorf("node cpuQOS lines %q", st.Node.CPUQoS)
 				}
 				for _, w := range st.Workloads {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
@@ -29,6 +30,9 @@ type Input struct {
 	MemQoSOptions memqos.Options
 	CPUQoS        cpuqos.Config
 	CPUKernel     cpuqos.Kernel
+	CPUBurst      cpuburst.NodeConfig
+	// BurstKernel says cgroups have cpu.cfs_burst_us (v2 cpu.max.burst).
+	BurstKernel bool
 }
 
 // WorkloadState is what the decision gives one workload, for status and metrics.
@@ -47,6 +51,10 @@ type WorkloadState struct {
 	// which the agent gives its processes where the kernel has it.
 	CoreIsolation    bool   `json:"coreIsolation,omitempty"`
 	CoreIsolationWhy string `json:"coreIsolationReason,omitempty"`
+	// CPUBurstWhy says what CPU Burst's burst buffer does for the workload;
+	// QuotaBurstWhy what its CFS quota raise does, per container.
+	CPUBurstWhy   string `json:"cpuBurstReason,omitempty"`
+	QuotaBurstWhy string `json:"cfsQuotaBurstReason,omitempty"`
 }
 
 // Desired is the decision: the files to hold, the files to restore, and why.
@@ -141,9 +149,11 @@ func Compute(in Input) Desired {
 			ops, restores = notPinned(w, pinned, ops, restores)
 			d.Ops, d.Restores = append(d.Ops, ops...), append(d.Restores, restores...)
 		}
-		ops, restores, probs := cpuOps(in, w, &st)
-		ops, restores = notPinned(w, pinned, ops, restores)
-		d.Ops, d.Restores, d.Problems = append(d.Ops, ops...), append(d.Restores, restores...), append(d.Problems, probs...)
+		for _, decide := range []func(Input, workload.Workload, *WorkloadState) ([]cgroup.Op, []cgroup.Target, []workload.Problem){cpuOps, burstOps} {
+			ops, restores, probs := decide(in, w, &st)
+			ops, restores = notPinned(w, pinned, ops, restores)
+			d.Ops, d.Restores, d.Problems = append(d.Ops, ops...), append(d.Restores, restores...), append(d.Problems, probs...)
+		}
 		d.Workloads = append(d.Workloads, st)
 	}
 	return d

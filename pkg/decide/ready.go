@@ -39,6 +39,8 @@ type Observation struct {
 	// CPUIdle says the kernel gives cgroups cpu.idle: a demoted workload
 	// gets it, else the lowest cpu.shares.
 	CPUIdle bool
+	// Burst is what CPU Burst reads of the node (quotaburst.go).
+	Burst BurstObservation
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -48,6 +50,7 @@ type Memory struct {
 	Assignments map[string]workload.Assignment
 	Problems    map[string]bool // workload, reason and message of each problem told
 	Last        *Computed
+	Burst       BurstMemory
 }
 
 // Computed is a decision and its input. The decision is a pure function of
@@ -100,8 +103,11 @@ func Decide(obs Observation, mem Memory) Ready {
 		}
 		mem.Last = &Computed{topo: obs.Topology, cfg: obs.Config, key: key, Desired: d}
 	}
+	var burst BurstMemory
+	d, burst = quotaBurst(in, d, obs.Burst, mem.Burst)
 	r := Ready{Desired: d, prepared: obs.Prepared, held: obs.Config.MemQoSHeld != ""}
-	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments)
+	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments) || !sameRaises(mem.Burst.Raises, burst.Raises)
+	mem.Burst = burst
 	r.Events = append(droppedEvents(obs.Dropped), assignmentEvents(obs.Topology, mem.Assignments, d.Assignments)...)
 	r.observed, r.decided, r.told = obs.Problems, d.Problems, mem.Problems
 	mem.Assignments = d.Assignments
@@ -127,7 +133,7 @@ func (r Ready) Later(late []workload.Problem) Ready {
 func (r Ready) Writes() ([]cgroup.Op, []cgroup.Target) {
 	held := func(k cgroup.Knob) bool {
 		_, ok := memqos.Info(memqos.Knob(k))
-		return r.held && (ok || isCPUQoSKnob(k))
+		return r.held && (ok || isCPUQoSKnob(k) || k == cgroup.CPUBurst || k == cgroup.CPUQuota)
 	}
 	var ops []cgroup.Op
 	for _, op := range r.Desired.Ops {
@@ -142,4 +148,16 @@ func (r Ready) Writes() ([]cgroup.Op, []cgroup.Target) {
 		}
 	}
 	return ops, restores
+}
+
+// From is the memory with what the checkpoint keeps in force: the
+// assignments and CPU Burst's quota raises.
+func (m Memory) From(c state.Checkpoint) Memory {
+	m.Assignments, m.Burst.Raises = c.Assignments, c.QuotaRaises
+	return m
+}
+
+// Into puts what the checkpoint keeps of the decision into c.
+func (r Ready) Into(c *state.Checkpoint) {
+	c.Assignments, c.QuotaRaises = r.Desired.Assignments, r.Memory.Burst.Raises
 }

@@ -65,6 +65,7 @@ type Input struct {
 	// CPUIdle: cgroups have cpu.idle; Core: whether the kernel has core
 	// scheduling; Isolated: the workloads whose processes have a cookie.
 	CPUIdle  bool
+	CPUBurst bool // cgroups have cpu.cfs_burst_us
 	Core     coresched.Support
 	Isolated func(workload string) bool
 	// V1SoftLimitForLow: memory.soft_limit_in_bytes is read back too.
@@ -87,7 +88,7 @@ func Build(in Input) status.Status {
 		Unsupported:   append([]string(nil), in.Unsupported...),
 		HostChecks:    in.HostChecks,
 		KubeletCPUs:   d.Pools.Kubelet.String(),
-		CPUQoS:        cpuQoSLines(in.CPUIdle, in.Core),
+		CPUQoS:        cpuQoSLines(in.CPUIdle, in.CPUBurst, in.Core),
 		Pinning:       in.Pinning,
 		Kubelet:       in.Kubelet,
 	}

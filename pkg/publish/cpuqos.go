@@ -8,18 +8,22 @@ import (
 )
 
 // cpuQoSLines say what the kernel offers CPU QoS, for the node's status.
-func cpuQoSLines(cpuIdle bool, core coresched.Support) []string {
+func cpuQoSLines(cpuIdle, burst bool, core coresched.Support) []string {
 	idle := "cpu.idle: present: BE workloads are made SCHED_IDLE groups"
 	if !cpuIdle {
 		idle = "cpu.idle: absent (the kernel predates Linux 5.15): BE workloads get the lowest cpu.shares (v2 cpu.weight 1) instead"
 	}
-	return []string{idle, "core scheduling: " + core.Reason}
+	b := "cpu burst: present (cpu.cfs_burst_us, v2 cpu.max.burst)"
+	if !burst {
+		b = "cpu burst: absent (the kernel predates Linux 5.14): CPU Burst's burst buffer is skipped; the CFS quota raise still works"
+	}
+	return []string{idle, "core scheduling: " + core.Reason, b}
 }
 
 // cpuQoSStatus is a workload's CPU QoS as decided and carried out;
 // isolated: its processes were given a cookie.
 func cpuQoSStatus(s decide.WorkloadState, core coresched.Support, isolated bool) status.CPUQoSStatus {
-	st := status.CPUQoSStatus{Reason: s.CPUQoSWhy}
+	st := status.CPUQoSStatus{Reason: s.CPUQoSWhy, CPUBurst: s.CPUBurstWhy, CFSQuotaBurst: s.QuotaBurstWhy}
 	switch {
 	case !s.CoreIsolation:
 	case !core.Available:
@@ -35,7 +39,7 @@ func cpuQoSStatus(s decide.WorkloadState, core coresched.Support, isolated bool)
 // readCPUQoS gives the CPU QoS files the cgroup has.
 func readCPUQoS(r Reader, rel string) map[string]string {
 	out := map[string]string{}
-	for _, k := range []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares} {
+	for _, k := range []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares, cgroup.CPUBurst, cgroup.CPUQuota} {
 		spec, _ := cgroup.Lookup(k)
 		pl := spec.Placement(r.Version())
 		if pl == nil {

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
+	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -28,6 +29,9 @@ type Checkpoint struct {
 	Assignments map[string]workload.Assignment `json:"assignments"`
 	Workloads   map[string]Workload            `json:"workloads"`
 	Leases      map[string]Lease               `json:"leases"`
+	// QuotaRaises are the CFS quotas CPU Burst raised, by container cgroup,
+	// so that an agent restarted meanwhile brings them back to the base.
+	QuotaRaises map[string]cpuburst.Raise `json:"quotaRaises,omitempty"`
 }
 
 // Workload records what the agent owns for one workload.

@@ -106,7 +106,11 @@ type CPUQoSStatus struct {
 	Reason string `json:"reason,omitempty"`
 	// CoreIsolation is why the workload has, or has not, a core scheduling
 	// cookie of its own; "" when not asked for.
-	CoreIsolation string            `json:"coreIsolation,omitempty"`
+	CoreIsolation string `json:"coreIsolation,omitempty"`
+	// CPUBurst is what CPU Burst's burst buffer does for the workload, and
+	// CFSQuotaBurst what its CFS quota raise does (docs/cpu-burst.md).
+	CPUBurst      string            `json:"cpuBurst,omitempty"`
+	CFSQuotaBurst string            `json:"cfsQuotaBurst,omitempty"`
 	Values        map[string]string `json:"values,omitempty"`
 }
 
