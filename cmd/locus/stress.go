@@ -19,6 +19,8 @@ type stressOptions struct {
 	duration, touchInterval time.Duration
 	verify                  bool
 	seed                    uint64
+	peaks                   int
+	peakWork, peakEvery     time.Duration
 }
 
 func newStressCmd() *cobra.Command {
@@ -37,7 +39,13 @@ is the same as --cpu 0.1.
 its checksum is kept; every --touch-interval each page is read and written
 back, and with --verify the checksum is re-checked then and at the end. A
 mismatch names the first corrupted byte and exits with status 1, so tests that
-move the memory (NUMA migration) can prove the data survived.`,
+move the memory (NUMA migration) can prove the data survived.
+
+--peaks N runs a bursty load instead: every --peak-every, N threads each
+spend --peak-work of CPU time at once, and the summary gives the time each
+peak took (p50, p99, max). Under a CFS quota below N CPUs a peak runs out of
+the period's quota and waits for the next one, unless the group may burst
+(docs/cpu-burst.md).`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := o.config()
@@ -46,6 +54,11 @@ move the memory (NUMA migration) can prove the data survived.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
+			if o.peaks > 0 {
+				sum, err := stress.RunPeaks(ctx, stress.Peaks{Threads: o.peaks, Work: o.peakWork, Every: o.peakEvery, Duration: o.duration})
+				fmt.Fprintln(cmd.OutOrStdout(), "locus stress:", sum)
+				return err
+			}
 			sum, err := stress.Run(ctx, cfg)
 			fmt.Fprintln(cmd.OutOrStdout(), "locus stress:", sum)
 			return err
@@ -59,6 +72,9 @@ move the memory (NUMA migration) can prove the data survived.`,
 	f.DurationVar(&o.touchInterval, "touch-interval", time.Second, "how often to touch every page (and verify)")
 	f.BoolVar(&o.verify, "verify", false, "re-check the memory checksum every touch and at exit; exit 1 on corruption")
 	f.Uint64Var(&o.seed, "seed", uint64(os.Getpid()), "seed of the memory pattern")
+	f.IntVar(&o.peaks, "peaks", 0, "run a bursty load of this many threads per peak instead (see --peak-work, --peak-every)")
+	f.DurationVar(&o.peakWork, "peak-work", 20*time.Millisecond, "CPU time each thread spends per peak")
+	f.DurationVar(&o.peakEvery, "peak-every", 500*time.Millisecond, "time from one peak's start to the next")
 	return cmd
 }
 
@@ -76,6 +92,14 @@ func (o stressOptions) config() (stress.Config, error) {
 	}
 	if o.duration < 0 {
 		return stress.Config{}, usagef("--duration %s is negative", o.duration)
+	}
+	if o.peaks > 0 && (cpu.Sign() > 0 || mem.Sign() > 0) {
+		return stress.Config{}, usagef("--peaks runs alone: drop --cpu and --memory")
+	}
+	if o.peaks > 0 {
+		if err := (stress.Peaks{Threads: o.peaks, Work: o.peakWork, Every: o.peakEvery, Duration: o.duration}).Check(); err != nil {
+			return stress.Config{}, usagef("%v", err)
+		}
 	}
 	if o.touchInterval <= 0 {
 		return stress.Config{}, usagef("--touch-interval %s must be positive", o.touchInterval)

@@ -143,3 +143,39 @@ func TestVerifyReportsCorruption(t *testing.T) {
 		t.Fatalf("verify = %v, want corruption at 5000", err)
 	}
 }
+
+func TestPeaksCheck(t *testing.T) {
+	ok := Peaks{Threads: 2, Work: 20 * time.Millisecond, Every: 500 * time.Millisecond}
+	if err := ok.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []Peaks{{Threads: 0, Work: time.Millisecond, Every: time.Second}, {Threads: 2, Work: 0, Every: time.Second},
+		{Threads: 2, Work: time.Second, Every: time.Millisecond}, {Threads: 1000, Work: time.Millisecond, Every: time.Second}} {
+		if err := p.Check(); err == nil {
+			t.Errorf("%+v accepted", p)
+		}
+	}
+}
+
+// TestSummarize: nearest-rank percentiles of the peaks' latencies.
+func TestSummarize(t *testing.T) {
+	var lat []time.Duration
+	for i := 100; i >= 1; i-- {
+		lat = append(lat, time.Duration(i)*time.Millisecond)
+	}
+	s := Summarize(Peaks{Threads: 2, Work: time.Millisecond}, lat, time.Second)
+	if s.Peaks != 100 || s.P50 != 50*time.Millisecond || s.P99 != 99*time.Millisecond || s.Max != 100*time.Millisecond {
+		t.Errorf("%+v", s)
+	}
+	if s := Summarize(Peaks{}, nil, 0); s.Peaks != 0 || s.Max != 0 {
+		t.Errorf("empty: %+v", s)
+	}
+}
+
+// TestRunPeaks runs a short peak load: every peak takes at least its work.
+func TestRunPeaks(t *testing.T) {
+	s, err := RunPeaks(context.Background(), Peaks{Threads: 1, Work: 2 * time.Millisecond, Every: 10 * time.Millisecond, Duration: 100 * time.Millisecond})
+	if err != nil || s.Peaks < 3 || s.P50 < 2*time.Millisecond {
+		t.Fatalf("%v, %v", s, err)
+	}
+}
