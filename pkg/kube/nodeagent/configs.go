@@ -40,7 +40,7 @@ type configWatch struct {
 	poke      func()
 
 	mu    sync.Mutex
-	errs  map[string]string // by ConfigMap name: the error in force
+	errs  map[string]string // by ConfigMap name and key: the error in force
 	saved savedConfig
 }
 
@@ -152,9 +152,9 @@ func (c *configWatch) apply(w watchedKey, cm *corev1.ConfigMap) {
 	where := fmt.Sprintf("ConfigMap %s/%s key %s", c.ns, w.name, w.key)
 	c.mu.Lock()
 	if err != nil {
-		c.errs[w.name] = fmt.Sprintf("%s: %v", where, err)
+		c.errs[w.id()] = fmt.Sprintf("%s: %v", where, err)
 	} else {
-		delete(c.errs, w.name)
+		delete(c.errs, w.id()) // by key: one ConfigMap holds two watched keys
 	}
 	c.mu.Unlock()
 	switch {

@@ -37,7 +37,7 @@ var (
 		"memory": {"memory.limit_in_bytes": "9223372036854771712", "memory.min": "0", "memory.low": "0",
 			"memory.high": "9223372036854771712", "memory.wmark_ratio": "0", "memory.wmark_high": "9223372036854771712",
 			"memory.wmark_min_adj": "0", "memory.wmark_scale_factor": "50", "cgroup.procs": "", "tasks": ""},
-		"cpu":     {"cpu.cfs_quota_us": "-1", "cpu.cfs_period_us": "100000", "cpu.shares": "1024", "cgroup.procs": ""},
+		"cpu":     {"cpu.cfs_quota_us": "-1", "cpu.cfs_period_us": "100000", "cpu.shares": "1024", "cpu.cfs_burst_us": "0", "cgroup.procs": ""},
 		"cpuacct": {"cpuacct.usage": "0", "cgroup.procs": ""},
 	}
 	v2Files = map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory",
