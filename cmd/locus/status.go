@@ -156,8 +156,8 @@ func cpuSummary(c status.CPUQoSStatus) string {
 	}
 	if c.CFSQuotaBurst != "" {
 		for _, f := range []string{"cpu.cfs_quota_us", "cpu.max"} {
-			if q := c.Values[f]; q != "" {
-				s += ",quota=" + strings.Fields(q)[0]
+			if q := strings.Fields(c.Values[f]); len(q) > 0 {
+				s += ",quota=" + q[0]
 			}
 		}
 	}

@@ -120,3 +120,21 @@ func TestStatusShowsTheKubelet(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUSummaryBurst: the CPU column adds CPU Burst's buffer and, while
+// the quota raise is on, the quota read back, on v1 and v2 files alike.
+func TestCPUSummaryBurst(t *testing.T) {
+	for _, tc := range []struct {
+		c    status.CPUQoSStatus
+		want string
+	}{
+		{status.CPUQoSStatus{Reason: "x: off", Values: map[string]string{"cpu.cfs_burst_us": "0", "cpu.cfs_quota_us": "50000"}}, "off"},
+		{status.CPUQoSStatus{Reason: "x: off", Values: map[string]string{"cpu.cfs_burst_us": "30000"}}, "off,burst=30000us"},
+		{status.CPUQoSStatus{Reason: "x: off", CFSQuotaBurst: "y", Values: map[string]string{"cpu.max.burst": "30000", "cpu.max": "60000 100000"}}, "off,burst=30000us,quota=60000"},
+		{status.CPUQoSStatus{Reason: "x: off", CFSQuotaBurst: "y", Values: map[string]string{"cpu.max": " "}}, "off"},
+	} {
+		if got := cpuSummary(tc.c); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.c, got, tc.want)
+		}
+	}
+}

@@ -138,7 +138,7 @@ func (p *stepper) workload(w workload.Workload) ([]cgroup.Op, []cgroup.Target, s
 	if len(lines) == 0 && !p.on {
 		return nil, nil, ""
 	}
-	line := p.s.Why() + "; pool " + p.pool.String() + "; " + strings.Join(lines, "; ")
+	line := strings.Join(append([]string{p.s.Why(), "pool " + p.pool.String()}, lines...), "; ")
 	if podIsContainer || !allLimited {
 		return ops, nil, line
 	}
