@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -21,7 +20,7 @@ import (
 // On the way out it stops the workloads marked stop-on-agent-exit.
 func (a *Agent) Run(ctx context.Context) error {
 	if a.opts.Once || a.opts.DryRun {
-		return errorOf(a.Reconcile())
+		return errors.Join(a.Reconcile().Errors...)
 	}
 	srv, err := a.serve(a.opts.MetricsAddr)
 	if err != nil {
@@ -67,6 +66,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	a.logResult(a.Reconcile())
 	for {
+		select { // containers waiting to be created go before the next reconcile
+		case f := <-a.calls:
+			f()
+			continue
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return a.shutdown()
@@ -90,17 +95,6 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		a.logResult(a.Reconcile())
 	}
-}
-
-func errorOf(res Result) error {
-	if len(res.Errors) == 0 {
-		return nil
-	}
-	msgs := make([]string, len(res.Errors))
-	for i, e := range res.Errors {
-		msgs[i] = e.Error()
-	}
-	return errors.New(strings.Join(msgs, "; "))
 }
 
 func (a *Agent) logResult(res Result) {
