@@ -96,10 +96,11 @@ func (r *crashRig) killAt(delay time.Duration) {
 func (r *crashRig) killAfterStart(name string) {
 	r.t.Helper()
 	// Wide enough that a loaded machine, which can stall this test's /proc
-	// scan for tens of milliseconds, still kills inside it.
-	window := "200ms"
+	// scan for hundreds of milliseconds (200 ms was missed at a load average
+	// over 100), still kills inside it.
+	window := "600ms"
 	if inGuest() { // an emulated CPU scans /proc far slower than the window
-		window = "500ms"
+		window = "1s"
 	}
 	c := r.cmd("--resync", "20ms", "--debug-write-delay", window)
 	if err := c.Start(); err != nil {

@@ -46,6 +46,10 @@ func TestStartToFinalCPUSet(t *testing.T) {
 	nri := n.withNRI(t)
 	n.sloConfig(t)
 	ns := n.namespace(t, "burst")
+	// A container the agent could not decide in time at creation is told
+	// (CreatedUnpinned) and counted in the share logged below: the figure,
+	// not a failure of the run.
+	n.expected[ns+"/CreatedUnpinned"] = true
 	_, pinned := n.pinnedPod(t, ns, "pinned")
 	pool := cpuset.New(0, 1).Difference(pinned)
 	c := &churn{n: n, ns: ns, pinned: pinned}
