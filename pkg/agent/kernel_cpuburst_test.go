@@ -2,8 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -36,17 +34,7 @@ workloads:
   resources: {limits: {cpu: 500m}}
 `, parent)
 	on := base + "  cpuBurst: {policy: auto, cpuBurstPercent: 60, sharePoolThresholdPercent: 100}\n"
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "host.yaml")
-	if err := writeSettled(cfgFile, []byte(base)); err != nil {
-		t.Fatal(err)
-	}
-	a, err := New(Options{ConfigFile: cfgFile, StateDir: filepath.Join(dir, "state"), CgroupVersion: cgroup.V1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: 2e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, write := realV1Agent(t, base)
 	if !a.burst.Kernel() {
 		t.Fatal("the probe missed cpu.cfs_burst_us on a kernel that has it")
 	}
@@ -62,9 +50,7 @@ workloads:
 	if err := os.WriteFile(filepath.Join(cgroup.DefaultRoot, "cpu", busy, "cpu.cfs_quota_us"), []byte("50000"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSettled(cfgFile, []byte(on)); err != nil {
-		t.Fatal(err)
-	}
+	write(on)
 	reconcile()
 	if got := readCg(t, "cpu", busy, "cpu.cfs_burst_us"); got != "30000" {
 		t.Fatalf("cpu.cfs_burst_us = %s, want 30000", got)
@@ -83,15 +69,11 @@ workloads:
 	} else if raised < 60000 || raised > 150000 {
 		t.Errorf("raised quota %d, want a step above 50000 and at most 300 %% of it", raised)
 	}
-	if err := writeSettled(cfgFile, []byte(base)); err != nil {
-		t.Fatal(err)
-	}
+	write(base)
 	reconcile()
 	if got, q := readCg(t, "cpu", busy, "cpu.cfs_burst_us"), readCg(t, "cpu", busy, "cpu.cfs_quota_us"); got != "0" || q != "50000" {
 		t.Errorf("off: cpu.cfs_burst_us %s, cpu.cfs_quota_us %s; want 0 and 50000", got, q)
 	}
-	if err := writeSettled(cfgFile, []byte(base[:strings.Index(base, "workloads:")]+"workloads: []\n")); err != nil {
-		t.Fatal(err)
-	}
+	write(base[:strings.Index(base, "workloads:")] + "workloads: []\n")
 	reconcile()
 }

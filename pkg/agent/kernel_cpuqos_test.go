@@ -2,8 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,17 +34,7 @@ workloads:
   qosClass: BE
 `, parent)
 	on := base + cpuQoSOn
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "host.yaml")
-	if err := writeSettled(cfgFile, []byte(base)); err != nil {
-		t.Fatal(err)
-	}
-	a, err := New(Options{ConfigFile: cfgFile, StateDir: filepath.Join(dir, "state"), CgroupVersion: cgroup.V1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: 2e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, write := realV1Agent(t, base)
 	if !a.cpuIdle {
 		t.Fatal("the probe missed cpu.idle on a kernel that has it")
 	}
@@ -59,9 +47,7 @@ workloads:
 	if err := os.WriteFile(filepath.Join(cgroup.DefaultRoot, "cpu", be, "cpu.shares"), []byte("512"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeSettled(cfgFile, []byte(on)); err != nil {
-		t.Fatal(err)
-	}
+	write(on)
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
@@ -78,9 +64,7 @@ workloads:
 	if res := a.Reconcile(); res.Writes != 0 || len(res.Errors) > 0 {
 		t.Errorf("second reconcile: %d writes, errors %v", res.Writes, res.Errors)
 	}
-	if err := writeSettled(cfgFile, []byte(base)); err != nil {
-		t.Fatal(err)
-	}
+	write(base)
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
@@ -90,17 +74,13 @@ workloads:
 	for _, step := range []struct {
 		cfg, shares string
 	}{{on, "2"}, {base, "512"}} {
-		if err := writeSettled(cfgFile, []byte(step.cfg)); err != nil {
-			t.Fatal(err)
-		}
+		write(step.cfg)
 		if res := a.Reconcile(); len(res.Errors) > 0 {
 			t.Fatal(res.Errors)
 		}
 		check("without cpu.idle", map[string]string{be + ":cpu.idle": "0", be + ":cpu.shares": step.shares, ls + ":cpu.shares": "1024"})
 	}
-	if err := writeSettled(cfgFile, []byte(base[:strings.Index(base, "workloads:")]+"workloads: []\n")); err != nil {
-		t.Fatal(err)
-	}
+	write(base[:strings.Index(base, "workloads:")] + "workloads: []\n")
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}

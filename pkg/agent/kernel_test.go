@@ -38,6 +38,29 @@ func realV1(t *testing.T) string {
 	return parent
 }
 
+// realV1Agent is an agent on this host's cgroup v1 reading a HostConfig
+// file that holds cfg, closed when the test ends (before realV1's sub-tree
+// goes), and write, which replaces the file as the next reconcile will see it.
+func realV1Agent(t *testing.T, cfg string) (a *Agent, write func(cfg string)) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "host.yaml")
+	write = func(cfg string) {
+		t.Helper()
+		if err := writeSettled(file, []byte(cfg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(cfg)
+	a, err := New(Options{ConfigFile: file, StateDir: filepath.Join(dir, "state"), CgroupVersion: cgroup.V1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: 2e9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a, write
+}
+
 // removeTree kills what is left in the test's v1 sub-tree and removes it.
 func removeTree(t *testing.T, parent string) {
 	for _, c := range v1Controllers {
@@ -117,18 +140,8 @@ workloads:
   command: [sleep, "600"]
   qosClass: BE
 `, parent)
-	dir := t.TempDir()
-	cfgFile := filepath.Join(dir, "host.yaml")
-	if err := writeSettled(cfgFile, []byte(cfg)); err != nil {
-		t.Fatal(err)
-	}
 	parentCPUs := readCg(t, "cpuset", "", "cpuset.cpus")
-	a, err := New(Options{ConfigFile: cfgFile, StateDir: filepath.Join(dir, "state"), CgroupVersion: cgroup.V1,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), StopGrace: 2e9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
+	a, write := realV1Agent(t, cfg)
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
@@ -166,9 +179,7 @@ workloads:
 	// back to the shared pool.
 	lsPID := ck.Workloads["ls"].Started
 	cfg = cfg[:strings.Index(cfg, "- name: ls")] + cfg[strings.Index(cfg, "- name: be"):]
-	if err := writeSettled(cfgFile, []byte(cfg)); err != nil {
-		t.Fatal(err)
-	}
+	write(cfg)
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
@@ -185,9 +196,7 @@ workloads:
 	}
 
 	// Dropping everything removes the whole sub-tree Locus created.
-	if err := writeSettled(cfgFile, []byte(cfg[:strings.Index(cfg, "workloads:")]+"workloads: []\n")); err != nil {
-		t.Fatal(err)
-	}
+	write(cfg[:strings.Index(cfg, "workloads:")] + "workloads: []\n")
 	if res := a.Reconcile(); len(res.Errors) > 0 {
 		t.Fatal(res.Errors)
 	}
