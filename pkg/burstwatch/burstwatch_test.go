@@ -1,37 +1,27 @@
 package burstwatch
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/locus-project/locus/internal/testfs"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
-
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestObserve reads the counters and quotas of just the containers whose
 // policy raises the quota, and /proc/stat; a container it cannot read is
 // left out.
 func TestObserve(t *testing.T) {
 	root, proc := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(root, "cpu", "cpu.cfs_burst_us"), "0\n")
+	testfs.Write(t, filepath.Join(root, "cpu", "cpu.cfs_burst_us"), "0\n")
 	for c, quota := range map[string]string{"pod/a": "50000", "pod/b": "-1"} {
-		write(t, filepath.Join(root, "cpu", c, "cpu.stat"), "nr_periods 9\nnr_throttled 4\nthrottled_time 100\n")
-		write(t, filepath.Join(root, "cpu", c, "cpu.cfs_quota_us"), quota+"\n")
+		testfs.Write(t, filepath.Join(root, "cpu", c, "cpu.stat"), "nr_periods 9\nnr_throttled 4\nthrottled_time 100\n")
+		testfs.Write(t, filepath.Join(root, "cpu", c, "cpu.cfs_quota_us"), quota+"\n")
 	}
-	write(t, filepath.Join(proc, "stat"), "cpu  10 0 10 80 0 0 0 0 0 0\ncpu0 10 0 10 80 0 0 0 0 0 0\n")
+	testfs.Write(t, filepath.Join(proc, "stat"), "cpu  10 0 10 80 0 0 0 0 0 0\ncpu0 10 0 10 80 0 0 0 0 0 0\n")
 	h, err := cgroup.Open(root, cgroup.V1)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -9,33 +8,24 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/testfs"
 	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/cgroup"
 )
 
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestReaderOnFixtureTrees(t *testing.T) {
 	dir := t.TempDir()
 	proc, sys, cg := filepath.Join(dir, "proc"), filepath.Join(dir, "sys"), filepath.Join(dir, "cg")
-	write(t, filepath.Join(proc, "stat"), "cpu  1 0 1 10 0 0 0 0 0 0\ncpu0 1 0 1 10 0 0 0 0 0 0\n")
-	write(t, filepath.Join(sys, "devices/system/node/node1/meminfo"),
+	testfs.Write(t, filepath.Join(proc, "stat"), "cpu  1 0 1 10 0 0 0 0 0 0\ncpu0 1 0 1 10 0 0 0 0 0 0\n")
+	testfs.Write(t, filepath.Join(sys, "devices/system/node/node1/meminfo"),
 		"Node 1 MemTotal:       1048576 kB\nNode 1 MemFree:         524288 kB\n")
-	write(t, filepath.Join(cg, "vm/cpu.stat"), "usage_usec 2500000\nuser_usec 2000000\n")
-	write(t, filepath.Join(cg, "vm/memory.numa_stat"), "anon N0=4096 N1=1048576\nfile N0=1 N1=1\n")
-	write(t, filepath.Join(cg, "vm/pids.current"), "7\n")
-	write(t, filepath.Join(cg, "vm/cpuset.cpus"), "2-3\n")
-	write(t, filepath.Join(cg, "bare/cpu.stat"), "usage_usec 10\n")
-	write(t, filepath.Join(cg, "bare/memory.numa_stat"), "anon N0=0\n")
-	write(t, filepath.Join(cg, "bare/cgroup.threads"), "11\n12\n")
+	testfs.Write(t, filepath.Join(cg, "vm/cpu.stat"), "usage_usec 2500000\nuser_usec 2000000\n")
+	testfs.Write(t, filepath.Join(cg, "vm/memory.numa_stat"), "anon N0=4096 N1=1048576\nfile N0=1 N1=1\n")
+	testfs.Write(t, filepath.Join(cg, "vm/pids.current"), "7\n")
+	testfs.Write(t, filepath.Join(cg, "vm/cpuset.cpus"), "2-3\n")
+	testfs.Write(t, filepath.Join(cg, "bare/cpu.stat"), "usage_usec 10\n")
+	testfs.Write(t, filepath.Join(cg, "bare/memory.numa_stat"), "anon N0=0\n")
+	testfs.Write(t, filepath.Join(cg, "bare/cgroup.threads"), "11\n12\n")
 	h, err := cgroup.Open(cg, cgroup.V2)
 	if err != nil {
 		t.Fatal(err)

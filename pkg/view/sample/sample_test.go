@@ -2,12 +2,12 @@ package sample
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/locus-project/locus/internal/testfs"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/view"
@@ -38,16 +38,6 @@ func TestParseNumaStat(t *testing.T) {
 	}
 }
 
-func write(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // The sampler measures rates between calls, at least MinInterval apart,
 // and reads memory now; what it cannot read stays unknown.
 func TestSamplerFill(t *testing.T) {
@@ -56,9 +46,9 @@ func TestSamplerFill(t *testing.T) {
 	if err := fixture.WriteSysfs(fixture.Small4, sys); err != nil {
 		t.Fatal(err)
 	}
-	write(t, filepath.Join(sys, "devices/system/node/node0/meminfo"), "Node 0 MemTotal: 1000 kB\nNode 0 MemFree: 250 kB\n")
-	write(t, filepath.Join(cg, "cgroup.controllers"), "cpuset cpu memory\n")
-	write(t, filepath.Join(cg, "pods/web/memory.numa_stat"), "anon N0=3000\nfile N0=1000\n")
+	testfs.Write(t, filepath.Join(sys, "devices/system/node/node0/meminfo"), "Node 0 MemTotal: 1000 kB\nNode 0 MemFree: 250 kB\n")
+	testfs.Write(t, filepath.Join(cg, "cgroup.controllers"), "cpuset cpu memory\n")
+	testfs.Write(t, filepath.Join(cg, "pods/web/memory.numa_stat"), "anon N0=3000\nfile N0=1000\n")
 	h, err := cgroup.Open(cg, cgroup.V2)
 	if err != nil {
 		t.Fatal(err)
@@ -67,8 +57,8 @@ func TestSamplerFill(t *testing.T) {
 	s := New(proc, sys, h)
 	s.now = func() time.Time { return now }
 	tick := func(cpu0Busy, cpu0Total, usageUsec int) view.Snapshot {
-		write(t, filepath.Join(proc, "stat"), fmt.Sprintf("cpu0 %d 0 0 %d 0\ncpu1 0 0 0 100 0\ncpu9 1 0 0 1 0\n", cpu0Busy, cpu0Total-cpu0Busy))
-		write(t, filepath.Join(cg, "pods/web/cpu.stat"), fmt.Sprintf("usage_usec %d\n", usageUsec))
+		testfs.Write(t, filepath.Join(proc, "stat"), fmt.Sprintf("cpu0 %d 0 0 %d 0\ncpu1 0 0 0 100 0\ncpu9 1 0 0 1 0\n", cpu0Busy, cpu0Total-cpu0Busy))
+		testfs.Write(t, filepath.Join(cg, "pods/web/cpu.stat"), fmt.Sprintf("usage_usec %d\n", usageUsec))
 		snap := view.Snapshot{Topology: fixture.MustBuild(fixture.Small4),
 			Workloads: []view.Workload{{Name: "web", Cgroup: "pods/web"}, {Name: "gone", Cgroup: "pods/gone"}, {Name: "none"}}}
 		s.Fill(&snap)
