@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"k8s.io/utils/cpuset"
 )
 
 // started is as close to the process's first instruction as Go allows.
@@ -136,23 +137,13 @@ func affinity() string {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return "-"
 	}
-	var parts []string
-	for lo := 0; lo < len(set)*64; lo++ {
-		if !set.IsSet(lo) {
-			continue
+	var ids []int
+	for id := range len(set) * 64 {
+		if set.IsSet(id) {
+			ids = append(ids, id)
 		}
-		hi := lo
-		for hi+1 < len(set)*64 && set.IsSet(hi+1) {
-			hi++
-		}
-		if hi == lo {
-			parts = append(parts, strconv.Itoa(lo))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", lo, hi))
-		}
-		lo = hi
 	}
-	return strings.Join(parts, ",")
+	return cpuset.New(ids...).String()
 }
 
 func parseBytes(s string) (int, error) {
