@@ -91,7 +91,6 @@ func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, now time.Time) 
 		e.confirmed[op.Cgroup][op.Knob] = confirmation{want: op.Value, text: f.Text, absent: !f.Present,
 			due: e.dueAfter(now, op.Cgroup, op.Knob)}
 	}
-	e.reads.prune(names)
 }
 
 // readCache remembers the files the status reads that no decision writes,
@@ -128,13 +127,14 @@ func (c *readCache) put(cg, what string, r cachedRead) {
 	c.files[cg][what] = r
 }
 
-// prune forgets the cgroups no op names; those the status reads are the
-// workloads' own, which their ops name too.
-func (c *readCache) prune(keep map[string]bool) {
+// prune forgets the cgroups of no workload (keep maps a workload's cgroups
+// and its containers' to it). A pod's own cgroup often has no op, but the
+// status reads it on every reconcile.
+func (c *readCache) prune(keep map[string]string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for cg := range c.files {
-		if !keep[cg] {
+		if _, ok := keep[cg]; !ok {
 			delete(c.files, cg)
 		}
 	}

@@ -108,7 +108,7 @@ func TestRecheckRemembersStatusReads(t *testing.T) {
 	read("max") // remembered
 	now = now.Add(11 * time.Second)
 	read("1048576")
-	e.confirm(nil, nil, nil, now) // no op names the cgroup any more: forgotten
+	e.write(nil, nil, map[string]string{}) // no workload names the cgroup any more: forgotten
 	set("2097152")
 	read("2097152")
 }

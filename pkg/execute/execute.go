@@ -186,6 +186,7 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 		maps.Copy(rep.Seen[cg], files)
 	}
 	e.confirm(todo, ops, rep.Seen, now)
+	e.reads.prune(owner)
 	return rep
 }
 
