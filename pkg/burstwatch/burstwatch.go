@@ -6,9 +6,6 @@
 package burstwatch
 
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -17,9 +14,6 @@ import (
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/workload"
 )
-
-// maxProcStat bounds the read of /proc/stat (a few hundred bytes per CPU).
-const maxProcStat = 4 << 20
 
 // Watch reads one node.
 type Watch struct {
@@ -32,9 +26,6 @@ type Watch struct {
 // New probes the kernel once: cgroups have cpu.cfs_burst_us (v2
 // cpu.max.burst) from Linux 5.14 on.
 func New(h *cgroup.Hierarchy, procRoot string) *Watch {
-	if procRoot == "" {
-		procRoot = "/proc"
-	}
 	return &Watch{h: h, procRoot: procRoot, kernel: h.KernelHas(cgroup.CPUBurst), now: time.Now}
 }
 
@@ -59,23 +50,11 @@ func (w *Watch) Observe(cfg *workload.Config, ws []workload.Workload, raises map
 			obs.Throttled[cg], obs.Quota[cg] = n, q
 		}
 	}
-	if raw, err := readBounded(filepath.Join(w.procRoot, "stat")); err == nil {
-		if times, err := procfs.ParseCPUTimes(raw); err == nil {
-			obs.CPUTimes = map[int]decide.CPUTime{}
-			for cpu, t := range times {
-				obs.CPUTimes[cpu] = decide.CPUTime{Busy: t.Busy, Total: t.Total}
-			}
+	if times, err := procfs.New(w.procRoot).CPUTimes(); err == nil {
+		obs.CPUTimes = map[int]decide.CPUTime{}
+		for cpu, t := range times {
+			obs.CPUTimes[cpu] = decide.CPUTime{Busy: t.Busy, Total: t.Total}
 		}
 	}
 	return obs
-}
-
-func readBounded(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxProcStat))
-	return string(raw), err
 }

@@ -2,10 +2,35 @@ package procfs
 
 import (
 	"fmt"
+	"io"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
+
+// maxStat bounds a read of /proc/stat: a line per CPU and the interrupt
+// counts, far below this on the largest machines.
+const maxStat = 4 << 20
+
+// CPUTimes reads each CPU's counters from the root's stat file (/proc/stat).
+func (fs FS) CPUTimes() (map[int]CPUTimes, error) {
+	path := filepath.Join(fs.root, "stat")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxStat+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) > maxStat {
+		return nil, fmt.Errorf("%s: over %d bytes", path, maxStat)
+	}
+	return ParseCPUTimes(string(raw))
+}
 
 // CPUTimes are one CPU's counters from /proc/stat, in clock ticks.
 type CPUTimes struct {

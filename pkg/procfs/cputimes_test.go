@@ -2,6 +2,9 @@ package procfs
 
 import (
 	"maps"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,5 +30,24 @@ func TestParseCPUTimes(t *testing.T) {
 				t.Errorf("got %v, %v; want %v (error %v)", got, err, tt.want, tt.wantErr)
 			}
 		})
+	}
+}
+
+// CPUTimes reads the root's stat file, and refuses one past its bound
+// instead of reading it whole.
+func TestCPUTimesReadsStatBounded(t *testing.T) {
+	root := t.TempDir()
+	stat := filepath.Join(root, "stat")
+	if err := os.WriteFile(stat, []byte("cpu  2 0 2 6 0 0 0 0 0 0\ncpu0 2 0 2 6 0 0 0 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := New(root).CPUTimes(); err != nil || got[0] != (CPUTimes{Busy: 4, Total: 10}) {
+		t.Errorf("CPUTimes = %v, %v", got, err)
+	}
+	if err := os.WriteFile(stat, []byte("cpu0 1 0 1 1 0 0 0 0 0 0\n"+strings.Repeat("x", maxStat)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(root).CPUTimes(); err == nil || !strings.Contains(err.Error(), stat) {
+		t.Errorf("a stat file past the bound: %v", err)
 	}
 }

@@ -32,15 +32,7 @@ type Reader struct {
 
 // CPUStat reads /proc/stat.
 func (r Reader) CPUStat() (map[int]balancer.CPUTimes, error) {
-	root := r.ProcRoot
-	if root == "" {
-		root = "/proc"
-	}
-	b, err := os.ReadFile(filepath.Join(root, "stat"))
-	if err != nil {
-		return nil, err
-	}
-	return procfs.ParseCPUTimes(string(b))
+	return procfs.New(r.ProcRoot).CPUTimes()
 }
 
 // NodeMemory reads the size and free memory of the nodes now.

@@ -55,9 +55,7 @@ func New(procRoot, sysfsRoot string, h *cgroup.Hierarchy) *Sampler {
 // workload may have no cgroup yet.
 func (s *Sampler) Fill(snap *view.Snapshot) {
 	cur := reading{at: s.now(), cg: map[string]time.Duration{}}
-	if raw, err := os.ReadFile(filepath.Join(s.procRoot, "stat")); err == nil {
-		cur.cpus, _ = procfs.ParseCPUTimes(string(raw))
-	}
+	cur.cpus, _ = procfs.New(s.procRoot).CPUTimes()
 	for _, w := range snap.Workloads {
 		if s.h == nil || w.Cgroup == "" {
 			continue
