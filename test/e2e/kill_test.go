@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,6 +113,16 @@ func (n *e2eNode) killAgent(t *testing.T) {
 		if s.RestartCount <= restarts || !s.Ready {
 			return false, fmt.Errorf("restarts %d, ready %v", s.RestartCount, s.Ready)
 		}
+		return true, nil
+	})
+	// Ready says the container runs, not that the agent serves yet.
+	kubetest.WaitFor(t, "the restarted agent to serve", time.Minute, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.agentMetrics+"/healthz", nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
 		return true, nil
 	})
 }
