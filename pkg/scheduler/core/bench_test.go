@@ -41,7 +41,7 @@ func BenchmarkCycle(b *testing.B) {
 		c.SetPod("ns/churn", fmt.Sprintf("n%d", i%nodes), churn)
 		snap := c.Snapshot()
 		fit := 0
-		for _, v := range snap {
+		for _, v := range snap.All() {
 			if _, err := Place(v, 0, r); err == nil {
 				fit++
 			}

@@ -19,10 +19,9 @@ type Cluster struct {
 	assumed  map[string]assumed  // by namespace/pod
 	byNode   map[string]map[string]struct{}
 	views    map[string]*NodeView // current; a missing entry is rebuilt
-	snap     map[string]*NodeView // the last snapshot handed out
+	snap     *Snapshot            // the last snapshot handed out
 	changed  map[string]struct{}  // nodes changed since snap
 	nodeCPUs map[string]int64     // the nodes' CPU capacities (SetNodeCPUs)
-	names    map[string]string    // the snapshots' keys (see internNames)
 }
 
 // boundPod is a pod bound to a node and the scheduler's decision on it, if

@@ -25,14 +25,14 @@ func TestRestartRebuildsFromPods(t *testing.T) {
 		decided[key] = decision(mustPlace(t, before, key, "n1", r), r)
 	}
 	decided["ns/burst"] = decision(mustPlace(t, before, "ns/burst", "n1", burst), burst)
-	want := before.Snapshot()["n1"]
+	want := before.Snapshot().Get("n1")
 
 	after := NewCluster()
 	after.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil)) // the agent reported nothing yet
 	for key, d := range decided {
 		after.SetPod(key, "n1", d)
 	}
-	got := after.Snapshot()["n1"]
+	got := after.Snapshot().Get("n1")
 	if !got.State.Exclusive.Equals(want.State.Exclusive) || len(got.State.BurstMilli) != len(want.State.BurstMilli) ||
 		got.FreeMilli() != want.FreeMilli() {
 		t.Fatalf("rebuilt state: exclusive %s burst %v free %d; before the restart: %s %v %d",
@@ -49,7 +49,7 @@ func TestRestartRebuildsFromPods(t *testing.T) {
 		held[key] = *d
 	}
 	after.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, held))
-	if v := after.Snapshot()["n1"]; v.FreeMilli() != want.FreeMilli() || v.Holdings != 3 {
+	if v := after.Snapshot().Get("n1"); v.FreeMilli() != want.FreeMilli() || v.Holdings != 3 {
 		t.Fatalf("with the agent's report: free %d holdings %d, want %d and 3", v.FreeMilli(), v.Holdings, want.FreeMilli())
 	}
 	next := mustPlace(t, after, "ns/c", "n1", req(2, "", 0)) // the last free core
@@ -70,11 +70,11 @@ func TestAssumeLifecycle(t *testing.T) {
 		t.Fatalf("assumed: %v %s %+v", ok, node, a)
 	}
 	c.Forget("ns/a", "other-node") // not where it was assumed: no effect
-	if !c.Snapshot()["n1"].State.Exclusive.Equals(p.Result.CPUs) {
+	if !c.Snapshot().Get("n1").State.Exclusive.Equals(p.Result.CPUs) {
 		t.Fatal("Forget on another node released the CPUs")
 	}
 	c.Forget("ns/a", "n1")
-	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State.Exclusive; !ex.IsEmpty() {
 		t.Fatalf("after Forget: exclusive %s", ex)
 	}
 
@@ -87,11 +87,11 @@ func TestAssumeLifecycle(t *testing.T) {
 	if _, _, ok := c.Assumed("ns/a"); ok {
 		t.Fatal("the bound pod did not replace its assumed allocation")
 	}
-	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.Equals(p.Result.CPUs) {
+	if ex := c.Snapshot().Get("n1").State.Exclusive; !ex.Equals(p.Result.CPUs) {
 		t.Fatalf("bound pod: exclusive %s, want %s", ex, p.Result.CPUs)
 	}
 	c.DeletePod("ns/a")
-	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State.Exclusive; !ex.IsEmpty() {
 		t.Fatalf("after the pod was deleted: exclusive %s", ex)
 	}
 	// Deleting a pod while assumed, and removing the node, free too.
@@ -99,7 +99,7 @@ func TestAssumeLifecycle(t *testing.T) {
 	c.DeletePod("ns/b")
 	mustPlace(t, c, "ns/c", "n1", r)
 	c.DeleteNode("n1")
-	if ex := c.Snapshot()["n1"].State.Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State.Exclusive; !ex.IsEmpty() {
 		t.Fatalf("after the node left: exclusive %s", ex)
 	}
 }
@@ -110,7 +110,7 @@ func TestAssumeOnChangedNode(t *testing.T) {
 	c := NewCluster()
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
 	r := req(4, "", 0)
-	seen := c.Snapshot()["n1"]
+	seen := c.Snapshot().Get("n1")
 	p, err := Place(seen, 16, r)
 	if err != nil {
 		t.Fatal(err)
@@ -124,7 +124,7 @@ func TestAssumeOnChangedNode(t *testing.T) {
 		t.Fatalf("Reserve kept %s, which another pod took", got.Result.CPUs)
 	}
 	// When nothing is left, Reserve fails rather than overlap.
-	seen = c.Snapshot()["n1"]
+	seen = c.Snapshot().Get("n1")
 	p, _ = Place(seen, 16, r)
 	c.SetPod("ns/third", "n1", &workload.Assignment{CPUs: p.Result.CPUs, Policy: cpualloc.FullPCPUs})
 	if _, err := c.Assume("ns/b", "n1", seen, p, r); kind(err) != Insufficient {
@@ -141,7 +141,7 @@ func TestMachinesAreShared(t *testing.T) {
 	}
 	c.SetNRT("n3", publish(t, splitL3, "n3", cpuset.New(), nil))
 	snap := c.Snapshot()
-	if snap["n1"].Topology() != snap["n2"].Topology() || snap["n1"].Topology() == snap["n3"].Topology() {
+	if snap.Get("n1").Topology() != snap.Get("n2").Topology() || snap.Get("n1").Topology() == snap.Get("n3").Topology() {
 		t.Fatal("same-kind nodes do not share their machine, or different kinds do")
 	}
 	if len(c.machines) != 2 {
@@ -161,15 +161,15 @@ func TestSnapshots(t *testing.T) {
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
 	c.SetNRT("n2", publish(t, twoNode, "n2", reservedCore, nil))
 	s1 := c.Snapshot()
-	if s2 := c.Snapshot(); s2["n1"] != s1["n1"] {
+	if s2 := c.Snapshot(); s2.Get("n1") != s1.Get("n1") {
 		t.Fatal("an unchanged cluster built a new view")
 	}
 	mustPlace(t, c, "ns/a", "n1", req(4, "", 0))
 	s3 := c.Snapshot()
-	if !s1["n1"].State.Exclusive.IsEmpty() || s3["n1"].State.Exclusive.Size() != 4 {
-		t.Fatalf("old snapshot %s, new %s", s1["n1"].State.Exclusive, s3["n1"].State.Exclusive)
+	if !s1.Get("n1").State.Exclusive.IsEmpty() || s3.Get("n1").State.Exclusive.Size() != 4 {
+		t.Fatalf("old snapshot %s, new %s", s1.Get("n1").State.Exclusive, s3.Get("n1").State.Exclusive)
 	}
-	if s3["n2"] != s1["n2"] {
+	if s3.Get("n2") != s1.Get("n2") {
 		t.Fatal("a change on n1 rebuilt n2's view")
 	}
 }

@@ -38,7 +38,7 @@ func TestFresh(t *testing.T) {
 			}
 			c := NewCluster()
 			c.SetNRT("n", o)
-			v := c.Snapshot()["n"]
+			v := c.Snapshot().Get("n")
 			err := error(v.Err)
 			if v.Err == nil {
 				err = Fresh(v, now, tt.maxAge)

@@ -52,7 +52,7 @@ func FuzzNRT(f *testing.F) {
 			}
 			c := NewCluster()
 			c.SetNRT("n", &obj)
-			v := c.Snapshot()["n"]
+			v := c.Snapshot().Get("n")
 			if v == nil {
 				return
 			}

@@ -48,7 +48,7 @@ func req(cpus int, policy cpualloc.Policy, requestMilli int64) Request {
 // framework's Filter then Reserve do.
 func place(t testing.TB, c *Cluster, key, node string, r Request) (Placement, error) {
 	t.Helper()
-	v := c.Snapshot()[node]
+	v := c.Snapshot().Get(node)
 	p, err := Place(v, 0, r)
 	if err != nil {
 		return p, err

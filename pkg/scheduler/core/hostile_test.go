@@ -53,11 +53,11 @@ func TestHostileNRT(t *testing.T) {
 				t.Errorf("SetNRT took %v", d)
 			}
 			v := c.Snapshot()
-			if v["bad"].Err == nil || !strings.Contains(v["bad"].Err.Error(), tc.want) {
-				t.Errorf("bad node: err = %v, want one containing %q", v["bad"].Err, tc.want)
+			if v.Get("bad").Err == nil || !strings.Contains(v.Get("bad").Err.Error(), tc.want) {
+				t.Errorf("bad node: err = %v, want one containing %q", v.Get("bad").Err, tc.want)
 			}
-			if v["good"].Err != nil {
-				t.Errorf("good node: %v", v["good"].Err)
+			if v.Get("good").Err != nil {
+				t.Errorf("good node: %v", v.Get("good").Err)
 			}
 		})
 	}

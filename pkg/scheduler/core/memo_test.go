@@ -16,7 +16,7 @@ func TestMemoAgreesWithAllocation(t *testing.T) {
 	c := NewCluster()
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
 	mustPlace(t, c, "ns/a", "n1", req(6, "", 0)) // 8 CPUs left
-	v := c.Snapshot()["n1"]
+	v := c.Snapshot().Get("n1")
 	var reqs []Request
 	for cpus := 1; cpus <= 10; cpus++ {
 		reqs = append(reqs, req(cpus, "", 0), req(cpus, cpualloc.SpreadByPCPUs, 0), req(cpus, cpualloc.StaticBurst, int64(cpus)*100))
@@ -89,7 +89,7 @@ func TestNodeCPUsMakeStaleViews(t *testing.T) {
 	if c.SetNodeCPUs("n1", 32) {
 		t.Error("a mismatching capacity freed something")
 	}
-	if err := Fits(c.Snapshot()["n1"], 0, req(2, "", 0)); kind(err) != Stale {
+	if err := Fits(c.Snapshot().Get("n1"), 0, req(2, "", 0)); kind(err) != Stale {
 		t.Fatalf("with capacity 32: %v, want Stale", err)
 	}
 	if !c.SetNodeCPUs("n1", 16) {
@@ -98,12 +98,12 @@ func TestNodeCPUsMakeStaleViews(t *testing.T) {
 	if c.SetNodeCPUs("n1", 16) {
 		t.Error("the same capacity again freed something")
 	}
-	if err := Fits(c.Snapshot()["n1"], 0, req(2, "", 0)); err != nil {
+	if err := Fits(c.Snapshot().Get("n1"), 0, req(2, "", 0)); err != nil {
 		t.Fatalf("with capacity 16: %v", err)
 	}
 	c.SetNodeCPUs("n1", 32)
 	c.DeleteNode("n1") // forgets the capacity; the report is still there
-	if err := Fits(c.Snapshot()["n1"], 0, req(2, "", 0)); err != nil {
+	if err := Fits(c.Snapshot().Get("n1"), 0, req(2, "", 0)); err != nil {
 		t.Fatalf("after the node was deleted: %v", err)
 	}
 }
@@ -118,23 +118,23 @@ func TestEmptyNodesShareMemo(t *testing.T) {
 	}
 	c.SetNRT("other", publish(t, twoNode, "other", cpuset.New(7, 15), nil))
 	snap := c.Snapshot()
-	if snap["a"].memo != snap["b"].memo {
+	if snap.Get("a").memo != snap.Get("b").memo {
 		t.Error("two empty nodes of one machine do not share their placements")
 	}
-	if snap["other"].memo == snap["a"].memo {
+	if snap.Get("other").memo == snap.Get("a").memo {
 		t.Error("nodes reserving other CPUs share their placements")
 	}
 	r := req(4, "", 0)
 	onB := mustPlace(t, c, "ns/x", "b", r) // b is no longer empty
 	snap = c.Snapshot()
-	if snap["b"].memo == snap["a"].memo {
+	if snap.Get("b").memo == snap.Get("a").memo {
 		t.Fatal("a node holding CPUs shares the empty nodes' placements")
 	}
-	next, err := Place(snap["b"], 0, r)
+	next, err := Place(snap.Get("b"), 0, r)
 	if err != nil || !next.Result.CPUs.Intersection(onB.Result.CPUs).IsEmpty() {
 		t.Fatalf("next pod on b: %v %v, overlapping %s", next.Result.CPUs, err, onB.Result.CPUs)
 	}
-	if onA, err := Place(snap["a"], 0, r); err != nil || !onA.Result.CPUs.Equals(onB.Result.CPUs) {
+	if onA, err := Place(snap.Get("a"), 0, r); err != nil || !onA.Result.CPUs.Equals(onB.Result.CPUs) {
 		t.Fatalf("on empty a: %v %v, want what empty b gave: %s", onA.Result.CPUs, err, onB.Result.CPUs)
 	}
 }

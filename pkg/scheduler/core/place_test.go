@@ -30,7 +30,7 @@ func TestBackToBackPodsAreDisjoint(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewCluster()
 			c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
-			topo := c.Snapshot()["n1"].Topology()
+			topo := c.Snapshot().Get("n1").Topology()
 			taken := cpuset.New()
 			for i := 0; ; i++ {
 				p, err := place(t, c, fmt.Sprintf("ns/p%d", i), "n1", tc.r)
@@ -85,7 +85,7 @@ func TestStaticBurst(t *testing.T) {
 	if !fourth.Result.CPUs.IsSubsetOf(held) || len(fourth.Result.NUMANodes) != 1 {
 		t.Fatalf("fourth burst pod got %s on nodes %v, want CPUs of the burst pods %s in one node", fourth.Result.CPUs, fourth.Result.NUMANodes, held)
 	}
-	v := c.Snapshot()["n1"]
+	v := c.Snapshot().Get("n1")
 	for _, id := range fourth.Result.CPUs.List() {
 		if v.State.BurstMilli[id] != 500 {
 			t.Errorf("cpu %d carries %d millicores, want 500 (two pods)", id, v.State.BurstMilli[id])
@@ -127,7 +127,7 @@ func TestUnusableReports(t *testing.T) {
 		{"n3", 16, BadTopology, nrt.AnnotationCPUTopology},
 		{"n4", 16, BadTopology, "no zones"},
 	} {
-		_, err := Place(snap[tc.node], tc.nodeCPUs, r)
+		_, err := Place(snap.Get(tc.node), tc.nodeCPUs, r)
 		if kind(err) != tc.want || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: %v (kind %d), want kind %d saying %q", tc.node, err, kind(err), tc.want, tc.says)
 		}
@@ -135,17 +135,17 @@ func TestUnusableReports(t *testing.T) {
 			t.Errorf("%s: reason %q names the node: the framework could not add nodes up", tc.node, reason)
 		}
 	}
-	if _, err := Place(snap["n1"], 16, r); err != nil {
+	if _, err := Place(snap.Get("n1"), 16, r); err != nil {
 		t.Errorf("n1 with matching capacity: %v", err)
 	}
 	// A good report replaces a bad one; a deleted one makes the node unusable.
 	c.SetNRT("n3", publish(t, twoNode, "n3", reservedCore, nil))
 	c.DeleteNRT("n1")
 	snap = c.Snapshot()
-	if _, err := Place(snap["n3"], 16, r); err != nil {
+	if _, err := Place(snap.Get("n3"), 16, r); err != nil {
 		t.Errorf("n3 after a good report: %v", err)
 	}
-	if _, err := Place(snap["n1"], 16, r); kind(err) != NoTopology {
+	if _, err := Place(snap.Get("n1"), 16, r); kind(err) != NoTopology {
 		t.Errorf("n1 after its report was deleted: %v", err)
 	}
 }
@@ -155,7 +155,7 @@ func TestUnusableReports(t *testing.T) {
 func TestInvalidForNode(t *testing.T) {
 	c := NewCluster()
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
-	_, err := Place(c.Snapshot()["n1"], 16, req(3, cpualloc.FullPCPUs, 0))
+	_, err := Place(c.Snapshot().Get("n1"), 16, req(3, cpualloc.FullPCPUs, 0))
 	if kind(err) != Invalid || !strings.Contains(err.Error(), "not a multiple of 2") {
 		t.Fatalf("full-pcpus 3: %v", err)
 	}
@@ -171,12 +171,12 @@ func TestReportedHoldings(t *testing.T) {
 	c := NewCluster()
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, held))
 	c.SetPod("ns/running", "n1", nil) // bound, placed by the agent itself
-	v := c.Snapshot()["n1"]
+	v := c.Snapshot().Get("n1")
 	if want := cpuset.New(4, 5, 12, 13); !v.State.Exclusive.Equals(want) {
 		t.Fatalf("exclusive %s, want %s (the deleted pod's CPUs are free)", v.State.Exclusive, want)
 	}
 	c.DeletePod("ns/running")
-	if v := c.Snapshot()["n1"]; !v.State.Exclusive.IsEmpty() {
+	if v := c.Snapshot().Get("n1"); !v.State.Exclusive.IsEmpty() {
 		t.Fatalf("exclusive %s after the pod was deleted, want none", v.State.Exclusive)
 	}
 }
@@ -186,7 +186,7 @@ func TestReportedHoldings(t *testing.T) {
 func TestScores(t *testing.T) {
 	c := NewCluster()
 	c.SetNRT("split", publish(t, splitL3, "split", cpuset.New(), nil))
-	v := c.Snapshot()["split"]
+	v := c.Snapshot().Get("split")
 	oneL3, err := Place(v, 0, req(4, "", 0))
 	if err != nil || oneL3.Locality != OneL3 {
 		t.Fatalf("4 CPUs on split L3s: %+v %v", oneL3, err)
@@ -210,8 +210,8 @@ func TestScores(t *testing.T) {
 	}{{MostAllocated, "busy"}, {"", "busy"}, {LeastAllocated, "empty"}} {
 		r := req(2, "", 0)
 		r.Scoring = tc.s
-		e, _ := Place(snap["empty"], 16, r)
-		b, _ := Place(snap["busy"], 16, r)
+		e, _ := Place(snap.Get("empty"), 16, r)
+		b, _ := Place(snap.Get("busy"), 16, r)
 		best := "empty"
 		if b.Score > e.Score {
 			best = "busy"
@@ -232,7 +232,7 @@ func TestKubeletCPUsAreTaken(t *testing.T) {
 	}
 	c := NewCluster()
 	c.SetNRT("n1", o)
-	if v := c.Snapshot()["n1"]; v.FreeMilli() != 10000 {
+	if v := c.Snapshot().Get("n1"); v.FreeMilli() != 10000 {
 		t.Fatalf("free %d millicores, want 10000 (16 CPUs, 2 reserved, 4 the kubelet's)", v.FreeMilli())
 	}
 	for i := 0; ; i++ {

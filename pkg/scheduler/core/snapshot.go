@@ -1,50 +1,134 @@
 package core
 
 import (
-	"maps"
+	"iter"
+	"slices"
 	"strings"
 )
 
-// Snapshot returns every node's current view, by name: nodes with a
-// NodeResourceTopology, readable or not. The map is shared and must not be
-// changed; it stays valid while the cluster changes.
-func (c *Cluster) Snapshot() map[string]*NodeView {
+// chunkBits sizes a Snapshot's chunks: 64 views each.
+const (
+	chunkBits = 6
+	chunkSize = 1 << chunkBits
+)
+
+// Snapshot is every node's view at one moment: nodes with a
+// NodeResourceTopology, readable or not. It never changes, and stays valid
+// while the cluster changes.
+//
+// Every scheduling cycle of a pod with CPUs of its own takes one, and
+// between two cycles only the node or two a cycle assumed on have changed.
+// So a snapshot shares with the one before it everything but the chunks
+// holding those nodes: a new one costs a copy of the chunk index and of a
+// chunk or two, not of a thousand-entry map (which, taken by every cycle,
+// was most of the plugin's garbage at a thousand nodes).
+type Snapshot struct {
+	slots  map[string]int // node name to slot; shared, never changed
+	chunks []*[chunkSize]*NodeView
+	n      int // nodes with a view
+}
+
+// Get is the node's view, nil when it has no NodeResourceTopology.
+func (s *Snapshot) Get(node string) *NodeView {
+	if s == nil {
+		return nil
+	}
+	i, ok := s.slots[node]
+	if !ok {
+		return nil
+	}
+	return s.chunks[i>>chunkBits][i&(chunkSize-1)]
+}
+
+// Len is the number of nodes with a view.
+func (s *Snapshot) Len() int {
+	if s == nil {
+		return 0
+	}
+	return s.n
+}
+
+// All yields every node's view, in no particular order.
+func (s *Snapshot) All() iter.Seq2[string, *NodeView] {
+	return func(yield func(string, *NodeView) bool) {
+		if s == nil {
+			return
+		}
+		for node, i := range s.slots {
+			if v := s.chunks[i>>chunkBits][i&(chunkSize-1)]; v != nil && !yield(node, v) {
+				return
+			}
+		}
+	}
+}
+
+// Snapshot returns every node's current view.
+func (c *Cluster) Snapshot() *Snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
 	case c.snap != nil && len(c.changed) == 0:
-		return c.snap
-	case c.snap != nil && len(c.changed) < len(c.reports)/4:
-		// A few nodes changed (a scheduling cycle changes one or two):
-		// the last snapshot, those nodes replaced, is cheaper than a new one.
-		snap := maps.Clone(c.snap)
-		for node := range c.changed {
-			if _, ok := c.reports[node]; !ok {
-				delete(snap, node)
-			} else if key, ok := c.names[node]; ok {
-				snap[key] = c.view(node)
-			} else {
-				snap[node] = c.view(node)
-			}
-		}
-		c.snap = snap
+	case c.snap != nil && len(c.changed) < len(c.reports)/4 && c.knowsAll():
+		c.snap = c.patched()
 	default:
-		c.names = internNames(c.reports)
-		snap := make(map[string]*NodeView, len(c.reports))
-		for node, key := range c.names {
-			snap[key] = c.view(node)
-		}
-		c.snap = snap
+		c.snap = c.rebuilt()
 	}
 	clear(c.changed)
 	return c.snap
+}
+
+// knowsAll says whether every changed node has a slot in the last
+// snapshot: a new node needs new slots.
+func (c *Cluster) knowsAll() bool {
+	for node := range c.changed {
+		if _, ok := c.snap.slots[node]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// patched is the last snapshot with the changed nodes' views replaced,
+// their chunks copied first.
+func (c *Cluster) patched() *Snapshot {
+	old := c.snap
+	s := &Snapshot{slots: old.slots, chunks: slices.Clone(old.chunks), n: len(c.reports)}
+	for node := range c.changed {
+		i := old.slots[node]
+		k := i >> chunkBits
+		if s.chunks[k] == old.chunks[k] {
+			cp := *old.chunks[k]
+			s.chunks[k] = &cp
+		}
+		var v *NodeView
+		if _, ok := c.reports[node]; ok {
+			v = c.view(node)
+		}
+		s.chunks[k][i&(chunkSize-1)] = v
+	}
+	return s
+}
+
+// rebuilt is a snapshot made anew: slots for the nodes there are now.
+func (c *Cluster) rebuilt() *Snapshot {
+	names := internNames(c.reports)
+	s := &Snapshot{slots: make(map[string]int, len(names)), n: len(names),
+		chunks: make([]*[chunkSize]*NodeView, (len(names)+chunkSize-1)/chunkSize)}
+	for i := range s.chunks {
+		s.chunks[i] = new([chunkSize]*NodeView)
+	}
+	for i, name := range names {
+		s.slots[name] = i
+		s.chunks[i>>chunkBits][i&(chunkSize-1)] = c.view(name)
+	}
+	return s
 }
 
 // internNames copies the nodes' names into one string, so that the keys
 // of a snapshot lie together: Filter and Score look a node up in it for
 // every node in every cycle, and keys scattered over the heap, one cache
 // miss each, cost more than the rest of the lookup.
-func internNames(nodes map[string]*report) map[string]string {
+func internNames(nodes map[string]*report) []string {
 	var b strings.Builder
 	names := make([]string, 0, len(nodes))
 	for node := range nodes {
@@ -52,11 +136,10 @@ func internNames(nodes map[string]*report) map[string]string {
 		b.WriteString(node)
 	}
 	all := b.String()
-	out := make(map[string]string, len(names))
 	off := 0
-	for _, node := range names {
-		out[node] = all[off : off+len(node)]
+	for i, node := range names {
+		names[i] = all[off : off+len(node)]
 		off += len(node)
 	}
-	return out
+	return names
 }

@@ -29,7 +29,7 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 	if !ok {
 		return nil // not a pod of ours
 	}
-	view := s.snap[node]
+	view := s.snap.Get(node)
 	pl, err := core.Place(view, 0, s.req)
 	if err != nil {
 		return unfitStatus(ctx, pod, node, err, s.req)

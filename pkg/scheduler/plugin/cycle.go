@@ -21,7 +21,7 @@ const stateKey framework.StateKey = Name
 // Reserve compute nothing again.
 type cycleState struct {
 	req  core.Request
-	snap map[string]*core.NodeView
+	snap *core.Snapshot
 	now  time.Time // when the snapshot was taken: reports' age is measured to it
 
 	mu    sync.Mutex
@@ -89,7 +89,7 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	}
 	// The node's capacity is checked against its report in its view (see
 	// onNode).
-	v := s.snap[node.Name]
+	v := s.snap.Get(node.Name)
 	if err := core.Fresh(v, s.now, p.args.NRTMaxAge.Duration); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
@@ -126,7 +126,7 @@ func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, n
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}
-	score, err := core.ScoreOf(s.snap[ni.Node().Name], s.req)
+	score, err := core.ScoreOf(s.snap.Get(ni.Node().Name), s.req)
 	if err != nil {
 		return 0, nil // Filter let it through: it cannot fail here
 	}
