@@ -204,3 +204,38 @@ func TestCoreIsolation(t *testing.T) {
 		})
 	}
 }
+
+// TestCoreIsolationSurvivesRestart: a workload that stops asking for core
+// isolation while the agent is down loses its cookie when the agent comes
+// back, and one still asking keeps it, as the checkpoint remembers whom
+// the agent isolated.
+func TestCoreIsolationSurvivesRestart(t *testing.T) {
+	asking := strings.Replace(redisAndBatch, `cpuset-scheduler: "true"`, `cpuset-scheduler: "true"`+"\n    locus.io/core-isolation: \"true\"", 1)
+	tree := newCgroupTree(t, cgroup.V1, false, "0-3")
+	tree.mkcg("pods/redis", "pods/batch")
+	for _, c := range tree.controllers() {
+		tree.set(c, "pods/redis", "cgroup.procs", "4242\n4243")
+		tree.set(c, "pods/batch", "cgroup.procs", "5151")
+	}
+	core := &fakeCore{available: true}
+	h := newHarness(t, tree, asking, func(o *Options) { o.CoreSched = core })
+	h.reconcile()
+	if got := h.checkpoint().CoreIsolated; !slices.Equal(got, []string{"redis"}) {
+		t.Fatalf("checkpoint records %q as isolated, want redis", got)
+	}
+	h.restart()
+	h.reconcile()
+	if len(core.cleared) != 0 || len(core.isolated) != 2 {
+		t.Fatalf("restarted, still asking: cleared %v, isolated %v", core.cleared, core.isolated)
+	}
+	h.a.Close()
+	h.writeConfig(redisAndBatch) // redis stops asking while no agent runs
+	h.restart()
+	h.reconcile()
+	if len(core.cleared) != 1 || !slices.Equal(core.cleared[0], []int{4242, 4243}) {
+		t.Fatalf("restarted after redis stopped asking: cleared %v, want redis's processes", core.cleared)
+	}
+	if got := h.checkpoint().CoreIsolated; len(got) != 0 {
+		t.Errorf("checkpoint still records %q as isolated", got)
+	}
+}

@@ -2,11 +2,13 @@ package execute
 
 import (
 	"errors"
+	"maps"
 	"slices"
 
 	"github.com/locus-project/locus/pkg/coresched"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/state"
 )
 
 // CoreScheduler sets core scheduling cookies (coresched); tests give a fake.
@@ -37,13 +39,18 @@ func (e *Executor) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[s
 			want[w.Name] = true
 		}
 	}
-	if len(want) > 0 && !e.coreSupport.Available {
-		if !e.coreToldUnavailable {
+	if !e.coreSupport.Available {
+		// No cookie can have been given on this kernel: nothing to take
+		// back either.
+		if len(want) > 0 && !e.coreToldUnavailable {
 			e.coreToldUnavailable = true
 			e.c.Events.Emit(eventlog.Warning, "CoreIsolationUnavailable", "", "core isolation is asked for but core scheduling is %s; the workloads run without it", e.coreSupport.Reason)
 		}
 		return
 	}
+	e.loadIsolated()
+	before := maps.Clone(e.isolated)
+	defer e.saveIsolated(before)
 	for _, w := range ws {
 		switch {
 		case want[w.Name]:
@@ -64,6 +71,45 @@ func (e *Executor) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[s
 			}
 			delete(e.isolated, w.Name)
 		}
+	}
+	// A workload gone from the decision was removed, its cgroups with it:
+	// nothing is left to take the cookie back from.
+	present := map[string]bool{}
+	for _, w := range ws {
+		present[w.Name] = true
+	}
+	maps.DeleteFunc(e.isolated, func(name string, _ bool) bool { return !present[name] })
+}
+
+// loadIsolated reads, once, the workloads an earlier run of the agent
+// isolated: one that stopped asking while the agent was down still has
+// its cookie, and must lose it.
+func (e *Executor) loadIsolated() {
+	if e.isolatedLoaded {
+		return
+	}
+	ck, err := e.c.Store.Load()
+	if err != nil {
+		return // a later Apply tries again; the reconcile reports the error
+	}
+	e.isolatedLoaded = true
+	for _, name := range ck.CoreIsolated {
+		e.isolated[name] = true
+	}
+}
+
+// saveIsolated records the isolated workloads when they changed.
+func (e *Executor) saveIsolated(before map[string]bool) {
+	if maps.Equal(before, e.isolated) {
+		return
+	}
+	names := slices.Sorted(maps.Keys(e.isolated))
+	err := e.c.Store.Update(func(c *state.Checkpoint) error {
+		c.CoreIsolated = names
+		return nil
+	})
+	if err != nil {
+		e.c.Events.Emit(eventlog.Warning, "CheckpointFailed", "", "recording the core-isolated workloads: %v", err)
 	}
 }
 

@@ -78,10 +78,12 @@ type Executor struct {
 	unsupportedKnobs []string
 
 	// coreSupport: whether the kernel has core scheduling; isolated: the
-	// workloads given a cookie.
+	// workloads given a cookie (kept in the checkpoint too; isolatedLoaded:
+	// read from it).
 	coreSupport         coresched.Support
 	coreToldUnavailable bool
 	isolated            map[string]bool
+	isolatedLoaded      bool
 
 	// containers names the container cgroups of pods (Targets.Containers
 	// of the last Apply), for the events.

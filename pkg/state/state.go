@@ -32,6 +32,10 @@ type Checkpoint struct {
 	// QuotaRaises are the CFS quotas CPU Burst raised, by container cgroup,
 	// so that an agent restarted meanwhile brings them back to the base.
 	QuotaRaises map[string]cpuburst.Raise `json:"quotaRaises,omitempty"`
+	// CoreIsolated are the workloads whose processes were given a core
+	// scheduling cookie of their own, so that an agent restarted meanwhile
+	// still takes it back from one that no longer asks.
+	CoreIsolated []string `json:"coreIsolated,omitempty"`
 }
 
 // Workload records what the agent owns for one workload.
