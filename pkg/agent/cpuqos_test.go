@@ -124,6 +124,20 @@ func TestCPUQoSBadInput(t *testing.T) {
 	}
 }
 
+// coreIsolationHarness is an agent whose redis asks for core isolation
+// (processes 4242 and 4243) beside batch (5151), on a fake core scheduler.
+func coreIsolationHarness(t *testing.T, available bool) (*harness, *fakeCore) {
+	asking := strings.Replace(redisAndBatch, `cpuset-scheduler: "true"`, `cpuset-scheduler: "true"`+"\n    locus.io/core-isolation: \"true\"", 1)
+	tree := newCgroupTree(t, cgroup.V1, false, "0-3")
+	tree.mkcg("pods/redis", "pods/batch")
+	for _, c := range tree.controllers() {
+		tree.set(c, "pods/redis", "cgroup.procs", "4242\n4243")
+		tree.set(c, "pods/batch", "cgroup.procs", "5151")
+	}
+	core := &fakeCore{available: available}
+	return newHarness(t, tree, asking, func(o *Options) { o.CoreSched = core }), core
+}
+
 // fakeCore stands in for the kernel's core scheduling.
 type fakeCore struct {
 	mu        sync.Mutex
@@ -155,17 +169,9 @@ func (f *fakeCore) Clear(p []int) error {
 // every reconcile (newcomers too), loses the cookie when it stops asking;
 // without core scheduling it is said once and nothing is done.
 func TestCoreIsolation(t *testing.T) {
-	asking := strings.Replace(redisAndBatch, `cpuset-scheduler: "true"`, `cpuset-scheduler: "true"`+"\n    locus.io/core-isolation: \"true\"", 1)
 	for _, available := range []bool{true, false} {
 		t.Run(fmt.Sprint("available=", available), func(t *testing.T) {
-			tree := newCgroupTree(t, cgroup.V1, false, "0-3")
-			tree.mkcg("pods/redis", "pods/batch")
-			for _, c := range tree.controllers() {
-				tree.set(c, "pods/redis", "cgroup.procs", "4242\n4243")
-				tree.set(c, "pods/batch", "cgroup.procs", "5151")
-			}
-			core := &fakeCore{available: available}
-			h := newHarness(t, tree, asking, func(o *Options) { o.CoreSched = core })
+			h, core := coreIsolationHarness(t, available)
 			h.reconcile()
 			h.reconcile()
 			st, _ := status.Read(h.opts.StateDir)
@@ -210,15 +216,7 @@ func TestCoreIsolation(t *testing.T) {
 // back, and one still asking keeps it, as the checkpoint remembers whom
 // the agent isolated.
 func TestCoreIsolationSurvivesRestart(t *testing.T) {
-	asking := strings.Replace(redisAndBatch, `cpuset-scheduler: "true"`, `cpuset-scheduler: "true"`+"\n    locus.io/core-isolation: \"true\"", 1)
-	tree := newCgroupTree(t, cgroup.V1, false, "0-3")
-	tree.mkcg("pods/redis", "pods/batch")
-	for _, c := range tree.controllers() {
-		tree.set(c, "pods/redis", "cgroup.procs", "4242\n4243")
-		tree.set(c, "pods/batch", "cgroup.procs", "5151")
-	}
-	core := &fakeCore{available: true}
-	h := newHarness(t, tree, asking, func(o *Options) { o.CoreSched = core })
+	h, core := coreIsolationHarness(t, true)
 	h.reconcile()
 	if got := h.checkpoint().CoreIsolated; !slices.Equal(got, []string{"redis"}) {
 		t.Fatalf("checkpoint records %q as isolated, want redis", got)
