@@ -103,6 +103,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
+	// One OS thread running per busy thread, even beyond the CPUs Go saw at
+	// start (a cpuset of one CPU gives GOMAXPROCS 1): the kernel, and so the
+	// cgroup's weight and cpu.idle, decides who runs, not Go's scheduler
+	// taking turns between them.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(Procs(runtime.GOMAXPROCS(0), len(threads)+len(streams))))
 	var stop atomic.Bool
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -126,6 +131,13 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	sum.Elapsed = time.Since(start)
 	sum.CPUTime = processCPUTime() - cpu0
 	return sum, err
+}
+
+// Procs is the GOMAXPROCS a run of busy threads needs: one per thread, plus
+// one for the goroutine that touches memory and watches the clock, and never
+// fewer than cur.
+func Procs(cur, busy int) int {
+	return max(cur, busy+1)
 }
 
 // watch touches (and verifies) the memory every TouchInterval until ctx ends.

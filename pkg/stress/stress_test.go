@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -241,5 +242,26 @@ func TestStreamCopiesBothWays(t *testing.T) {
 	half := len(buf) / 2
 	if !bytes.Equal(buf[:half], want) || !bytes.Equal(buf[half:2*half], want) {
 		t.Fatal("after two passes the halves are not both the first half's data")
+	}
+}
+
+func TestProcs(t *testing.T) {
+	for _, tc := range [][3]int{{1, 0, 1}, {1, 3, 4}, {8, 3, 8}, {2, 2, 3}} {
+		if got := Procs(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("Procs(%d, %d) = %d, want %d", tc[0], tc[1], got, tc[2])
+		}
+	}
+}
+
+// TestRunRestoresProcs: the run raises GOMAXPROCS for its threads and puts
+// it back after.
+func TestRunRestoresProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	if _, err := Run(context.Background(), Config{CPUMilli: 100, LoadPercent: 100, Duration: 20 * time.Millisecond,
+		TouchInterval: time.Second, MemBW: MemBW{Workers: before + 2, Bytes: MinMemBWBytes}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the run, %d before", after, before)
 	}
 }
