@@ -20,7 +20,9 @@
 # Each case starts a fresh server (and neighbour), waits SETTLE seconds, runs
 # a warm-up of WARMUP requests that is not measured, checks the cgroup values
 # the case asks for (exit 1 if they differ) and prints them as # lines, then
-# prints one CSV row per test: case,round,test,rps,p50_ms,p99_ms.
+# prints one CSV row per test: case,round,test,rps,p50_ms,p99_ms, and as #
+# lines the load average before and how often the server was preempted
+# (involuntary context switches) during the measurement.
 # summarize.sh turns the rows into medians and per-round ratios to `alone`.
 #
 #   ROUNDS (5), REQUESTS (100000), WARMUP (20000), CLIENTS (20), SETTLE (1),
@@ -147,6 +149,11 @@ wmark_want() {
 	if [ "$(bench_cgroup_read "$1" memory.wmark_ratio)" = absent ]; then echo absent; else echo 95; fi
 }
 
+# preemptions PID: the involuntary context switches of all PID's threads, how
+# often something else took the CPU from the server while it could run.
+preemptions() {
+	cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^nonvoluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
 start_server() { # start_server LOCUS-RUN-FLAGS...
 	(run "$@" -- redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
 		>"$tmp/redis.log" 2>&1) &
@@ -179,7 +186,12 @@ one_case() {
 	sleep "$settle"
 	[ "$warmup" -eq 0 ] || client "$warmup" >/dev/null
 	check "$case" "$round"
+	local pid cs0
+	pid=$(redis-cli -p "$port" info server | tr -d '\r' | sed -n 's/^process_id://p')
+	cs0=$(preemptions "$pid")
+	echo "# round $round $case: load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	client "$requests" | bench_redis_rows "$case,$round"
+	echo "# round $round $case: server preempted $(($(preemptions "$pid") - cs0)) times while measured"
 	if [ -n "$be" ]; then
 		kill -0 "$be" 2>/dev/null || { echo "isolation: the neighbour exited early:" >&2; cat "$tmp/stress.log" >&2; exit 1; }
 		stop "$be"
