@@ -18,10 +18,11 @@
 set -euo pipefail
 layout=${LAYOUT:-pinned} rounds=${ROUNDS:-3} requests=${REQUESTS:-100000}
 clients=${CLIENTS:-20} be_cpus=${BE_CPUS:-2} port=${PORT:-16379}
-repo=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=bench/lib/redis.sh
+. "$(dirname "$0")/../lib/redis.sh"
 tmp=$(mktemp -d)
 bin=$tmp/locus
-(cd "$repo" && go build -o "$bin" ./cmd/locus)
+bench_locus "$bin"
 parent=locus-bench-cpuqos-$$
 # exec: $! of `run ... &` is then `locus run` itself, which passes SIGTERM on.
 run() { exec "$bin" run --state-dir "$tmp/state" --cgroup-parent "$parent" "$@"; }
@@ -39,7 +40,7 @@ cleanup() {
 	rmdir /sys/fs/cgroup/*/"$parent" /sys/fs/cgroup/"$parent" 2>/dev/null || true
 }
 trap cleanup EXIT
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+bench_redis_wait "$port"
 
 echo "layout,mode,round,test,rps,p50_ms,p99_ms"
 for round in $(seq "$rounds"); do
@@ -51,15 +52,11 @@ for round in $(seq "$rounds"); do
 		esac
 		if [ -n "$be" ]; then
 			sleep 1 # the neighbour is burning before the client starts
-			idle=absent
-			for f in /sys/fs/cgroup/cpu/"$parent"/run-"$be"/cpu.idle /sys/fs/cgroup/"$parent"/run-"$be"/cpu.idle; do
-				[ -r "$f" ] && idle=$(cat "$f")
-			done
+			idle=$(bench_cgroup_read "$parent/run-$be" cpu.idle)
 			echo "# round $round $mode: neighbour cgroup run-$be cpu.idle $idle" >&2
 		fi
 		(run --qos LS -- redis-benchmark -p "$port" -t set,get -n "$requests" -c "$clients" --csv) |
-			awk -F, -v l="$layout" -v m="$mode" -v r="$round" 'NR > 1 {
-				gsub(/"/, ""); print l "," m "," r "," $1 "," $2 "," $5 "," $7 }'
+			bench_redis_rows "$layout,$mode,$round"
 		if [ -n "$be" ]; then
 			kill -TERM "$be"
 			wait "$be" 2>/dev/null || true

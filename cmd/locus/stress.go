@@ -14,8 +14,8 @@ import (
 )
 
 type stressOptions struct {
-	cpu, memory             string
-	cpuLoad                 int
+	cpu, memory, memBWSize  string
+	cpuLoad, memBW          int
 	duration, touchInterval time.Duration
 	verify                  bool
 	seed                    uint64
@@ -26,8 +26,8 @@ type stressOptions struct {
 func newStressCmd() *cobra.Command {
 	var o stressOptions
 	cmd := &cobra.Command{
-		Use:   "stress [--cpu SHARE] [--memory QUANTITY] [--duration D] [--verify]",
-		Short: "Burn a share of CPU and hold resident memory, for demos and tests",
+		Use:   "stress [--cpu SHARE] [--memory QUANTITY] [--mem-bw N] [--duration D] [--verify]",
+		Short: "Burn a share of CPU, hold resident memory and stream memory bandwidth, for demos and tests",
 		Long: `Keep a share of CPU busy and a quantity of memory resident until --duration
 passes (0: until SIGTERM or SIGINT), then print a one-line summary.
 
@@ -40,6 +40,11 @@ its checksum is kept; every --touch-interval each page is read and written
 back, and with --verify the checksum is re-checked then and at the end. A
 mismatch names the first corrupted byte and exits with status 1, so tests that
 move the memory (NUMA migration) can prove the data survived.
+
+--mem-bw N adds N threads that take memory bandwidth: each copies one half
+of a buffer of its own (--mem-bw-size, 128Mi by default, beyond a server's
+L3) onto the other and back, so every pass reads and writes DRAM. The
+summary gives the bytes they moved and the rate.
 
 --peaks N runs a bursty load instead: every --peak-every, N threads each
 spend --peak-work of CPU time at once, and the summary gives the time each
@@ -68,6 +73,8 @@ the period's quota and waits for the next one, unless the group may burst
 	f.StringVar(&o.cpu, "cpu", "0", "CPU share to burn, in CPUs (0.1, 2, 500m)")
 	f.IntVar(&o.cpuLoad, "cpu-load", 100, "percent of its share each burner thread is busy (0-100)")
 	f.StringVar(&o.memory, "memory", "0", "memory to hold resident (64Mi, 1G)")
+	f.IntVar(&o.memBW, "mem-bw", 0, fmt.Sprintf("threads streaming over buffers beyond the L3, for memory bandwidth (0-%d)", stress.MaxMemBWWorkers))
+	f.StringVar(&o.memBWSize, "mem-bw-size", "128Mi", "buffer of each --mem-bw thread (1Mi-16Gi)")
 	f.DurationVar(&o.duration, "duration", 0, "how long to run; 0 runs until SIGTERM or SIGINT")
 	f.DurationVar(&o.touchInterval, "touch-interval", time.Second, "how often to touch every page (and verify)")
 	f.BoolVar(&o.verify, "verify", false, "re-check the memory checksum every touch and at exit; exit 1 on corruption")
@@ -93,8 +100,16 @@ func (o stressOptions) config() (stress.Config, error) {
 	if o.duration < 0 {
 		return stress.Config{}, usagef("--duration %s is negative", o.duration)
 	}
-	if o.peaks > 0 && (cpu.Sign() > 0 || mem.Sign() > 0) {
-		return stress.Config{}, usagef("--peaks runs alone: drop --cpu and --memory")
+	bwSize, err := nonNegativeQuantity("--mem-bw-size", o.memBWSize)
+	if err != nil {
+		return stress.Config{}, err
+	}
+	bw := stress.MemBW{Workers: o.memBW, Bytes: bwSize.Value()}
+	if err := bw.Check(); err != nil {
+		return stress.Config{}, usagef("%v", err)
+	}
+	if o.peaks > 0 && (cpu.Sign() > 0 || mem.Sign() > 0 || bw.Workers > 0) {
+		return stress.Config{}, usagef("--peaks runs alone: drop --cpu, --memory and --mem-bw")
 	}
 	if o.peaks > 0 {
 		if err := (stress.Peaks{Threads: o.peaks, Work: o.peakWork, Every: o.peakEvery, Duration: o.duration}).Check(); err != nil {
@@ -105,7 +120,7 @@ func (o stressOptions) config() (stress.Config, error) {
 		return stress.Config{}, usagef("--touch-interval %s must be positive", o.touchInterval)
 	}
 	return stress.Config{CPUMilli: cpu.MilliValue(), LoadPercent: o.cpuLoad, MemoryBytes: mem.Value(), Duration: o.duration,
-		TouchInterval: o.touchInterval, Verify: o.verify, Seed: o.seed}, nil
+		TouchInterval: o.touchInterval, Verify: o.verify, Seed: o.seed, MemBW: bw}, nil
 }
 
 // nonNegativeQuantity parses a Kubernetes quantity flag ("0.5", "500m", "64Mi").

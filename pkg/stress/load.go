@@ -26,6 +26,8 @@ type Config struct {
 	TouchInterval time.Duration
 	Verify        bool
 	Seed          uint64
+	// MemBW streams over buffers of its own, for memory bandwidth.
+	MemBW MemBW
 }
 
 // Summary is what a run did.
@@ -37,13 +39,24 @@ type Summary struct {
 	Touches     int
 	Verified    int
 	Checksum    uint64
+	MemBW       MemBW // the memory-bandwidth workers, with their buffer size
+	Streamed    int64 // bytes the memory-bandwidth workers read and wrote
 }
 
 func (s Summary) String() string {
 	return fmt.Sprintf("ran %s: %d burner thread(s), cpu time %s (%.2f CPUs), %s resident, checksum %#016x, %d touch pass(es), %d verification(s)",
 		s.Elapsed.Round(time.Millisecond), s.Threads, s.CPUTime.Round(time.Millisecond),
 		s.CPUTime.Seconds()/max(s.Elapsed.Seconds(), 1e-9), humanBytes(s.MemoryBytes),
-		s.Checksum, s.Touches, s.Verified)
+		s.Checksum, s.Touches, s.Verified) + s.streamed()
+}
+
+func (s Summary) streamed() string {
+	if s.MemBW.Workers == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d memory-bandwidth worker(s) over %s each streamed %s (%s/s)",
+		s.MemBW.Workers, humanBytes(s.MemBW.Bytes), humanBytes(s.Streamed),
+		humanBytes(int64(float64(s.Streamed)/max(s.Elapsed.Seconds(), 1e-9))))
 }
 
 // Run applies the load until cfg.Duration passes or ctx is done. It returns
@@ -60,6 +73,9 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.TouchInterval <= 0 {
 		return Summary{}, fmt.Errorf("touch interval %s must be positive", cfg.TouchInterval)
 	}
+	if err := cfg.MemBW.Check(); err != nil {
+		return Summary{}, err
+	}
 	start := time.Now()
 	cpu0 := processCPUTime()
 	mem, err := mapAnonymous(cfg.MemoryBytes)
@@ -68,19 +84,41 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	defer unmap(mem)
 	Fill(mem, cfg.Seed) // writing every byte makes every page resident
-	sum := Summary{Threads: len(threads), MemoryBytes: int64(len(mem)), Checksum: Checksum(mem)}
+	sum := Summary{Threads: len(threads), MemoryBytes: int64(len(mem)), Checksum: Checksum(mem), MemBW: cfg.MemBW}
+	streams := make([][]byte, cfg.MemBW.Workers)
+	for i := range streams {
+		if streams[i], err = mapAnonymous(cfg.MemBW.Bytes); err != nil {
+			return Summary{}, err
+		}
+		defer unmap(streams[i])
+		// Written, so the reads come from DRAM and not the shared zero page.
+		Fill(streams[i], cfg.Seed+uint64(i)+1)
+	}
+	if len(streams) > 0 {
+		sum.MemBW.Bytes = int64(len(streams[0]))
+	}
 
 	if cfg.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, cfg.Duration)
 		defer cancel()
 	}
+	// One OS thread running per busy thread, even beyond the CPUs Go saw at
+	// start (a cpuset of one CPU gives GOMAXPROCS 1): the kernel, and so the
+	// cgroup's weight and cpu.idle, decides who runs, not Go's scheduler
+	// taking turns between them.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(Procs(runtime.GOMAXPROCS(0), len(threads)+len(streams))))
 	var stop atomic.Bool
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, f := range threads {
 		wg.Add(1)
 		go func() { defer wg.Done(); burn(f, &stop, done) }()
+	}
+	var moved atomic.Int64
+	for _, buf := range streams {
+		wg.Add(1)
+		go func() { defer wg.Done(); stream(buf, &stop, &moved) }()
 	}
 	err = watch(ctx, mem, cfg, &sum)
 	stop.Store(true)
@@ -89,9 +127,17 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err == nil && cfg.Verify {
 		err = verify(mem, cfg.Seed, &sum)
 	}
+	sum.Streamed = moved.Load()
 	sum.Elapsed = time.Since(start)
 	sum.CPUTime = processCPUTime() - cpu0
 	return sum, err
+}
+
+// Procs is the GOMAXPROCS a run of busy threads needs: one per thread, plus
+// one for the goroutine that touches memory and watches the clock, and never
+// fewer than cur.
+func Procs(cur, busy int) int {
+	return max(cur, busy+1)
 }
 
 // watch touches (and verifies) the memory every TouchInterval until ctx ends.

@@ -1,9 +1,13 @@
 package stress
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"reflect"
+	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -177,5 +181,87 @@ func TestRunPeaks(t *testing.T) {
 	s, err := RunPeaks(context.Background(), Peaks{Threads: 1, Work: 2 * time.Millisecond, Every: 10 * time.Millisecond, Duration: 100 * time.Millisecond})
 	if err != nil || s.Peaks < 3 || s.P50 < 2*time.Millisecond {
 		t.Fatalf("%v, %v", s, err)
+	}
+}
+
+func TestMemBWCheck(t *testing.T) {
+	for _, ok := range []MemBW{{}, {Workers: 0, Bytes: 0}, {Workers: 1, Bytes: MinMemBWBytes}, {Workers: MaxMemBWWorkers, Bytes: MaxMemBWBytes}} {
+		if err := ok.Check(); err != nil {
+			t.Errorf("%+v: %v", ok, err)
+		}
+	}
+	for _, tc := range []struct {
+		m    MemBW
+		flag string
+	}{
+		{MemBW{Workers: -1, Bytes: MinMemBWBytes}, "--mem-bw -1"},
+		{MemBW{Workers: MaxMemBWWorkers + 1, Bytes: MinMemBWBytes}, "--mem-bw 257"},
+		{MemBW{Workers: 1, Bytes: MinMemBWBytes - 1}, "--mem-bw-size"},
+		{MemBW{Workers: 1, Bytes: MaxMemBWBytes + 1}, "--mem-bw-size"},
+	} {
+		if err := tc.m.Check(); err == nil || !strings.Contains(err.Error(), tc.flag) {
+			t.Errorf("%+v: err %v, want one naming %s", tc.m, err, tc.flag)
+		}
+	}
+}
+
+// TestRunStreamsMemory: the workers move at least their whole buffer once
+// (a pass reads and writes half of it) and stop with the run.
+func TestRunStreamsMemory(t *testing.T) {
+	s, err := Run(context.Background(), Config{LoadPercent: 100, Duration: 150 * time.Millisecond,
+		TouchInterval: time.Second, MemBW: MemBW{Workers: 2, Bytes: 2<<20 + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.MemBW.Workers != 2 || s.MemBW.Bytes != 2<<20+4096 {
+		t.Errorf("summary %+v: want 2 workers over whole pages covering 2 MiB + 1", s)
+	}
+	if s.Streamed < 2*s.MemBW.Bytes {
+		t.Errorf("streamed %d bytes, less than one pass of each worker", s.Streamed)
+	}
+	if s.Elapsed > 2*time.Second || !strings.Contains(s.String(), "2 memory-bandwidth worker(s)") {
+		t.Errorf("ran %s: %s", s.Elapsed, s)
+	}
+}
+
+// TestStreamCopiesBothWays: a pass copies the first half onto the second,
+// the next one back.
+func TestStreamCopiesBothWays(t *testing.T) {
+	buf := make([]byte, 4*memBWChunk+10)
+	Fill(buf, 9)
+	want := append([]byte(nil), buf[:len(buf)/2]...)
+	var stop atomic.Bool
+	var moved atomic.Int64
+	done := make(chan struct{})
+	go func() { stream(buf, &stop, &moved); close(done) }()
+	for moved.Load() < int64(2*len(buf)) {
+		time.Sleep(time.Millisecond)
+	}
+	stop.Store(true)
+	<-done
+	half := len(buf) / 2
+	if !bytes.Equal(buf[:half], want) || !bytes.Equal(buf[half:2*half], want) {
+		t.Fatal("after two passes the halves are not both the first half's data")
+	}
+}
+
+func TestProcs(t *testing.T) {
+	for _, tc := range [][3]int{{1, 0, 1}, {1, 3, 4}, {8, 3, 8}, {2, 2, 3}} {
+		if got := Procs(tc[0], tc[1]); got != tc[2] {
+			t.Errorf("Procs(%d, %d) = %d, want %d", tc[0], tc[1], got, tc[2])
+		}
+	}
+}
+
+// TestRunRestoresProcs: the run raises GOMAXPROCS for its threads and puts
+// it back after.
+func TestRunRestoresProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	if _, err := Run(context.Background(), Config{CPUMilli: 100, LoadPercent: 100, Duration: 20 * time.Millisecond,
+		TouchInterval: time.Second, MemBW: MemBW{Workers: before + 2, Bytes: MinMemBWBytes}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.GOMAXPROCS(0); after != before {
+		t.Errorf("GOMAXPROCS %d after the run, %d before", after, before)
 	}
 }

@@ -23,6 +23,8 @@ NUMAVM_APPEND="${NUMAVM_APPEND:-}"
 NUMAVM_CACHE="${NUMAVM_CACHE:-$repo/.cache/numavm}"
 NUMAVM_REFRESH_KERNEL="${NUMAVM_REFRESH_KERNEL:-0}"
 NUMAVM_QUIET="${NUMAVM_QUIET:-0}"
+NUMAVM_BINS="${NUMAVM_BINS:-}"
+NUMAVM_FILES="${NUMAVM_FILES:-}"
 PKGS="${PKGS:-}"
 
 usage() {
@@ -44,6 +46,10 @@ usage: bash test/numavm/run.sh [options]
   --append "K=V..."   extra kernel command line
   --refresh-kernel    fetch the newest Debian kernel even if one is cached
   --quiet             show only test output and the result, not the whole console
+  --bins "CMD..."     host commands copied into the guest's /usr/bin with the shared
+                      libraries ldd names (bash, redis-server, ...)
+  --files "PATH..."   files or directories of the repository copied into the guest
+                      under /src (bench/isolation -> /src/bench/isolation)
 USAGE
 }
 
@@ -62,6 +68,8 @@ while [ $# -gt 0 ]; do
 	--append) NUMAVM_APPEND="$2"; shift 2 ;;
 	--refresh-kernel) NUMAVM_REFRESH_KERNEL=1; shift ;;
 	--quiet) NUMAVM_QUIET=1; shift ;;
+	--bins) NUMAVM_BINS="$2"; shift 2 ;;
+	--files) NUMAVM_FILES="$2"; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "numavm: unknown option $1" >&2; usage >&2; exit 2 ;;
 	esac

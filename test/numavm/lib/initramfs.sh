@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # Builds the guest's initramfs: the Go init, the locus binary, one static test
 # binary per package with its package files (testdata), the numactl peer tools
-# with their shared libraries, and busybox for the commands tests exec.
+# and any --bins with their shared libraries, the --files under /src, and
+# busybox for the commands tests exec.
 
 # numavm_initramfs prints the path of a fresh gzip'd newc cpio archive.
 numavm_initramfs() {
@@ -14,6 +15,7 @@ numavm_initramfs() {
 	CGO_ENABLED=0 go build -trimpath -o "$root/usr/bin/locus" ./cmd/locus || numavm_die "building cmd/locus failed"
 	numavm_test_binaries "$root"
 	numavm_copy_peers "$root"
+	numavm_copy_files "$root"
 	numavm_copy_busybox "$root"
 	numavm_write_config "$root"
 	# The kernel opens /dev/console for init before devtmpfs exists; without
@@ -55,17 +57,42 @@ numavm_test_binaries() {
 	[ -s "$root/numavm/tests" ] || numavm_die "none of PKGS ($PKGS) has tests"
 }
 
-# numavm_copy_peers copies numactl, migratepages and numastat with every shared
-# library ldd names and the dynamic loader, at the paths they were linked for.
+# numavm_copy_peers copies numactl, migratepages and numastat, and the
+# commands NUMAVM_BINS names, with every shared library ldd names and the
+# dynamic loader, at the paths they were linked for.
 numavm_copy_peers() {
-	local root="$1" tool path lib
-	for tool in numactl migratepages numastat; do
-		path="$(command -v "$tool")" || numavm_die "$tool not found on the host"
-		cp -L "$path" "$root/usr/bin/$tool"
-		for lib in $(ldd "$path" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
-			mkdir -p "$root$(dirname "$lib")"
-			cp -L "$lib" "$root$lib"
-		done
+	local root="$1" tool
+	local -a extra
+	read -r -a extra <<<"$NUMAVM_BINS"
+	for tool in numactl migratepages numastat "${extra[@]}"; do
+		numavm_copy_command "$root" "$tool"
+	done
+}
+
+# numavm_copy_command copies one host command into /usr/bin with its libraries.
+numavm_copy_command() {
+	local root="$1" tool="$2" path lib
+	path="$(command -v "$tool")" || numavm_die "$tool not found on the host"
+	cp -L "$path" "$root/usr/bin/$(basename "$tool")"
+	for lib in $(ldd "$path" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+# numavm_copy_files copies the repository paths NUMAVM_FILES names into /src,
+# keeping their relative paths (scripts a guest test runs).
+numavm_copy_files() {
+	local root="$1" f
+	local -a files
+	read -r -a files <<<"$NUMAVM_FILES"
+	for f in "${files[@]}"; do
+		case "$f" in
+		/* | *..*) numavm_die "--files $f: want a path inside the repository" ;;
+		esac
+		[ -e "$f" ] || numavm_die "--files $f: no such file or directory in $(pwd)"
+		mkdir -p "$root/src/$(dirname "$f")"
+		cp -r "$f" "$root/src/$f"
 	done
 }
 

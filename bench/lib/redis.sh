@@ -1,0 +1,47 @@
+# shellcheck shell=bash
+# Shared by the redis benchmarks (cpuqos/run.sh, isolation/run.sh): building
+# locus, reading a run's cgroup files, waiting for redis-server and turning
+# redis-benchmark's CSV into the benchmarks' rows. Source it; it sets nothing.
+
+# bench_locus OUT builds cmd/locus into OUT, or copies $LOCUS there when set
+# (a prebuilt binary: the NUMA guest has no Go toolchain).
+bench_locus() {
+	local out=$1 repo
+	if [ -n "${LOCUS:-}" ]; then
+		cp "$LOCUS" "$out"
+		return
+	fi
+	repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	(cd "$repo" && go build -o "$out" ./cmd/locus)
+}
+
+# bench_cgroup_read CGROUP FILE prints FILE of CGROUP (relative to the cgroup
+# root) from the v1 hierarchy its controller names, or from cgroup2, or
+# "absent" when the kernel has no such file.
+bench_cgroup_read() {
+	local cg=$1 file=$2 ctrl=${2%%.*} f
+	for f in /sys/fs/cgroup/"$ctrl"/"$cg"/"$file" /sys/fs/cgroup/"$cg"/"$file"; do
+		if [ -r "$f" ]; then
+			cat "$f"
+			return
+		fi
+	done
+	echo absent
+}
+
+# bench_redis_wait PORT waits up to 10 s for redis-server to answer.
+bench_redis_wait() {
+	local _
+	for _ in $(seq 100); do
+		redis-cli -p "$1" ping >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	echo "redis-server on port $1 did not answer within 10 s" >&2
+	return 1
+}
+
+# bench_redis_rows PREFIX reads `redis-benchmark --csv` and prints
+# PREFIX,test,rps,p50_ms,p99_ms per test.
+bench_redis_rows() {
+	awk -F, -v p="$1" 'NR > 1 { gsub(/"/, ""); print p "," $1 "," $2 "," $5 "," $7 }'
+}
