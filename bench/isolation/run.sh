@@ -35,8 +35,8 @@
 # Needs root, bash, redis-server, redis-benchmark and redis-cli (Debian:
 # apt-get install redis-server redis-tools; stop the packaged service or it
 # holds the port only if PORT is 6379) and Go unless LOCUS is set. Everything
-# runs under a cgroup parent of its own, removed as each command exits. On a
-# shared machine run it under the heavy-job lock: flock /work/heavy.lock ...
+# runs under a cgroup parent of its own, removed as each command exits. Other
+# heavy work on the machine shows in the figures: run it alone.
 set -euo pipefail
 rounds=${ROUNDS:-5} requests=${REQUESTS:-100000} warmup=${WARMUP:-20000}
 clients=${CLIENTS:-20} settle=${SETTLE:-1} cpus=${CPUS:-1} port=${PORT:-16380}
