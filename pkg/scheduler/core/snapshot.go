@@ -23,21 +23,44 @@ const (
 // chunk or two, not of a thousand-entry map (which, taken by every cycle,
 // was most of the plugin's garbage at a thousand nodes).
 type Snapshot struct {
-	slots  map[string]int // node name to slot; shared, never changed
+	slots  *slots // shared, never changed
 	chunks []*[chunkSize]*NodeView
 	n      int // nodes with a view
 }
 
+// slots maps node names to their place in a Snapshot's chunks.
+type slots struct{ of map[string]int }
+
 // Get is the node's view, nil when it has no NodeResourceTopology.
-func (s *Snapshot) Get(node string) *NodeView {
+func (s *Snapshot) Get(node string) *NodeView { return s.At(s.Slot(node)) }
+
+// Slot is where the node's view lies in this snapshot and in every other
+// with the same slots (SameSlots); -1 when it has none.
+func (s *Snapshot) Slot(node string) int {
 	if s == nil {
+		return -1
+	}
+	if i, ok := s.slots.of[node]; ok {
+		return i
+	}
+	return -1
+}
+
+// At is the view in a slot (Slot), nil for -1.
+func (s *Snapshot) At(slot int) *NodeView {
+	if s == nil || slot < 0 || slot>>chunkBits >= len(s.chunks) {
 		return nil
 	}
-	i, ok := s.slots[node]
-	if !ok {
-		return nil
+	return s.chunks[slot>>chunkBits][slot&(chunkSize-1)]
+}
+
+// SameSlots says whether o keeps its nodes in the same slots as s: a
+// caller may then reuse the slots it found in one for the other.
+func (s *Snapshot) SameSlots(o *Snapshot) bool {
+	if s == nil || o == nil {
+		return s == o
 	}
-	return s.chunks[i>>chunkBits][i&(chunkSize-1)]
+	return s.slots == o.slots
 }
 
 // Len is the number of nodes with a view.
@@ -54,7 +77,7 @@ func (s *Snapshot) All() iter.Seq2[string, *NodeView] {
 		if s == nil {
 			return
 		}
-		for node, i := range s.slots {
+		for node, i := range s.slots.of {
 			if v := s.chunks[i>>chunkBits][i&(chunkSize-1)]; v != nil && !yield(node, v) {
 				return
 			}
@@ -81,7 +104,7 @@ func (c *Cluster) Snapshot() *Snapshot {
 // snapshot: a new node needs new slots.
 func (c *Cluster) knowsAll() bool {
 	for node := range c.changed {
-		if _, ok := c.snap.slots[node]; !ok {
+		if _, ok := c.snap.slots.of[node]; !ok {
 			return false
 		}
 	}
@@ -94,7 +117,7 @@ func (c *Cluster) patched() *Snapshot {
 	old := c.snap
 	s := &Snapshot{slots: old.slots, chunks: slices.Clone(old.chunks), n: len(c.reports)}
 	for node := range c.changed {
-		i := old.slots[node]
+		i := old.slots.of[node]
 		k := i >> chunkBits
 		if s.chunks[k] == old.chunks[k] {
 			cp := *old.chunks[k]
@@ -112,13 +135,13 @@ func (c *Cluster) patched() *Snapshot {
 // rebuilt is a snapshot made anew: slots for the nodes there are now.
 func (c *Cluster) rebuilt() *Snapshot {
 	names := internNames(c.reports)
-	s := &Snapshot{slots: make(map[string]int, len(names)), n: len(names),
+	s := &Snapshot{slots: &slots{of: make(map[string]int, len(names))}, n: len(names),
 		chunks: make([]*[chunkSize]*NodeView, (len(names)+chunkSize-1)/chunkSize)}
 	for i := range s.chunks {
 		s.chunks[i] = new([chunkSize]*NodeView)
 	}
 	for i, name := range names {
-		s.slots[name] = i
+		s.slots.of[name] = i
 		s.chunks[i>>chunkBits][i&(chunkSize-1)] = c.view(name)
 	}
 	return s

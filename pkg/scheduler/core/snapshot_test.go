@@ -65,7 +65,7 @@ func TestSnapshotSharesUnchangedChunks(t *testing.T) {
 	before := c.Snapshot()
 	mustPlace(t, c, "ns/a", "n7", req(2, "", 0))
 	after := c.Snapshot()
-	changed := after.slots["n7"] >> chunkBits
+	changed := after.slots.of["n7"] >> chunkBits
 	for k := range after.chunks {
 		if shared := after.chunks[k] == before.chunks[k]; shared == (k == changed) {
 			t.Errorf("chunk %d shared %v; only chunk %d (n7's) should be copied", k, shared, changed)

@@ -89,7 +89,7 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	}
 	// The node's capacity is checked against its report in its view (see
 	// onNode).
-	v := s.snap.Get(node.Name)
+	v := p.slots.view(s.snap, ni)
 	if err := core.Fresh(v, s.now, p.args.NRTMaxAge.Duration); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
@@ -126,7 +126,7 @@ func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, n
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}
-	score, err := core.ScoreOf(s.snap.Get(ni.Node().Name), s.req)
+	score, err := core.ScoreOf(p.slots.view(s.snap, ni), s.req)
 	if err != nil {
 		return 0, nil // Filter let it through: it cannot fail here
 	}

@@ -83,6 +83,7 @@ type Plugin struct {
 	ready   atomic.Bool
 	waited  atomic.Bool
 	waiting waiting
+	slots   nodeSlots
 
 	bindOnce sync.Once
 	binds    bool // see bindsFirst
@@ -118,6 +119,9 @@ func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, 
 		return nil, err
 	}
 	p := &Plugin{args: args, handle: h, cluster: core.NewCluster()}
+	if l := h.SnapshotSharedLister(); l != nil {
+		p.slots.list = l.NodeInfos().List
+	}
 	if err := p.watch(ctx, dyn); err != nil {
 		return nil, err
 	}
