@@ -8,11 +8,15 @@ import (
 
 // DirID tells one cgroup directory from another at the same path: a cgroup
 // removed and created again is a new directory, with a new inode. On
-// cgroupfs (kernfs) an inode number is never handed out twice while the
-// system runs; on a disk filesystem, where a tree of plain files stands in
-// for cgroupfs, a freed inode number may come back at once, so the
+// cgroupfs (kernfs, 64-bit) an inode number is never handed out twice while
+// the system runs; on a disk filesystem, where a tree of plain files stands
+// in for cgroupfs, a freed inode number may come back at once, so the
 // directory's change time is part of the identity too (a directory created
-// anew has its creation time there). The zero DirID is no directory.
+// anew has its creation time there). The change time also moves when a
+// child cgroup comes or goes, or when kernfs builds the directory's inode
+// again after dropping it from its cache: the same directory then looks
+// new, which costs its files one more read, never a missed write. The zero
+// DirID is no directory.
 type DirID struct {
 	dev, ino uint64
 	ctime    int64 // nanoseconds since the epoch

@@ -138,6 +138,23 @@ func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, ds dirs, now ti
 	}
 }
 
+// forgetRestored forgets the confirmations of the files restored to their
+// originals, which no longer hold the value confirmed (a decision setting
+// it again must write it), and the status's reads of every file carried out
+// (written, or read and found right), which the next read takes anew.
+func (e *Executor) forgetRestored(done []cgroup.Op, restores []cgroup.Target) {
+	if !e.rechecking() {
+		return
+	}
+	for _, t := range restores {
+		delete(e.confirmed[t.Cgroup], t.Knob)
+		e.reads.drop(t.Cgroup, string(t.Knob))
+	}
+	for _, op := range done {
+		e.reads.drop(op.Cgroup, string(op.Knob))
+	}
+}
+
 // readCache remembers the files the status reads that no decision writes,
 // and the cgroups' processes, under the same rule. Build reads on several
 // goroutines, hence the lock.
@@ -171,6 +188,12 @@ func (c *readCache) put(cg, what string, r cachedRead) {
 		c.files[cg] = map[string]cachedRead{}
 	}
 	c.files[cg][what] = r
+}
+
+func (c *readCache) drop(cg, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.files[cg], what)
 }
 
 // prune forgets the cgroups of no workload (keep maps a workload's cgroups

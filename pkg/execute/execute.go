@@ -188,6 +188,7 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 		maps.Copy(rep.Seen[cg], files)
 	}
 	e.confirm(todo, ops, rep.Seen, ds, now)
+	e.forgetRestored(todo, restores)
 	e.reads.prune(owner)
 	return rep
 }
