@@ -140,18 +140,17 @@ func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, ds dirs, now ti
 
 // forgetRestored forgets the confirmations of the files restored to their
 // originals, which no longer hold the value confirmed (a decision setting
-// it again must write it), and the status's reads of every file carried out
-// (written, or read and found right), which the next read takes anew.
-func (e *Executor) forgetRestored(done []cgroup.Op, restores []cgroup.Target) {
+// it again must write it), and the status's reads of every file written,
+// which the next read takes anew.
+func (e *Executor) forgetRestored(restored, written []cgroup.Target) {
 	if !e.rechecking() {
 		return
 	}
-	for _, t := range restores {
+	for _, t := range restored {
 		delete(e.confirmed[t.Cgroup], t.Knob)
-		e.reads.drop(t.Cgroup, string(t.Knob))
 	}
-	for _, op := range done {
-		e.reads.drop(op.Cgroup, string(op.Knob))
+	for _, t := range written {
+		e.reads.drop(t.Cgroup, string(t.Knob))
 	}
 }
 

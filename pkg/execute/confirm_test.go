@@ -102,6 +102,10 @@ func TestRecheckRemembersStatusReads(t *testing.T) {
 	read("max")
 	set("1048576")
 	read("max") // remembered
+	// also past a reconcile that lists the file to restore but has no
+	// original of it, so writes nothing (every file no decision sets)
+	e.write(nil, []cgroup.Target{{Cgroup: "pods/redis", Knob: cgroup.MemoryHigh}}, map[string]string{"pods/redis": "redis"})
+	read("max")
 	now = now.Add(11 * time.Second)
 	read("1048576")
 	e.write(nil, nil, map[string]string{}) // no workload names the cgroup any more: forgotten

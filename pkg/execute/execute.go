@@ -115,6 +115,9 @@ type Report struct {
 	// Seen is what the files hold afterwards, where it is known without
 	// reading them again (Apply only).
 	Seen ReadBack
+	// restored: the files given to the writer to restore; written: the
+	// files it wrote.
+	restored, written []cgroup.Target
 }
 
 // Targets say whose cgroups a decision's writes go to.
@@ -188,7 +191,7 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 		maps.Copy(rep.Seen[cg], files)
 	}
 	e.confirm(todo, ops, rep.Seen, ds, now)
-	e.forgetRestored(todo, restores)
+	e.forgetRestored(rep.restored, rep.written)
 	e.reads.prune(owner)
 	return rep
 }
