@@ -31,7 +31,7 @@ import (
 
 type options struct {
 	locus, work, shape string
-	cgroupIn           string
+	cgroupIn, profile  string
 	workloads, changes int
 	steady, timeout    time.Duration
 }
@@ -47,6 +47,7 @@ func main() {
 	flag.IntVar(&o.changes, "changes", 30, "config changes to time")
 	flag.DurationVar(&o.steady, "steady", 60*time.Second, "steady-state window for CPU and RSS")
 	flag.DurationVar(&o.timeout, "timeout", 60*time.Second, "give up on one change after this long")
+	flag.StringVar(&o.profile, "profile", "", "run the agent with --profiling and save its CPU profile over the config changes to this file")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/agent:", err)
@@ -105,6 +106,9 @@ func run(o options) error {
 	defer logFile.Close()
 	args := []string{"agent", "--standalone", "--config", cfgFile, "--state-dir", stateDir,
 		"--cgroup-root", cg, "--cgroup-version", "v2", "--sysfs-root", sys, "--metrics-addr", addr}
+	if o.profile != "" {
+		args = append(args, "--profiling")
+	}
 	agent := exec.Command(o.locus, args...)
 	agent.Stdout, agent.Stderr = logFile, logFile
 	fmt.Printf("agent: %s %v\n", o.locus, args)
@@ -119,9 +123,19 @@ func run(o options) error {
 	if _, err := waitFor(stateDir, cg, sc, o.timeout, agent); err != nil {
 		return fmt.Errorf("initial reconcile: %w (log: %s)", err, logFile.Name())
 	}
+	var profiled <-chan error
+	if o.profile != "" {
+		profiled = startProfile(addr, o.profile, o.changes)
+	}
 	lat, rec, spent, err := timeChanges(o, addr, cfgFile, stateDir, cg, &sc, agent)
 	if err != nil {
 		return fmt.Errorf("%w (log: %s)", err, logFile.Name())
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return fmt.Errorf("CPU profile: %w", err)
+		}
+		fmt.Printf("CPU profile over the changes: %s\n", o.profile)
 	}
 	fmt.Printf("\nreconcile after a config change, %d workloads (%d exclusive), %d changes:\n",
 		o.workloads, o.workloads/2, len(lat))

@@ -198,3 +198,33 @@ func scanRSS(r io.Reader, s *procSample) error {
 	}
 	return fmt.Errorf("no VmRSS line")
 }
+
+// startProfile fetches the agent's CPU profile (/debug/pprof/profile) over
+// about as long as the changes take (each waits out the config settle delay,
+// 1 s by default, and a pause of 0.3 s after it) and writes it to file.
+func startProfile(addr, file string, changes int) <-chan error {
+	secs := changes*3/2 + 1
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("/debug/pprof/profile: %s (was the agent started with --profiling?)", resp.Status)
+			}
+			f, err := os.Create(file)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(f, resp.Body); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		}()
+	}()
+	return done
+}

@@ -134,8 +134,8 @@ func (a *Agent) checkPrivilege() error {
 }
 
 // newExecutor builds the executor on the agent's hierarchy, writer and
-// stores; under DryRun it only prints. Pods' files confirmed lately are
-// read again within a resync (execute.Config.Recheck), not every reconcile.
+// stores; under DryRun it only prints. Files confirmed lately are read
+// again within a resync (execute.Config.Recheck), not every reconcile.
 func (a *Agent) newExecutor() *execute.Executor {
 	return execute.New(execute.Config{Hierarchy: a.h, Writer: a.w, Originals: a.originals,
 		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,

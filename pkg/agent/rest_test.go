@@ -37,12 +37,14 @@ func stamps(t *testing.T, dir string) map[string]stamp {
 }
 
 // TestResyncAtRestWritesNothing: a reconcile with nothing to change reuses
-// the last decision and writes no state file; any change to what the
-// decision depends on (here a lease) decides again.
+// the last decision and writes no state file, and drift is repaired within
+// a resync; any change to what the decision depends on (here a lease)
+// decides again.
 func TestResyncAtRestWritesNothing(t *testing.T) {
 	tree := newCgroupTree(t, cgroup.V2, true, "0-3")
 	tree.mkcg("pods/redis", "pods/batch")
-	h := newHarness(t, tree, redisAndBatch, nil)
+	const resync = 100 * time.Millisecond
+	h := newHarness(t, tree, redisAndBatch, func(o *Options) { o.Resync = resync })
 	h.reconcile()
 	h.reconcile() // the first decision had no previous assignments as input
 	before, memo, files := stamps(t, h.opts.StateDir), h.a.mem.Last, tree.snapshot()
@@ -61,8 +63,9 @@ func TestResyncAtRestWritesNothing(t *testing.T) {
 	if h.a.pub.Current().Time.Equal(time.Time{}) || !h.a.pub.Current().Time.After(mustStatus(t, h).Time) {
 		t.Error("/status does not show the last reconcile's time")
 	}
-	// Drift is still repaired at rest.
+	// Drift is still repaired at rest, once the file's recheck is due.
 	tree.set("", "pods/batch", "cpuset.cpus", "0-3")
+	time.Sleep(resync)
 	if res := h.reconcile(); res.Writes != 1 || tree.file("pods/batch", "cpuset.cpus") != files["/pods/batch/cpuset.cpus"] {
 		t.Errorf("drift not repaired: %d writes, cpuset.cpus %q", res.Writes, tree.file("pods/batch", "cpuset.cpus"))
 	}

@@ -36,10 +36,10 @@ type Hierarchy struct {
 	version Version
 
 	mu     sync.Mutex
-	scopes int             // open scopes (see Scope)
-	inside map[string]bool // directories verified inside the root in this scope
-	dirs   map[string]bool // of them, those seen to be directories (Exists)
-	mounts []Controller    // v1Mounts, found once in this scope
+	scopes int              // open scopes (see Scope)
+	inside map[string]bool  // directories verified inside the root in this scope
+	dirs   map[string]DirID // of them, those seen to be directories (Exists), and which
+	mounts []Controller     // v1Mounts, found once in this scope
 }
 
 // Open checks root (DefaultRoot when "") and detects its version unless v
@@ -147,7 +147,7 @@ func (h *Hierarchy) Scope() (end func()) {
 	h.mu.Lock()
 	h.scopes++
 	if h.inside == nil {
-		h.inside, h.dirs = map[string]bool{}, map[string]bool{}
+		h.inside, h.dirs = map[string]bool{}, map[string]DirID{}
 	}
 	h.mu.Unlock()
 	var once sync.Once
@@ -187,19 +187,22 @@ func (h *Hierarchy) forget(dir string) {
 }
 
 // knownDir says whether dir was seen to be a directory in the current
-// scope; seenDir records it. A reconcile asks whether the same cgroups exist
-// several times (the source, the preparation, the writer): within a scope
-// the answer is one lstat, not one per question.
-func (h *Hierarchy) knownDir(dir string) bool {
+// scope, and which (its DirID); seenDir records it from its stat. A
+// reconcile asks whether the same cgroups exist several times (the source,
+// the preparation, the writer, the executor's confirmations): within a
+// scope the answer is one stat, not one per question.
+func (h *Hierarchy) knownDir(dir string) (DirID, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.dirs[dir]
+	id, ok := h.dirs[dir]
+	return id, ok
 }
 
-func (h *Hierarchy) seenDir(dir string) {
+func (h *Hierarchy) seenDir(dir string, fi fs.FileInfo) {
+	id := dirIDOf(fi)
 	h.mu.Lock()
 	if h.scopes > 0 {
-		h.dirs[dir] = true
+		h.dirs[dir] = id
 	}
 	h.mu.Unlock()
 }
@@ -223,7 +226,7 @@ func (h *Hierarchy) contain(p string) error {
 			if ok, _ := h.verified(parent); ok {
 				if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 					h.remember(p)
-					h.seenDir(p)
+					h.seenDir(p, fi)
 					return nil
 				}
 			}

@@ -42,7 +42,7 @@ func (h *Hierarchy) Exists(ctrl Controller, rel string) bool {
 	}
 	fi, err := os.Stat(dir)
 	if err == nil && fi.IsDir() {
-		h.seenDir(dir)
+		h.seenDir(dir, fi)
 		return true
 	}
 	return false
@@ -54,10 +54,8 @@ func (h *Hierarchy) Exists(ctrl Controller, rel string) bool {
 // to plan for); whether one is gone after a failure is Exists' to answer.
 // Outside a scope it is Exists.
 func (h *Hierarchy) ExistsInScope(ctrl Controller, rel string) bool {
-	if dir, err := h.Dir(ctrl, rel); err == nil && h.knownDir(dir) {
-		return true
-	}
-	return h.Exists(ctrl, rel)
+	_, ok := h.DirID(ctrl, rel)
+	return ok
 }
 
 // CPUUsage is the CPU time the cgroup's tasks have used: v1 cpuacct.usage

@@ -154,6 +154,7 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report
 		for _, t := range b.restores {
 			if has(t.Cgroup, t.Knob) && e.hasOriginal(t.Cgroup, t.Knob) {
 				cb.Restores = append(cb.Restores, t)
+				res.restored = append(res.restored, t)
 			}
 		}
 		if len(cb.Ops)+len(cb.Restores) > 0 {
@@ -167,6 +168,9 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report
 			e.writeFailed(who[i], rep.Err, res)
 		}
 		for _, r := range rep.Results {
+			if r.Outcome == cgroup.Written {
+				res.written = append(res.written, cgroup.Target{Cgroup: r.Cgroup, Knob: r.Knob})
+			}
 			var f FileState
 			switch spec, _ := cgroup.Lookup(r.Knob); {
 			case r.Outcome == cgroup.Unchanged || r.Outcome == cgroup.NoOriginal: // After is the text read

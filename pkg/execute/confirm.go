@@ -13,20 +13,61 @@ import (
 // With Config.Recheck set, a file the executor found holding, or made hold,
 // the value a decision asks for is trusted to hold it until a time between
 // Recheck/2 and Recheck later, and not read again before; a decision asking
-// for another value is carried out at once. The agent sets it in Kubernetes
-// mode, where a cgroup's path (its pod's UID, its container's ID) is never
-// reused, so a remembered file cannot be a new cgroup's. Someone else's
-// change to a file (drift) is repaired once its time is up: within Recheck,
-// as a periodic resync would. The times are spread by the file's name, so
-// that the re-reads of a node's pods fall across reconciles instead of all
-// into one. The files the status reads besides are remembered the same way.
+// for another value is carried out at once. A file is trusted only while the
+// cgroup directory holding it is the one it was confirmed in (cgroup.DirID,
+// looked at once per reconcile): a cgroup removed and created again at the
+// same path, as a HostConfig's may be, is a new directory whose files are
+// read and written at once. Someone else's change to a file (drift) is
+// repaired once its time is up: within Recheck, as a periodic resync would.
+// The times are spread by the file's name, so that the re-reads of a host's
+// workloads fall across reconciles instead of all into one. The files the
+// status reads besides are remembered the same way.
 
 // confirmation is what a file was last seen to hold for a decided value,
-// or that the kernel has no such file (absent).
+// or that the kernel has no such file (absent), in directory dir.
 type confirmation struct {
 	want, text string
 	absent     bool
+	dir        cgroup.DirID
 	due        time.Time
+}
+
+// dirKey names a cgroup's directory in one controller (v1) or the one
+// hierarchy (v2).
+type dirKey struct {
+	cg   string
+	ctrl cgroup.Controller
+}
+
+// dirs are the directories an Apply looked at, and which they were.
+type dirs map[dirKey]cgroup.DirID
+
+// knobController is the controller whose directory holds a knob's file;
+// the cpuset one for a knob the version lacks (its absence is per cgroup
+// version, not per directory).
+func (e *Executor) knobController(k cgroup.Knob) cgroup.Controller {
+	if spec, ok := cgroup.Lookup(k); ok {
+		if pl := spec.Placement(e.c.Hierarchy.Version()); pl != nil {
+			return pl.Controller
+		}
+	}
+	return cgroup.CPUSet
+}
+
+// dirOf is which directory holds cgroup cg's files of controller ctrl now
+// (the zero DirID: none), looked at once per reconcile (the hierarchy's
+// scope) and once per Apply besides.
+func (e *Executor) dirOf(ds dirs, cg string, ctrl cgroup.Controller) cgroup.DirID {
+	if e.c.Hierarchy.Version() == cgroup.V2 {
+		ctrl = "" // one directory for every controller
+	}
+	key := dirKey{cg, ctrl}
+	id, ok := ds[key]
+	if !ok {
+		id, _ = e.c.Hierarchy.DirID(ctrl, cg)
+		ds[key] = id
+	}
+	return id
 }
 
 // dueAfter is when a file confirmed at now is read again.
@@ -39,18 +80,21 @@ func (e *Executor) dueAfter(now time.Time, cg string, k cgroup.Knob) time.Time {
 	return now.Add(half + time.Duration(h.Sum64()%uint64(half+1)))
 }
 
-func (e *Executor) rechecking() bool { return e.c.Pods && e.c.Recheck > 0 && !e.c.DryRun }
+func (e *Executor) rechecking() bool { return e.c.Recheck > 0 && !e.c.DryRun }
 
 // skipConfirmed returns the ops still to carry out, and puts what the files
-// of the others hold into seen.
-func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack) []cgroup.Op {
+// of the others hold into seen. It looks at the directories of all ops
+// before any is carried out, into ds, so that a cgroup recreated after the
+// look is told apart at the next.
+func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack, ds dirs) []cgroup.Op {
 	if !e.rechecking() {
 		return ops
 	}
 	out := ops[:0:0]
 	for _, op := range ops {
+		dir := e.dirOf(ds, op.Cgroup, e.knobController(op.Knob))
 		c, ok := e.confirmed[op.Cgroup][op.Knob]
-		if !ok || c.want != op.Value || !now.Before(c.due) {
+		if !ok || c.want != op.Value || !now.Before(c.due) || c.dir != dir || dir == (cgroup.DirID{}) {
 			out = append(out, op)
 			continue
 		}
@@ -66,7 +110,7 @@ func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack) 
 // the value their op asked for, and those the kernel lacks (unsupported
 // knobs stay so); it forgets the others and every cgroup no op names any
 // more (all is every op of the decision, skipped or not).
-func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, now time.Time) {
+func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, ds dirs, now time.Time) {
 	if !e.rechecking() {
 		return
 	}
@@ -81,7 +125,8 @@ func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, now time.Time) 
 	}
 	for _, op := range done {
 		f, ok := seen[op.Cgroup][op.Knob]
-		if !ok {
+		dir := e.dirOf(ds, op.Cgroup, e.knobController(op.Knob))
+		if !ok || dir == (cgroup.DirID{}) {
 			delete(e.confirmed[op.Cgroup], op.Knob)
 			continue
 		}
@@ -89,7 +134,23 @@ func (e *Executor) confirm(done, all []cgroup.Op, seen ReadBack, now time.Time) 
 			e.confirmed[op.Cgroup] = map[cgroup.Knob]confirmation{}
 		}
 		e.confirmed[op.Cgroup][op.Knob] = confirmation{want: op.Value, text: f.Text, absent: !f.Present,
-			due: e.dueAfter(now, op.Cgroup, op.Knob)}
+			dir: dir, due: e.dueAfter(now, op.Cgroup, op.Knob)}
+	}
+}
+
+// forgetRestored forgets the confirmations of the files restored to their
+// originals, which no longer hold the value confirmed (a decision setting
+// it again must write it), and the status's reads of every file written,
+// which the next read takes anew.
+func (e *Executor) forgetRestored(restored, written []cgroup.Target) {
+	if !e.rechecking() {
+		return
+	}
+	for _, t := range restored {
+		delete(e.confirmed[t.Cgroup], t.Knob)
+	}
+	for _, t := range written {
+		e.reads.drop(t.Cgroup, string(t.Knob))
 	}
 }
 
@@ -105,14 +166,15 @@ type cachedRead struct {
 	text string
 	pids []int
 	err  error
+	dir  cgroup.DirID // the directory read
 	due  time.Time
 }
 
-func (c *readCache) get(cg, what string, now time.Time) (cachedRead, bool) {
+func (c *readCache) get(cg, what string, dir cgroup.DirID, now time.Time) (cachedRead, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	r, ok := c.files[cg][what]
-	return r, ok && now.Before(r.due)
+	return r, ok && r.dir == dir && dir != (cgroup.DirID{}) && now.Before(r.due)
 }
 
 func (c *readCache) put(cg, what string, r cachedRead) {
@@ -125,6 +187,12 @@ func (c *readCache) put(cg, what string, r cachedRead) {
 		c.files[cg] = map[string]cachedRead{}
 	}
 	c.files[cg][what] = r
+}
+
+func (c *readCache) drop(cg, what string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.files[cg], what)
 }
 
 // prune forgets the cgroups of no workload (keep maps a workload's cgroups
@@ -147,29 +215,34 @@ func (r Reader) cachedKnob(rel string, k cgroup.Knob) (string, error) {
 		return r.h.ReadKnob(rel, k)
 	}
 	now := e.c.Now()
-	if c, ok := e.reads.get(rel, string(k), now); ok {
+	dir, _ := r.h.DirID(e.knobController(k), rel)
+	if c, ok := e.reads.get(rel, string(k), dir, now); ok {
 		return c.text, c.err
 	}
 	text, err := r.h.ReadKnob(rel, k)
 	if err == nil || isAbsent(err) {
-		e.reads.put(rel, string(k), cachedRead{text: text, err: err, due: e.dueAfter(now, rel, k)})
+		e.reads.put(rel, string(k), cachedRead{text: text, err: err, dir: dir, due: e.dueAfter(now, rel, k)})
 	}
 	return text, err
 }
 
-// cachedProcs reads a cgroup's processes through the cache when rechecking.
+// cachedProcs reads a pod's processes through the cache when rechecking.
+// A HostConfig's workloads' are read every time: their processes are often
+// the agent's own to start and restart (command workloads), or to move in
+// (match workloads), and the status shows the ones there now.
 func (r Reader) cachedProcs(rel string) ([]int, error) {
 	e := r.e
-	if e == nil || !e.rechecking() {
+	if e == nil || !e.rechecking() || !e.c.Pods {
 		return r.h.Procs(rel)
 	}
 	now := e.c.Now()
-	if c, ok := e.reads.get(rel, "cgroup.procs", now); ok {
+	dir, _ := r.h.DirID(cgroup.CPUSet, rel) // the hierarchy processes are read from first
+	if c, ok := e.reads.get(rel, "cgroup.procs", dir, now); ok {
 		return c.pids, c.err
 	}
 	pids, err := r.h.Procs(rel)
 	if err == nil {
-		e.reads.put(rel, "cgroup.procs", cachedRead{pids: pids, due: e.dueAfter(now, rel, "cgroup.procs")})
+		e.reads.put(rel, "cgroup.procs", cachedRead{pids: pids, dir: dir, due: e.dueAfter(now, rel, "cgroup.procs")})
 	}
 	return pids, err
 }

@@ -13,8 +13,8 @@ import (
 // With Recheck, a file confirmed to hold its decided value is not read
 // again until its recheck: someone else's change to it (drift) stays until
 // then and is repaired after, a new value is written at once, and the
-// status reads the trusted text. Without Pods (a HostConfig's cgroups,
-// whose paths are reused) every Apply reads and repairs.
+// status reads the trusted text. So for pods and for a HostConfig's
+// cgroups alike (a recreated cgroup is another matter: below).
 func TestRecheckTrustsConfirmedFilesUntilDue(t *testing.T) {
 	for _, pods := range []bool{true, false} {
 		e, _, _, root := newExecutor(t, false)
@@ -49,13 +49,9 @@ func TestRecheckTrustsConfirmedFilesUntilDue(t *testing.T) {
 		drift()
 		now = now.Add(4 * time.Second) // before any recheck (Recheck/2 at the soonest)
 		rep := apply("4-5")
-		if pods {
-			holds("drifted, before the recheck", "0-7")
-			if got := rep.Seen["pods/redis"][cgroup.CPUSetCPUs]; got != (FileState{"4-5", true}) {
-				t.Errorf("trusted file seen as %+v, want the text confirmed", got)
-			}
-		} else {
-			holds("drifted, every apply rechecks", "4-5")
+		holds("drifted, before the recheck", "0-7")
+		if got := rep.Seen["pods/redis"][cgroup.CPUSetCPUs]; got != (FileState{"4-5", true}) {
+			t.Errorf("pods %v: trusted file seen as %+v, want the text confirmed", pods, got)
 		}
 		now = now.Add(7 * time.Second) // past Recheck since the first write
 		apply("4-5")
@@ -106,9 +102,76 @@ func TestRecheckRemembersStatusReads(t *testing.T) {
 	read("max")
 	set("1048576")
 	read("max") // remembered
+	// also past a reconcile that lists the file to restore but has no
+	// original of it, so writes nothing (every file no decision sets)
+	e.write(nil, []cgroup.Target{{Cgroup: "pods/redis", Knob: cgroup.MemoryHigh}}, map[string]string{"pods/redis": "redis"})
+	read("max")
 	now = now.Add(11 * time.Second)
 	read("1048576")
 	e.write(nil, nil, map[string]string{}) // no workload names the cgroup any more: forgotten
 	set("2097152")
 	read("2097152")
+}
+
+// A file restored to its original value (a decision no longer setting it,
+// such as memory QoS turned off, while it sets others in the cgroup) is no
+// longer the one confirmed: a decision setting it again writes it at once,
+// and the status reads it anew.
+func TestRecheckForgetsRestoredFiles(t *testing.T) {
+	for _, pods := range []bool{true, false} {
+		e, _, _, root := newExecutor(t, false)
+		now := time.Unix(1000, 0)
+		e.c.Pods, e.c.Recheck, e.c.Now = pods, 10*time.Second, func() time.Time { return now }
+		if err := os.WriteFile(filepath.Join(root, "pods/redis/memory.high"), []byte("max"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		owner := map[string]string{"pods/redis": "redis"}
+		target := cgroup.Target{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs}
+		file := filepath.Join(root, "pods/redis/cpuset.cpus")
+		holds := func(when, want string) {
+			t.Helper()
+			if got, _ := os.ReadFile(file); strings.TrimSpace(string(got)) != want {
+				t.Errorf("pods %v, %s: cpuset.cpus = %q, want %q", pods, when, got, want)
+			}
+		}
+		other := cgroup.Op{Cgroup: target.Cgroup, Knob: cgroup.MemoryHigh, Value: "max"} // decided until the end
+		set := []cgroup.Op{other, {Cgroup: target.Cgroup, Knob: target.Knob, Value: "4-5"}}
+		e.write(set, nil, owner)
+		holds("set", "4-5")
+		now = now.Add(time.Second)
+		e.write([]cgroup.Op{other}, []cgroup.Target{target}, owner)
+		holds("restored", "0-7")
+		if got, _ := e.Reader(nil).ReadKnob(target.Cgroup, target.Knob); got != "0-7" {
+			t.Errorf("pods %v: status read %q after the restore, want 0-7", pods, got)
+		}
+		now = now.Add(time.Second)
+		if rep := e.write(set, nil, owner); rep.Writes != 1 {
+			t.Errorf("pods %v: setting the restored file again wrote %d files", pods, rep.Writes)
+		}
+		holds("set again", "4-5")
+		// The status's own read of a file is dropped when the executor
+		// writes it, too.
+		e.write([]cgroup.Op{other}, nil, owner)
+		if got, _ := e.Reader(nil).ReadKnob(target.Cgroup, target.Knob); got != "4-5" {
+			t.Fatalf("pods %v: status read %q", pods, got)
+		}
+		e.write([]cgroup.Op{other}, []cgroup.Target{target}, owner)
+		e.write([]cgroup.Op{other}, nil, owner)
+		if got, _ := e.Reader(nil).ReadKnob(target.Cgroup, target.Knob); got != "0-7" {
+			t.Errorf("pods %v: status read %q of a file restored since its last read, want 0-7", pods, got)
+		}
+		// And of one written since, whose text the kernel may round, so the
+		// status reads it back.
+		e.write(set[1:], nil, owner) // memory.high decided no more
+		if got, _ := e.Reader(nil).ReadKnob(target.Cgroup, cgroup.MemoryHigh); got != "max" {
+			t.Fatalf("pods %v: status read memory.high %q", pods, got)
+		}
+		rep := e.write([]cgroup.Op{{Cgroup: target.Cgroup, Knob: cgroup.MemoryHigh, Value: "1048576"}}, nil, owner)
+		if _, ok := rep.Seen[target.Cgroup][cgroup.MemoryHigh]; ok || rep.Writes != 1 {
+			t.Fatalf("pods %v: memory.high written %d times, seen %v: nothing to test", pods, rep.Writes, ok)
+		}
+		if got, _ := e.Reader(rep.Seen).ReadKnob(target.Cgroup, cgroup.MemoryHigh); got != "1048576" {
+			t.Errorf("pods %v: status read memory.high %q after it was written, want 1048576", pods, got)
+		}
+	}
 }

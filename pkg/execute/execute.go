@@ -60,9 +60,9 @@ type Config struct {
 	// DryRun prints to Out what would be done and changes nothing.
 	DryRun bool
 	Out    io.Writer
-	// Recheck: with Pods, files confirmed to hold their decided value are
-	// read again only after Recheck/2 to Recheck (confirm.go), as a pod's
-	// cgroup paths are never reused; 0, or not Pods: every file on every
+	// Recheck: files confirmed to hold their decided value are read again
+	// only after Recheck/2 to Recheck, or at once in a cgroup directory
+	// created anew at the same path (confirm.go); 0: every file on every
 	// Apply.
 	Recheck time.Duration
 	// Now is the clock of Recheck; default time.Now.
@@ -115,6 +115,9 @@ type Report struct {
 	// Seen is what the files hold afterwards, where it is known without
 	// reading them again (Apply only).
 	Seen ReadBack
+	// restored: the files given to the writer to restore; written: the
+	// files it wrote.
+	restored, written []cgroup.Target
 }
 
 // Targets say whose cgroups a decision's writes go to.
@@ -178,8 +181,8 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 // lately (confirm.go), whose text it reports as seen.
 func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[string]string) Report {
 	var rep Report
-	now, trusted := e.c.Now(), ReadBack{}
-	todo := e.skipConfirmed(ops, now, trusted)
+	now, trusted, ds := e.c.Now(), ReadBack{}, dirs{}
+	todo := e.skipConfirmed(ops, now, trusted, ds)
 	rep.Seen = e.writeBatches(batches(todo, restores), owner, &rep)
 	for cg, files := range trusted {
 		if rep.Seen[cg] == nil {
@@ -187,7 +190,8 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 		}
 		maps.Copy(rep.Seen[cg], files)
 	}
-	e.confirm(todo, ops, rep.Seen, now)
+	e.confirm(todo, ops, rep.Seen, ds, now)
+	e.forgetRestored(rep.restored, rep.written)
 	e.reads.prune(owner)
 	return rep
 }
