@@ -53,6 +53,24 @@ func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, 
 	if err := orig.RecordOriginals(map[string]string{"pods/redis/cpuset.cpus": "0-7"}); err != nil {
 		t.Fatal(err)
 	}
+	ev, out := &events{}, &bytes.Buffer{}
+	c := testConfig(t, h, orig, ev)
+	if err := c.Store.Update(func(c *state.Checkpoint) error {
+		c.Workloads["redis"] = state.Workload{Cgroup: "pods/redis"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.Store.(*state.Store).ReadOnly = dryRun
+	c.DryRun, c.Out = dryRun, out
+	e := New(c)
+	return e, ev, out, root
+}
+
+// testConfig is an Executor's configuration on h and orig: its checkpoint
+// in a directory of its own, Events to ev, no core scheduling.
+func testConfig(t *testing.T, h *cgroup.Hierarchy, orig cgroup.OriginalStore, ev *events) Config {
+	t.Helper()
 	w, err := cgroup.NewWriter(h, orig)
 	if err != nil {
 		t.Fatal(err)
@@ -61,22 +79,11 @@ func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Update(func(c *state.Checkpoint) error {
-		c.Workloads["redis"] = state.Workload{Cgroup: "pods/redis"}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if dryRun {
-		store.ReadOnly = true
-	}
-	ev, out := &events{}, &bytes.Buffer{}
-	e := New(Config{Hierarchy: h, Writer: w, Originals: orig, OriginalsFile: "originals.json", Store: store,
+	return Config{Hierarchy: h, Writer: w, Originals: orig, OriginalsFile: "originals.json", Store: store,
 		Procs: procfs.New(t.TempDir()), Events: ev, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Writes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "writes"}),
 		Unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "unsupported"}, []string{"knob"}),
-		Core:        unavailableCore{}, DryRun: dryRun, Out: out})
-	return e, ev, out, root
+		Core:        unavailableCore{}}
 }
 
 type unavailableCore struct{ CoreScheduler }

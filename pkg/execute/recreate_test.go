@@ -1,8 +1,6 @@
 package execute
 
 import (
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,11 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/procfs"
-	"github.com/locus-project/locus/pkg/state"
 )
 
 // recreateTree is a cgroup tree of plain files with cgroup pods/redis: on
@@ -114,21 +108,10 @@ func newRecheckingExecutor(t *testing.T, v cgroup.Version) (*Executor, recreateT
 	if err != nil {
 		t.Fatal(err)
 	}
-	orig := cgroup.NewMemoryStore()
-	w, err := cgroup.NewWriter(h, orig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := state.Open(filepath.Join(t.TempDir(), "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Unix(1000, 0)
-	e := New(Config{Hierarchy: h, Writer: w, Originals: orig, OriginalsFile: "originals.json", Store: store,
-		Procs: procfs.New(t.TempDir()), Events: &events{}, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Writes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "writes"}),
-		Unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "unsupported"}, []string{"knob"}),
-		Core:        unavailableCore{}, Recheck: 10 * time.Second, Now: func() time.Time { return now }})
+	c := testConfig(t, h, cgroup.NewMemoryStore(), &events{})
+	c.Recheck, c.Now = 10*time.Second, func() time.Time { return now }
+	e := New(c)
 	return e, tr, &now
 }
 
