@@ -20,12 +20,7 @@ layout=${LAYOUT:-pinned} rounds=${ROUNDS:-3} requests=${REQUESTS:-100000}
 clients=${CLIENTS:-20} be_cpus=${BE_CPUS:-2} port=${PORT:-16379}
 # shellcheck source=bench/lib/redis.sh
 . "$(dirname "$0")/../lib/redis.sh"
-tmp=$(mktemp -d)
-bin=$tmp/locus
-bench_locus "$bin"
-parent=locus-bench-cpuqos-$$
-# exec: $! of `run ... &` is then `locus run` itself, which passes SIGTERM on.
-run() { exec "$bin" run --state-dir "$tmp/state" --cgroup-parent "$parent" "$@"; }
+bench_setup cpuqos
 
 redis_pin=()
 [ "$layout" = pinned ] && redis_pin=(--cpus 1)

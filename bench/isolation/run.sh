@@ -60,13 +60,7 @@ done
 
 # shellcheck source=bench/lib/redis.sh
 . "$(dirname "$0")/../lib/redis.sh"
-tmp=$(mktemp -d)
-bin=$tmp/locus
-bench_locus "$bin"
-parent=locus-bench-isolation-$$
-# exec: $! of `run ... &` is then `locus run` itself, which passes SIGTERM
-# on, and its pid names the cgroup: $parent/run-$!.
-run() { exec "$bin" run --state-dir "$tmp/state" --cgroup-parent "$parent" "$@"; }
+bench_setup isolation
 
 server='' be=''
 stop() { # stop PID: SIGTERM to a `locus run`, which passes it on

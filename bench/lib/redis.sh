@@ -1,7 +1,23 @@
 # shellcheck shell=bash
 # Shared by the redis benchmarks (cpuqos/run.sh, isolation/run.sh): building
 # locus, reading a run's cgroup files, waiting for redis-server and turning
-# redis-benchmark's CSV into the benchmarks' rows. Source it; it sets nothing.
+# redis-benchmark's CSV into the benchmarks' rows. Source it; only
+# bench_setup sets variables.
+
+# bench_setup NAME makes the run's directory ($tmp), puts locus in $bin
+# (bench_locus) and names the cgroup parent the run's commands share
+# ($parent: locus-bench-NAME-PID).
+bench_setup() {
+	tmp=$(mktemp -d)
+	bin=$tmp/locus
+	bench_locus "$bin"
+	parent=locus-bench-$1-$$
+}
+
+# run ARGS... is `locus run ARGS...` under $parent. It execs: run in a
+# subshell, `(run ... ) &`, $! is then `locus run` itself, which passes
+# SIGTERM on, and its pid names the cgroup: $parent/run-$!.
+run() { exec "$bin" run --state-dir "$tmp/state" --cgroup-parent "$parent" "$@"; }
 
 # bench_locus OUT builds cmd/locus into OUT, or copies $LOCUS there when set
 # (a prebuilt binary: the NUMA guest has no Go toolchain).
