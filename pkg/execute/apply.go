@@ -84,26 +84,28 @@ func batches(ops []cgroup.Op, restores []cgroup.Target) []batch {
 // this cgroup. Knobs the version lacks count as present: the writer reports
 // them as unsupported.
 func (e *Executor) knobPresent(rel string, k cgroup.Knob) bool {
+	pl, known := e.placement(k)
+	return known && (pl == nil || e.c.Hierarchy.Exists(pl.Controller, rel))
+}
+
+// placement is where the knob's file lies on this hierarchy's version (nil:
+// the version has none), and whether the knob is known at all.
+func (e *Executor) placement(k cgroup.Knob) (*cgroup.Placement, bool) {
 	spec, ok := cgroup.Lookup(k)
 	if !ok {
-		return false
+		return nil, false
 	}
-	pl := spec.Placement(e.c.Hierarchy.Version())
-	return pl == nil || e.c.Hierarchy.Exists(pl.Controller, rel)
+	return spec.Placement(e.c.Hierarchy.Version()), true
 }
 
 // hasOriginal says whether an original value of the knob is recorded, so
 // a restore has something to write back.
 func (e *Executor) hasOriginal(rel string, k cgroup.Knob) bool {
-	spec, ok := cgroup.Lookup(k)
-	if !ok {
-		return false
-	}
-	pl := spec.Placement(e.c.Hierarchy.Version())
+	pl, _ := e.placement(k)
 	if pl == nil {
 		return false
 	}
-	_, ok = e.c.Originals.Original(filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)))
+	_, ok := e.c.Originals.Original(filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)))
 	return ok
 }
 
@@ -126,11 +128,10 @@ type FileState struct {
 func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report) ReadBack {
 	present := map[string]bool{}
 	has := func(rel string, k cgroup.Knob) bool {
-		spec, ok := cgroup.Lookup(k)
-		if !ok {
+		pl, known := e.placement(k)
+		if !known {
 			return false
 		}
-		pl := spec.Placement(e.c.Hierarchy.Version())
 		if pl == nil {
 			return true // the writer reports it as unsupported
 		}

@@ -46,10 +46,8 @@ type dirs map[dirKey]cgroup.DirID
 // the cpuset one for a knob the version lacks (its absence is per cgroup
 // version, not per directory).
 func (e *Executor) knobController(k cgroup.Knob) cgroup.Controller {
-	if spec, ok := cgroup.Lookup(k); ok {
-		if pl := spec.Placement(e.c.Hierarchy.Version()); pl != nil {
-			return pl.Controller
-		}
+	if pl, _ := e.placement(k); pl != nil {
+		return pl.Controller
 	}
 	return cgroup.CPUSet
 }
