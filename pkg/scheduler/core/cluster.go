@@ -18,7 +18,8 @@ type Cluster struct {
 	pods     map[string]boundPod // by namespace/pod, bound pods only
 	assumed  map[string]assumed  // by namespace/pod
 	byNode   map[string]map[string]struct{}
-	views    map[string]*NodeView // current; a missing entry is rebuilt
+	views    map[string]*NodeView // current; a missing entry is made anew from the tally
+	tallies  map[string]*tally    // by node with a usable report; a missing one is made from every holding
 	snap     *Snapshot            // the last snapshot handed out
 	changed  map[string]struct{}  // nodes changed since snap
 	nodeCPUs map[string]int64     // the nodes' CPU capacities (SetNodeCPUs)
@@ -40,6 +41,7 @@ type assumed struct {
 func NewCluster() *Cluster {
 	return &Cluster{reports: map[string]*report{}, machines: map[string]*machine{}, pods: map[string]boundPod{},
 		assumed: map[string]assumed{}, byNode: map[string]map[string]struct{}{}, views: map[string]*NodeView{},
+		tallies: map[string]*tally{},
 		changed: map[string]struct{}{}, nodeCPUs: map[string]int64{}}
 }
 
@@ -72,6 +74,7 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	}
 	c.release(old)
 	c.reports[node] = &r
+	delete(c.tallies, node)
 	c.dirty(node)
 	return false // set by the deferred comparison
 }
@@ -83,6 +86,7 @@ func (c *Cluster) DeleteNRT(node string) {
 	defer c.mu.Unlock()
 	c.release(c.reports[node])
 	delete(c.reports, node)
+	delete(c.tallies, node)
 	c.dirty(node)
 }
 
@@ -124,33 +128,20 @@ func (c *Cluster) dirty(node string) {
 	c.changed[node] = struct{}{}
 }
 
-// view returns the node's current view, building it if something changed.
+// view returns the node's current view, making it if something changed.
 func (c *Cluster) view(node string) *NodeView {
 	if v, ok := c.views[node]; ok {
 		return v
 	}
-	r := c.reports[node]
-	var hs []workload.Assignment
-	if r != nil && r.err == nil {
-		for key, h := range r.holdings {
-			// A pod the report lists but that is gone is free: the agent
-			// will release it.
-			if p, ok := c.pods[key]; ok && p.node == node {
-				hs = append(hs, h)
-			}
-		}
-		for key := range c.byNode[node] {
-			if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
-				if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
-					hs = append(hs, *p.decision)
-				}
-			}
-			if a, ok := c.assumed[key]; ok && a.node == node {
-				hs = append(hs, a.a)
-			}
-		}
+	var v *NodeView
+	switch r := c.reports[node]; {
+	case r == nil:
+		v = &NodeView{Name: node, Err: unfit(NoTopology, "no NodeResourceTopology named %s", node)}
+	case r.err != nil:
+		v = &NodeView{Name: node, Err: r.err}
+	default:
+		v = c.tallyOf(node, r).view(node, r)
 	}
-	v := newView(node, r, hs)
 	if cpus, ok := c.nodeCPUs[node]; ok && v.Err == nil && cpus > 0 && cpus != int64(len(v.machine.topo.CPUs)) {
 		v = &NodeView{Name: node, Err: staleErr(len(v.machine.topo.CPUs), cpus)}
 	}
@@ -172,6 +163,7 @@ func (c *Cluster) Assume(key, node string, seen *NodeView, p Placement, req Requ
 			return Placement{}, err
 		}
 	}
+	defer c.retally(key, node)()
 	if old, ok := c.assumed[key]; ok {
 		delete(c.assumed, key)
 		c.unindex(old.node, key)
@@ -189,6 +181,7 @@ func (c *Cluster) Forget(key, node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if a, ok := c.assumed[key]; ok && a.node == node {
+		defer c.retally(key, node)()
 		delete(c.assumed, key)
 		c.unindex(node, key)
 		c.dirty(node)

@@ -26,6 +26,7 @@ func (c *Cluster) DeleteNode(node string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.nodeCPUs, node)
+	delete(c.tallies, node)
 	for key, a := range c.assumed {
 		if a.node == node {
 			delete(c.assumed, key)

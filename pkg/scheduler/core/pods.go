@@ -16,6 +16,7 @@ func (c *Cluster) SetPod(key, node string, decision *workload.Assignment) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.retally(key, node)()
 	if c.boundAsAssumed(key, node, decision) {
 		return
 	}
@@ -94,6 +95,7 @@ func samePtr(a, b *workload.Assignment) bool {
 func (c *Cluster) DeletePod(key string) (freed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.retally(key, "")()
 	if p, ok := c.pods[key]; ok {
 		freed = c.counts(p.node, key, p)
 		delete(c.pods, key)

@@ -30,11 +30,11 @@ func TestSnapshotPatchesChangedNodes(t *testing.T) {
 	if after.Get("n2") != nil {
 		t.Error("n2's report was deleted but the snapshot still has it")
 	}
-	if before.Get("n2") == nil || !before.Get("n1").State.Exclusive.IsEmpty() {
+	if before.Get("n2") == nil || !before.Get("n1").State().Exclusive.IsEmpty() {
 		t.Error("the earlier snapshot changed")
 	}
-	if after.Get("n1").State.Exclusive.Size() != 4 {
-		t.Errorf("n1 after placing: exclusive %s", after.Get("n1").State.Exclusive)
+	if after.Get("n1").State().Exclusive.Size() != 4 {
+		t.Errorf("n1 after placing: exclusive %s", after.Get("n1").State().Exclusive)
 	}
 	for _, node := range []string{"n0", "n3", "n15"} {
 		if after.Get(node) != before.Get(node) {
@@ -98,13 +98,13 @@ func TestPlainPodsLeaveViews(t *testing.T) {
 	}
 	c.SetPod("ns/listed", "n1", nil)
 	v := c.Snapshot().Get("n1")
-	if v == before || !v.State.Exclusive.Equals(cpuset.New(1, 9)) {
-		t.Fatalf("a pod the report lists: exclusive %s", v.State.Exclusive)
+	if v == before || !v.State().Exclusive.Equals(cpuset.New(1, 9)) {
+		t.Fatalf("a pod the report lists: exclusive %s", v.State().Exclusive)
 	}
 	if !c.DeletePod("ns/listed") {
 		t.Error("deleting a pod the report lists freed nothing")
 	}
-	if ex := c.Snapshot().Get("n1").State.Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.IsEmpty() {
 		t.Errorf("after its deletion: exclusive %s", ex)
 	}
 }
@@ -125,14 +125,14 @@ func TestBindingAsAssumedKeepsView(t *testing.T) {
 	if _, _, ok := c.Assumed("ns/a"); ok {
 		t.Error("the bound pod is still assumed")
 	}
-	if !c.DeletePod("ns/a") || !c.Snapshot().Get("n1").State.Exclusive.IsEmpty() {
+	if !c.DeletePod("ns/a") || !c.Snapshot().Get("n1").State().Exclusive.IsEmpty() {
 		t.Error("the bound pod's CPUs are not freed by its deletion")
 	}
 
 	q := mustPlace(t, c, "ns/b", "n1", r)
 	other := &workload.Assignment{CPUs: cpuset.New(7, 15), Policy: cpualloc.FullPCPUs}
 	c.SetPod("ns/b", "n1", other)
-	if ex := c.Snapshot().Get("n1").State.Exclusive; !ex.Equals(other.CPUs) || ex.Equals(q.Result.CPUs) {
+	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.Equals(other.CPUs) || ex.Equals(q.Result.CPUs) {
 		t.Errorf("bound with another decision: exclusive %s, want %s", ex, other.CPUs)
 	}
 }

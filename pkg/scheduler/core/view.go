@@ -1,6 +1,8 @@
 package core
 
 import (
+	"math/bits"
+	"sync"
 	"time"
 
 	"k8s.io/utils/cpuset"
@@ -18,11 +20,9 @@ type NodeView struct {
 	// Err says why the node cannot take pods with CPUs of their own (no,
 	// unreadable NodeResourceTopology); the rest is then empty.
 	Err *Unfit
-	// Reserved are the CPUs the agent never hands out; State who holds
-	// what: the report's holdings of pods that still exist, the decisions
-	// on the pods bound to the node, and the allocations assumed here.
+	// Reserved are the CPUs the agent never hands out (see State for who
+	// holds the others).
 	Reserved cpuset.CPUSet
-	State    cpualloc.State
 	// Holdings counts the pods holding CPUs on the node.
 	Holdings int
 	// Heartbeat is when the agent last wrote the report (zero: it does not
@@ -34,6 +34,11 @@ type NodeView struct {
 	allocMilli int64 // allocatable CPU: online, not reserved, not isolated
 
 	memo *memo // placements made on this view (place); shared by empty views
+
+	bits  []uint64      // the CPUs held exclusively, as bits (see tally)
+	burst map[int]int64 // the static-burst load per CPU, nil for none
+	once  sync.Once
+	state cpualloc.State // State, once made
 }
 
 // Topology is the node's machine, nil when Err is set. It is shared: do not
@@ -50,45 +55,21 @@ func (v *NodeView) Topology() *topology.Topology {
 func (v *NodeView) FreeMilli() int64        { return v.freeMilli }
 func (v *NodeView) AllocatableMilli() int64 { return v.allocMilli }
 
-// newView applies the holdings, each once (the same pod's report and
-// decision agreeing count once; disagreeing, both count, as both may be
-// in force until the agent settles).
-func newView(name string, r *report, hs []workload.Assignment) *NodeView {
-	if r == nil {
-		return &NodeView{Name: name, Err: unfit(NoTopology, "no NodeResourceTopology named %s", name)}
-	}
-	if r.err != nil {
-		return &NodeView{Name: name, Err: r.err}
-	}
-	st := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
-	var exclusive []int
-	for _, h := range hs {
-		if h.Policy != cpualloc.StaticBurst {
-			exclusive = append(exclusive, h.CPUs.UnsortedList()...)
-			continue
+// State is who holds what on the node: the report's holdings of pods
+// that still exist, the decisions on the pods bound to the node, and the
+// allocations assumed here. It is made when first asked for (most views
+// are placed on from their memo, and never need it); do not change it.
+func (v *NodeView) State() cpualloc.State {
+	v.once.Do(func() {
+		var ids []int
+		for w, word := range v.bits {
+			for ; word != 0; word &= word - 1 {
+				ids = append(ids, w<<6+bits.TrailingZeros64(word))
+			}
 		}
-		st = st.With(cpualloc.Result{CPUs: h.CPUs}, cpualloc.Request{CPUs: h.CPUs.Size(), Policy: h.Policy, RequestMilli: h.RequestMilli})
-	}
-	// One union for every exclusive holding: cheaper than a With each.
-	st.Exclusive = cpuset.New(exclusive...)
-	v := &NodeView{Name: name, Reserved: r.reserved, State: st, Holdings: len(hs), Heartbeat: r.heartbeat,
-		machine: r.machine, memo: &memo{}}
-	if len(hs) == 0 {
-		// Nothing held: the same state as every other empty node of this
-		// machine with these reserved CPUs, so the same placements.
-		v.memo = r.machine.emptyMemo(r.reserved)
-	}
-	topo := r.machine.topo
-	for _, c := range topo.CPUs {
-		if r.reserved.Contains(c.ID) || topo.Isolated.Contains(c.ID) {
-			continue
-		}
-		v.allocMilli += 1000
-		if !st.Exclusive.Contains(c.ID) {
-			v.freeMilli += max(0, 1000-st.BurstMilli[c.ID])
-		}
-	}
-	return v
+		v.state = cpualloc.State{Exclusive: cpuset.New(ids...), BurstMilli: v.burst}
+	})
+	return v.state
 }
 
 func sameHolding(a, b workload.Assignment) bool {

@@ -1,0 +1,236 @@
+package core
+
+import (
+	"maps"
+	"slices"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// tally is one node's holdings summed up, and kept up to date as they
+// come and go: a holding added or removed changes the words of its CPUs,
+// and a new view copies the sums (three words of bits for a 192-CPU
+// machine). So the view of a node that changed costs what changed, not
+// what the node holds: rebuilding it from every pod it held was, on a
+// packed node, the largest part of a cycle's snapshot. A tally is made
+// whole only when the node's machine or reserved CPUs change.
+type tally struct {
+	excl  []uint16      // by CPU id: the exclusive holdings that list it
+	bits  []uint64      // the CPUs with excl > 0, as bits
+	burst map[int]int64 // by CPU id: the static-burst shares on it, 0 left out
+	n     int           // holdings
+	free  int64         // as NodeView.freeMilli
+	alloc int64         // as NodeView.allocMilli
+	// allocatable are the node's CPUs that count towards free: online,
+	// not reserved, not isolated.
+	allocatable []uint64
+	empty       *memo // the memo of this machine's empty views with these reserved CPUs
+}
+
+// newTally is the tally of a node with a usable report and no holdings.
+func newTally(r *report) *tally {
+	t := &tally{burst: map[int]int64{}, empty: r.machine.emptyMemo(r.reserved)}
+	topo := r.machine.topo
+	for _, c := range topo.CPUs {
+		if r.reserved.Contains(c.ID) || topo.Isolated.Contains(c.ID) {
+			continue
+		}
+		t.grow(c.ID)
+		t.allocatable[c.ID>>6] |= 1 << (c.ID & 63)
+		t.alloc += 1000
+		t.free += 1000
+	}
+	return t
+}
+
+// grow makes room for CPU id.
+func (t *tally) grow(id int) {
+	if id < len(t.excl) {
+		return
+	}
+	n := max(id+1, 2*len(t.excl))
+	t.excl = append(t.excl, make([]uint16, n-len(t.excl))...)
+	words := (n + 63) >> 6
+	t.bits = append(t.bits, make([]uint64, words-len(t.bits))...)
+	t.allocatable = append(t.allocatable, make([]uint64, words-len(t.allocatable))...)
+}
+
+// freeOf is what CPU id adds to free.
+func (t *tally) freeOf(id int) int64 {
+	if t.allocatable[id>>6]&(1<<(id&63)) == 0 || t.excl[id] > 0 {
+		return 0
+	}
+	return max(0, 1000-t.burst[id])
+}
+
+// add counts h (sign 1) or stops counting it (sign -1). CPU ids outside
+// 0..topology.MaxCPUID are ignored: no parsed list has them.
+func (t *tally) add(h workload.Assignment, sign int) {
+	t.n += sign
+	var share int64
+	if h.Policy == cpualloc.StaticBurst {
+		n := h.CPUs.Size()
+		if n == 0 {
+			return
+		}
+		m := h.RequestMilli
+		if m == 0 {
+			m = int64(n) * 1000
+		}
+		share = cpualloc.BurstShare(m, n)
+	}
+	for _, id := range h.CPUs.UnsortedList() {
+		if id < 0 || id > topology.MaxCPUID {
+			continue
+		}
+		t.grow(id)
+		before := t.freeOf(id)
+		switch {
+		case h.Policy == cpualloc.StaticBurst:
+			if m := t.burst[id] + int64(sign)*share; m != 0 {
+				t.burst[id] = m
+			} else {
+				delete(t.burst, id)
+			}
+		case sign > 0:
+			t.excl[id]++
+			t.bits[id>>6] |= 1 << (id & 63)
+		default:
+			if t.excl[id]--; t.excl[id] == 0 {
+				t.bits[id>>6] &^= 1 << (id & 63)
+			}
+		}
+		t.free += t.freeOf(id) - before
+	}
+}
+
+// view is the node's view with these sums; the view keeps copies.
+func (t *tally) view(name string, r *report) *NodeView {
+	v := &NodeView{Name: name, Reserved: r.reserved, Holdings: t.n, Heartbeat: r.heartbeat, machine: r.machine,
+		freeMilli: t.free, allocMilli: t.alloc, bits: slices.Clone(t.bits), memo: t.empty}
+	if len(t.burst) > 0 {
+		v.burst = maps.Clone(t.burst)
+	}
+	if t.n != 0 {
+		v.memo = &memo{}
+	}
+	return v
+}
+
+// held is what key holds on node: up to three holdings (the one the
+// node's report lists, the pod's decision when it says otherwise, the
+// allocation assumed for it); n says how many.
+type held struct {
+	h [3]workload.Assignment
+	n int
+}
+
+func (c *Cluster) heldOn(node, key string) held {
+	var out held
+	r := c.reports[node]
+	if r == nil || r.err != nil {
+		return out
+	}
+	p, bound := c.pods[key]
+	bound = bound && p.node == node
+	h, listed := r.holdings[key]
+	if listed && bound {
+		out.h[out.n], out.n = h, out.n+1
+	}
+	if bound && p.decision != nil && (!listed || !sameHolding(h, *p.decision)) {
+		out.h[out.n], out.n = *p.decision, out.n+1
+	}
+	if a, ok := c.assumed[key]; ok && a.node == node {
+		out.h[out.n], out.n = a.a, out.n+1
+	}
+	return out
+}
+
+func (a held) same(b held) bool {
+	if a.n != b.n {
+		return false
+	}
+	for i := range a.n {
+		if !sameHolding(a.h[i], b.h[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// keyNodes are the nodes key may hold CPUs on: its pod's, its assumed
+// allocation's, and node.
+func (c *Cluster) keyNodes(key, node string) [3]string {
+	return [3]string{node, c.pods[key].node, c.assumed[key].node}
+}
+
+// retally returns what to call once a change to key is made: it brings
+// the tallies of the nodes key held CPUs on, before or after, up to date.
+// A tally made during the change (by a view the change asked for) is
+// dropped, to be made again from every holding.
+func (c *Cluster) retally(key, node string) func() {
+	nodes := c.keyNodes(key, node)
+	var before [3]held
+	var had [3]*tally
+	for i, n := range nodes {
+		if had[i] = c.tallies[n]; had[i] != nil {
+			before[i] = c.heldOn(n, key)
+		}
+	}
+	return func() {
+		after := c.keyNodes(key, node)
+		all := append(nodes[:], after[:]...)
+		for j, n := range all {
+			t := c.tallies[n]
+			if t == nil || slices.Contains(all[:j], n) {
+				continue // no tally, or done
+			}
+			i := slices.Index(nodes[:], n)
+			if i < 0 || had[i] != t {
+				delete(c.tallies, n) // made during the change
+				continue
+			}
+			old := before[i]
+			now := c.heldOn(n, key)
+			if old.same(now) {
+				continue
+			}
+			for _, h := range old.h[:old.n] {
+				t.add(h, -1)
+			}
+			for _, h := range now.h[:now.n] {
+				t.add(h, 1)
+			}
+		}
+	}
+}
+
+// tallyOf is the node's tally, made from every holding when it has none.
+// r is the node's report, usable.
+func (c *Cluster) tallyOf(node string, r *report) *tally {
+	if t := c.tallies[node]; t != nil {
+		return t
+	}
+	t := newTally(r)
+	for key, h := range r.holdings {
+		// A pod the report lists but that is gone is free: the agent
+		// will release it.
+		if p, ok := c.pods[key]; ok && p.node == node {
+			t.add(h, 1)
+		}
+	}
+	for key := range c.byNode[node] {
+		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
+			if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
+				t.add(*p.decision, 1)
+			}
+		}
+		if a, ok := c.assumed[key]; ok && a.node == node {
+			t.add(a.a, 1)
+		}
+	}
+	c.tallies[node] = t
+	return t
+}
