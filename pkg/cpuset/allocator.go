@@ -56,6 +56,25 @@ func NewAllocator(t *topology.Topology) (*Allocator, error) {
 // and the topology's isolated CPUs are never handed out unless
 // req.UseReserved. See docs/allocator.md for every policy's rules.
 func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Result, error) {
+	return a.allocate(occupancy{set: st.Exclusive, burst: st.BurstMilli}, reserved, req)
+}
+
+// AllocateBits is Allocate with the exclusive CPUs given as bits (CPU id
+// i is bit i%64 of word i/64) rather than as a set: a caller that keeps
+// its occupancy that way (the scheduler, for every node of a cluster)
+// spares a map per decision.
+func (a *Allocator) AllocateBits(exclusive []uint64, burstMilli map[int]int64, reserved cpuset.CPUSet, req Request) (Result, error) {
+	return a.allocate(occupancy{bits: exclusive, burst: burstMilli}, reserved, req)
+}
+
+// occupancy is a State, its exclusive CPUs as a set or as bits.
+type occupancy struct {
+	set   cpuset.CPUSet
+	bits  []uint64
+	burst map[int]int64
+}
+
+func (a *Allocator) allocate(st occupancy, reserved cpuset.CPUSet, req Request) (Result, error) {
 	req, err := req.normalised()
 	if err != nil {
 		return Result{}, err
@@ -101,7 +120,7 @@ func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Res
 
 // threadsFallback runs full-pcpus-then-threads on a fresh view, so nothing the
 // first attempt left in its scratch space leaks into the second.
-func (a *Allocator) threadsFallback(st State, reserved cpuset.CPUSet, req Request) ([]int, error) {
+func (a *Allocator) threadsFallback(st occupancy, reserved cpuset.CPUSet, req Request) ([]int, error) {
 	v, err := a.ix.newView(st, reserved, req)
 	if err != nil {
 		return nil, err

@@ -44,8 +44,10 @@ func (b bitset) addSet(s cpuset.CPUSet, online []int) {
 	}
 }
 
+// addBits sets o's ids, those beyond b's length left out (no online CPU
+// has them).
 func (b bitset) addBits(o bitset) {
-	for i := range b {
+	for i := range min(len(b), len(o)) {
 		b[i] |= o[i]
 	}
 }

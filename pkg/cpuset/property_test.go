@@ -154,3 +154,38 @@ func TestConcurrentDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocateBitsSame: the exclusive CPUs given as bits decide exactly
+// as the same CPUs given as a set.
+func TestAllocateBitsSame(t *testing.T) {
+	for _, shape := range append(fixture.Shipped(), offlineShape(fixture.Intel2S96C, "96,150-160")) {
+		topo := fixture.MustBuild(shape)
+		a, err := NewAllocator(topo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(7, uint64(len(shape.Name))))
+		for i := range 300 {
+			sc := randomScenario(r, topo, r.Float64())
+			var bits []uint64
+			for _, id := range sc.st.Exclusive.UnsortedList() {
+				for id>>6 >= len(bits) {
+					bits = append(bits, 0)
+				}
+				bits[id>>6] |= 1 << (id & 63)
+			}
+			if i%3 == 0 { // ids beyond every CPU's
+				for len(bits) <= topo.CPUs[len(topo.CPUs)-1].ID>>6 {
+					bits = append(bits, 0)
+				}
+				bits = append(bits, 1<<63, 1)
+			}
+			want, wantErr := a.Allocate(sc.st, sc.reserved, sc.req)
+			got, gotErr := a.AllocateBits(bits, sc.st.BurstMilli, sc.reserved, sc.req)
+			if !got.CPUs.Equals(want.CPUs) || got.Policy != want.Policy || !slices.Equal(got.NUMANodes, want.NUMANodes) ||
+				(gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+				t.Fatalf("%s, %+v on %s: bits gave %v %v, the set %v %v", shape.Name, sc.req, sc.st.Exclusive, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}

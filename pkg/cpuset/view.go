@@ -92,7 +92,7 @@ func (m measure) of(d domain) int {
 	return sum
 }
 
-func (ix *index) newView(st State, reserved cpuset.CPUSet, req Request) (*view, error) {
+func (ix *index) newView(st occupancy, reserved cpuset.CPUSet, req Request) (*view, error) {
 	v := ix.views.Get().(*view)
 	v.req, v.n, v.share = req, req.CPUs, 0
 	if req.Policy == StaticBurst {
@@ -100,12 +100,13 @@ func (ix *index) newView(st State, reserved cpuset.CPUSet, req Request) (*view, 
 	}
 	clear(v.taken)
 	clear(v.usable)
-	v.taken.addSet(st.Exclusive, ix.online)
+	v.taken.addSet(st.set, ix.online)
+	v.taken.addBits(st.bits)
 	if !req.UseReserved {
 		v.taken.addSet(reserved, ix.online)
 		v.taken.addBits(ix.isolated)
 	}
-	if err := v.readLoads(st.BurstMilli); err != nil {
+	if err := v.readLoads(st.burst); err != nil {
 		ix.views.Put(v)
 		return nil, err
 	}

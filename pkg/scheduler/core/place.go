@@ -195,7 +195,7 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	if need := int64(req.CPUs) * req.shareMilli(); req.CPUs > 0 && v.freeMilli < need {
 		return Placement{}, unfit(Insufficient, "%s: %dm of CPU free, the pod needs %dm", req.Policy, v.freeMilli, need)
 	}
-	res, err := v.machine.alloc.Allocate(v.State(), v.Reserved, req.alloc())
+	res, err := v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, req.alloc())
 	switch {
 	case errors.Is(err, cpualloc.ErrInvalidRequest):
 		return Placement{}, unfit(Invalid, "%v", err)
