@@ -22,7 +22,8 @@ const stateKey framework.StateKey = Name
 type cycleState struct {
 	req  core.Request
 	snap *core.Snapshot
-	now  time.Time // when the snapshot was taken: reports' age is measured to it
+	now  time.Time             // when the snapshot was taken: reports' age is measured to it
+	cs   *framework.CycleState // the cycle's, which holds this state
 
 	mu    sync.Mutex
 	final *core.Placement // set by Reserve
@@ -37,6 +38,16 @@ func (s *cycleState) decision() *core.Placement {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.final
+}
+
+// state is the cycle's state for Filter and Score, which read it for
+// every node: the one PreFilter wrote last when cs is its cycle's (no
+// look-up in cs's sync.Map), else the one in cs (preemption's copies).
+func (p *Plugin) state(cs *framework.CycleState) (*cycleState, bool) {
+	if s := p.last.Load(); s != nil && s.cs == cs {
+		return s, true
+	}
+	return readState(cs)
 }
 
 func readState(cs *framework.CycleState) (*cycleState, bool) {
@@ -64,10 +75,12 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 		return nil, framework.NewStatus(framework.Unschedulable,
 			"the scheduler has not read every NodeResourceTopology and pod yet (is the NodeResourceTopology CRD installed, and may the scheduler list it?)")
 	}
-	cs.Write(stateKey, &cycleState{
+	s := &cycleState{
 		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy},
-		snap: p.cluster.Snapshot(), now: time.Now(),
-	})
+		snap: p.cluster.Snapshot(), now: time.Now(), cs: cs,
+	}
+	cs.Write(stateKey, s)
+	p.last.Store(s)
 	return nil, nil
 }
 
@@ -79,7 +92,7 @@ func (p *Plugin) PreFilterExtensions() framework.PreFilterExtensions { return ni
 // node, and has CPUs for the pod under its policy; the node's view keeps
 // the placement for Score and Reserve.
 func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, ni *framework.NodeInfo) *framework.Status {
-	s, ok := readState(cs)
+	s, ok := p.state(cs)
 	if !ok {
 		return framework.AsStatus(errNoState)
 	}
@@ -122,7 +135,7 @@ func (p *Plugin) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod
 
 // Score is the score of the placement Filter made (remembered by the view).
 func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
-	s, ok := readState(cs)
+	s, ok := p.state(cs)
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}

@@ -319,3 +319,27 @@ func TestWaitingPodsActivated(t *testing.T) {
 		t.Fatalf("after the activation the pod does not fit: %v", got["n1"])
 	}
 }
+
+// Filter reads each cycle's own state: after another pod's PreFilter, a
+// filter on the earlier cycle's state (or on a copy of it, as preemption
+// makes) still sees the earlier pod's request.
+func TestFilterReadsItsCycleState(t *testing.T) {
+	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", nil)})
+	n1 := node("n1", "16")
+	big := pod("big", nil)
+	big.Spec.Containers = []v1.Container{st.MakeContainer().Name("big").ResourceRequests(map[v1.ResourceName]string{v1.ResourceCPU: "16"}).
+		ResourceLimits(map[v1.ResourceName]string{v1.ResourceCPU: "16"}).Obj()}
+	bigCycle, got := e.cycle(big, n1)
+	if got["n1"].Code() != framework.Unschedulable {
+		t.Fatalf("16 CPUs on a node of 14 free: %v", got["n1"])
+	}
+	copied := bigCycle.Clone()
+	if _, got := e.cycle(pod("small", nil), n1); !got["n1"].IsSuccess() {
+		t.Fatalf("4 CPUs: %v", got["n1"])
+	}
+	for name, cs := range map[string]*framework.CycleState{"its own": bigCycle, "a copy": copied} {
+		if s := e.pl.Filter(e.ctx, cs, big, n1); s.Code() != framework.Unschedulable {
+			t.Errorf("16 CPUs, on %s state after another cycle: %v", name, s)
+		}
+	}
+}
