@@ -73,8 +73,9 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 		r.machine.refs++
 	}
 	c.release(old)
+	done := c.retallyReport(node, old, &r)
 	c.reports[node] = &r
-	delete(c.tallies, node)
+	done()
 	c.dirty(node)
 	return false // set by the deferred comparison
 }

@@ -15,7 +15,8 @@ import (
 // machine). So the view of a node that changed costs what changed, not
 // what the node holds: rebuilding it from every pod it held was, on a
 // packed node, the largest part of a cycle's snapshot. A tally is made
-// whole only when the node's machine or reserved CPUs change.
+// whole only when the node's machine or reserved CPUs change, or the
+// node goes.
 type tally struct {
 	excl  []uint16      // by CPU id: the exclusive holdings that list it
 	bits  []uint64      // the CPUs with excl > 0, as bits
@@ -233,4 +234,46 @@ func (c *Cluster) tallyOf(node string, r *report) *tally {
 	}
 	c.tallies[node] = t
 	return t
+}
+
+// retallyReport returns what to call once node's report is replaced by
+// r: when the machine and reserved CPUs stay, it brings the tally up to
+// date with the holdings the two reports list differently (the agent
+// rewrites its report as pods come and go, and most entries stay);
+// otherwise it drops the tally.
+func (c *Cluster) retallyReport(node string, old, r *report) func() {
+	t := c.tallies[node]
+	if t == nil || old == nil || old.err != nil || r.err != nil || old.machine != r.machine || !old.reserved.Equals(r.reserved) {
+		delete(c.tallies, node)
+		return func() {}
+	}
+	var keys []string
+	for key, h := range old.holdings {
+		if n, ok := r.holdings[key]; !ok || !sameHolding(h, n) {
+			keys = append(keys, key)
+		}
+	}
+	for key := range r.holdings {
+		if _, ok := old.holdings[key]; !ok {
+			keys = append(keys, key)
+		}
+	}
+	before := make([]held, len(keys))
+	for i, key := range keys {
+		before[i] = c.heldOn(node, key)
+	}
+	return func() {
+		for i, key := range keys {
+			now := c.heldOn(node, key)
+			if before[i].same(now) {
+				continue
+			}
+			for _, h := range before[i].h[:before[i].n] {
+				t.add(h, -1)
+			}
+			for _, h := range now.h[:now.n] {
+				t.add(h, 1)
+			}
+		}
+	}
 }
