@@ -146,6 +146,16 @@ func Fits(v *NodeView, nodeCPUs int64, req Request) error {
 	return err
 }
 
+// FitsScore is Fits with the placement's score (Filter keeps it for
+// Score).
+func FitsScore(v *NodeView, nodeCPUs int64, req Request) (int64, error) {
+	if err := usable(v, nodeCPUs); err != nil {
+		return 0, err
+	}
+	_, score, err := v.entry(req, false)
+	return score, err
+}
+
 // ScoreOf is Place's score alone, cheaper where the view placed req
 // before (Score, after Filter did).
 func ScoreOf(v *NodeView, req Request) (int64, error) {

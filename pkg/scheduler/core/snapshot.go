@@ -71,6 +71,14 @@ func (s *Snapshot) Len() int {
 	return s.n
 }
 
+// Slots is one more than the highest slot (Slot) of this snapshot.
+func (s *Snapshot) Slots() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.chunks) << chunkBits
+}
+
 // All yields every node's view, in no particular order.
 func (s *Snapshot) All() iter.Seq2[string, *NodeView] {
 	return func(yield func(string, *NodeView) bool) {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,6 +25,9 @@ type cycleState struct {
 	snap *core.Snapshot
 	now  time.Time             // when the snapshot was taken: reports' age is measured to it
 	cs   *framework.CycleState // the cycle's, which holds this state
+	// scores are, by the node's slot in snap, 1 + the score Filter found
+	// (0: none), so that Score need not look at the node's view again.
+	scores []atomic.Int32
 
 	mu    sync.Mutex
 	final *core.Placement // set by Reserve
@@ -79,6 +83,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy},
 		snap: p.cluster.Snapshot(), now: time.Now(), cs: cs,
 	}
+	s.scores = make([]atomic.Int32, s.snap.Slots())
 	cs.Write(stateKey, s)
 	p.last.Store(s)
 	return nil, nil
@@ -102,12 +107,16 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	}
 	// The node's capacity is checked against its report in its view (see
 	// onNode).
-	v := p.slots.view(s.snap, ni)
+	v, slot := p.slots.view(s.snap, ni)
 	if err := core.Fresh(v, s.now, p.args.NRTMaxAge.Duration); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
-	if err := core.Fits(v, 0, s.req); err != nil {
+	score, err := core.FitsScore(v, 0, s.req)
+	if err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
+	}
+	if slot >= 0 && slot < len(s.scores) {
+		s.scores[slot].Store(int32(score) + 1)
 	}
 	return nil
 }
@@ -133,13 +142,20 @@ func (p *Plugin) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod
 	return nil
 }
 
-// Score is the score of the placement Filter made (remembered by the view).
+// Score is the score of the placement Filter made: the one Filter kept,
+// or the one the view remembers.
 func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	s, ok := p.state(cs)
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}
-	score, err := core.ScoreOf(p.slots.view(s.snap, ni), s.req)
+	v, slot := p.slots.view(s.snap, ni)
+	if slot >= 0 && slot < len(s.scores) {
+		if kept := s.scores[slot].Load(); kept > 0 {
+			return int64(kept - 1), nil
+		}
+	}
+	score, err := core.ScoreOf(v, s.req)
 	if err != nil {
 		return 0, nil // Filter let it through: it cannot fail here
 	}

@@ -176,6 +176,15 @@ func TestScore(t *testing.T) {
 				t.Fatal(s)
 			}
 			scores = append(scores, framework.NodeScore{Name: n, Score: sc})
+			// The score Filter kept is the one the node's view gives
+			// when Filter did not run.
+			unfiltered := framework.NewCycleState()
+			if _, s := e.pl.PreFilter(e.ctx, unfiltered, p); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			if again, s := e.pl.Score(e.ctx, unfiltered, p, node(n, "16")); again != sc || !s.IsSuccess() {
+				t.Errorf("%s: score %d after Filter, %d (%v) without", n, sc, again, s)
+			}
 		}
 		if s := e.pl.ScoreExtensions().NormalizeScore(e.ctx, cs, p, scores); !s.IsSuccess() {
 			t.Fatal(s)

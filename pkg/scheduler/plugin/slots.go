@@ -35,14 +35,16 @@ type slotMap struct {
 	of   map[*framework.NodeInfo]int
 }
 
-// view is ni's node's view in snap, nil when it has none.
-func (n *nodeSlots) view(snap *core.Snapshot, ni *framework.NodeInfo) *core.NodeView {
+// view is ni's node's view in snap, nil when it has none, and its slot
+// (-1 for none).
+func (n *nodeSlots) view(snap *core.Snapshot, ni *framework.NodeInfo) (*core.NodeView, int) {
 	if m := n.cur.Load(); m != nil && m.snap.SameSlots(snap) {
 		if i, ok := m.of[ni]; ok {
-			return snap.At(i)
+			return snap.At(i), i
 		}
 	}
-	return snap.At(n.add(snap, ni))
+	i := n.add(snap, ni)
+	return snap.At(i), i
 }
 
 // add publishes a map that has ni, and returns ni's slot.

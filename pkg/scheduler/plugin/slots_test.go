@@ -25,8 +25,9 @@ func TestNodeSlots(t *testing.T) {
 		t.Helper()
 		for range 2 {
 			for _, ni := range nis {
-				if got, want := ns.view(snap, ni), snap.Get(ni.Node().Name); got != want {
-					t.Errorf("%s: view %p, the snapshot's is %p", ni.Node().Name, got, want)
+				got, slot := ns.view(snap, ni)
+				if want := snap.Get(ni.Node().Name); got != want || slot != snap.Slot(ni.Node().Name) {
+					t.Errorf("%s: view %p in slot %d, the snapshot's is %p in %d", ni.Node().Name, got, slot, want, snap.Slot(ni.Node().Name))
 				}
 			}
 		}
