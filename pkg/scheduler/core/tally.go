@@ -18,7 +18,7 @@ import (
 // whole only when the node's machine or reserved CPUs change, or the
 // node goes.
 type tally struct {
-	excl  []uint16      // by CPU id: the exclusive holdings that list it
+	excl  []uint32      // by CPU id: the exclusive holdings that list it
 	bits  []uint64      // the CPUs with excl > 0, as bits
 	burst map[int]int64 // by CPU id: the static-burst shares on it, 0 left out
 	n     int           // holdings
@@ -52,7 +52,7 @@ func (t *tally) grow(id int) {
 		return
 	}
 	n := max(id+1, 2*len(t.excl))
-	t.excl = append(t.excl, make([]uint16, n-len(t.excl))...)
+	t.excl = append(t.excl, make([]uint32, n-len(t.excl))...)
 	words := (n + 63) >> 6
 	t.bits = append(t.bits, make([]uint64, words-len(t.bits))...)
 	t.allocatable = append(t.allocatable, make([]uint64, words-len(t.allocatable))...)
