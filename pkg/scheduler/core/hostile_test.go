@@ -39,6 +39,9 @@ func TestHostileNRT(t *testing.T) {
 		"burst": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) {
 			ct.StaticBurst = map[string]nrt.Burst{"ns/p": {CPUs: "0-4000000"}}
 		}), `staticBurst["ns/p"].cpus`},
+		"burst request": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) {
+			ct.StaticBurst = map[string]nrt.Burst{"ns/p": {CPUs: "2-3", RequestMilli: -500}}
+		}), `staticBurst["ns/p"].requestMilli: -500 is outside`},
 		"isolated": {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Isolated = "0-99999999" }), "isolated: invalid cpu list"},
 		"kubelet":  {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.Kubelet = "0-99999999" }), "kubelet: invalid cpu list"},
 		"cpu id":   {bad(func(ct *nrt.CPUTopology, _ *nrt.Object) { ct.CPUs[len(ct.CPUs)-1].ID = 1 << 40 }), "an id out of range"},

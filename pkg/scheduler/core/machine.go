@@ -120,6 +120,11 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		if err != nil {
 			return nil, "", report{}, fmt.Errorf("staticBurst[%s].cpus: %v", topology.Quote(name), err)
 		}
+		// A request is a pod's summed CPU requests: never negative, and
+		// no pod asks more than the largest machine has.
+		if b.RequestMilli < 0 || b.RequestMilli > maxRequestMilli {
+			return nil, "", report{}, fmt.Errorf("staticBurst[%s].requestMilli: %d is outside 0..%d", topology.Quote(name), b.RequestMilli, maxRequestMilli)
+		}
 		r.holdings[name] = workload.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
 	}
 	if key, err = fingerprint(ct, obj.Zones); err != nil {
@@ -243,3 +248,7 @@ func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
 	raw, err := json.Marshal(k)
 	return string(raw), err
 }
+
+// maxRequestMilli bounds a static-burst holding's request: every CPU id a
+// list may name, a whole CPU each.
+const maxRequestMilli = 1000 * (topology.MaxCPUID + 1)
