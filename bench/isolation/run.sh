@@ -42,24 +42,11 @@ rounds=${ROUNDS:-5} requests=${REQUESTS:-100000} warmup=${WARMUP:-20000}
 clients=${CLIENTS:-20} settle=${SETTLE:-1} cpus=${CPUS:-1} port=${PORT:-16380}
 be_cpus=${BE_CPUS:-$(nproc)} be_membw=${BE_MEMBW:-1} be_membw_size=${BE_MEMBW_SIZE:-128Mi}
 mem_request=${MEMORY_REQUEST:-256Mi}
-for v in rounds requests warmup clients cpus be_cpus be_membw; do
-	case ${!v} in
-	'' | *[!0-9]*) echo "isolation: ${v^^}=${!v}: want a whole number" >&2; exit 2 ;;
-	esac
-done
-if [ "$rounds" -lt 1 ] || [ "$requests" -lt 1 ] || [ "$clients" -lt 1 ] || [ "$cpus" -lt 1 ]; then
-	echo "isolation: ROUNDS ($rounds), REQUESTS ($requests), CLIENTS ($clients) and CPUS ($cpus) must be at least 1" >&2
-	exit 2
-fi
-for c in redis-server redis-benchmark redis-cli; do
-	command -v "$c" >/dev/null || {
-		echo "isolation: $c not found (Debian: apt-get install redis-server redis-tools)" >&2
-		exit 2
-	}
-done
-
 # shellcheck source=bench/lib/redis.sh
 . "$(dirname "$0")/../lib/redis.sh"
+bench_redis_need isolation
+bench_whole isolation 1 rounds requests clients cpus
+bench_whole isolation 0 warmup be_cpus be_membw
 bench_setup isolation
 
 server='' be=''

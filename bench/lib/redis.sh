@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Shared by the redis benchmarks (cpuqos/run.sh, isolation/run.sh): building
-# locus, reading a run's cgroup files, waiting for redis-server and turning
-# redis-benchmark's CSV into the benchmarks' rows. Source it; only
-# bench_setup sets variables.
+# locus, checking their settings and commands, reading a run's cgroup files,
+# waiting for redis-server and turning redis-benchmark's CSV into the
+# benchmarks' rows. Source it; only bench_setup sets variables.
 
 # bench_setup NAME makes the run's directory ($tmp), puts locus in $bin
 # (bench_locus) and names the cgroup parent the run's commands share
@@ -43,6 +43,33 @@ bench_cgroup_read() {
 		fi
 	done
 	echo absent
+}
+
+# bench_whole SCRIPT MIN VAR... exits 2, naming SCRIPT, the variable in
+# upper case and its value, when a VAR (a variable's name) is not a whole
+# number of at least MIN.
+bench_whole() {
+	local script=$1 min=$2 v
+	shift 2
+	for v in "$@"; do
+		case ${!v} in
+		'' | *[!0-9]* | 0?*) ;;
+		*) [ "${!v}" -lt "$min" ] || continue ;;
+		esac
+		echo "$script: ${v^^}=${!v}: want a whole number of at least $min" >&2
+		exit 2
+	done
+}
+
+# bench_redis_need SCRIPT exits 2, naming SCRIPT and the package, when a
+# redis command the benchmarks run is missing.
+bench_redis_need() {
+	local c
+	for c in redis-server redis-benchmark redis-cli; do
+		command -v "$c" >/dev/null && continue
+		echo "$1: $c not found (Debian: apt-get install redis-server redis-tools)" >&2
+		exit 2
+	done
 }
 
 # bench_redis_wait PORT waits up to 10 s for redis-server to answer.
