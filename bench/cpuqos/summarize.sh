@@ -1,23 +1,40 @@
 #!/usr/bin/env bash
 # Medians per layout, mode and test of run.sh's CSV (stdin or files), and
-# each mode's ratio to the BE neighbour at the default weight in the same run.
+# each mode's ratio to the BE neighbour at the default weight: the ratio of
+# the medians (rps_vs_default, p99_vs_default) and the median over rounds of
+# each round's ratio to the default weight in the same round
+# (round_rps_vs_default, round_p99_vs_default), which outside load that
+# drifts over the run affects less; the same per-round medians against no
+# neighbour (round_rps_vs_alone, round_p99_vs_alone).
 set -euo pipefail
-grep -h -v '^#' "$@" | grep -v '^layout,' | grep -v 'load average' | grep ',' | sort -t, -k1,1 -k2,2 -k4,4 -k5,5g |
+grep -h -E '^[a-z]+,[a-z]+,[0-9]+,[A-Z]+,' "$@" |
 awk -F, '
-function median(key,   n) { n = cnt[key]; return n % 2 ? v[key, (n + 1) / 2] : (v[key, n / 2] + v[key, n / 2 + 1]) / 2 }
-{ k = $1 "," $2 "," $4; cnt[k]++; v[k, cnt[k]] = $5; keys[k] = 1
-  p = k ",p50"; pc[p]++; pv[p, pc[p]] = $6; q = k ",p99"; pc[q]++; pv[q, pc[q]] = $7 }
-function pmedian(key, n, i, j, t, a) {
-	n = pc[key]; for (i = 1; i <= n; i++) a[i] = pv[key, i]
+# rounds_vs KEY REF: the medians over rounds of the ratios of KEY to REF
+# (rps, p99) in the same round, as "rps,p99" ("-,-" without a round of both).
+function rounds_vs(k, ref,   n, rr, rq) {
+	for (n in rounds) if ((k, n) in r && (ref, n) in r && r[ref, n] > 0 && q[ref, n] > 0) {
+		rr = rr " " r[k, n] / r[ref, n]; rq = rq " " q[k, n] / q[ref, n]
+	}
+	return rr == "" ? "-,-" : sprintf("%.2f,%.2f", median(rr), median(rq))
+}
+function median(list,   n, a, i, j, t) {
+	n = split(list, a, " ")
 	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
+{ k = $1 "," $2 "," $4; keys[k] = 1; cnt[k]++; rounds[$3] = 1
+  rps[k] = rps[k] " " $5; p50[k] = p50[k] " " $6; p99[k] = p99[k] " " $7
+  r[k, $3] = $5; q[k, $3] = $7 }
 END {
-	print "layout,mode,test,rounds,median_rps,rps_vs_default,median_p50_ms,median_p99_ms,p99_vs_default"
+	print "layout,mode,test,rounds,median_rps,rps_vs_default,median_p50_ms,median_p99_ms,p99_vs_default," \
+		"round_rps_vs_default,round_p99_vs_default,round_rps_vs_alone,round_p99_vs_alone"
 	for (k in keys) {
 		split(k, f, ","); d = f[1] ",default," f[3]
-		r = (d in keys) ? sprintf("%.2f", median(k) / median(d)) : "-"
-		q = (d in keys) ? sprintf("%.2f", pmedian(k ",p99") / pmedian(d ",p99")) : "-"
-		printf "%s,%d,%.0f,%s,%.3f,%.3f,%s\n", k, cnt[k], median(k), r, pmedian(k ",p50"), pmedian(k ",p99"), q
+		mr = median(rps[k]); m9 = median(p99[k])
+		if (d in keys) {
+			a = sprintf("%.2f", mr / median(rps[d])); b = sprintf("%.2f", m9 / median(p99[d]))
+		} else { a = b = "-" }
+		printf "%s,%d,%.0f,%s,%.3f,%.3f,%s,%s,%s\n", k, cnt[k], mr, a, median(p50[k]), m9, b,
+			rounds_vs(k, d), rounds_vs(k, f[1] ",alone," f[3])
 	}
 }' | sort
