@@ -5,15 +5,18 @@
 # each round's ratio to the default weight in the same round
 # (round_rps_vs_default, round_p99_vs_default), which outside load that
 # drifts over the run affects less; the same per-round medians against no
-# neighbour (round_rps_vs_alone, round_p99_vs_alone).
+# neighbour (round_rps_vs_alone, round_p99_vs_alone); and in how many rounds
+# the mode's rps was above the default weight's (rounds_above_default).
 set -euo pipefail
 grep -h -E '^[a-z]+,[a-z]+,[0-9]+,[A-Z]+,' "$@" |
 awk -F, '
 # rounds_vs KEY REF: the medians over rounds of the ratios of KEY to REF
-# (rps, p99) in the same round, as "rps,p99" ("-,-" without a round of both).
+# (rps, p99) in the same round, as "rps,p99" ("-,-" without a round of both);
+# above is then in how many of those rounds the rps of KEY was the higher.
 function rounds_vs(k, ref,   n, rr, rq) {
+	above = 0
 	for (n in rounds) if ((k, n) in r && (ref, n) in r && r[ref, n] > 0 && q[ref, n] > 0) {
-		rr = rr " " r[k, n] / r[ref, n]; rq = rq " " q[k, n] / q[ref, n]
+		rr = rr " " r[k, n] / r[ref, n]; rq = rq " " q[k, n] / q[ref, n]; above += r[k, n] > r[ref, n]
 	}
 	return rr == "" ? "-,-" : sprintf("%.2f,%.2f", median(rr), median(rq))
 }
@@ -27,14 +30,15 @@ function median(list,   n, a, i, j, t) {
   r[k, $3] = $5; q[k, $3] = $7 }
 END {
 	print "layout,mode,test,rounds,median_rps,rps_vs_default,median_p50_ms,median_p99_ms,p99_vs_default," \
-		"round_rps_vs_default,round_p99_vs_default,round_rps_vs_alone,round_p99_vs_alone"
+		"round_rps_vs_default,round_p99_vs_default,round_rps_vs_alone,round_p99_vs_alone,rounds_above_default"
 	for (k in keys) {
 		split(k, f, ","); d = f[1] ",default," f[3]
 		mr = median(rps[k]); m9 = median(p99[k])
 		if (d in keys) {
 			a = sprintf("%.2f", mr / median(rps[d])); b = sprintf("%.2f", m9 / median(p99[d]))
 		} else { a = b = "-" }
-		printf "%s,%d,%.0f,%s,%.3f,%.3f,%s,%s,%s\n", k, cnt[k], mr, a, median(p50[k]), m9, b,
-			rounds_vs(k, d), rounds_vs(k, f[1] ",alone," f[3])
+		vd = rounds_vs(k, d); ad = above
+		printf "%s,%d,%.0f,%s,%.3f,%.3f,%s,%s,%s,%s\n", k, cnt[k], mr, a, median(p50[k]), m9, b,
+			vd, rounds_vs(k, f[1] ",alone," f[3]), f[2] == "default" ? "-" : ad
 	}
 }' | sort
