@@ -4,6 +4,9 @@
 # churned in 12 waves of 30 deletions and 30 creations, 5 s apart. Prints the
 # LOAD summary line: reconcile duration (the agent's histogram), end-to-end
 # CPU binding latency, the test process's RSS and Go heap, and its CPU time.
+# The reconcile's duration is given twice: from the agent's histogram
+# (power-of-two buckets) and exactly, from the agent's "reconciled" log line.
+# LOCUS_LOAD_CPUPROFILE=/abs/file.prof also writes a CPU profile of the churn.
 # The control-plane binaries come from hack/build-controlplane.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

@@ -34,7 +34,9 @@ func (a *Agent) Reconcile() Result {
 	a.health.Begin()
 	defer func() {
 		a.health.End(res.Errors)
-		a.metrics.Duration.Observe(time.Since(start).Seconds())
+		took := time.Since(start)
+		a.metrics.Duration.Observe(took.Seconds())
+		a.log.Debug("reconciled", "took", took, "writes", res.Writes)
 		if len(res.Errors) > 0 {
 			a.metrics.Errors.Inc()
 		}

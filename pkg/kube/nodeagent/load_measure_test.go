@@ -1,13 +1,17 @@
 package nodeagent_test
 
 import (
+	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -124,4 +128,96 @@ func (h histogram) quantile(q float64) time.Duration {
 		}
 	}
 	return 0
+}
+
+// reconcileTimes is the agent's log handler in the load run: it keeps the
+// duration of every reconcile, exactly (the "reconciled" debug line's took;
+// the histogram's power-of-two buckets only bound it), and hands the
+// records at next's level on to next.
+type reconcileTimes struct {
+	next slog.Handler
+	mu   sync.Mutex
+	took []time.Duration
+}
+
+// sub shares its parent's durations, with attributes or a group of its own.
+type sub struct {
+	*reconcileTimes
+	next slog.Handler
+}
+
+func (h *reconcileTimes) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *reconcileTimes) Handle(ctx context.Context, r slog.Record) error {
+	return h.handle(ctx, h.next, r)
+}
+
+func (h *reconcileTimes) handle(ctx context.Context, next slog.Handler, r slog.Record) error {
+	if r.Message == "reconciled" {
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "took" && a.Value.Kind() == slog.KindDuration {
+				h.mu.Lock()
+				h.took = append(h.took, a.Value.Duration())
+				h.mu.Unlock()
+			}
+			return true
+		})
+		return nil
+	}
+	if !next.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return next.Handle(ctx, r)
+}
+
+func (h *reconcileTimes) WithAttrs(as []slog.Attr) slog.Handler {
+	return sub{h, h.next.WithAttrs(as)}
+}
+
+func (h *reconcileTimes) WithGroup(g string) slog.Handler { return sub{h, h.next.WithGroup(g)} }
+
+func (s sub) Handle(ctx context.Context, r slog.Record) error { return s.handle(ctx, s.next, r) }
+
+func (s sub) WithAttrs(as []slog.Attr) slog.Handler {
+	return sub{s.reconcileTimes, s.next.WithAttrs(as)}
+}
+
+func (s sub) WithGroup(g string) slog.Handler { return sub{s.reconcileTimes, s.next.WithGroup(g)} }
+
+// count is how many reconciles were logged so far.
+func (h *reconcileTimes) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.took)
+}
+
+// since is the durations of the reconciles logged after the first n.
+func (h *reconcileTimes) since(n int) []time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.took[n:])
+}
+
+func ms(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+
+// cpuProfile profiles the test process's CPU into file until the returned
+// function is called; with file "" it does nothing.
+func cpuProfile(t *testing.T, file string) (stop func()) {
+	t.Helper()
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			t.Error(err)
+		}
+	}
 }

@@ -78,10 +78,11 @@ func TestLoad(t *testing.T) {
 	}
 	n := loadNode(t)
 	metricsAddr := freeAddr(t)
+	took := &reconcileTimes{}
 	before := sample()
 	n.start(func(o *kubeOptions) {
 		o.Agent.MetricsAddr = metricsAddr
-		o.Agent.Logger = quietLogger(t, n.logFile)
+		o.Agent.Logger = quietLogger(t, n.logFile, took)
 	})
 
 	live := map[string]*corev1.Pod{}
@@ -106,7 +107,8 @@ func TestLoad(t *testing.T) {
 	runtime.GC()
 	initial := len(lat.done)
 	lat.done = nil // the churn's own latencies from here on
-	h0, start := scrapeHistogram(t, metricsAddr), sample()
+	stopProfile := cpuProfile(t, os.Getenv("LOCUS_LOAD_CPUPROFILE"))
+	h0, start, first := scrapeHistogram(t, metricsAddr), sample(), took.count()
 	churnStart := time.Now()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for w := range loadWaves {
@@ -127,7 +129,8 @@ func TestLoad(t *testing.T) {
 		}
 	}
 	churn := time.Since(churnStart)
-	end, h1 := sample(), scrapeHistogram(t, metricsAddr)
+	end, h1, exact := sample(), scrapeHistogram(t, metricsAddr), took.since(first)
+	stopProfile()
 	runtime.GC()
 	heap := heapInuse()
 
@@ -143,9 +146,10 @@ func TestLoad(t *testing.T) {
 			t.Errorf("%d warnings %s about pods still running", count, reason)
 		}
 	}
-	t.Logf("LOAD pods=%d churn=%d waves x %d deleted+%d created in %v (%.1f pod changes/s) | reconcile n=%.0f mean=%v p50<=%v p99<=%v (histogram buckets) | cpuset bind e2e p50=%v p99=%v (n=%d) | process RSS %d MiB (+%d MiB since agent start, peak %d MiB) Go heap in use %d MiB | CPU %.2f s = %.0f%% of a core during churn (test process: agent + API clients + fake kubelet; control plane excluded)",
+	t.Logf("LOAD pods=%d churn=%d waves x %d deleted+%d created in %v (%.1f pod changes/s) | reconcile n=%.0f mean=%v p50<=%v p99<=%v (histogram buckets); exact n=%d p50=%v p90=%v p99=%v max=%v | cpuset bind e2e p50=%v p99=%v (n=%d) | process RSS %d MiB (+%d MiB since agent start, peak %d MiB) Go heap in use %d MiB | CPU %.2f s = %.0f%% of a core during churn (test process: agent + API clients + fake kubelet; control plane excluded)",
 		len(live), loadWaves, loadWaveSize, loadWaveSize, churn.Round(time.Millisecond), float64(2*loadWaves*loadWaveSize)/churn.Seconds(),
-		d.count, d.mean(), d.quantile(0.5), d.quantile(0.99), p50, p99, len(lat.done),
+		d.count, d.mean(), d.quantile(0.5), d.quantile(0.99), len(exact), ms(quantile(exact, 0.5)), ms(quantile(exact, 0.9)),
+		ms(quantile(exact, 0.99)), ms(quantile(exact, 1)), p50, p99, len(lat.done),
 		end.rss>>20, (end.rss-before.rss)>>20, end.hwm>>20, heap>>20, cpu.Seconds(), 100*cpu.Seconds()/churn.Seconds())
 	if d.count == 0 {
 		t.Fatal("no reconcile observed during the churn")
@@ -153,15 +157,17 @@ func TestLoad(t *testing.T) {
 }
 
 // quietLogger keeps warnings and errors only, in file: debug logging of
-// every reconcile would be part of what is measured.
-func quietLogger(t *testing.T, file string) *slog.Logger {
+// every reconcile would be part of what is measured. The duration of each
+// reconcile (the agent's "reconciled" debug line) goes to took, unformatted.
+func quietLogger(t *testing.T, file string, took *reconcileTimes) *slog.Logger {
 	t.Helper()
 	f, err := os.Create(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Close() })
-	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	took.next = slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn})
+	return slog.New(took)
 }
 
 // warnings counts the agent's logged warnings by reason, those about a
@@ -249,10 +255,15 @@ func (b *bindLatency) wait(t *testing.T, limit time.Duration) {
 }
 
 func (b *bindLatency) quantile(q float64) time.Duration {
-	if len(b.done) == 0 {
+	return quantile(b.done, q).Round(time.Millisecond)
+}
+
+// quantile is the q-quantile of ds, the largest for q = 1; zero when empty.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
 		return 0
 	}
-	s := slices.Clone(b.done)
+	s := slices.Clone(ds)
 	slices.Sort(s)
-	return s[min(len(s)-1, int(q*float64(len(s))))].Round(time.Millisecond)
+	return s[min(len(s)-1, int(q*float64(len(s))))]
 }
