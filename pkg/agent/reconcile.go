@@ -63,20 +63,19 @@ func (a *Agent) Reconcile() Result {
 	for i := range rs {
 		keep[rs[i].cgroup], byName[rs[i].spec.Name] = true, &rs[i]
 	}
-	removed := false
-	for _, name := range slices.Sorted(maps.Keys(ck.Workloads)) {
-		if r, ok := byName[name]; ok && r.cgroup == ck.Workloads[name].Cgroup {
-			continue
-		}
-		removed = true
-		rep, err := a.exec.Remove(name, ck.Workloads[name], keep)
-		res.add(rep)
-		if err != nil {
-			res.Errors = append(res.Errors, err)
-			a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", err)
+	gone := map[string]state.Workload{}
+	for name, w := range ck.Workloads {
+		if r, ok := byName[name]; !ok || r.cgroup != w.Cgroup {
+			gone[name] = w
 		}
 	}
-	if removed { // a dry run's read-only store reads back what it read
+	removal, failed := a.exec.RemoveAll(gone, keep) // in one pass: pods go in bursts
+	res.add(removal)
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		res.Errors = append(res.Errors, failed[name])
+		a.events.Emit(eventlog.Warning, "RemoveFailed", name, "%v; retrying on the next reconcile", failed[name])
+	}
+	if len(gone) > 0 { // a dry run's read-only store reads back what it read
 		if ck, err = a.store.Load(); err != nil {
 			res.Errors = append(res.Errors, err)
 			return res

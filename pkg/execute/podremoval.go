@@ -2,41 +2,73 @@ package execute
 
 import (
 	"fmt"
-	"strings"
+	"path"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/state"
 )
+
+// originalKey is a key of the originals store, parsed.
+type originalKey struct {
+	key  string
+	ctrl cgroup.Controller
+	cg   string
+	knob cgroup.Knob
+}
+
+// originalsBelow lists, for the cgroup of each pod of ws, the originals
+// recorded for it and the cgroups below it (its containers'), parsing the
+// store's keys once for all the pods. Workloads that are not pods have
+// none: restoreAll covers their one cgroup.
+func (e *Executor) originalsBelow(ws map[string]state.Workload) map[string][]originalKey {
+	lister, ok := e.c.Originals.(interface{ Keys() []string })
+	if !e.c.Pods || !ok || len(ws) == 0 {
+		return nil
+	}
+	removing := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		removing[w.Cgroup] = true
+	}
+	out := map[string][]originalKey{}
+	for _, key := range lister.Keys() {
+		ctrl, cg, knob, ok := cgroup.ParseOriginalKey(e.c.Hierarchy.Version(), key)
+		if !ok {
+			continue
+		}
+		for p := cg; p != "." && p != "/" && p != ""; p = path.Dir(p) {
+			if removing[p] {
+				out[p] = append(out[p], originalKey{key: key, ctrl: ctrl, cg: cg, knob: knob})
+			}
+		}
+	}
+	return out
+}
 
 // restoreBelow finishes the removal of a pod: the agent wrote its container
 // cgroups, children of the pod cgroup, which restoreAll (the pod cgroup's
 // own files) does not cover. Files of containers still there get their
-// original values back; the originals of cgroups that are gone (the kubelet
-// removed the pod) are forgotten, so originals.json does not keep growing
-// with every pod the node has run.
-func (e *Executor) restoreBelow(name, rel string, res *Report) error {
-	lister, ok := e.c.Originals.(interface{ Keys() []string })
-	if !ok {
-		return nil
-	}
+// original values back; the keys of the originals of cgroups that are gone
+// (the kubelet removed the pod) are returned, to be forgotten, so
+// originals.json does not keep growing with every pod the node has run.
+// below are the originals recorded for rel and under it (originalsBelow).
+func (e *Executor) restoreBelow(name, rel string, below []originalKey, res *Report) (gone []string, err error) {
 	var targets []cgroup.Target
-	var gone []string
-	for _, key := range lister.Keys() {
-		ctrl, cg, knob, ok := cgroup.ParseOriginalKey(e.c.Hierarchy.Version(), key)
-		if !ok || (cg != rel && !strings.HasPrefix(cg, rel+"/")) {
-			continue
+	for _, k := range below {
+		if _, ok := e.c.Originals.Original(k.key); !ok {
+			continue // restored by an attempt before
 		}
 		switch {
-		case !e.c.Hierarchy.Exists(ctrl, cg):
-			gone = append(gone, key)
-		case cg != rel: // rel's own files are restoreAll's
-			targets = append(targets, cgroup.Target{Cgroup: cg, Knob: knob})
+		case !e.c.Hierarchy.Exists(k.ctrl, k.cg):
+			gone = append(gone, k.key)
+		case k.cg != rel: // rel's own files are restoreAll's
+			targets = append(targets, cgroup.Target{Cgroup: k.cg, Knob: k.knob})
 		}
 	}
 	if e.c.DryRun {
 		for _, t := range targets {
 			fmt.Fprintf(e.c.Out, "restore %s %s\n", t.Cgroup, t.Knob)
 		}
-		return nil
+		return nil, nil
 	}
 	if len(targets) > 0 {
 		rep, err := e.c.Writer.Restore(targets)
@@ -46,13 +78,19 @@ func (e *Executor) restoreBelow(name, rel string, res *Report) error {
 		}
 		e.account(rep, owner, res)
 		if err != nil {
-			return fmt.Errorf("restore the containers of %s: %w", rel, err)
+			return gone, fmt.Errorf("restore the containers of %s: %w", rel, err)
 		}
 	}
-	if len(gone) > 0 {
-		if err := e.c.Originals.Forget(gone...); err != nil {
-			return fmt.Errorf("forget the originals of removed cgroups under %s: %w", rel, err)
-		}
+	return gone, nil
+}
+
+// forget drops the originals of removed cgroups, in one update.
+func (e *Executor) forget(keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if err := e.c.Originals.Forget(keys...); err != nil {
+		return fmt.Errorf("forget the originals of removed cgroups: %w", err)
 	}
 	return nil
 }
