@@ -136,11 +136,18 @@ func TestPercentile(t *testing.T) {
 
 func TestSampleProc(t *testing.T) {
 	s, err := sampleProc(os.Getpid())
-	if err != nil || s.rssKiB == 0 {
+	if err != nil || s.rssKiB == 0 || s.anonKiB == 0 || s.fileKiB == 0 || s.anonKiB+s.fileKiB > s.rssKiB {
 		t.Fatalf("sampleProc(self) = %+v, %v", s, err)
 	}
-	var bad procSample
-	if err := scanRSS(strings.NewReader("Name: x\n"), &bad); err == nil {
-		t.Error("status without VmRSS accepted")
+	var got procSample
+	if err := scanRSS(strings.NewReader("Name:\tx\nVmRSS:\t   300 kB\nRssAnon:\t   100 kB\nRssFile:\t   200 kB\n"), &got); err != nil ||
+		got != (procSample{rssKiB: 300, anonKiB: 100, fileKiB: 200}) {
+		t.Errorf("scanRSS = %+v, %v", got, err)
+	}
+	for _, text := range []string{"Name:\tx\n", "VmRSS:\t300 kB\nRssAnon:\t100 kB\n", "VmRSS:\tmany kB\nRssAnon:\t1 kB\nRssFile:\t1 kB\n"} {
+		var bad procSample
+		if err := scanRSS(strings.NewReader(text), &bad); err == nil {
+			t.Errorf("status %q accepted", text)
+		}
 	}
 }

@@ -146,12 +146,13 @@ func run(o options) error {
 	fmt.Printf("  the agent's CPU time from config written to status.json (user+system, 10 ms ticks): mean %s\n",
 		ms(mean(spent)))
 
-	cpu, rss, maxRSS, err := steadyState(agent.Process.Pid, o.steady)
+	cpu, last, maxRSS, err := steadyState(agent.Process.Pid, o.steady)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\nsteady state over %s with %d workloads: CPU %.3f %% of one core, RSS %.1f MiB (max %.1f MiB)\n",
-		o.steady, o.workloads, cpu, float64(rss)/1024, float64(maxRSS)/1024)
+	fmt.Printf("\nsteady state over %s with %d workloads: CPU %.3f %% of one core, RSS %.1f MiB (max %.1f MiB): "+
+		"anonymous %.1f MiB, file %.1f MiB\n", o.steady, o.workloads, cpu, mib(last.rssKiB), mib(maxRSS),
+		mib(last.anonKiB), mib(last.fileKiB))
 	return nil
 }
 
@@ -248,25 +249,27 @@ func waitFor(stateDir, cg string, s scenario, timeout time.Duration, agent *exec
 }
 
 // steadyState samples the agent once a second for d and returns its CPU use
-// in percent of one core, its final RSS and its largest RSS (KiB).
-func steadyState(pid int, d time.Duration) (cpuPercent float64, rss, maxRSS uint64, err error) {
+// in percent of one core, its last sample and its largest RSS (KiB).
+func steadyState(pid int, d time.Duration) (cpuPercent float64, last procSample, maxRSS uint64, err error) {
 	first, err := sampleProc(pid)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, last, 0, err
 	}
 	start := time.Now()
-	last := first
+	last = first
 	maxRSS = first.rssKiB
 	for time.Since(start) < d {
 		time.Sleep(min(time.Second, d-time.Since(start)))
 		if last, err = sampleProc(pid); err != nil {
-			return 0, 0, 0, err
+			return 0, last, 0, err
 		}
 		maxRSS = max(maxRSS, last.rssKiB)
 	}
 	secs := float64(last.cpuTicks-first.cpuTicks) / clockTicks
-	return 100 * secs / time.Since(start).Seconds(), last.rssKiB, maxRSS, nil
+	return 100 * secs / time.Since(start).Seconds(), last, maxRSS, nil
 }
+
+func mib(kib uint64) float64 { return float64(kib) / 1024 }
 
 func mean(xs []time.Duration) time.Duration {
 	var sum time.Duration

@@ -153,10 +153,15 @@ func percentile(xs []time.Duration, p float64) time.Duration {
 	return s[min(max(rank, 1), len(s))-1]
 }
 
-// procSample is a process's CPU time so far and its resident memory.
+// procSample is a process's CPU time so far and its resident memory: all of
+// it, and its two parts, the anonymous pages (heap, stacks, the runtime's
+// own) and the file pages mapped in, nearly all of them the binary's. The
+// file part depends on which code ran and on how the page cache holds the
+// binary (a file just written may sit in 2 MiB folios that are mapped whole),
+// not on what the agent allocates.
 type procSample struct {
-	cpuTicks uint64 // utime + stime, in clock ticks
-	rssKiB   uint64
+	cpuTicks                 uint64 // utime + stime, in clock ticks
+	rssKiB, anonKiB, fileKiB uint64
 }
 
 // clockTicks is USER_HZ, 100 on every Linux architecture Go supports.
@@ -188,15 +193,28 @@ func sampleProc(pid int) (procSample, error) {
 	return s, scanRSS(f, &s)
 }
 
+// scanRSS reads VmRSS, RssAnon and RssFile from /proc/PID/status.
 func scanRSS(r io.Reader, s *procSample) error {
+	fields := map[string]*uint64{"VmRSS:": &s.rssKiB, "RssAnon:": &s.anonKiB, "RssFile:": &s.fileKiB}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &s.rssKiB)
-			return err
+		name, v, _ := strings.Cut(sc.Text(), "\t")
+		dst, ok := fields[name]
+		if !ok {
+			continue
 		}
+		if _, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", dst); err != nil {
+			return fmt.Errorf("%s %q: %w", name, v, err)
+		}
+		delete(fields, name)
 	}
-	return fmt.Errorf("no VmRSS line")
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	for name := range fields {
+		return fmt.Errorf("no %s line", strings.TrimSuffix(name, ":"))
+	}
+	return nil
 }
 
 // startProfile fetches the agent's CPU profile (/debug/pprof/profile) over
