@@ -11,6 +11,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostsource"
+	"github.com/locus-project/locus/pkg/idletrim"
 	"github.com/locus-project/locus/pkg/source"
 )
 
@@ -64,7 +65,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		// cleanly before changing anything.
 		return a.shutdown()
 	}
+	trim := idletrim.Start(ctx, 2*time.Second) // the heap back to what is live between reconciles
 	a.logResult(a.Reconcile())
+	trim.Busy()
 	for {
 		select { // containers waiting to be created go before the next reconcile
 		case f := <-a.calls:
@@ -94,6 +97,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			}
 		}
 		a.logResult(a.Reconcile())
+		trim.Busy()
 	}
 }
 
