@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,6 +56,11 @@ NodeResourceTopology.`,
 				if o.LocalityMargin, err = locality.ParseMargin(margin); err != nil {
 					return usageError{fmt.Errorf("--locality-margin: %w", err)}
 				}
+			}
+			if !o.Profiling {
+				// Nothing can read the heap profile: keep no allocation
+				// records (and no table of their stacks) for it.
+				runtime.MemProfileRate = 0
 			}
 			ctx, stop := stopsignal.Context(context.Background())
 			defer stop()
