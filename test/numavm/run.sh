@@ -13,6 +13,9 @@ cd "$repo"
 NUMAVM_NODES="${NUMAVM_NODES:-2}"
 NUMAVM_MEM="${NUMAVM_MEM:-2G}"
 NUMAVM_SMP="${NUMAVM_SMP:-4}"
+NUMAVM_THREADS="${NUMAVM_THREADS:-1}"
+NUMAVM_KERNEL="${NUMAVM_KERNEL:-debian}"
+NUMAVM_TCG="${NUMAVM_TCG:-multi}"
 NUMAVM_CGROUP="${NUMAVM_CGROUP:-v2}"
 NUMAVM_NUMA_BALANCING="${NUMAVM_NUMA_BALANCING:-off}"
 NUMAVM_TIMEOUT="${NUMAVM_TIMEOUT:-600}"
@@ -34,6 +37,10 @@ usage: bash test/numavm/run.sh [options]
   --nodes 2|4         NUMA nodes in the guest (default 2; 4 uses distances 10/21/31)
   --mem SIZE          guest memory, split evenly over the nodes (default 2G)
   --smp N             guest CPUs, split evenly over the nodes (default 4)
+  --threads N         SMT threads per core (default 1); each node holds whole cores
+  --kernel debian|ubuntu
+                      debian: Debian's stock kernel (default); ubuntu: a pinned
+                      Ubuntu 24.04 kernel (6.8), which has core scheduling
   --pkgs "P..."       Go packages whose tests run in the guest (default: test/numavm/packages)
   --run REGEX         passed to every test binary as -test.run
   --test-args "A..."  extra arguments for every test binary (space-separated)
@@ -42,9 +49,11 @@ usage: bash test/numavm/run.sh [options]
                       v1: v1 controllers under /sys/fs/cgroup, cgroup2 at /sys/fs/cgroup/unified
   --numa-balancing on|off
                       automatic NUMA balancing in the guest (default off: placements stay exact)
+  --tcg multi|single  QEMU's TCG threads: one per vCPU (default), or one for all,
+                      which a kernel that patches its code while running needs
   --timeout SECONDS   hard limit for the whole boot (default 600)
   --append "K=V..."   extra kernel command line
-  --refresh-kernel    fetch the newest Debian kernel even if one is cached
+  --refresh-kernel    fetch the kernel again even if one is cached (Debian: the newest)
   --quiet             show only test output and the result, not the whole console
   --bins "CMD..."     host commands copied into the guest's /usr/bin with the shared
                       libraries ldd names (bash, redis-server, ...)
@@ -58,6 +67,9 @@ while [ $# -gt 0 ]; do
 	--nodes) NUMAVM_NODES="$2"; shift 2 ;;
 	--mem) NUMAVM_MEM="$2"; shift 2 ;;
 	--smp) NUMAVM_SMP="$2"; shift 2 ;;
+	--threads) NUMAVM_THREADS="$2"; shift 2 ;;
+	--kernel) NUMAVM_KERNEL="$2"; shift 2 ;;
+	--tcg) NUMAVM_TCG="$2"; shift 2 ;;
 	--pkgs) PKGS="$2"; shift 2 ;;
 	--run) NUMAVM_RUN="$2"; shift 2 ;;
 	--test-args) NUMAVM_TEST_ARGS="$2"; shift 2 ;;

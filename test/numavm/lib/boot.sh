@@ -11,7 +11,11 @@ numavm_boot() {
 	local balancing=disable
 	[ "$NUMAVM_NUMA_BALANCING" = off ] || balancing=enable
 	local append="console=ttyS0 panic=-1 quiet numa_balancing=$balancing $NUMAVM_APPEND"
-	local -a qemu=(qemu-system-x86_64 -accel tcg -m "$NUMAVM_MEM" -smp "$NUMAVM_SMP"
+	# One TCG thread per vCPU is QEMU's default; thread=single runs them all
+	# on one (see README: Kernels).
+	local accel=tcg
+	[ "$NUMAVM_TCG" = multi ] || accel=tcg,thread=single
+	local -a qemu=(qemu-system-x86_64 -accel "$accel" "${NUMAVM_QEMU_CPU[@]}" -m "$NUMAVM_MEM" -smp "$NUMAVM_QEMU_SMP"
 		"${NUMAVM_QEMU_NUMA[@]}" -nographic -no-reboot -nodefaults -serial stdio
 		-kernel "$kernel" -initrd "$initrd" -append "$append")
 	numavm_log "boot: ${qemu[*]}"

@@ -25,13 +25,23 @@ numavm_mib() {
 
 numavm_check_settings() {
 	local n
-	for n in NUMAVM_NODES NUMAVM_SMP NUMAVM_TIMEOUT; do
+	for n in NUMAVM_NODES NUMAVM_SMP NUMAVM_THREADS NUMAVM_TIMEOUT; do
 		[[ "${!n}" =~ ^[1-9][0-9]*$ ]] || numavm_die "$n=${!n}: want a positive integer"
 	done
 	[[ "$NUMAVM_MEM" =~ ^[1-9][0-9]*[MmGg]?$ ]] || numavm_die "NUMAVM_MEM=$NUMAVM_MEM: want a size such as 2G or 1536M"
 	[ "$NUMAVM_NODES" -le 8 ] || numavm_die "NUMAVM_NODES=$NUMAVM_NODES: at most 8 nodes"
 	[ $((NUMAVM_SMP % NUMAVM_NODES)) -eq 0 ] ||
 		numavm_die "NUMAVM_SMP=$NUMAVM_SMP does not split evenly over NUMAVM_NODES=$NUMAVM_NODES"
+	[ $((NUMAVM_SMP / NUMAVM_NODES % NUMAVM_THREADS)) -eq 0 ] ||
+		numavm_die "NUMAVM_THREADS=$NUMAVM_THREADS: each node's $((NUMAVM_SMP / NUMAVM_NODES)) CPUs (NUMAVM_SMP=$NUMAVM_SMP over $NUMAVM_NODES nodes) are not whole cores of $NUMAVM_THREADS threads"
+	case "$NUMAVM_TCG" in
+	multi | single) ;;
+	*) numavm_die "NUMAVM_TCG=$NUMAVM_TCG: want multi or single" ;;
+	esac
+	case "$NUMAVM_KERNEL" in
+	debian | ubuntu) ;;
+	*) numavm_die "NUMAVM_KERNEL=$NUMAVM_KERNEL: want debian or ubuntu" ;;
+	esac
 	local mib
 	mib="$(numavm_mib "$NUMAVM_MEM")"
 	[ $((mib % NUMAVM_NODES)) -eq 0 ] ||

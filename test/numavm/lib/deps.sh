@@ -13,14 +13,17 @@ numavm_apt_update() {
 
 # numavm_install_deps installs the package behind every missing tool:
 # QEMU to boot, cpio and gzip to pack the initramfs, numactl for the peer tools
-# copied into the guest and busybox-static for the guest's sh, sleep and friends.
+# copied into the guest, busybox-static for the guest's sh, sleep and friends,
+# and curl when the Ubuntu kernel is to be fetched.
 numavm_install_deps() {
 	command -v go >/dev/null || numavm_die "go is not on PATH; the test binaries are built on the host"
 	local need=() pair tool pkg
 	for pair in qemu-system-x86_64:qemu-system-x86 cpio:cpio gzip:gzip \
 		numactl:numactl migratepages:numactl numastat:numactl \
-		dpkg-deb:dpkg timeout:coreutils; do
+		dpkg-deb:dpkg timeout:coreutils sha256sum:coreutils curl:curl; do
 		tool="${pair%%:*}" pkg="${pair#*:}"
+		# curl fetches only the Ubuntu kernel.
+		[ "$tool" != curl ] || [ "$NUMAVM_KERNEL" = ubuntu ] || continue
 		command -v "$tool" >/dev/null 2>&1 || need+=("$pkg")
 	done
 	# busybox (dynamic) may be installed already; the guest needs the static one.

@@ -1,11 +1,27 @@
 # shellcheck shell=bash
-# Fetches Debian's stock amd64 kernel image and keeps only vmlinuz.
+# Fetches the guest's kernel image and keeps only vmlinuz: Debian's stock amd64
+# kernel (the default), or one pinned build of Ubuntu's generic kernel, which
+# has core scheduling (CONFIG_SCHED_CORE=y) where Debian's has not.
 
-# numavm_kernel prints the path of a cached vmlinuz, fetching one when the cache
-# is empty or NUMAVM_REFRESH_KERNEL=1. Only the kernel image is extracted: the
-# guest needs no modules, because everything it uses (serial console, devtmpfs,
-# cgroups, NUMA, initramfs) is built into Debian's kernel.
+# The Ubuntu kernel: one package of the noble release pocket, which never
+# changes, checked against this digest before anything is kept.
+numavm_ubuntu_url="http://archive.ubuntu.com/ubuntu/pool/main/l/linux/linux-image-unsigned-6.8.0-31-generic_6.8.0-31.31_amd64.deb"
+numavm_ubuntu_sha256="35115ceb5ddc1e73034a73d6b064b9c6d38c534f20279fd7229c510515b931d8"
+
+# numavm_kernel prints the path of the cached vmlinuz of NUMAVM_KERNEL.
 numavm_kernel() {
+	case "$NUMAVM_KERNEL" in
+	debian) numavm_kernel_debian ;;
+	ubuntu) numavm_kernel_ubuntu ;;
+	*) numavm_die "NUMAVM_KERNEL=$NUMAVM_KERNEL: want debian or ubuntu" ;;
+	esac
+}
+
+# numavm_kernel_debian prints the path of a cached Debian vmlinuz, fetching one
+# when the cache is empty or NUMAVM_REFRESH_KERNEL=1. Only the kernel image is
+# extracted: the guest needs no modules, because everything it uses (serial
+# console, devtmpfs, cgroups, NUMA, initramfs) is built into Debian's kernel.
+numavm_kernel_debian() {
 	local dir="$NUMAVM_CACHE/kernel" cached
 	mkdir -p "$dir"
 	cached="$(find "$dir" -maxdepth 1 -name 'vmlinuz-*' | sort -V | tail -n 1)"
@@ -47,4 +63,39 @@ numavm_kernel() {
 	rm -rf "$work"
 	numavm_log "kernel: cached $(basename "$image") ($(du -h "$dir/$(basename "$image")" | cut -f1))"
 	echo "$dir/$(basename "$image")"
+}
+
+# numavm_kernel_ubuntu prints the path of the cached Ubuntu vmlinuz, fetching
+# the pinned package with curl when the cache lacks it or
+# NUMAVM_REFRESH_KERNEL=1. A package whose SHA-256 is not the pinned one is an
+# error and is not kept. Ubuntu's generic kernel, too, has everything the guest
+# uses built in (8250 serial console, gzip initramfs, devtmpfs, cgroup v1 and
+# v2, NUMA), so no module is needed.
+numavm_kernel_ubuntu() {
+	local dir="$NUMAVM_CACHE/kernel-ubuntu" name="vmlinuz-6.8.0-31-generic"
+	mkdir -p "$dir"
+	if [ -f "$dir/$name" ] && [ "$NUMAVM_REFRESH_KERNEL" != 1 ]; then
+		numavm_log "kernel: cached ubuntu $name"
+		echo "$dir/$name"
+		return 0
+	fi
+	command -v curl >/dev/null || numavm_die "no Ubuntu kernel cached in $dir and no curl to fetch one"
+	local work="$dir/download"
+	rm -rf "$work"
+	mkdir -p "$work"
+	numavm_log "kernel: curl $numavm_ubuntu_url"
+	curl -fsSL --retry 3 --max-time 600 -o "$work/kernel.deb" "$numavm_ubuntu_url" ||
+		{ rm -rf "$work"; numavm_die "downloading $numavm_ubuntu_url failed"; }
+	local sum
+	sum="$(sha256sum "$work/kernel.deb" | cut -d' ' -f1)"
+	if [ "$sum" != "$numavm_ubuntu_sha256" ]; then
+		rm -rf "$work"
+		numavm_die "$numavm_ubuntu_url has SHA-256 $sum, not the pinned $numavm_ubuntu_sha256; nothing was cached"
+	fi
+	dpkg-deb --fsys-tarfile "$work/kernel.deb" | tar -x -C "$work" "./boot/$name" ||
+		{ rm -rf "$work"; numavm_die "$numavm_ubuntu_url holds no ./boot/$name"; }
+	mv "$work/boot/$name" "$dir/$name"
+	rm -rf "$work"
+	numavm_log "kernel: cached ubuntu $name ($(du -h "$dir/$name" | cut -f1))"
+	echo "$dir/$name"
 }
