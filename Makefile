@@ -88,9 +88,14 @@ bench-vet:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run . ./...
 
 # Real-kernel NUMA tests in a QEMU guest; as root it installs qemu, cpio,
-# numactl and busybox-static with apt. Packages run there: test/numavm/packages.
+# numactl, busybox-static and curl with apt. Packages run there:
+# test/numavm/packages. A second, small guest boots Ubuntu's kernel (it has
+# core scheduling, Debian's has not) with two threads a core for core
+# isolation (test/numavm/coresched), its vCPUs on one TCG thread
+# (test/numavm/README.md, Kernels).
 numa-test:
 	bash test/numavm/run.sh
+	bash test/numavm/run.sh --kernel ubuntu --threads 2 --tcg single --pkgs ./test/numavm/coresched
 
 # End-to-end tests on a real one-node cluster of this machine (root; installs
 # containerd and runc with apt when missing): docs/e2e.md. The node is brought
