@@ -274,9 +274,11 @@ func TestAgentCoreIsolation(t *testing.T) {
 	// Asks again: a cookie again.
 	a.configure(t, true)
 	again := w.lsCookie(t)
-	if ck := a.checkpointed(t); !slices.Equal(ck, []string{"ls"}) {
-		t.Errorf("checkpoint records %q as isolated, want ls", ck)
-	}
+	// The checkpoint is saved after the cookies are given.
+	waitFor(t, "ls recorded as isolated in the checkpoint", settle, func() (bool, string) {
+		ck := a.checkpointed(t)
+		return slices.Equal(ck, []string{"ls"}), fmt.Sprint(ck)
+	})
 
 	// Restarted while still asking: the cookie stays as it was.
 	a.stop(t)
@@ -299,9 +301,10 @@ func TestAgentCoreIsolation(t *testing.T) {
 	a.start(t)
 	a.reconciled(t)
 	noCookie(t, "ls after a restart with it no longer asking", w.lsPIDs)
-	if ck := a.checkpointed(t); len(ck) != 0 {
-		t.Errorf("checkpoint still records %q as isolated", ck)
-	}
+	waitFor(t, "dropped from the checkpoint after the restart", settle, func() (bool, string) {
+		ck := a.checkpointed(t)
+		return len(ck) == 0, fmt.Sprint(ck)
+	})
 	noCookie(t, "be", w.bePIDs)
 }
 
