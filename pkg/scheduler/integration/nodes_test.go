@@ -21,6 +21,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
@@ -78,6 +79,15 @@ func newCluster(t *testing.T, n int, agents bool) *cluster {
 		c.runCgroups()
 		for _, nd := range c.nodes {
 			c.startAgent(nd)
+		}
+		// Every node's report is out before a test creates pods: pods
+		// placed while only some nodes can take them pile onto those,
+		// and a test's expectations of spreading then fail by timing.
+		for name := range c.nodes {
+			kubetest.WaitFor(t, "the agent's report of "+name, 30*time.Second, func(ctx context.Context) (bool, error) {
+				_, err := cp.Dynamic.Resource(nrt.GVR).Get(ctx, name, metav1.GetOptions{})
+				return err == nil, err
+			})
 		}
 	}
 	return c
