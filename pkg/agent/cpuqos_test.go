@@ -237,3 +237,34 @@ func TestCoreIsolationSurvivesRestart(t *testing.T) {
 		t.Errorf("checkpoint still records %q as isolated", got)
 	}
 }
+
+// TestCoreIsolationRemovedWorkload: a workload of an existing cgroup that
+// leaves the configuration keeps running, so it loses its cookie as it
+// goes, whether the agent runs then or comes back after.
+func TestCoreIsolationRemovedWorkload(t *testing.T) {
+	batchOnly := strings.Replace(redisAndBatch, redisAndBatch[strings.Index(redisAndBatch, "- name: redis"):strings.Index(redisAndBatch, "- name: batch")], "", 1)
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprint("restart=", restart), func(t *testing.T) {
+			h, core := coreIsolationHarness(t, true)
+			h.reconcile()
+			if restart {
+				h.a.Close()
+			}
+			h.writeConfig(batchOnly)
+			if restart {
+				h.restart()
+			}
+			h.reconcile()
+			if len(core.cleared) != 1 || !slices.Equal(core.cleared[0], []int{4242, 4243}) {
+				t.Fatalf("redis removed from the configuration: cleared %v, want its processes 4242 and 4243", core.cleared)
+			}
+			if got := h.checkpoint().CoreIsolated; len(got) != 0 {
+				t.Errorf("checkpoint still records %q as isolated", got)
+			}
+			h.reconcile()
+			if len(core.cleared) != 1 {
+				t.Errorf("cleared again on the next reconcile: %v", core.cleared)
+			}
+		})
+	}
+}

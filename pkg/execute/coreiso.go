@@ -72,13 +72,39 @@ func (e *Executor) applyCoreIsolation(ws []decide.WorkloadState, cgroupsOf map[s
 			delete(e.isolated, w.Name)
 		}
 	}
-	// A workload gone from the decision was removed, its cgroups with it:
-	// nothing is left to take the cookie back from.
+	// A workload gone from the decision had its cookie taken back as it
+	// was removed (unisolateRemoved).
 	present := map[string]bool{}
 	for _, w := range ws {
 		present[w.Name] = true
 	}
 	maps.DeleteFunc(e.isolated, func(name string, _ bool) bool { return !present[name] })
+}
+
+// unisolateRemoved takes the cookie back from the processes of the
+// isolated workloads among ws, which are leaving management: a workload
+// whose cgroup the agent did not make (an existing cgroup, matched
+// processes) keeps running after it goes, and must not keep a cookie
+// nothing will ever take away. A pod's cgroups are gone or going, and
+// their processes with them: nothing is found there, at no cost.
+func (e *Executor) unisolateRemoved(ws map[string]state.Workload) {
+	if e.c.DryRun || !e.coreSupport.Available {
+		return
+	}
+	e.loadIsolated()
+	before := maps.Clone(e.isolated)
+	defer e.saveIsolated(before)
+	for _, name := range slices.Sorted(maps.Keys(ws)) {
+		if !e.isolated[name] {
+			continue
+		}
+		// Once it is gone nothing names its processes again: a failure is
+		// said, not retried.
+		if err := e.c.Core.Clear(e.pidsOf([]string{ws[name].Cgroup})); err != nil {
+			e.c.Events.Emit(eventlog.Warning, "CoreIsolationFailed", name, "clearing its cookie as it leaves management: %v; its processes keep it", err)
+		}
+		delete(e.isolated, name)
+	}
 }
 
 // loadIsolated reads, once, the workloads an earlier run of the agent

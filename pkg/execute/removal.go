@@ -38,6 +38,7 @@ func (e *Executor) Remove(name string, w state.Workload, keep map[string]bool) (
 // errors.
 func (e *Executor) RemoveAll(ws map[string]state.Workload, keep map[string]bool) (res Report, errs map[string]error) {
 	errs = map[string]error{}
+	e.unisolateRemoved(ws)
 	below := e.originalsBelow(ws)
 	var done, gone []string
 	for _, name := range slices.Sorted(maps.Keys(ws)) {
