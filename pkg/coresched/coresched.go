@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -31,10 +32,44 @@ func Probe() Support {
 	var c uint64
 	err := prctl(unix.PR_SCHED_CORE_GET, 0, unix.PR_SCHED_CORE_SCOPE_THREAD, uintptr(unsafe.Pointer(&c)))
 	if err == nil {
+		waitReadable()
 		return Support{Available: true, Reason: "available (prctl PR_SCHED_CORE)"}
 	}
 	return Support{Reason: strings.Replace(err.Error(), ErrUnavailable.Error(), "unavailable", 1)}
 }
+
+// waitReadable returns once cookies read as what they are, or after
+// readableWait. PR_SCHED_CORE_GET reports a cookie hashed with the kernel's
+// pointer-hashing key, filled only once its random number generator is
+// ready (and a moment after); before, every cookie reads 0, and an
+// isolated workload would look uncookied and get a fresh cookie at every
+// reconcile. A blocking getrandom of one byte makes the kernel seed
+// itself (kernels since 5.4 do within about a second); then a thread of
+// its own, given a cookie, reads it back until it is not 0. On a host up
+// for more than a few seconds this costs one read.
+func waitReadable() {
+	var b [1]byte
+	for {
+		if _, err := unix.Getrandom(b[:], 0); err != unix.EINTR {
+			break
+		}
+	}
+	_ = onThread(func() error {
+		if err := prctl(unix.PR_SCHED_CORE_CREATE, 0, unix.PR_SCHED_CORE_SCOPE_THREAD, 0); err != nil {
+			return err
+		}
+		for deadline := time.Now().Add(readableWait); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if c, err := Cookie(0); err != nil || c != 0 {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// readableWait bounds waitReadable: past it the agent goes on, and
+// reads cookies as the kernel reports them.
+const readableWait = 10 * time.Second
 
 // explain turns a prctl errno into what it means here.
 func explain(err error) error {

@@ -9,16 +9,10 @@
 package coresched
 
 import (
-	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"k8s.io/utils/cpuset"
 
@@ -35,45 +29,10 @@ func guest(t *testing.T) {
 	if n, _ := strconv.Atoi(os.Getenv("LOCUS_NUMAVM_THREADS")); n < 2 {
 		t.Skipf("LOCUS_NUMAVM_THREADS=%q: core scheduling needs SMT; boot with --threads 2", os.Getenv("LOCUS_NUMAVM_THREADS"))
 	}
-	rngOnce.Do(func() { rngErr = seedRNG() })
-	if rngErr != nil {
-		t.Fatal(rngErr)
-	}
-}
-
-var (
-	rngOnce sync.Once
-	rngErr  error
-)
-
-// seedRNG makes the kernel's random number generator ready and waits until
-// PR_SCHED_CORE_GET reports cookies. The kernel reports a cookie as a hash
-// of its address under the pointer-hashing key, which is filled only once
-// the RNG is ready: before that every cookie reads 0. The guest has no
-// hardware RNG and nothing asks for randomness early, so a blocking
-// getrandom makes the kernel seed itself (jitter entropy).
-func seedRNG() error {
-	b := make([]byte, 1)
-	if _, err := unix.Getrandom(b, 0); err != nil {
-		return fmt.Errorf("getrandom: %w", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread and its cookie end with the goroutine
-		if err := unix.Prctl(unix.PR_SCHED_CORE, unix.PR_SCHED_CORE_CREATE, 0, unix.PR_SCHED_CORE_SCOPE_THREAD, 0); err != nil {
-			done <- fmt.Errorf("PR_SCHED_CORE_CREATE on a thread of the test: %w", err)
-			return
-		}
-		for range 100 {
-			if c, err := cookie(0); err != nil || c != 0 {
-				done <- err
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		done <- fmt.Errorf("a thread given a cookie still reads cookie 0 after 10s with the RNG ready")
-	}()
-	return <-done
+	// The test does not seed the kernel's random number generator: the
+	// guest has no hardware RNG, so until something does, every cookie
+	// reads 0. The agent's probe (coresched.Probe) must wait for it, and
+	// the cookies read below are its proof.
 }
 
 // readSys reads one sysfs attribute, failing the test when it cannot.
