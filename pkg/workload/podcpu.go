@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/topology"
@@ -19,9 +18,13 @@ import (
 // container's status reports the CPU limit the kubelet actuated (the pod was
 // resized in place), a count other than the decision's asks for the decided
 // CPUs grown or shrunk to it. Otherwise cpuset-scheduler "true" with an
-// integer limits.cpu on every container (as actuated: see
-// actuatedLimitCPUs) asks the agent for that many CPUs. Anything malformed leaves the pod in the
-// shared pool (or, for a bad decision, lets the agent choose) and says why.
+// integer limits.cpu on every container, init containers and sidecars
+// included (as actuated: see actuatedLimitCPUs), asks the agent for as
+// many CPUs as Kubernetes counts the pod's limit (podLimitCPUs). A
+// container-scope pod (AnnotationCPUScope) says each container's count
+// too. Anything malformed leaves the pod in the shared pool (or, for a bad
+// decision, lets the agent choose; for a bad scope, its containers share
+// its CPUs) and says why.
 func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) CPUNeed {
 	optIn := OptedIn(pod)
 	raw, hasDecision := pod.Annotations[AnnotationResourceStatus]
@@ -46,6 +49,7 @@ func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, s
 				need.CPUs = n
 			}
 			checkNUMA(rs, topo, problem)
+			withContainers(&need, pod, problem)
 			return need
 		}
 		then := "running in the shared pool"
@@ -68,7 +72,24 @@ func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, s
 	if policy == cpualloc.StaticBurst {
 		need.RequestMilli = requestMilli(pod)
 	}
+	withContainers(&need, pod, problem)
 	return need
+}
+
+// withContainers adds what a container-scope pod's containers ask, and
+// the scheduler's partition of its CPUs when it wrote one.
+func withContainers(need *CPUNeed, pod *corev1.Pod, problem func(string, string, ...any)) {
+	need.Containers = containerScope(pod, true, problem)
+	raw, ok := pod.Annotations[AnnotationContainerCPUSets]
+	if need.Containers == nil || !ok {
+		return
+	}
+	parts, err := ParseContainerCPUSets(raw)
+	if err != nil {
+		problem("InvalidContainerCPUSets", "annotation %s: %v; the agent divides the CPUs itself", AnnotationContainerCPUSets, err)
+		return
+	}
+	need.DecidedContainers = parts
 }
 
 // OptedIn says whether the pod asks for CPUs of its own: cpuset-scheduler
@@ -93,12 +114,16 @@ func AsksForCPUs(labels, annotations map[string]string) bool {
 }
 
 // CPURequest is what an opted-in pod asks of the allocator, as the agent
-// reads it: the summed integer CPU limits, the cpu-policy (named, never
-// empty) and, for static-burst only, the summed CPU requests.
+// reads it: its integer CPU limits counted as Kubernetes counts the pod's
+// (podLimitCPUs), the cpu-policy (named, never empty), for static-burst
+// only the summed CPU requests, and for a container-scope pod
+// (AnnotationCPUScope) each container's count, which the pod's CPUs are
+// divided by (cpuset.Partition).
 type CPURequest struct {
 	CPUs         int
 	Policy       cpualloc.Policy
 	RequestMilli int64
+	Containers   []cpualloc.ContainerCPUs
 }
 
 // ParseCPURequest reads an opted-in pod's request with the agent's rules,
@@ -106,7 +131,7 @@ type CPURequest struct {
 // default, a bad limit to the shared pool) it returns an error saying what
 // to fix, for a scheduler that must not place a pod it cannot bind.
 func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
-	cpus, err := limitCPUs(pod)
+	cpus, cs, err := podLimitCPUs(pod, false)
 	if err != nil {
 		return CPURequest{}, fmt.Errorf("%s needs an integer resources.limits.cpu on every container, at least 1 in all: %v", AnnotationCPUSet, err)
 	}
@@ -117,7 +142,14 @@ func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
 	if p == "" {
 		p = DefaultPolicy
 	}
+	container, err := CPUScopeOf(pod.Annotations)
+	if err != nil {
+		return CPURequest{}, err
+	}
 	req := CPURequest{CPUs: cpus, Policy: p}
+	if container {
+		req.Containers = cs
+	}
 	if p == cpualloc.StaticBurst {
 		req.RequestMilli = requestMilli(pod)
 	}
@@ -149,23 +181,20 @@ func Decision(pod *corev1.Pod) (a Assignment, ok bool, err error) {
 	return a, true, nil
 }
 
-// limitCPUs sums the containers' CPU limits, each of which must be whole.
-// maxCPULimit is the largest CPU limit a container may ask to be pinned to.
-var maxCPULimit = *resource.NewQuantity(topology.MaxCPUID+1, resource.DecimalSI)
-
-func limitCPUs(pod *corev1.Pod) (int, error) { return sumLimitCPUs(pod, false) }
-
-// actuatedLimitCPUs is limitCPUs as the kubelet actuated it: a container
-// resized in place (InPlacePodVerticalScaling) keeps its desired limit in
-// spec and the one in force in status.containerStatuses[].resources, and
-// the CPUs follow the one in force. A container whose status reports no
-// CPU limit (not started, or a kubelet without the feature) counts its
-// spec's.
-func actuatedLimitCPUs(pod *corev1.Pod) (int, error) { return sumLimitCPUs(pod, true) }
+// actuatedLimitCPUs is the pod's CPU count (podLimitCPUs) as the kubelet
+// actuated it: a container resized in place (InPlacePodVerticalScaling)
+// keeps its desired limit in spec and the one in force in its status's
+// resources, and the CPUs follow the one in force. A container whose
+// status reports no CPU limit (not started, or a kubelet without the
+// feature) counts its spec's.
+func actuatedLimitCPUs(pod *corev1.Pod) (int, error) {
+	n, _, err := podLimitCPUs(pod, true)
+	return n, err
+}
 
 // reportedLimitCPUs is the CPU count the kubelet reports actuated, when
-// every container's status reports a CPU limit and they add up to whole
-// CPUs; ok is false otherwise.
+// every app container's status reports a CPU limit and the pod's count
+// is whole CPUs; ok is false otherwise.
 func reportedLimitCPUs(pod *corev1.Pod) (n int, ok bool) {
 	for _, c := range pod.Spec.Containers {
 		reported := false
@@ -180,35 +209,6 @@ func reportedLimitCPUs(pod *corev1.Pod) (n int, ok bool) {
 	}
 	n, err := actuatedLimitCPUs(pod)
 	return n, err == nil
-}
-
-func sumLimitCPUs(pod *corev1.Pod, actuated bool) (int, error) {
-	total := int64(0)
-	for i, c := range pod.Spec.Containers {
-		field := fmt.Sprintf("spec.containers[%d] (%s)", i, c.Name)
-		lim, ok := c.Resources.Limits[corev1.ResourceCPU]
-		for j, st := range pod.Status.ContainerStatuses {
-			if actuated && st.Name == c.Name && st.Resources != nil {
-				if q, has := st.Resources.Limits[corev1.ResourceCPU]; has {
-					field, lim, ok = fmt.Sprintf("status.containerStatuses[%d] (%s)", j, c.Name), q, true
-				}
-			}
-		}
-		switch {
-		case !ok:
-			return 0, fmt.Errorf("%s has none", field)
-		case lim.Sign() < 0 || lim.Cmp(maxCPULimit) > 0:
-			// Checked before MilliValue, which wraps ("1E" reads as 0).
-			return 0, fmt.Errorf("%s has %s, more CPUs than Linux can number", field, lim.String())
-		case lim.MilliValue()%1000 != 0:
-			return 0, fmt.Errorf("%s has %s", field, lim.String())
-		}
-		total += lim.MilliValue() / 1000
-	}
-	if total < 1 {
-		return 0, fmt.Errorf("the pod's limits add up to %d", total)
-	}
-	return int(total), nil
 }
 
 // requestMilli sums the containers' CPU requests.

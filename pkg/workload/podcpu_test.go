@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -76,6 +77,14 @@ func TestParseCPURequest(t *testing.T) {
 			[]string{"spec.containers[1] (b) has 1500m"}},
 		{"unknown policy", opt("turbo"), []ctr{{name: "a", lim: "cpu=2"}}, CPURequest{},
 			[]string{"annotation cpu-policy", `"turbo" is not one of`}},
+		{"container scope lists the containers", withScope(opt(""), "Container"),
+			[]ctr{{name: "a", lim: "cpu=2"}, {name: "b", lim: "cpu=1"}},
+			CPURequest{CPUs: 3, Policy: cpualloc.FullPCPUsThenThreads, Containers: []cpualloc.ContainerCPUs{
+				{Name: "a", Kind: cpualloc.App, CPUs: 2}, {Name: "b", Kind: cpualloc.App, CPUs: 1}}}, nil},
+		{"pod scope lists none", withScope(opt(""), "pod"), []ctr{{name: "a", lim: "cpu=2"}},
+			CPURequest{CPUs: 2, Policy: cpualloc.FullPCPUsThenThreads}, nil},
+		{"unknown scope", withScope(opt(""), "thread"), []ctr{{name: "a", lim: "cpu=2"}}, CPURequest{},
+			[]string{"annotation locus.io/cpu-scope", `"thread" is not one of pod, container`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ParseCPURequest(pod(tc.ann, nil, "", tc.cs...))
@@ -90,11 +99,16 @@ func TestParseCPURequest(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}
+}
+
+func withScope(m map[string]string, scope string) map[string]string {
+	m[AnnotationCPUScope] = scope
+	return m
 }
 
 // Decision is the decision as the agent applies it: a static-burst pod's

@@ -72,6 +72,13 @@ type CPUNeed struct {
 	// Decided, when not empty, is a CPU set chosen elsewhere (the cluster
 	// scheduler) that the agent applies instead of allocating.
 	Decided cpuset.CPUSet
+	// Containers, set for a container-scope pod only, is each container's
+	// count, in spec order: the pod's CPUs are divided among them
+	// (cpuset.Partition) instead of shared.
+	Containers []cpualloc.ContainerCPUs
+	// DecidedContainers is the scheduler's partition of the pod's CPUs
+	// (AnnotationContainerCPUSets), checked against the agent's own.
+	DecidedContainers map[string]cpuset.CPUSet
 }
 
 // Assignment is the CPU set a workload holds. It is what the checkpoint keeps,

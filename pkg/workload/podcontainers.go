@@ -1,0 +1,217 @@
+package workload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/utils/cpuset"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+const (
+	// AnnotationCPUScope says who shares a pinned pod's CPUs: "pod" (the
+	// default) lets every container run on all of them; "container" gives
+	// each container CPUs of its own out of the pod's set, as many as its
+	// integer limits.cpu, as the kubelet's static CPU manager does
+	// (cpuset.Partition).
+	AnnotationCPUScope = "locus.io/cpu-scope"
+	// AnnotationContainerCPUSets is the scheduler's partition of a
+	// container-scope pod's CPUs, written beside its decision:
+	//
+	//	locus.io/container-cpusets: '{"app": "0-1", "log": "2"}'
+	//
+	// The agent computes the partition itself and warns where it differs.
+	AnnotationContainerCPUSets = "locus.io/container-cpusets"
+)
+
+// The CPU scopes of AnnotationCPUScope.
+const (
+	ScopePod       = "pod"
+	ScopeContainer = "container"
+)
+
+// CPUScopeOf reads the cpu-scope annotation, in any case and with blanks
+// around: true for "container", false for "pod" or none. The error names
+// the annotation and the value.
+func CPUScopeOf(annotations map[string]string) (container bool, err error) {
+	raw, ok := annotations[AnnotationCPUScope]
+	switch v := strings.ToLower(strings.TrimSpace(raw)); {
+	case !ok || v == ScopePod:
+		return false, nil
+	case v == ScopeContainer:
+		return true, nil
+	}
+	return false, fmt.Errorf("annotation %s: %s is not one of %s, %s", AnnotationCPUScope, topology.Quote(raw), ScopePod, ScopeContainer)
+}
+
+// maxCPULimit is the largest CPU limit a container may ask to be pinned to.
+var maxCPULimit = *resource.NewQuantity(topology.MaxCPUID+1, resource.DecimalSI)
+
+// podLimitCPUs is the pod's CPU count as Kubernetes counts its effective
+// limit (k8s.io/component-helpers/resource PodLimits, the sidecar KEP's
+// rule): the larger of the app containers and sidecars together, and of
+// each init container with the sidecars declared before it. It returns
+// each container's count too, in spec order (init containers first). Every
+// container must have an integer limits.cpu. With actuated, an app
+// container or sidecar resized in place (InPlacePodVerticalScaling) counts
+// the limit in force, reported in its status, instead of its spec's.
+func podLimitCPUs(pod *corev1.Pod, actuated bool) (int, []cpualloc.ContainerCPUs, error) {
+	cs := make([]cpualloc.ContainerCPUs, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
+	sidecars, initMax := int64(0), int64(0)
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		n, err := containerLimitCPUs(fmt.Sprintf("spec.initContainers[%d] (%s)", i, c.Name), "status.initContainerStatuses",
+			c, pod.Status.InitContainerStatuses, actuated && sidecar)
+		if err != nil {
+			return 0, nil, err
+		}
+		kind := cpualloc.Init
+		if sidecar {
+			kind, sidecars = cpualloc.Sidecar, sidecars+n
+			initMax = max(initMax, sidecars)
+		} else {
+			initMax = max(initMax, n+sidecars)
+		}
+		cs = append(cs, cpualloc.ContainerCPUs{Name: c.Name, Kind: kind, CPUs: int(n)})
+	}
+	apps := int64(0)
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		n, err := containerLimitCPUs(fmt.Sprintf("spec.containers[%d] (%s)", i, c.Name), "status.containerStatuses",
+			c, pod.Status.ContainerStatuses, actuated)
+		if err != nil {
+			return 0, nil, err
+		}
+		apps += n
+		cs = append(cs, cpualloc.ContainerCPUs{Name: c.Name, Kind: cpualloc.App, CPUs: int(n)})
+	}
+	total := max(apps+sidecars, initMax)
+	if total < 1 {
+		return 0, nil, fmt.Errorf("the pod's limits add up to %d", total)
+	}
+	return int(total), cs, nil
+}
+
+// containerLimitCPUs reads one container's whole CPU limit; with actuated,
+// the one its status reports, where it reports one.
+func containerLimitCPUs(field, statusField string, c *corev1.Container, statuses []corev1.ContainerStatus, actuated bool) (int64, error) {
+	lim, ok := c.Resources.Limits[corev1.ResourceCPU]
+	for j, st := range statuses {
+		if actuated && st.Name == c.Name && st.Resources != nil {
+			if q, has := st.Resources.Limits[corev1.ResourceCPU]; has {
+				field, lim, ok = fmt.Sprintf("%s[%d] (%s)", statusField, j, c.Name), q, true
+			}
+		}
+	}
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("%s has none", field)
+	case lim.Sign() < 0 || lim.Cmp(maxCPULimit) > 0:
+		// Checked before MilliValue, which wraps ("1E" reads as 0).
+		return 0, fmt.Errorf("%s has %s, more CPUs than Linux can number", field, lim.String())
+	case lim.MilliValue()%1000 != 0:
+		return 0, fmt.Errorf("%s has %s", field, lim.String())
+	}
+	return lim.MilliValue() / 1000, nil
+}
+
+// maxContainerCPUSets bounds the container-cpusets annotation before it is
+// read: a name is at most 63 characters and a CPU list of a real pod a few
+// dozen, for at most a few dozen containers.
+const maxContainerCPUSets = 64 << 10
+
+// ParseContainerCPUSets reads the container-cpusets annotation: a JSON
+// object of container names to Linux CPU lists. Errors name the container.
+func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
+	if len(raw) > maxContainerCPUSets {
+		return nil, fmt.Errorf("%d bytes, more than the %d a pod's partition takes", len(raw), maxContainerCPUSets)
+	}
+	var j map[string]string
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("not a JSON object of container names to CPU lists: %v", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("text after the JSON object")
+	}
+	out := make(map[string]cpuset.CPUSet, len(j))
+	for name, list := range j {
+		cpus, err := topology.ParseCPUList(list)
+		if err != nil {
+			return nil, fmt.Errorf("container %s: %v", topology.Quote(name), err)
+		}
+		if cpus.IsEmpty() {
+			return nil, fmt.Errorf("container %s: empty CPU list", topology.Quote(name))
+		}
+		out[name] = cpus
+	}
+	return out, nil
+}
+
+// FormatContainerCPUSets writes what ParseContainerCPUSets reads, names in
+// order.
+func FormatContainerCPUSets(parts map[string]cpuset.CPUSet) string {
+	names := make([]string, 0, len(parts))
+	for n := range parts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, n := range names {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(n)
+		v, _ := json.Marshal(parts[n].String())
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// SameContainerCPUSets says whether two partitions give every container
+// the same CPUs.
+func SameContainerCPUSets(a, b map[string]cpuset.CPUSet) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for n, x := range a {
+		if y, ok := b[n]; !ok || !x.Equals(y) {
+			return false
+		}
+	}
+	return true
+}
+
+// containerScope reads what a container-scope pod's containers ask: nil for
+// a pod-scope one (or, after a problem naming the field and value, one
+// whose scope cannot be read or whose containers' limits cannot be
+// divided among them: its containers share its CPUs).
+func containerScope(pod *corev1.Pod, actuated bool, problem func(string, string, ...any)) []cpualloc.ContainerCPUs {
+	container, err := CPUScopeOf(pod.Annotations)
+	if err != nil {
+		problem("InvalidCPUScope", "%v; using %s instead, the default: the containers share the pod's CPUs", err, ScopePod)
+		return nil
+	}
+	if !container {
+		return nil
+	}
+	_, cs, err := podLimitCPUs(pod, actuated)
+	if err != nil {
+		problem("InvalidCPULimit", "%s %s needs an integer resources.limits.cpu on every container: %v; the containers share the pod's CPUs",
+			AnnotationCPUScope, ScopeContainer, err)
+		return nil
+	}
+	return cs
+}
