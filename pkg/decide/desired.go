@@ -55,6 +55,9 @@ type WorkloadState struct {
 	// QuotaBurstWhy what its CFS quota raise does, per container.
 	CPUBurstWhy   string `json:"cpuBurstReason,omitempty"`
 	QuotaBurstWhy string `json:"cfsQuotaBurstReason,omitempty"`
+	// ContainerCPUs is each container's part of a container-scope pod's
+	// CPUs (locus.io/cpu-scope: container), as CPU lists.
+	ContainerCPUs map[string]string `json:"containerCPUs,omitempty"`
 }
 
 // Desired is the decision: the files to hold, the files to restore, and why.
@@ -115,6 +118,13 @@ func Compute(in Input) Desired {
 			d.Workloads = append(d.Workloads, st)
 			continue
 		}
+		var parts map[string]cpuset.CPUSet
+		if a, ok := d.Assignments[w.Name]; ok && len(pinned) == 0 {
+			var probs []workload.Problem
+			parts, probs = containerParts(in.Topology, w, a)
+			d.Problems = append(d.Problems, probs...)
+			st.ContainerCPUs = partLists(parts)
+		}
 		if cpus.IsEmpty() && kube.Unknown == "" && len(pinned) == 0 {
 			// An empty list is no cpuset the kernel accepts: the workload
 			// keeps the CPUs it has (SharedPoolEmpty says why).
@@ -127,13 +137,17 @@ func Compute(in Input) Desired {
 			if _, ok := pinned[c.Name]; ok {
 				continue // the kubelet's
 			}
+			cf := facts
+			if p, ok := parts[c.Name]; ok {
+				cf = factsOf(p) // a container-scope pod's container: its part
+			}
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already. Memory the kubelet's memory manager
 			// bound stays where it put it.
 			if _, ok := kube.MemPinned[w.UID][c.Name]; !ok || w.UID == "" {
-				d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: facts.mems})
+				d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: cf.mems})
 			}
-			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: facts.list})
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list})
 		}
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
@@ -218,6 +232,18 @@ func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgrou
 		}
 	}
 	return keptOps, keptRestores
+}
+
+// partLists writes each container's part as a CPU list; nil for none.
+func partLists(parts map[string]cpuset.CPUSet) map[string]string {
+	if parts == nil {
+		return nil
+	}
+	out := make(map[string]string, len(parts))
+	for n, p := range parts {
+		out[n] = p.String()
+	}
+	return out
 }
 
 // cpuFacts are what a workload's state and writes say of its CPUs.

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,11 +62,12 @@ func (w *Workload) SetCPUBurst(annotations map[string]string) {
 // so that its arithmetic cannot overflow on a hostile quantity.
 const maxCPULimitMilli = 100_000_000
 
-// PodCPULimits are the CPU limits of a pod's containers, in millicores, by
-// name; a container without one, or with one out of bounds, is absent.
+// PodCPULimits are the CPU limits of a pod's containers, init containers
+// and sidecars included (the kubelet gives each its quota), in millicores,
+// by name; a container without one, or with one out of bounds, is absent.
 func PodCPULimits(pod *corev1.Pod) map[string]int64 {
 	out := map[string]int64{}
-	for _, c := range pod.Spec.Containers {
+	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 			if m := q.MilliValue(); m > 0 && m <= maxCPULimitMilli {
 				out[c.Name] = m

@@ -92,39 +92,53 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 }
 
 // containerCgroups finds the cgroup of every running container whose ID the
-// kubelet reported. Containers not running have no cgroup and are skipped
-// until they do; a bad ID or a missing cgroup is a problem.
+// kubelet reported: the init container running now and the sidecars
+// (restartable init containers), then the app containers. Containers not
+// running have no cgroup and are skipped until they do; a bad ID or a
+// missing cgroup is a problem.
 func containerCgroups(pod *corev1.Pod, env Env, podCg string, problem func(string, string, ...any)) []workload.Container {
 	var out []workload.Container
-	for i, st := range pod.Status.ContainerStatuses {
-		if st.State.Running == nil || st.ContainerID == "" {
-			continue
-		}
-		id, err := podcgroup.ParseContainerID(st.ContainerID)
-		if err != nil {
-			problem("InvalidContainerID", "status.containerStatuses[%d] (container %q): %v; its cgroup is left alone", i, st.Name, err)
-			continue
-		}
-		cands, err := podcgroup.ContainerCandidates(env.Driver, podCg, id)
-		if err != nil {
-			problem("InvalidContainerID", "status.containerStatuses[%d] (container %q): %v", i, st.Name, err)
-			continue
-		}
-		found := ""
-		for _, c := range cands {
-			if env.Exists(c) {
-				found = c
-				break
+	for _, l := range []struct {
+		field    string
+		statuses []corev1.ContainerStatus
+	}{{"status.initContainerStatuses", pod.Status.InitContainerStatuses}, {"status.containerStatuses", pod.Status.ContainerStatuses}} {
+		for i, st := range l.statuses {
+			if c, ok := containerCgroup(env, podCg, fmt.Sprintf("%s[%d]", l.field, i), st, problem); ok {
+				out = append(out, c)
 			}
 		}
-		if found == "" {
-			// The pod's cgroup was found with this driver, so the driver is
-			// right: the container has most likely just exited and its
-			// status lags (the source reports this only if it lasts).
-			problem(ReasonContainerCgroupNotFound, "container %q is running but none of %s exists (it exited and the kubelet has not said so yet, or the runtime names its cgroups unlike containerd, CRI-O and Docker)", st.Name, strings.Join(cands, ", "))
-			continue
-		}
-		out = append(out, workload.Container{Name: st.Name, Cgroup: found})
 	}
 	return out
+}
+
+// containerCgroup finds one running container's cgroup.
+func containerCgroup(env Env, podCg, field string, st corev1.ContainerStatus, problem func(string, string, ...any)) (workload.Container, bool) {
+	if st.State.Running == nil || st.ContainerID == "" {
+		return workload.Container{}, false
+	}
+	id, err := podcgroup.ParseContainerID(st.ContainerID)
+	if err != nil {
+		problem("InvalidContainerID", "%s (container %q): %v; its cgroup is left alone", field, st.Name, err)
+		return workload.Container{}, false
+	}
+	cands, err := podcgroup.ContainerCandidates(env.Driver, podCg, id)
+	if err != nil {
+		problem("InvalidContainerID", "%s (container %q): %v", field, st.Name, err)
+		return workload.Container{}, false
+	}
+	found := ""
+	for _, c := range cands {
+		if env.Exists(c) {
+			found = c
+			break
+		}
+	}
+	if found == "" {
+		// The pod's cgroup was found with this driver, so the driver is
+		// right: the container has most likely just exited and its
+		// status lags (the source reports this only if it lasts).
+		problem(ReasonContainerCgroupNotFound, "container %q is running but none of %s exists (it exited and the kubelet has not said so yet, or the runtime names its cgroups unlike containerd, CRI-O and Docker)", st.Name, strings.Join(cands, ", "))
+		return workload.Container{}, false
+	}
+	return workload.Container{Name: st.Name, Cgroup: found}, true
 }

@@ -209,3 +209,30 @@ func TestFromPodClass(t *testing.T) {
 		}
 	}
 }
+
+// A running sidecar (a restartable init container) is listed before the
+// app containers, with its CPU limit; an init container that has finished
+// is not; a bad ID of one names its status field.
+func TestFromPodInitContainers(t *testing.T) {
+	const id3 = "3333333333333333333333333333333333333333333333333333333333333333"
+	p := pod(nil, nil, corev1.PodQOSBurstable, ctr{name: "app", lim: "cpu=2", id: "containerd://" + id1, running: true})
+	always := corev1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers = []corev1.Container{{Name: "fetch", Resources: corev1.ResourceRequirements{Limits: res("cpu=3")}},
+		{Name: "log", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Limits: res("cpu=1")}}}
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "fetch", ContainerID: "containerd://" + id3, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}},
+		{Name: "log", ContainerID: "containerd://" + id2, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	w, err := FromPod(p, env(podB, podB+"/"+id1, podB+"/"+id2, podB+"/"+id3))
+	if err != nil || reasons(w) != "" {
+		t.Fatal(err, w.Problems)
+	}
+	got := w.Plan.Containers
+	if len(got) != 2 || got[0].Name != "log" || got[0].Cgroup != podB+"/"+id2 || got[0].CPULimitMilli != 1000 || got[1].Name != "app" {
+		t.Fatalf("containers = %+v, want log (1 CPU) then app", got)
+	}
+	p.Status.InitContainerStatuses[1].ContainerID = "containerd://../x"
+	w, _ = FromPod(p, env(podB, podB+"/"+id1))
+	if reasons(w) != "InvalidContainerID" || !strings.Contains(w.Problems[0].Message, `status.initContainerStatuses[1] (container "log")`) {
+		t.Fatalf("problems %v", w.Problems)
+	}
+}

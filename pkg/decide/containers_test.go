@@ -1,0 +1,90 @@
+package decide
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// scoped is a pod of a sidecar (log, 1 CPU) and two app containers (web 2,
+// cache 1) decided on CPUs 2-5, its containers sharing them or, with
+// container scope, each with its part.
+func scoped(container bool, decided map[string]cpuset.CPUSet) workload.Workload {
+	w := workload.Workload{Name: "team/web", Cgroup: "kubepods/podu", Containers: []workload.Container{
+		{Name: "log", Cgroup: "kubepods/podu/log"}, {Name: "web", Cgroup: "kubepods/podu/web"},
+		{Name: "cache", Cgroup: "kubepods/podu/cache"}},
+		CPU:    workload.CPUNeed{Exclusive: true, CPUs: 4, Policy: cpualloc.FullPCPUsThenThreads, Decided: cpuset.New(2, 3, 4, 5)},
+		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": "LS"}}}
+	if container {
+		w.CPU.Containers = []cpualloc.ContainerCPUs{{Name: "log", Kind: cpualloc.Sidecar, CPUs: 1},
+			{Name: "web", Kind: cpualloc.App, CPUs: 2}, {Name: "cache", Kind: cpualloc.App, CPUs: 1}}
+		w.CPU.DecidedContainers = decided
+	}
+	return w
+}
+
+// Siblings split on intel-2s-48c-ht: core c is CPUs c and c+96, so 2-5 is
+// four cores in part and the partition takes one thread of each.
+func TestComputeCPUScope(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		w         workload.Workload
+		want      map[string]string
+		wantProbs []string
+	}{
+		{"pod scope: every container on the pod's CPUs", scoped(false, nil),
+			map[string]string{"log": "2-5", "web": "2-5", "cache": "2-5"}, nil},
+		{"container scope: each its part", scoped(true, nil),
+			map[string]string{"log": "2", "web": "3-4", "cache": "5"}, nil},
+		{"container scope, the scheduler agreeing", scoped(true,
+			map[string]cpuset.CPUSet{"log": cpuset.New(2), "web": cpuset.New(3, 4), "cache": cpuset.New(5)}),
+			map[string]string{"log": "2", "web": "3-4", "cache": "5"}, nil},
+		{"container scope, the scheduler differing: the agent's applies", scoped(true,
+			map[string]cpuset.CPUSet{"log": cpuset.New(5), "web": cpuset.New(3, 4), "cache": cpuset.New(2)}),
+			map[string]string{"log": "2", "web": "3-4", "cache": "5"},
+			[]string{`ContainerCPUSetsConflict: annotation locus.io/container-cpusets: the scheduler divided the pod's CPUs as {"cache":"2","log":"5","web":"3-4"}, the agent as {"cache":"5","log":"2","web":"3-4"}; applying the agent's`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Compute(Input{Topology: fixture.MustBuild(fixture.Intel2S96C), Reserved: cpuset.New(0), Workloads: []workload.Workload{tc.w}})
+			var probs []string
+			for _, p := range d.Problems {
+				probs = append(probs, p.Reason+": "+p.Message)
+			}
+			if strings.Join(probs, "\n") != strings.Join(tc.wantProbs, "\n") {
+				t.Errorf("problems %q, want %q", probs, tc.wantProbs)
+			}
+			for name, want := range tc.want {
+				if got, _ := opValue(d.Ops, "kubepods/podu/"+name, cgroup.CPUSetCPUs); got != want {
+					t.Errorf("%s: cpuset.cpus %q, want %q", name, got, want)
+				}
+			}
+			if len(tc.w.CPU.Containers) > 0 && d.Workloads[0].ContainerCPUs["web"] != tc.want["web"] {
+				t.Errorf("status: %v", d.Workloads[0].ContainerCPUs)
+			}
+		})
+	}
+}
+
+// A partition that cannot be made (the pod's CPUs were resized away from
+// the containers' counts) is a problem, and the containers share the CPUs.
+func TestComputeCPUScopeNotDivided(t *testing.T) {
+	w := scoped(true, nil)
+	w.CPU.Containers[1].CPUs = 3 // 5 asked of 4
+	d := Compute(Input{Topology: fixture.MustBuild(fixture.Intel2S96C), Reserved: cpuset.New(0), Workloads: []workload.Workload{w}})
+	if len(d.Problems) != 1 || d.Problems[0].Reason != "ContainerCPUsNotDivided" ||
+		!strings.Contains(d.Problems[0].Message, `container "cache" asks for 1 CPUs, but 0 of the pod's 4 are left`) {
+		t.Errorf("problems %v", d.Problems)
+	}
+	for _, name := range []string{"log", "web", "cache"} {
+		if got, _ := opValue(d.Ops, "kubepods/podu/"+name, cgroup.CPUSetCPUs); got != "2-5" {
+			t.Errorf("%s: cpuset.cpus %q, want the pod's 2-5", name, got)
+		}
+	}
+}
