@@ -12,6 +12,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/workload"
@@ -39,8 +40,19 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 		p.waiting.add(pod)
 		return unfitStatus(ctx, pod, node, err, s.req)
 	}
+	parts := ""
+	if cs := s.req.Containers; len(cs) > 0 {
+		// The agent divides the CPUs itself and checks this against its
+		// own; one that cannot be made is its to say (the pod's counts
+		// made its request, so it can).
+		if p, err := cpualloc.Partition(view.Topology(), final.Result.CPUs, cs); err == nil {
+			parts = workload.FormatContainerCPUSets(p)
+		} else {
+			klog.FromContext(ctx).Info("the pod's CPUs cannot be divided among its containers", "pod", klog.KObj(pod), "node", node, "err", err)
+		}
+	}
 	s.mu.Lock()
-	s.final = &final
+	s.final, s.parts = &final, parts
 	s.mu.Unlock()
 	klog.FromContext(ctx).V(2).Info("CPUs assumed", "pod", klog.KObj(pod), "node", node,
 		"cpus", final.Result.CPUs.String(), "numaNodes", final.Result.NUMANodes, "policy", final.Result.Policy)
@@ -55,7 +67,8 @@ func (p *Plugin) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v
 	}
 }
 
-// PreBind writes the decision on the pod (locus.io/resource-status) before
+// PreBind writes the decision on the pod (locus.io/resource-status, and
+// locus.io/container-cpusets for a container-scope pod) before
 // it is bound, so the agent finds it as soon as the pod reaches the node;
 // where the plugin's Bind runs first (bindsFirst), Bind writes it with
 // the binding instead and PreBind does nothing.
@@ -64,12 +77,11 @@ func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.
 	if !ok || p.bindsFirst() {
 		return nil
 	}
-	final := s.decision()
-	if final == nil {
+	ann := s.annotations()
+	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-		workload.AnnotationResourceStatus: Decision(*final).Format()}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
 	if err != nil {
 		return framework.AsStatus(err)
 	}
@@ -91,14 +103,13 @@ func (p *Plugin) Bind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod
 	if !ok {
 		return framework.NewStatus(framework.Skip)
 	}
-	final := s.decision()
-	if final == nil {
+	ann := s.annotations()
+	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": Bind without Reserve"))
 	}
 	b := &v1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
-			Annotations: map[string]string{workload.AnnotationResourceStatus: Decision(*final).Format()}},
-		Target: v1.ObjectReference{Kind: "Node", Name: node},
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Annotations: ann},
+		Target:     v1.ObjectReference{Kind: "Node", Name: node},
 	}
 	if err := p.handle.ClientSet().CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
 		return framework.AsStatus(err)

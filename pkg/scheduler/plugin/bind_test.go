@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
@@ -148,4 +149,45 @@ func frameworkWith(t *testing.T, path string) *Plugin {
 		t.Fatalf("%s: the profile has no %s", path, Name)
 	}
 	return pl
+}
+
+// A container-scope pod's binding carries the partition of its CPUs beside
+// the decision: a sidecar's part and the app container's, disjoint, making
+// up the decided CPUs. A pod-scope pod's carries none.
+func TestBindCarriesPartition(t *testing.T) {
+	a := pod("a", map[string]string{workload.AnnotationCPUScope: "container"})
+	always := v1.ContainerRestartPolicyAlways
+	a.Spec.Containers[0].Resources.Limits[v1.ResourceCPU] = resource.MustParse("3")
+	a.Spec.InitContainers = []v1.Container{{Name: "log", RestartPolicy: &always,
+		Resources: v1.ResourceRequirements{Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}}}}
+	b := pod("b", nil)
+	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", nil)}, a, b)
+	for _, p := range []*v1.Pod{a, b} {
+		cs, _ := e.cycle(p, node("n1", "16"))
+		if s := e.pl.Reserve(e.ctx, cs, p, "n1"); !s.IsSuccess() {
+			t.Fatal(s)
+		}
+		if s := e.pl.Bind(e.ctx, cs, p, "n1"); !s.IsSuccess() {
+			t.Fatal(s)
+		}
+	}
+	bindings := map[string]*v1.Binding{}
+	for _, act := range e.client.Actions() {
+		if c, ok := act.(k8stesting.CreateAction); ok && act.GetSubresource() == "binding" {
+			bd := c.GetObject().(*v1.Binding)
+			bindings[bd.Name] = bd
+		}
+	}
+	rs, err := workload.ParseResourceStatus(bindings["a"].Annotations[workload.AnnotationResourceStatus])
+	if err != nil || rs.CPUs.Size() != 4 {
+		t.Fatalf("decision %+v, %v; want 4 CPUs (the sidecar's 1 and the app's 3)", rs, err)
+	}
+	parts, err := workload.ParseContainerCPUSets(bindings["a"].Annotations[workload.AnnotationContainerCPUSets])
+	if err != nil || len(parts) != 2 || parts["log"].Size() != 1 || parts["go-demo"].Size() != 3 ||
+		!parts["log"].Intersection(parts["go-demo"]).IsEmpty() || !parts["log"].Union(parts["go-demo"]).Equals(rs.CPUs) {
+		t.Fatalf("partition %v, %v of %s", parts, err, rs.CPUs)
+	}
+	if raw, ok := bindings["b"].Annotations[workload.AnnotationContainerCPUSets]; ok {
+		t.Errorf("a pod-scope pod's binding carries a partition: %s", raw)
+	}
 }

@@ -31,17 +31,28 @@ type cycleState struct {
 
 	mu    sync.Mutex
 	final *core.Placement // set by Reserve
+	// parts is a container-scope pod's partition of final's CPUs, as
+	// the annotation writes it ("" for none), set by Reserve.
+	parts string
 }
 
 // Clone shares the state: placements depend only on the snapshot, which
 // every copy shares.
 func (s *cycleState) Clone() framework.StateData { return s }
 
-// decision is the placement Reserve assumed, nil before.
-func (s *cycleState) decision() *core.Placement {
+// annotations are what the decision writes on the pod, nil before Reserve:
+// the resource-status and, for a container-scope pod, its partition.
+func (s *cycleState) annotations() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.final
+	if s.final == nil {
+		return nil
+	}
+	out := map[string]string{workload.AnnotationResourceStatus: Decision(*s.final).Format()}
+	if s.parts != "" {
+		out[workload.AnnotationContainerCPUSets] = s.parts
+	}
+	return out
 }
 
 // state is the cycle's state for Filter and Score, which read it for
