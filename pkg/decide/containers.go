@@ -29,7 +29,18 @@ func containerParts(t *topology.Topology, w workload.Workload, a workload.Assign
 	if d := w.CPU.DecidedContainers; d != nil && !workload.SameContainerCPUSets(d, parts) {
 		return parts, []workload.Problem{{Workload: w.Name, Reason: "ContainerCPUSetsConflict",
 			Message: fmt.Sprintf("annotation %s: the scheduler divided the pod's CPUs as %s, the agent as %s; applying the agent's",
-				workload.AnnotationContainerCPUSets, workload.FormatContainerCPUSets(d), workload.FormatContainerCPUSets(parts))}}
+				workload.AnnotationContainerCPUSets, cut(workload.FormatContainerCPUSets(d)), cut(workload.FormatContainerCPUSets(parts)))}}
 	}
 	return parts, nil
+}
+
+// maxPartition is how much of a partition a problem's message repeats: the
+// annotation is pod text, up to 64 KiB.
+const maxPartition = 512
+
+func cut(s string) string {
+	if len(s) <= maxPartition {
+		return s
+	}
+	return fmt.Sprintf("%s… (%d bytes)", s[:maxPartition], len(s))
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/cpuset"
+
 	"github.com/locus-project/locus/pkg/fuzzseed"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -69,6 +71,34 @@ func FuzzConfigFromQoSOnNode(f *testing.F) {
 		}
 		if n := cfg.NodeStrategy; len(n) > 63+len("nodeStrategies[]")+2 {
 			t.Fatalf("entry name in force %q is not bounded", n)
+		}
+	})
+}
+
+// The scheduler's partition annotation is pod text too, read by every node
+// agent beside the decision.
+func FuzzParseContainerCPUSets(f *testing.F) {
+	f.Add(`{"app": "0-1", "log": "2"}`)
+	f.Add(`{"a": "0", "a": "1"}`)
+	fuzzseed.Add(f, func(s string) string { return `{"app": ` + strconv.Quote(s) + `}` })
+	fuzzseed.Add(f, func(s string) string { return `{` + strconv.Quote(s) + `: "0"}` })
+	fuzzseed.Add(f, fuzzseed.Same)
+	f.Fuzz(func(t *testing.T, raw string) {
+		var parts map[string]cpuset.CPUSet
+		var err error
+		fuzzseed.Timed(t, "ParseContainerCPUSets", func() { parts, err = ParseContainerCPUSets(raw) })
+		fuzzseed.CheckError(t, err, "container", "JSON", "bytes")
+		if err != nil {
+			return
+		}
+		for name, p := range parts {
+			if len(name) > maxContainerName || p.IsEmpty() || p.List()[p.Size()-1] > topology.MaxCPUID {
+				t.Fatalf("accepted %q: %v", name, p)
+			}
+		}
+		again, err := ParseContainerCPUSets(FormatContainerCPUSets(parts))
+		if err != nil || !SameContainerCPUSets(again, parts) {
+			t.Fatalf("%v writes %s, which reads back as %v, %v", parts, FormatContainerCPUSets(parts), again, err)
 		}
 	})
 }

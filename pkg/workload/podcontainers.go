@@ -128,6 +128,10 @@ func containerLimitCPUs(field, statusField string, c *corev1.Container, statuses
 // dozen, for at most a few dozen containers.
 const maxContainerCPUSets = 64 << 10
 
+// maxContainerName is the longest container name Kubernetes accepts (a
+// DNS label).
+const maxContainerName = 63
+
 // ParseContainerCPUSets reads the container-cpusets annotation: a JSON
 // object of container names to Linux CPU lists. Errors name the container.
 func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
@@ -144,6 +148,9 @@ func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
 	}
 	out := make(map[string]cpuset.CPUSet, len(j))
 	for name, list := range j {
+		if len(name) > maxContainerName {
+			return nil, fmt.Errorf("container %s: a name longer than the %d characters Kubernetes allows", topology.Quote(name), maxContainerName)
+		}
 		cpus, err := topology.ParseCPUList(list)
 		if err != nil {
 			return nil, fmt.Errorf("container %s: %v", topology.Quote(name), err)
