@@ -1,6 +1,7 @@
 package podplan
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,8 +32,11 @@ func FuzzPod(f *testing.F) {
 	}
 	top := env().Topology
 	f.Fuzz(func(t *testing.T, optIn, policy, status, memQoS, class, limit, containerID string) {
+		// The policy's text is the scope's too, and the decision's the
+		// partition's.
 		p := pod(map[string]string{workload.AnnotationCPUSet: optIn, workload.AnnotationCPUPolicy: policy, workload.AnnotationResourceStatus: status,
-			memqos.AnnotationMemoryQoS: memQoS, memqos.LegacyQoSClass: class},
+			memqos.AnnotationMemoryQoS: memQoS, memqos.LegacyQoSClass: class, workload.AnnotationCPUScope: policy,
+			workload.AnnotationContainerCPUSets: status},
 			map[string]string{memqos.LabelQoSClass: class, workload.AnnotationCPUSet: optIn}, "",
 			ctr{name: "a", req: "memory=1Gi", running: true, id: containerID})
 		if q, err := resource.ParseQuantity(limit); err == nil {
@@ -63,9 +67,13 @@ func FuzzPod(f *testing.F) {
 				t.Fatalf("decision of %d CPUs", a.CPUs.Size())
 			}
 			req, err := workload.ParseCPURequest(p)
-			checkError(t, err, workload.AnnotationCPUSet, workload.AnnotationCPUPolicy)
+			checkError(t, err, workload.AnnotationCPUSet, workload.AnnotationCPUPolicy, workload.AnnotationCPUScope)
 			if err == nil && (req.CPUs < 1 || req.RequestMilli < 0) {
 				t.Fatalf("accepted request %+v", req)
+			}
+			// The scheduler and the agent divide by the same counts.
+			if err == nil && workload.OptedIn(p) && !slices.Equal(req.Containers, w.Plan.CPU.Containers) {
+				t.Fatalf("the scheduler reads containers %+v, the agent %+v", req.Containers, w.Plan.CPU.Containers)
 			}
 		})
 	})
