@@ -39,7 +39,10 @@ type ContainerCPUs struct {
 // pod already holds (so the pod stays where its set was placed):
 //
 //   - the containers are taken in spec order, init containers and sidecars
-//     first, and each takes whole cores first (a core all of whose threads
+//     first; each stays inside one NUMA node of the set when one holds
+//     enough of what is free at its turn (the node with the fewest such
+//     CPUs that does, lowest id among equals, so bigger nodes stay whole
+//     for the containers after it), and takes whole cores first (a core all of whose threads
 //     are free), lowest CPU first, then its remaining threads from the
 //     core with the fewest free threads (a left-over first), lowest CPU
 //     first;
@@ -54,10 +57,10 @@ type ContainerCPUs struct {
 // (set is not the size the containers' counts make, by the rule of
 // Kubernetes' effective pod limit).
 func Partition(t *topology.Topology, set cpuset.CPUSet, cs []ContainerCPUs) (map[string]cpuset.CPUSet, error) {
-	coreOf := map[int]int{}
+	coreOf, nodeOf := map[int]int{}, map[int]int{}
 	width := map[int]int{}
 	for _, c := range t.CPUs {
-		coreOf[c.ID] = c.Core
+		coreOf[c.ID], nodeOf[c.ID] = c.Core, c.NUMA
 		width[c.Core]++
 	}
 	for _, id := range set.UnsortedList() {
@@ -78,7 +81,7 @@ func Partition(t *topology.Topology, set cpuset.CPUSet, cs []ContainerCPUs) (map
 		if free.Size() < c.CPUs {
 			return nil, fmt.Errorf("container %q asks for %d CPUs, but %d of the pod's %d are left at its turn (%s)", c.Name, c.CPUs, free.Size(), set.Size(), free)
 		}
-		part := takeCores(free, c.CPUs, coreOf, width)
+		part := takeCores(oneNode(free, c.CPUs, nodeOf), c.CPUs, coreOf, width)
 		out[c.Name] = part
 		used = used.Union(part)
 		if c.Kind != Init {
@@ -89,6 +92,29 @@ func Partition(t *topology.Topology, set cpuset.CPUSet, cs []ContainerCPUs) (map
 		return nil, fmt.Errorf("the containers take %d of the pod's %d CPUs, leaving %s to none of them", used.Size(), set.Size(), set.Difference(used))
 	}
 	return out, nil
+}
+
+// oneNode is the part of free on the NUMA node with the fewest free CPUs
+// that still holds n (lowest node id among equals), or free itself when no
+// node holds n: a container split across nodes only when it must be.
+func oneNode(free cpuset.CPUSet, n int, nodeOf map[int]int) cpuset.CPUSet {
+	byNode := map[int][]int{}
+	for _, id := range free.UnsortedList() {
+		byNode[nodeOf[id]] = append(byNode[nodeOf[id]], id)
+	}
+	best := -1
+	for node, ids := range byNode {
+		if len(ids) < n {
+			continue
+		}
+		if best < 0 || len(ids) < len(byNode[best]) || (len(ids) == len(byNode[best]) && node < best) {
+			best = node
+		}
+	}
+	if best < 0 {
+		return free
+	}
+	return cpuset.New(byNode[best]...)
 }
 
 // takeCores takes n of free: whole cores first, lowest CPU first, then

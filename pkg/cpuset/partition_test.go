@@ -19,6 +19,10 @@ var partAdjacent = fixture.Shape{Name: "1s-8c-ht-adjacent", Sockets: 1, NUMAPerS
 var partSplit = fixture.Shape{Name: "1s-8c-ht-split", Sockets: 1, NUMAPerSocket: 1, L3PerNUMA: 1,
 	CoresPerSocket: 8, ThreadsPerCore: 2, Siblings: fixture.SiblingsSplit, MemoryPerNode: 1 << 30}
 
+// Two NUMA nodes of 4 two-thread cores: node 0 is CPUs 0-7, node 1 8-15.
+var partTwoNodes = fixture.Shape{Name: "1s-2n-8c-ht-adjacent", Sockets: 1, NUMAPerSocket: 2, L3PerNUMA: 1,
+	CoresPerSocket: 8, ThreadsPerCore: 2, Siblings: fixture.SiblingsAdjacent, MemoryPerNode: 1 << 30}
+
 func app(name string, n int) ContainerCPUs   { return ContainerCPUs{Name: name, Kind: App, CPUs: n} }
 func initC(name string, n int) ContainerCPUs { return ContainerCPUs{Name: name, Kind: Init, CPUs: n} }
 func sidecar(name string, n int) ContainerCPUs {
@@ -60,6 +64,12 @@ func TestPartition(t *testing.T) {
 		{"an init before a sidecar may use the sidecar's CPUs", partAdjacent, "0-3",
 			[]ContainerCPUs{initC("fetch", 4), sidecar("proxy", 2), app("web", 2)},
 			map[string]string{"fetch": "0-3", "proxy": "0-1", "web": "2-3"}, ""},
+		{"a set across two nodes: each container inside one where one holds it", partTwoNodes, "4-11",
+			[]ContainerCPUs{app("a", 2), app("b", 4), app("c", 2)},
+			map[string]string{"a": "4-5", "b": "8-11", "c": "6-7"}, ""},
+		{"a container no node holds spans them", partTwoNodes, "4-11",
+			[]ContainerCPUs{app("a", 6), app("b", 2)},
+			map[string]string{"a": "4-9", "b": "10-11"}, ""},
 		{"too few CPUs", partAdjacent, "0-3", []ContainerCPUs{app("a", 2), app("b", 4)}, nil,
 			`container "b" asks for 4 CPUs, but 2 of the pod's 4 are left at its turn (2-3)`},
 		{"CPUs left to none", partAdjacent, "0-5", []ContainerCPUs{app("a", 2)}, nil,
