@@ -59,15 +59,29 @@ var maxCPULimit = *resource.NewQuantity(topology.MaxCPUID+1, resource.DecimalSI)
 // rule): the larger of the app containers and sidecars together, and of
 // each init container with the sidecars declared before it. It returns
 // each container's count too, in spec order (init containers first). Every
-// container must have an integer limits.cpu. With actuated, an app
+// app container must have an integer limits.cpu, and every init container
+// or sidecar that has one. With actuated, an app
 // container or sidecar resized in place (InPlacePodVerticalScaling) counts
-// the limit in force, reported in its status, instead of its spec's.
+// the limit in force, reported in its status, instead of its spec's. An
+// init container or sidecar without a CPU limit counts 0 (and cannot have
+// CPUs of its own in the container scope).
 func podLimitCPUs(pod *corev1.Pod, actuated bool) (int, []cpualloc.ContainerCPUs, error) {
 	cs := make([]cpualloc.ContainerCPUs, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers))
 	sidecars, initMax := int64(0), int64(0)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		// One without a CPU limit counts nothing, as before init
+		// containers counted: it runs on the pod's set. Many pods have a
+		// small init container no one gave a limit.
+		if _, has := c.Resources.Limits[corev1.ResourceCPU]; !has {
+			kind := cpualloc.Init
+			if sidecar {
+				kind = cpualloc.Sidecar
+			}
+			cs = append(cs, cpualloc.ContainerCPUs{Name: c.Name, Kind: kind})
+			continue
+		}
 		n, err := containerLimitCPUs(fmt.Sprintf("spec.initContainers[%d] (%s)", i, c.Name), "status.initContainerStatuses",
 			c, pod.Status.InitContainerStatuses, actuated && sidecar)
 		if err != nil {
