@@ -50,8 +50,7 @@ cleanup() {
 }
 trap cleanup EXIT
 bench_redis_wait "$port"
-nodes=$(find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l)
-echo "# $(uname -r), $(nproc) CPUs, $nodes NUMA node(s); layout $layout, rounds $rounds," \
+echo "# $(bench_machine); layout $layout, rounds $rounds," \
 	"requests $requests, clients $clients, neighbour: locus stress --cpu $be_cpus"
 echo "# server: cpuset.cpus $(bench_cgroup_read "$parent/run-$redis" cpuset.cpus)," \
 	"cpuset.mems $(bench_cgroup_read "$parent/run-$redis" cpuset.mems)"

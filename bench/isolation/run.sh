@@ -184,16 +184,13 @@ one_case() {
 	server=
 }
 
-nodes=$(find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l)
-echo "# $(uname -r), $(nproc) CPUs, $nodes NUMA node(s)"
+echo "# $(bench_machine)"
 echo "# rounds $rounds, requests $requests, warm-up $warmup, clients $clients, server CPUs $cpus," \
 	"neighbour: locus stress --cpu $be_cpus --mem-bw $be_membw --mem-bw-size $be_membw_size"
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "case,round,test,rps,p50_ms,p99_ms"
 for round in $(seq "$rounds"); do
-	order="alone shared locus"
-	[ $((round % 2)) = 1 ] || order="locus shared alone"
-	for case in $order; do
+	for case in $(bench_order "$round" alone shared locus); do
 		one_case "$case" "$round"
 	done
 done

@@ -88,3 +88,24 @@ bench_redis_wait() {
 bench_redis_rows() {
 	awk -F, -v p="$1" 'NR > 1 { gsub(/"/, ""); print p "," $1 "," $2 "," $5 "," $7 }'
 }
+
+# bench_machine prints the kernel, the CPUs and the NUMA nodes, for a
+# benchmark's first # line.
+bench_machine() {
+	local nodes
+	nodes=$(find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l)
+	echo "$(uname -r), $(nproc) CPUs, $nodes NUMA node(s)"
+}
+
+# bench_order ROUND CASE... prints the cases in their order in odd rounds
+# and reversed in even ones, so drift over a run falls on all of them.
+bench_order() {
+	local round=$1 out='' c
+	shift
+	if [ $((round % 2)) = 1 ]; then
+		echo "$*"
+		return
+	fi
+	for c in "$@"; do out="$c${out:+ $out}"; done
+	echo "$out"
+}
