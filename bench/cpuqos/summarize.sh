@@ -7,8 +7,13 @@
 # drifts over the run affects less; the same per-round medians against no
 # neighbour (round_rps_vs_alone, round_p99_vs_alone); and in how many rounds
 # the mode's rps was above the default weight's (rounds_above_default).
+# The core layout (coreiso.sh) has no default weight: there the reference is
+# core isolation off, and a second table gives the medians of its neighbour
+# rows, with the median over rounds of each round's ratio of the spinner's
+# CPU share with isolation on to its share with it off.
 set -euo pipefail
-grep -h -E '^[a-z]+,[a-z]+,[0-9]+,[A-Z]+,' "$@" |
+in=$(cat "$@")
+grep -E '^[a-z]+,[a-z]+,[0-9]+,[A-Z]+,' <<<"$in" |
 awk -F, '
 # rounds_vs KEY REF: the medians over rounds of the ratios of KEY to REF
 # (rps, p99) in the same round, as "rps,p99" ("-,-" without a round of both);
@@ -33,12 +38,31 @@ END {
 		"round_rps_vs_default,round_p99_vs_default,round_rps_vs_alone,round_p99_vs_alone,rounds_above_default"
 	for (k in keys) {
 		split(k, f, ","); d = f[1] ",default," f[3]
+		if (!(d in keys)) d = f[1] ",off," f[3]
 		mr = median(rps[k]); m9 = median(p99[k])
 		if (d in keys) {
 			a = sprintf("%.2f", mr / median(rps[d])); b = sprintf("%.2f", m9 / median(p99[d]))
 		} else { a = b = "-" }
 		vd = rounds_vs(k, d); ad = above
 		printf "%s,%d,%.0f,%s,%.3f,%.3f,%s,%s,%s,%s\n", k, cnt[k], mr, a, median(p50[k]), m9, b,
-			vd, rounds_vs(k, f[1] ",alone," f[3]), f[2] == "default" ? "-" : ad
+			vd, rounds_vs(k, f[1] ",alone," f[3]), d == k ? "-" : ad
 	}
-}' | sort
+}' | { IFS= read -r header && printf '%s\n' "$header"; sort; }
+{ grep -E '^[a-z]+,[a-z]+,[0-9]+,neighbour,' <<<"$in" || true; } | awk -F, '
+function median(list,   n, a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ k = $1 "," $2; keys[k] = 1; cnt[k]++; cpu[k] = cpu[k] " " $5; fn[k] = fn[k] " " $6; fl[k] = fl[k] " " $7
+  c[k, $3] = $5; rounds[$3] = 1 }
+END {
+	if (!length(keys)) exit
+	print "layout,mode,rounds,median_neighbour_cpu_pct,round_cpu_vs_off,median_forceidle_neighbour_ms,median_forceidle_ls_ms"
+	for (k in keys) {
+		split(k, f, ","); o = f[1] ",off"; rr = ""
+		for (n in rounds) if ((k, n) in c && (o, n) in c && c[o, n] > 0) rr = rr " " c[k, n] / c[o, n]
+		printf "%s,%d,%.1f,%s,%.1f,%.1f\n", k, cnt[k], median(cpu[k]), rr == "" ? "-" : sprintf("%.2f", median(rr)),
+			median(fn[k]), median(fl[k])
+	}
+}' | { IFS= read -r header && printf '\n%s\n' "$header"; sort; }
