@@ -140,6 +140,11 @@ echo "# $(bench_machine), smt/active $(cat /sys/devices/system/cpu/smt/active);"
 	"layout core, rounds $rounds, requests $requests, clients $clients"
 echo "# server: the agent's workload ls, cpuset.cpus $ls_cpus (a whole core), cpuset.mems $(cat "$cg/cpuset.mems");" \
 	"neighbour: unmanaged spinner on CPU $nb_cpu; client: unmanaged on CPU $client_cpu"
+# Isolation once before the rounds: a cookie read back as nonzero shows the
+# kernel reports cookies (it reads every one as 0 until its RNG is ready), so
+# "none" later means none.
+configure true
+await "one cookie on every server thread" 60 cookie_is shared
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "layout,mode,round,test,rps,p50_ms,p99_ms"
 for round in $(seq "$rounds"); do

@@ -36,6 +36,13 @@ func cookies(out io.Writer, pids []string) error {
 	if len(pids) == 0 {
 		return fmt.Errorf("no pid given")
 	}
+	// The kernel reports a cookie as a hash under a key filled once its
+	// random number generator is ready; before that every cookie reads 0.
+	// A blocking getrandom makes it seed itself (the guest has no hardware
+	// RNG).
+	if _, err := unix.Getrandom(make([]byte, 1), 0); err != nil {
+		return fmt.Errorf("getrandom: %w", err)
+	}
 	var all []uint64
 	var each string
 	for _, p := range pids {
