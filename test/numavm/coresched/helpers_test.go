@@ -14,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/locus-project/locus/test/numavm/reexec"
 )
 
 // workerEnv makes the test binary, re-executed, act as a workload process
@@ -22,14 +24,7 @@ import (
 const workerEnv = "NUMAVM_CORESCHED_WORKER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) == "1" {
-		if err := work(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "worker:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, workerEnv, "worker", func() error { return work(os.Stdin, os.Stdout) })
 }
 
 // work starts `sleep 3600` and prints its pid for every "fork" line on in,

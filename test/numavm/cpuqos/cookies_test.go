@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/locus-project/locus/test/numavm/reexec"
 )
 
 // cookiesEnv makes the test binary, re-executed by bench/cpuqos/coreiso.sh
@@ -19,14 +21,7 @@ import (
 const cookiesEnv = "NUMAVM_CPUQOS_COOKIES"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(cookiesEnv) == "1" {
-		if err := cookies(os.Stdout, os.Args[1:]); err != nil {
-			fmt.Fprintln(os.Stderr, "cookies:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
+	reexec.Main(m, cookiesEnv, "cookies", func() error { return cookies(os.Stdout, os.Args[1:]) })
 }
 
 // cookies prints "none" when no thread of the pids has a cookie, "shared
