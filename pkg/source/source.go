@@ -78,3 +78,19 @@ type Decision struct {
 	Assignments map[string]workload.Assignment // by workload; `locus run` leases left out
 	Workloads   []decide.WorkloadState
 }
+
+// ContainerCPUs is, by workload, each container's part of a container-scope
+// workload's CPUs as the decision divided them; nil when none is divided.
+func (d Decision) ContainerCPUs() map[string]map[string]string {
+	var out map[string]map[string]string
+	for _, w := range d.Workloads {
+		if len(w.ContainerCPUs) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]map[string]string{}
+		}
+		out[w.Name] = w.ContainerCPUs
+	}
+	return out
+}

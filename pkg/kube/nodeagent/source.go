@@ -280,7 +280,7 @@ func (s *Source) Decided(d source.Decision) {
 		return
 	}
 	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved, Kubelet: d.Kubelet,
-		Assignments: d.Assignments, MemoryRequests: s.memReq})
+		Assignments: d.Assignments, MemoryRequests: s.memReq, ContainerCPUs: d.ContainerCPUs()})
 	if err != nil {
 		s.log.Warn("cannot build the NodeResourceTopology", "err", err)
 		return

@@ -27,6 +27,11 @@ type Input struct {
 	// MemoryRequests are the pods' summed memory requests in bytes, by
 	// namespace/pod; only pods with an assignment count against a zone.
 	MemoryRequests map[string]int64
+	// ContainerCPUs are, by namespace/pod, the parts of a container-scope
+	// pod's CPUs by container, as CPU lists: the division the decision
+	// applied (decide.WorkloadState.ContainerCPUs). Only pods with an
+	// assignment are listed.
+	ContainerCPUs map[string]map[string]string
 }
 
 // LabelManagedBy marks the objects the agent writes.
@@ -45,6 +50,9 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //   - costs: the SLIT distance to every zone, itself included.
 //   - attribute "cpus": the zone's online CPUs.
 //
+// The annotation lists each pod's holding and, for a container-scope pod,
+// each container's part of it.
+//
 // Equal inputs give byte-equal JSON.
 func Build(in Input) (*Object, error) {
 	t := in.Topology
@@ -58,6 +66,12 @@ func Build(in Input) (*Object, error) {
 	for _, name := range sortedKeys(in.Assignments) {
 		a := in.Assignments[name]
 		state = state.With(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli})
+		if parts := in.ContainerCPUs[name]; len(parts) > 0 {
+			if ct.Containers == nil {
+				ct.Containers = map[string]map[string]string{}
+			}
+			ct.Containers[name] = parts
+		}
 		if a.Policy == cpualloc.StaticBurst {
 			ct.StaticBurst[name] = Burst{CPUs: a.CPUs.String(), RequestMilli: a.RequestMilli}
 		} else {

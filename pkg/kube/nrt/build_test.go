@@ -2,6 +2,8 @@ package nrt
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/cpuset"
@@ -122,5 +124,65 @@ func TestBuildKubeletCPUs(t *testing.T) {
 func TestBuildNoTopology(t *testing.T) {
 	if _, err := Build(Input{Node: "n"}); err == nil {
 		t.Fatal("no error without a topology")
+	}
+}
+
+// A container-scope pod's parts are listed under containers; a pod without
+// parts, or parts of a pod holding no CPUs, are not; with no parts at all
+// the key is absent, so the report is what it was before the key existed.
+func TestBuildContainerParts(t *testing.T) {
+	topo := fixture.MustBuild(fixture.MemoryOnly)
+	held := map[string]workload.Assignment{
+		"ns/split": {CPUs: cpuset.New(2, 3, 4, 5), Policy: cpualloc.FullPCPUs},
+		"ns/whole": {CPUs: cpuset.New(6, 7), Policy: cpualloc.FullPCPUs},
+	}
+	for _, tc := range []struct {
+		name  string
+		parts map[string]map[string]string
+		want  map[string]map[string]string
+	}{
+		{"no parts", nil, nil},
+		{"empty parts", map[string]map[string]string{"ns/whole": {}}, nil},
+		{"a container-scope pod", map[string]map[string]string{"ns/split": {"log": "2", "web": "3-5"}},
+			map[string]map[string]string{"ns/split": {"log": "2", "web": "3-5"}}},
+		{"a pod holding no CPUs", map[string]map[string]string{"ns/split": {"web": "2-5"}, "ns/gone": {"web": "8"}},
+			map[string]map[string]string{"ns/split": {"web": "2-5"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Node: "n1", Topology: topo, Reserved: cpuset.New(0, 1), Assignments: held, ContainerCPUs: tc.parts}
+			obj, err := Build(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw := obj.Metadata.Annotations[AnnotationCPUTopology]
+			ct, err := ReadCPUTopology(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(ct.Containers, tc.want) {
+				t.Errorf("containers = %v, want %v", ct.Containers, tc.want)
+			}
+			if ct.Exclusive["ns/split"] != "2-5" || ct.Exclusive["ns/whole"] != "6-7" || len(ct.Exclusive) != 2 {
+				t.Errorf("exclusive = %v", ct.Exclusive)
+			}
+			if tc.want == nil {
+				plain, err := Build(Input{Node: "n1", Topology: topo, Reserved: cpuset.New(0, 1), Assignments: held})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := plain.Metadata.Annotations[AnnotationCPUTopology]; got != raw || strings.Contains(raw, `"containers"`) {
+					t.Errorf("without parts the annotation is\n%s\nwant\n%s", raw, got)
+				}
+			}
+			again, err := Build(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal(obj)
+			b, _ := json.Marshal(again)
+			if string(a) != string(b) {
+				t.Fatal("two builds of one input differ")
+			}
+		})
 	}
 }

@@ -24,6 +24,8 @@ func FuzzReadCPUTopology(f *testing.F) {
 		return `{"cpus":[{"id":0}],"reserved":` + strconv.Quote(s) + `,"exclusive":{"a/b":` + strconv.Quote(s) + `}}`
 	})
 	fuzzseed.Add(f, func(s string) string { return `{"cpus":` + s + `}` })
+	fuzzseed.Add(f, func(s string) string { return `{"cpus":[],"containers":{"a/b":{"c":` + strconv.Quote(s) + `}}}` })
+	fuzzseed.Add(f, func(s string) string { return `{"cpus":[],"containers":` + s + `}` })
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var ct CPUTopology

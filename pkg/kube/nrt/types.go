@@ -96,6 +96,11 @@ type CPUTopology struct {
 	Kubelet string `json:"kubelet,omitempty"`
 	// Exclusive maps namespace/pod to the CPUs it holds alone.
 	Exclusive map[string]string `json:"exclusive"`
+	// Containers maps namespace/pod, for pods whose CPUs are divided among
+	// their containers (locus.io/cpu-scope: container), to each container's
+	// part; absent when no pod's are. A scheduler needs none of it to place
+	// pods: it shows where each container runs.
+	Containers map[string]map[string]string `json:"containers,omitempty"`
 	// StaticBurst maps namespace/pod to its static-burst CPUs and CPU
 	// request; such pods share CPUs while their summed requests per CPU
 	// stay within one CPU.

@@ -30,6 +30,11 @@ func FuzzNRT(f *testing.F) {
 	fuzzseed.Add(f, func(s string) string {
 		return `{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(s) + `}}}`
 	})
+	fuzzseed.Add(f, func(s string) string {
+		ct := `{"cpus":[{"id":0,"numa":0,"l3":-1}],"reserved":"","isolated":"","containers":` + s + `}`
+		return `{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(ct) +
+			`}},"zones":[{"name":"node-0","type":"Node","costs":[{"name":"node-0","value":10}]}]}`
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var obj nrt.Object

@@ -3,11 +3,16 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/utils/cpuset"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // TestHostileNRT: a report from a compromised node makes that node
@@ -73,4 +78,51 @@ func mustJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(raw)
+}
+
+// The containers' parts of container-scope pods are the node's to show, not
+// the scheduler's to read: a malformed or oversized containers key neither
+// makes the report unreadable nor costs the scheduler an allocation per
+// entry, and it changes neither the machine nor the holdings.
+func TestNRTContainersSkipped(t *testing.T) {
+	held := map[string]workload.Assignment{"ns/a": {CPUs: cpuset.New(2, 3), Policy: cpualloc.FullPCPUs}}
+	plain := publish(t, twoNode, "n", reservedCore, held)
+	_, wantKey, want, err := readNRT(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withContainers := func(value string) *nrt.Object {
+		raw := plain.Metadata.Annotations[nrt.AnnotationCPUTopology]
+		o := *plain
+		o.Metadata.Annotations = map[string]string{nrt.AnnotationCPUTopology: raw[:len(raw)-1] + `,"containers":` + value + `}`}
+		return &o
+	}
+	var huge strings.Builder
+	huge.WriteString(`{`)
+	for i := range 50000 {
+		fmt.Fprintf(&huge, `"ns/p%d":{"a":"0-99999999","b":"x"},`, i)
+	}
+	huge.WriteString(`"ns/a":{"web":"2-3"}}`)
+	for name, value := range map[string]string{
+		"parts":     `{"ns/a":{"log":"2","web":"3"}}`,
+		"not a map": `5`,
+		"bad lists": `{"ns/a":{"web":"0-9223372036854775807"}}`,
+		"huge":      huge.String(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := withContainers(value)
+			_, key, r, err := readNRT(o)
+			if err != nil {
+				t.Fatalf("readNRT: %v", err)
+			}
+			if key != wantKey || !reflect.DeepEqual(r.holdings, want.holdings) || !r.reserved.Equals(want.reserved) {
+				t.Errorf("read %v (reserved %s), want %v (reserved %s); same machine %v", r.holdings, r.reserved, want.holdings, want.reserved, key == wantKey)
+			}
+			base := testing.AllocsPerRun(5, func() { _, _, _, _ = readNRT(plain) })
+			got := testing.AllocsPerRun(5, func() { _, _, _, _ = readNRT(o) })
+			if got > base+2 {
+				t.Errorf("readNRT made %.0f allocations, %.0f without the containers key", got, base)
+			}
+		})
+	}
 }

@@ -83,10 +83,11 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	if !ok {
 		return nil, "", report{}, fmt.Errorf("it has no annotation %s: it was not published by the locus agent", nrt.AnnotationCPUTopology)
 	}
-	ct, err := nrt.ReadCPUTopology(raw)
-	if err != nil {
-		return nil, "", report{}, err
+	var in placementTopology
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		return nil, "", report{}, fmt.Errorf("annotation %s: %w", nrt.AnnotationCPUTopology, err)
 	}
+	ct := in.CPUTopology
 	if err := checkSizes(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
@@ -132,6 +133,20 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	}
 	return build, key, r, nil
 }
+
+// placementTopology is the annotation as far as placing pods needs it: the
+// containers' parts of container-scope pods are not, so their key decodes
+// to nothing, costs nothing to read, and a malformed one does not make the
+// report unreadable.
+type placementTopology struct {
+	nrt.CPUTopology
+	Containers skipped `json:"containers"`
+}
+
+// skipped is a JSON value read and dropped.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
 
 // buildTopology makes the machine model the allocator needs: CPUs from the
 // annotation, one NUMA node per zone node-<id> with its distances (costs) and
