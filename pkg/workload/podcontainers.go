@@ -1,10 +1,8 @@
 package workload
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,12 +151,8 @@ func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
 		return nil, fmt.Errorf("%d bytes, more than the %d a pod's partition takes", len(raw), maxContainerCPUSets)
 	}
 	var j map[string]string
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	if err := dec.Decode(&j); err != nil {
-		return nil, fmt.Errorf("not a JSON object of container names to CPU lists: %v", err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("text after the JSON object")
+	if err := decodeOne(raw, &j, "a JSON object of container names to CPU lists"); err != nil {
+		return nil, err
 	}
 	out := make(map[string]cpuset.CPUSet, len(j))
 	for name, list := range j {
@@ -178,27 +172,14 @@ func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
 }
 
 // FormatContainerCPUSets writes what ParseContainerCPUSets reads, names in
-// order.
+// order (as encoding/json writes a map's keys).
 func FormatContainerCPUSets(parts map[string]cpuset.CPUSet) string {
-	names := make([]string, 0, len(parts))
-	for n := range parts {
-		names = append(names, n)
+	lists := make(map[string]string, len(parts))
+	for n, p := range parts {
+		lists[n] = p.String()
 	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, n := range names {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(n)
-		v, _ := json.Marshal(parts[n].String())
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.String()
+	b, _ := json.Marshal(lists) // strings to strings: it cannot fail
+	return string(b)
 }
 
 // SameContainerCPUSets says whether two partitions give every container

@@ -18,8 +18,8 @@ import (
 // container's status reports the CPU limit the kubelet actuated (the pod was
 // resized in place), a count other than the decision's asks for the decided
 // CPUs grown or shrunk to it. Otherwise cpuset-scheduler "true" with an
-// integer limits.cpu on every container, init containers and sidecars
-// included (as actuated: see actuatedLimitCPUs), asks the agent for as
+// integer limits.cpu on every app container, and on every init container
+// or sidecar that has one (as actuated: see actuatedLimitCPUs), asks the agent for as
 // many CPUs as Kubernetes counts the pod's limit (podLimitCPUs). A
 // container-scope pod (AnnotationCPUScope) says each container's count
 // too. Anything malformed leaves the pod in the shared pool (or, for a bad

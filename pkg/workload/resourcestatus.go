@@ -1,9 +1,9 @@
 package workload
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"k8s.io/utils/cpuset"
 
@@ -27,12 +27,8 @@ type resourceStatusJSON struct {
 // ParseResourceStatus reads the annotation's value. Errors name the field.
 func ParseResourceStatus(raw string) (ResourceStatus, error) {
 	var j resourceStatusJSON
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	if err := dec.Decode(&j); err != nil {
-		return ResourceStatus{}, fmt.Errorf("not a JSON object: %v", err)
-	}
-	if dec.More() {
-		return ResourceStatus{}, fmt.Errorf("text after the JSON object")
+	if err := decodeOne(raw, &j, "a JSON object"); err != nil {
+		return ResourceStatus{}, err
 	}
 	if j.CPUSet == nil || *j.CPUSet == "" {
 		return ResourceStatus{}, fmt.Errorf("cpuset: missing or empty")
@@ -64,4 +60,17 @@ func (s ResourceStatus) Format() string {
 	cs := s.CPUs.String()
 	raw, _ := json.Marshal(resourceStatusJSON{CPUSet: &cs, NUMANodes: s.NUMANodes, Policy: s.Policy})
 	return string(raw)
+}
+
+// decodeOne reads raw as exactly one JSON value into v; what names the
+// value expected, in the error when raw is not one.
+func decodeOne(raw string, v any, what string) error {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("not %s: %v", what, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("text after the JSON object")
+	}
+	return nil
 }
