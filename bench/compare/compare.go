@@ -121,7 +121,7 @@ func Run(m Machine, p Pair, seeds int) ([]Case, error) {
 					return nil, err
 				}
 			}
-			res, lerr := alloc.Allocate(lcpuset.State{Exclusive: taken}, cpuset.New(), lcpuset.Request{CPUs: n, Policy: p.Locus})
+			res, lerr := alloc.Allocate(lcpuset.State{Exclusive: lcpuset.BitsOf(taken)}, cpuset.New(), lcpuset.Request{CPUs: n, Policy: p.Locus})
 			c.Locus, c.LocusErr = res.CPUs, lerr
 			c.K, c.L = g.measure(c.Kubelet, free), g.measure(c.Locus, free)
 			if c.KubeletErr == nil && (c.Kubelet.Size() != n || !c.Kubelet.IsSubsetOf(free)) {

@@ -61,7 +61,7 @@ func New(t *topology.Topology, reserved cpuset.CPUSet, p Policies) (*Allocator, 
 		threads = max(threads, perCore[c.Core])
 	}
 	return &Allocator{t: t, alloc: alloc, reserved: reserved, policies: p, threads: threads,
-		state: lcpuset.State{Exclusive: cpuset.New()}, pods: map[int]cpuset.CPUSet{}}, nil
+		state: lcpuset.State{}, pods: map[int]cpuset.CPUSet{}}, nil
 }
 
 // Name is the table row label.
@@ -91,7 +91,8 @@ func (a *Allocator) State() lcpuset.State { return a.state }
 
 // Free returns the CPUs no pod holds, less the reserved and isolated ones.
 func (a *Allocator) Free() cpuset.CPUSet {
-	return a.t.CPUSet().Difference(a.state.Exclusive).Difference(a.reserved).Difference(a.t.Isolated)
+	free := a.t.CPUSet()
+	return free.Difference(a.state.Exclusive.Overlap(free)).Difference(a.reserved).Difference(a.t.Isolated)
 }
 
 // Allocate asks the allocator for n CPUs for pod id and records them.

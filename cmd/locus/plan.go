@@ -142,7 +142,7 @@ func (o planOptions) state(t *topology.Topology) (locuscpuset.State, cpuset.CPUS
 	if err != nil {
 		return locuscpuset.State{}, cpuset.New(), err
 	}
-	return locuscpuset.State{Exclusive: lists["allocated"], BurstMilli: load}, lists["reserved"], nil
+	return locuscpuset.State{Exclusive: locuscpuset.BitsOf(lists["allocated"]), BurstMilli: load}, lists["reserved"], nil
 }
 
 // parseBurstLoad reads "CPU=MILLI,..." pairs.

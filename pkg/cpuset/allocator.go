@@ -56,20 +56,19 @@ func NewAllocator(t *topology.Topology) (*Allocator, error) {
 // and the topology's isolated CPUs are never handed out unless
 // req.UseReserved. See docs/allocator.md for every policy's rules.
 func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Result, error) {
-	return a.allocate(occupancy{set: st.Exclusive, burst: st.BurstMilli}, reserved, req)
+	return a.allocate(occupancy{bits: st.Exclusive.w, burst: st.BurstMilli}, reserved, req)
 }
 
-// AllocateBits is Allocate with the exclusive CPUs given as bits (CPU id
-// i is bit i%64 of word i/64) rather than as a set: a caller that keeps
-// its occupancy that way (the scheduler, for every node of a cluster)
-// spares a map per decision.
+// AllocateBits is Allocate with the exclusive CPUs given as the words of
+// their bits (CPU id i is bit i%64 of word i/64), which it only reads: a
+// caller that keeps them that way for many nodes (the scheduler) spares
+// making a State per decision.
 func (a *Allocator) AllocateBits(exclusive []uint64, burstMilli map[int]int64, reserved cpuset.CPUSet, req Request) (Result, error) {
 	return a.allocate(occupancy{bits: exclusive, burst: burstMilli}, reserved, req)
 }
 
-// occupancy is a State, its exclusive CPUs as a set or as bits.
+// occupancy is a State, its exclusive CPUs as words of bits.
 type occupancy struct {
-	set   cpuset.CPUSet
 	bits  []uint64
 	burst map[int]int64
 }

@@ -35,7 +35,7 @@ func busyStates(topo *topology.Topology, n int) []State {
 				taken = append(taken, cpus[r.IntN(len(cpus))])
 			}
 		}
-		out[i] = State{Exclusive: cpuset.New(taken...)}
+		out[i] = State{Exclusive: NewBits(taken...)}
 	}
 	return out
 }
@@ -50,41 +50,11 @@ func BenchmarkAllocateNPS4Busy70(b *testing.B) { benchmarkBusy70(b, fixture.AMDN
 // sockets, 16 NUMA nodes, 32 L3 groups).
 func BenchmarkAllocateLarge1024Busy70(b *testing.B) { benchmarkBusy70(b, fixture.Large1024) }
 
-// BenchmarkAllocateBitsNPS4Busy70 and BenchmarkAllocateBitsLarge1024Busy70
-// time the same decisions on the same states through AllocateBits, the
-// exclusive CPUs given as bits, as the scheduler keeps them for every node:
-// a set (the agent's State) is turned into bits first, at every decision.
-func BenchmarkAllocateBitsNPS4Busy70(b *testing.B) { benchmarkBusy70Bits(b, fixture.AMDNPS4) }
-
-func BenchmarkAllocateBitsLarge1024Busy70(b *testing.B) {
-	benchmarkBusy70Bits(b, fixture.Large1024)
-}
-
 func benchmarkBusy70(b *testing.B, shape fixture.Shape) {
 	topo := fixture.MustBuild(shape)
 	states := busyStates(topo, 64)
 	allocate := func(st int, req Request) (Result, error) {
 		return Allocate(topo, states[st], cpuset.New(), req)
-	}
-	busy70(b, allocate, len(states))
-}
-
-func benchmarkBusy70Bits(b *testing.B, shape fixture.Shape) {
-	topo := fixture.MustBuild(shape)
-	states := busyStates(topo, 64)
-	a, err := NewAllocator(topo)
-	if err != nil {
-		b.Fatal(err)
-	}
-	bits := make([][]uint64, len(states))
-	for i, st := range states {
-		bits[i] = make([]uint64, topo.CPUs[len(topo.CPUs)-1].ID>>6+1)
-		for _, id := range st.Exclusive.UnsortedList() {
-			bits[i][id>>6] |= 1 << (id & 63)
-		}
-	}
-	allocate := func(st int, req Request) (Result, error) {
-		return a.AllocateBits(bits[st], states[st].BurstMilli, cpuset.New(), req)
 	}
 	busy70(b, allocate, len(states))
 }

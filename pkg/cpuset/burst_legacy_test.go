@@ -23,7 +23,7 @@ func legacyStaticBurst(a *Allocator, st State, reserved cpuset.CPUSet, req Reque
 	if err != nil {
 		return Result{}, err
 	}
-	v, err := a.ix.newView(occupancy{set: st.Exclusive, burst: st.BurstMilli}, reserved, req)
+	v, err := a.ix.newView(occupancy{bits: st.Exclusive.w, burst: st.BurstMilli}, reserved, req)
 	if err != nil {
 		return Result{}, err
 	}

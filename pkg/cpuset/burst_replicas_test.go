@@ -97,7 +97,7 @@ func TestStaticBurstReplicas(t *testing.T) {
 			name string
 			st   State
 		}{
-			{"idle", State{Exclusive: cpuset.New()}},
+			{"idle", State{}},
 			{"70 % taken", busyStates(topo, 1)[0]},
 		} {
 			cur := placeReplicas(t, topo, load.st, req, 8, func(st State, r Request) (Result, error) { return a.Allocate(st, cpuset.New(), r) })

@@ -53,7 +53,7 @@ func TestStaticBurst(t *testing.T) {
 func TestStaticBurstReplicasDoNotStack(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Intel2S96C)
 	req := Request{CPUs: 4, Policy: StaticBurst, RequestMilli: 1000}
-	st := State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	st := State{BurstMilli: map[int]int64{}}
 	owner := map[int]int{} // core -> replica
 	for i := range 8 {
 		res, err := Allocate(topo, st, cpuset.New(), req)
@@ -89,7 +89,7 @@ func TestBurstShare(t *testing.T) {
 }
 
 func TestStateWithWithout(t *testing.T) {
-	base := State{Exclusive: cpuset.New(1), BurstMilli: map[int]int64{4: 100}}
+	base := State{Exclusive: NewBits(1), BurstMilli: map[int]int64{4: 100}}
 	excl := Request{CPUs: 2}
 	burst := Request{CPUs: 3, Policy: StaticBurst, RequestMilli: 1000}
 	for _, tc := range []struct {
@@ -106,14 +106,14 @@ func TestStateWithWithout(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			with := base.With(tc.res, tc.req)
-			if !with.Exclusive.Equals(tc.wantExcl) || !maps.Equal(with.BurstMilli, tc.wantBurst) {
+			if !with.Exclusive.CPUSet().Equals(tc.wantExcl) || !maps.Equal(with.BurstMilli, tc.wantBurst) {
 				t.Fatalf("With = %s %v, want %s %v", with.Exclusive, with.BurstMilli, tc.wantExcl, tc.wantBurst)
 			}
 			back := with.Without(tc.res, tc.req)
-			if !back.Exclusive.Equals(base.Exclusive) || !maps.Equal(back.BurstMilli, base.BurstMilli) {
+			if !back.Exclusive.CPUSet().Equals(base.Exclusive.CPUSet()) || !maps.Equal(back.BurstMilli, base.BurstMilli) {
 				t.Fatalf("Without(With) = %s %v, want %s %v", back.Exclusive, back.BurstMilli, base.Exclusive, base.BurstMilli)
 			}
-			if !base.Exclusive.Equals(cpuset.New(1)) || !maps.Equal(base.BurstMilli, map[int]int64{4: 100}) {
+			if !base.Exclusive.CPUSet().Equals(cpuset.New(1)) || !maps.Equal(base.BurstMilli, map[int]int64{4: 100}) {
 				t.Fatalf("With changed its receiver: %s %v", base.Exclusive, base.BurstMilli)
 			}
 		})

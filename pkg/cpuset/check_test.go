@@ -58,7 +58,7 @@ func randomScenario(r *rand.Rand, topo *topology.Topology, busy float64) scenari
 	if req.Policy == StaticBurst {
 		req.RequestMilli = r.Int64N(int64(req.CPUs)*1000 + 1)
 	}
-	return scenario{topo, State{Exclusive: cpuset.New(excl...), BurstMilli: burst}, cpuset.New(reserved...), req}
+	return scenario{topo, State{Exclusive: NewBits(excl...), BurstMilli: burst}, cpuset.New(reserved...), req}
 }
 
 // coresOf groups online CPU ids by core, straight from the topology.

@@ -41,7 +41,7 @@ func runCases(t *testing.T, cases []allocCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			topo := fixture.MustBuild(tc.shape)
-			st := State{Exclusive: mustParse(t, tc.exclusive), BurstMilli: tc.burst}
+			st := State{Exclusive: BitsOf(mustParse(t, tc.exclusive)), BurstMilli: tc.burst}
 			res, err := Allocate(topo, st, mustParse(t, tc.reserved), tc.req)
 			if !checkOutcome(t, res, err, tc.wantErr, tc.wantIs, tc.want, tc.wantNodes) {
 				return

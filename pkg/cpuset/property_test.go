@@ -27,9 +27,9 @@ func TestRandomStates(t *testing.T) {
 
 // reshuffled is st rebuilt with its CPUs and loads inserted in a random order.
 func reshuffled(st State) State {
-	ids := st.Exclusive.List()
+	ids := st.Exclusive.CPUSet().List()
 	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	out := State{Exclusive: cpuset.New(ids...), BurstMilli: map[int]int64{}}
+	out := State{Exclusive: NewBits(ids...), BurstMilli: map[int]int64{}}
 	keys := make([]int, 0, len(st.BurstMilli))
 	for id := range st.BurstMilli {
 		keys = append(keys, id)
@@ -168,7 +168,7 @@ func TestAllocateBitsSame(t *testing.T) {
 		for i := range 300 {
 			sc := randomScenario(r, topo, r.Float64())
 			var bits []uint64
-			for _, id := range sc.st.Exclusive.UnsortedList() {
+			for _, id := range sc.st.Exclusive.CPUSet().UnsortedList() {
 				for id>>6 >= len(bits) {
 					bits = append(bits, 0)
 				}

@@ -62,7 +62,7 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 	case req.CPUs < n:
 		ids = ix.shrink(held, n-req.CPUs, req.Policy)
 	default:
-		others := occupancy{set: st.Exclusive.Difference(held), burst: st.BurstMilli}
+		others := occupancy{bits: st.Exclusive.Difference(held).w, burst: st.BurstMilli}
 		v, err := ix.newView(others, reserved, req)
 		if err != nil {
 			return Result{}, err

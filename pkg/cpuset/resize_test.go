@@ -60,7 +60,7 @@ func TestResize(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			topo := fixture.MustBuild(resizeShape)
-			st := State{Exclusive: mustParse(t, tc.exclusive).Union(mustParse(t, tc.held))}
+			st := State{Exclusive: BitsOf(mustParse(t, tc.exclusive).Union(mustParse(t, tc.held)))}
 			held := mustParse(t, tc.held)
 			res, err := Resize(topo, st, mustParse(t, tc.reserved), held, tc.req)
 			if !checkOutcome(t, res, err, tc.wantErr, tc.wantIs, tc.want, tc.wantNodes) {
@@ -99,7 +99,7 @@ func TestResizeKeepsProperty(t *testing.T) {
 				}
 			}
 			want := 1 + (i*11)%(2*size+4)
-			st := State{Exclusive: others.Union(held)}
+			st := State{Exclusive: BitsOf(others.Union(held))}
 			res, err := Resize(topo, st, cpuset.New(), held, Request{CPUs: want})
 			if errors.Is(err, ErrInsufficient) && want > held.Size() {
 				continue

@@ -14,7 +14,7 @@ func (s State) Without(res Result, req Request) State {
 }
 
 func (s State) apply(res Result, req Request, sign int64) State {
-	out := State{Exclusive: s.Exclusive.Clone(), BurstMilli: make(map[int]int64, len(s.BurstMilli))}
+	out := State{Exclusive: s.Exclusive, BurstMilli: make(map[int]int64, len(s.BurstMilli))}
 	for id, m := range s.BurstMilli {
 		out.BurstMilli[id] = m
 	}

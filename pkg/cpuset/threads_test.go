@@ -88,7 +88,7 @@ func TestLoneThreadKeepsWholeCores(t *testing.T) {
 	reserved := mustParse(t, "0,96")
 	for _, p := range []Policy{SpreadByPCPUs, StaticBurst} {
 		t.Run(string(p), func(t *testing.T) {
-			st := State{Exclusive: mustParse(t, "4-95,99-191")}
+			st := State{Exclusive: BitsOf(mustParse(t, "4-95,99-191"))}
 			req := Request{CPUs: 1, Policy: p}
 			one, err := Allocate(topo, st, reserved, req)
 			if err != nil || one.CPUs.String() != "3" {

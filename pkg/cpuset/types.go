@@ -43,7 +43,7 @@ const (
 // State is the node's current occupancy.
 type State struct {
 	// Exclusive holds CPUs some pod owns alone.
-	Exclusive cpuset.CPUSet
+	Exclusive Bits
 	// BurstMilli is, per CPU, the summed CPU request (in millicores) of the
 	// static-burst pods that share it. A static-burst pod with request R
 	// millicores on N CPUs adds R/N (rounded up) to each of its CPUs.

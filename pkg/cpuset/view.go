@@ -100,7 +100,6 @@ func (ix *index) newView(st occupancy, reserved cpuset.CPUSet, req Request) (*vi
 	}
 	clear(v.taken)
 	clear(v.usable)
-	v.taken.addSet(st.set, ix.online)
 	v.taken.addBits(st.bits)
 	if !req.UseReserved {
 		v.taken.addSet(reserved, ix.online)

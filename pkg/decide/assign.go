@@ -29,7 +29,7 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
 	out := map[string]workload.Assignment{}
 	var problems []workload.Problem
-	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	state := cpualloc.State{BurstMilli: map[int]int64{}}
 	online := t.CPUSet()
 	owned := kube.Owned(online)
 	kubeletProblem := func(name, msg string) {
@@ -179,7 +179,7 @@ func conflict(cpus, online cpuset.CPUSet, st cpualloc.State) string {
 	if off := cpus.Difference(online); !off.IsEmpty() {
 		return fmt.Sprintf("cpus %s are offline or do not exist", off)
 	}
-	if both := cpus.Intersection(st.Exclusive); !both.IsEmpty() {
+	if both := st.Exclusive.Overlap(cpus); !both.IsEmpty() {
 		return fmt.Sprintf("cpus %s are already held exclusively by another workload", both)
 	}
 	return ""

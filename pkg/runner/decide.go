@@ -245,7 +245,7 @@ func Held(cp state.Checkpoint) map[string]workload.Assignment {
 
 // occupancy is the allocator's view of the held assignments.
 func occupancy(held map[string]workload.Assignment) cpualloc.State {
-	st := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	st := cpualloc.State{BurstMilli: map[int]int64{}}
 	for _, a := range held {
 		st = st.With(cpualloc.Result{CPUs: a.CPUs},
 			cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli})

@@ -59,7 +59,7 @@ func Build(in Input) (*Object, error) {
 	if t == nil {
 		return nil, fmt.Errorf("no topology")
 	}
-	state := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	state := cpualloc.State{BurstMilli: map[int]int64{}}
 	ct := CPUTopology{CPUs: t.CPUs, Reserved: in.Reserved.String(), Isolated: t.Isolated.String(), Kubelet: in.Kubelet.String(),
 		Exclusive: map[string]string{}, StaticBurst: map[string]Burst{}, BurstMilli: map[string]int64{}}
 	memPerNode := map[int]int64{}
@@ -103,7 +103,7 @@ func Build(in Input) (*Object, error) {
 		if !n.CPUs.IsEmpty() {
 			z.Attributes = []Attribute{{Name: "cpus", Value: n.CPUs.String()}}
 			alloc := n.CPUs.Difference(unusable)
-			avail := alloc.Difference(state.Exclusive).Difference(in.Kubelet)
+			avail := alloc.Difference(state.Exclusive.Overlap(alloc)).Difference(in.Kubelet)
 			z.Resources = append(z.Resources, Resource{Name: "cpu",
 				Capacity: count(n.CPUs.Size()), Allocatable: count(alloc.Size()), Available: count(avail.Size())})
 		}

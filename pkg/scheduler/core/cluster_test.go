@@ -33,10 +33,10 @@ func TestRestartRebuildsFromPods(t *testing.T) {
 		after.SetPod(key, "n1", d)
 	}
 	got := after.Snapshot().Get("n1")
-	if !got.State().Exclusive.Equals(want.State().Exclusive) || len(got.State().BurstMilli) != len(want.State().BurstMilli) ||
+	if !got.State().Exclusive.CPUSet().Equals(want.State().Exclusive.CPUSet()) || len(got.State().BurstMilli) != len(want.State().BurstMilli) ||
 		got.FreeMilli() != want.FreeMilli() {
 		t.Fatalf("rebuilt state: exclusive %s burst %v free %d; before the restart: %s %v %d",
-			got.State().Exclusive, got.State().BurstMilli, got.FreeMilli(), want.State().Exclusive, want.State().BurstMilli, want.FreeMilli())
+			got.State().Exclusive.CPUSet(), got.State().BurstMilli, got.FreeMilli(), want.State().Exclusive.CPUSet(), want.State().BurstMilli, want.FreeMilli())
 	}
 	for id, m := range want.State().BurstMilli {
 		if got.State().BurstMilli[id] != m {
@@ -53,8 +53,8 @@ func TestRestartRebuildsFromPods(t *testing.T) {
 		t.Fatalf("with the agent's report: free %d holdings %d, want %d and 3", v.FreeMilli(), v.Holdings, want.FreeMilli())
 	}
 	next := mustPlace(t, after, "ns/c", "n1", req(2, "", 0)) // the last free core
-	if !next.Result.CPUs.Intersection(want.State().Exclusive).IsEmpty() {
-		t.Fatalf("next pod got %s, overlapping %s", next.Result.CPUs, want.State().Exclusive)
+	if !next.Result.CPUs.Intersection(want.State().Exclusive.CPUSet()).IsEmpty() {
+		t.Fatalf("next pod got %s, overlapping %s", next.Result.CPUs, want.State().Exclusive.CPUSet())
 	}
 }
 
@@ -70,11 +70,11 @@ func TestAssumeLifecycle(t *testing.T) {
 		t.Fatalf("assumed: %v %s %+v", ok, node, a)
 	}
 	c.Forget("ns/a", "other-node") // not where it was assumed: no effect
-	if !c.Snapshot().Get("n1").State().Exclusive.Equals(p.Result.CPUs) {
+	if !c.Snapshot().Get("n1").State().Exclusive.CPUSet().Equals(p.Result.CPUs) {
 		t.Fatal("Forget on another node released the CPUs")
 	}
 	c.Forget("ns/a", "n1")
-	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.IsEmpty() {
 		t.Fatalf("after Forget: exclusive %s", ex)
 	}
 
@@ -87,11 +87,11 @@ func TestAssumeLifecycle(t *testing.T) {
 	if _, _, ok := c.Assumed("ns/a"); ok {
 		t.Fatal("the bound pod did not replace its assumed allocation")
 	}
-	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.Equals(p.Result.CPUs) {
+	if ex := c.Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.Equals(p.Result.CPUs) {
 		t.Fatalf("bound pod: exclusive %s, want %s", ex, p.Result.CPUs)
 	}
 	c.DeletePod("ns/a")
-	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.IsEmpty() {
 		t.Fatalf("after the pod was deleted: exclusive %s", ex)
 	}
 	// Deleting a pod while assumed, and removing the node, free too.
@@ -99,7 +99,7 @@ func TestAssumeLifecycle(t *testing.T) {
 	c.DeletePod("ns/b")
 	mustPlace(t, c, "ns/c", "n1", r)
 	c.DeleteNode("n1")
-	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.IsEmpty() {
 		t.Fatalf("after the node left: exclusive %s", ex)
 	}
 }
@@ -167,7 +167,7 @@ func TestSnapshots(t *testing.T) {
 	mustPlace(t, c, "ns/a", "n1", req(4, "", 0))
 	s3 := c.Snapshot()
 	if !s1.Get("n1").State().Exclusive.IsEmpty() || s3.Get("n1").State().Exclusive.Size() != 4 {
-		t.Fatalf("old snapshot %s, new %s", s1.Get("n1").State().Exclusive, s3.Get("n1").State().Exclusive)
+		t.Fatalf("old snapshot %s, new %s", s1.Get("n1").State().Exclusive.CPUSet(), s3.Get("n1").State().Exclusive.CPUSet())
 	}
 	if s3.Get("n2") != s1.Get("n2") {
 		t.Fatal("a change on n1 rebuilt n2's view")

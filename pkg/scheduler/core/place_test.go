@@ -172,12 +172,12 @@ func TestReportedHoldings(t *testing.T) {
 	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, held))
 	c.SetPod("ns/running", "n1", nil) // bound, placed by the agent itself
 	v := c.Snapshot().Get("n1")
-	if want := cpuset.New(4, 5, 12, 13); !v.State().Exclusive.Equals(want) {
-		t.Fatalf("exclusive %s, want %s (the deleted pod's CPUs are free)", v.State().Exclusive, want)
+	if want := cpuset.New(4, 5, 12, 13); !v.State().Exclusive.CPUSet().Equals(want) {
+		t.Fatalf("exclusive %s, want %s (the deleted pod's CPUs are free)", v.State().Exclusive.CPUSet(), want)
 	}
 	c.DeletePod("ns/running")
 	if v := c.Snapshot().Get("n1"); !v.State().Exclusive.IsEmpty() {
-		t.Fatalf("exclusive %s after the pod was deleted, want none", v.State().Exclusive)
+		t.Fatalf("exclusive %s after the pod was deleted, want none", v.State().Exclusive.CPUSet())
 	}
 }
 

@@ -34,7 +34,7 @@ func TestSnapshotPatchesChangedNodes(t *testing.T) {
 		t.Error("the earlier snapshot changed")
 	}
 	if after.Get("n1").State().Exclusive.Size() != 4 {
-		t.Errorf("n1 after placing: exclusive %s", after.Get("n1").State().Exclusive)
+		t.Errorf("n1 after placing: exclusive %s", after.Get("n1").State().Exclusive.CPUSet())
 	}
 	for _, node := range []string{"n0", "n3", "n15"} {
 		if after.Get(node) != before.Get(node) {
@@ -98,13 +98,13 @@ func TestPlainPodsLeaveViews(t *testing.T) {
 	}
 	c.SetPod("ns/listed", "n1", nil)
 	v := c.Snapshot().Get("n1")
-	if v == before || !v.State().Exclusive.Equals(cpuset.New(1, 9)) {
-		t.Fatalf("a pod the report lists: exclusive %s", v.State().Exclusive)
+	if v == before || !v.State().Exclusive.CPUSet().Equals(cpuset.New(1, 9)) {
+		t.Fatalf("a pod the report lists: exclusive %s", v.State().Exclusive.CPUSet())
 	}
 	if !c.DeletePod("ns/listed") {
 		t.Error("deleting a pod the report lists freed nothing")
 	}
-	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.IsEmpty() {
+	if ex := c.Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.IsEmpty() {
 		t.Errorf("after its deletion: exclusive %s", ex)
 	}
 }
@@ -132,7 +132,7 @@ func TestBindingAsAssumedKeepsView(t *testing.T) {
 	q := mustPlace(t, c, "ns/b", "n1", r)
 	other := &workload.Assignment{CPUs: cpuset.New(7, 15), Policy: cpualloc.FullPCPUs}
 	c.SetPod("ns/b", "n1", other)
-	if ex := c.Snapshot().Get("n1").State().Exclusive; !ex.Equals(other.CPUs) || ex.Equals(q.Result.CPUs) {
+	if ex := c.Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.Equals(other.CPUs) || ex.Equals(q.Result.CPUs) {
 		t.Errorf("bound with another decision: exclusive %s, want %s", ex, other.CPUs)
 	}
 }

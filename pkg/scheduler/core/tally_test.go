@@ -45,7 +45,7 @@ func flatten(v *NodeView) flat {
 		return flat{err: v.Err.Detail}
 	}
 	st := v.State()
-	f := flat{reserved: v.Reserved, excl: st.Exclusive, burst: map[int]int64{}, holdings: v.Holdings,
+	f := flat{reserved: v.Reserved, excl: st.Exclusive.CPUSet(), burst: map[int]int64{}, holdings: v.Holdings,
 		free: v.freeMilli, alloc: v.allocMilli, heartbeat: v.Heartbeat}
 	maps.Copy(f.burst, st.BurstMilli)
 	f.sharesEmptyMemos = v.memo == v.machine.emptyMemo(v.Reserved)
@@ -81,11 +81,11 @@ func fromScratch(c *Cluster, node string) flat {
 			hs = append(hs, a.a)
 		}
 	}
-	st := cpualloc.State{Exclusive: cpuset.New(), BurstMilli: map[int]int64{}}
+	st := cpualloc.State{BurstMilli: map[int]int64{}}
 	for _, h := range hs {
 		st = st.With(cpualloc.Result{CPUs: h.CPUs}, cpualloc.Request{CPUs: h.CPUs.Size(), Policy: h.Policy, RequestMilli: h.RequestMilli})
 	}
-	f := flat{reserved: r.reserved, excl: st.Exclusive, burst: st.BurstMilli, holdings: len(hs), heartbeat: r.heartbeat,
+	f := flat{reserved: r.reserved, excl: st.Exclusive.CPUSet(), burst: st.BurstMilli, holdings: len(hs), heartbeat: r.heartbeat,
 		sharesEmptyMemos: len(hs) == 0}
 	topo := r.machine.topo
 	for _, cpu := range topo.CPUs {

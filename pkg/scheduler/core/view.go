@@ -68,7 +68,7 @@ func (v *NodeView) State() cpualloc.State {
 				ids = append(ids, w<<6+bits.TrailingZeros64(word))
 			}
 		}
-		v.state = cpualloc.State{Exclusive: cpuset.New(ids...), BurstMilli: v.burst}
+		v.state = cpualloc.State{Exclusive: cpualloc.NewBits(ids...), BurstMilli: v.burst}
 	})
 	return v.state
 }

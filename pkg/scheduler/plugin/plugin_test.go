@@ -257,7 +257,7 @@ func TestReserveAndPreBind(t *testing.T) {
 		t.Errorf("%d patches, want 2", patched)
 	}
 	e.pl.Unreserve(e.ctx, csB, b, "n1")
-	if ex := e.pl.Cluster().Snapshot().Get("n1").State().Exclusive; !ex.Equals(decided["a"].CPUs) {
+	if ex := e.pl.Cluster().Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.Equals(decided["a"].CPUs) {
 		t.Fatalf("after Unreserve of b: exclusive %s, want a's %s", ex, decided["a"].CPUs)
 	}
 }
@@ -271,7 +271,7 @@ func TestRestartAndDelete(t *testing.T) {
 	gone := map[string]workload.Assignment{"ns/gone": {CPUs: cpuset.New(6, 7, 14, 15), Policy: cpualloc.FullPCPUs}}
 	e := newEnv(t, nil, []*nrt.Object{report(t, "n1", gone)}, bound)
 	e.cycle(pod("p", nil), node("n1", "16")) // PreFilter waits for the informers
-	if ex := e.pl.Cluster().Snapshot().Get("n1").State().Exclusive; !ex.Equals(cpuset.New(4, 5, 12, 13)) {
+	if ex := e.pl.Cluster().Snapshot().Get("n1").State().Exclusive.CPUSet(); !ex.Equals(cpuset.New(4, 5, 12, 13)) {
 		t.Fatalf("exclusive %s, want the bound pod's 4-5,12-13 only", ex)
 	}
 	if err := e.client.CoreV1().Pods("ns").Delete(e.ctx, "bound", metav1.DeleteOptions{}); err != nil {
