@@ -65,7 +65,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		// cleanly before changing anything.
 		return a.shutdown()
 	}
-	trim := idletrim.Start(ctx, 2*time.Second) // the heap back to what is live between reconciles
+	trim := idletrim.Start(ctx, 2*time.Second, a.log) // the heap back to what is live between reconciles
 	a.logResult(a.Reconcile())
 	trim.Busy()
 	for {

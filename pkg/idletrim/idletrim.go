@@ -7,11 +7,14 @@
 // a loop that works for a few milliseconds every few seconds keeps about
 // twice its live heap resident while it waits. One forced collection and
 // release (debug.FreeOSMemory) after a quiet spell brings the heap down to
-// what is live, for the CPU of one collection.
+// what is live, for the CPU of one collection. The first quiet spell also
+// hands back the executable's pages that only start-up touched
+// (PageOutExecutable).
 package idletrim
 
 import (
 	"context"
+	"log/slog"
 	"runtime/debug"
 	"time"
 )
@@ -22,9 +25,18 @@ type Trimmer struct {
 	busy chan struct{}
 }
 
-// Start runs a Trimmer until ctx ends. It does nothing before the first Busy.
-func Start(ctx context.Context, quiet time.Duration) *Trimmer {
-	return start(ctx, quiet, debug.FreeOSMemory)
+// Start runs a Trimmer until ctx ends. It does nothing before the first
+// Busy. log hears how the executable's pages went.
+func Start(ctx context.Context, quiet time.Duration, log *slog.Logger) *Trimmer {
+	first := true
+	return start(ctx, quiet, func() {
+		debug.FreeOSMemory()
+		if first { // once: pages the loop faults back in are pages it keeps using
+			first = false
+			asked, err := PageOutExecutable()
+			log.Debug("start-up pages of the executable handed back", "mappedBytes", asked, "err", err)
+		}
+	})
 }
 
 func start(ctx context.Context, quiet time.Duration, free func()) *Trimmer {
