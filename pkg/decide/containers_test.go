@@ -88,3 +88,53 @@ func TestComputeCPUScopeNotDivided(t *testing.T) {
 		}
 	}
 }
+
+// A pod's containers its status does not list yet get the cpuset all its
+// containers get: its CPUs, or the pool of a pod without CPUs of its own.
+// Those of a container-scope pod, or of a pod the kubelet pinned, get
+// nothing (each container's cpuset depends on its name); nor does any
+// other file get written for them.
+func TestComputeUnlisted(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Intel2S96C)
+	const unlisted = "kubepods/podu/ffff"
+	with := func(w workload.Workload) workload.Workload {
+		w.Unlisted = []string{unlisted}
+		return w
+	}
+	shared := with(workload.Workload{Name: "team/plain", UID: "uid-p", Cgroup: "kubepods/podu",
+		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": "LS"}}})
+	for _, tc := range []struct {
+		name    string
+		w       workload.Workload
+		kubelet Kubelet
+		want    string // cpuset.cpus; "" for none written
+	}{
+		{"pod scope", with(scoped(false, nil)), Kubelet{}, "2-5"},
+		{"shared pool", shared, Kubelet{}, "1-95,97-191"},
+		{"container scope", with(scoped(true, nil)), Kubelet{}, ""},
+		{"pinned by the kubelet", shared, Kubelet{Policy: "static", Pinned: map[string]map[string]cpuset.CPUSet{"uid-p": {"app": cpuset.New(7)}}}, ""},
+		{"memory pinned by the kubelet", shared, Kubelet{MemPinned: map[string]map[string]string{"uid-p": {"app": "0"}}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Compute(Input{Topology: topo, Reserved: cpuset.New(0, 96), Kubelet: tc.kubelet, Workloads: []workload.Workload{tc.w}})
+			var knobs []string
+			for _, op := range d.Ops {
+				if op.Cgroup == unlisted {
+					knobs = append(knobs, string(op.Knob))
+				}
+			}
+			got, _ := opValue(d.Ops, unlisted, cgroup.CPUSetCPUs)
+			if got != tc.want {
+				t.Fatalf("cpuset.cpus %q, want %q", got, tc.want)
+			}
+			if mems, _ := opValue(d.Ops, unlisted, cgroup.CPUSetMems); tc.want != "" && (mems == "" || len(knobs) != 2 || knobs[0] != string(cgroup.CPUSetMems)) {
+				t.Errorf("writes %v (cpuset.mems %q): want cpuset.mems then cpuset.cpus only", knobs, mems)
+			}
+			for _, r := range d.Restores {
+				if r.Cgroup == unlisted {
+					t.Errorf("restore %v of an unlisted container", r)
+				}
+			}
+		})
+	}
+}

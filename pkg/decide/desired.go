@@ -149,6 +149,7 @@ func Compute(in Input) Desired {
 			}
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list})
 		}
+		d.Ops = append(d.Ops, unlistedOps(w, cpus, facts, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0))...)
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
 		} else if w.OwnsMemoryLimit {
@@ -171,6 +172,23 @@ func Compute(in Input) Desired {
 		d.Workloads = append(d.Workloads, st)
 	}
 	return d
+}
+
+// unlistedOps give the containers of a pod not named by its status yet
+// (Workload.Unlisted) the cpuset every container of the pod gets: the
+// pod's pool or CPUs. A container-scope pod's containers each get their
+// own part, and the kubelet's managers pin containers by name (kubelet):
+// neither pod's unnamed containers are written, the status path serves them.
+func unlistedOps(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, kubelet bool) []cgroup.Op {
+	if cpus.IsEmpty() || kubelet || len(w.CPU.Containers) > 0 {
+		return nil
+	}
+	var ops []cgroup.Op
+	for _, cg := range w.Unlisted {
+		ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: f.mems},
+			cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: f.list})
+	}
+	return ops
 }
 
 // memOps turns a memory QoS decision into writes and restores. A standalone

@@ -134,7 +134,8 @@ type Targets struct {
 }
 
 // TargetsOf are the targets of the workloads' writes: every workload's
-// cgroup and its containers' own cgroups, owned by the workload. Uncreated
+// cgroup and its containers' own cgroups (those not listed yet too), owned
+// by the workload. Uncreated
 // is left to the caller.
 func TargetsOf(ws []workload.Workload) Targets {
 	t := Targets{Owner: map[string]string{}, Cgroups: make(map[string][]string, len(ws)), Containers: map[string]string{}}
@@ -146,6 +147,10 @@ func TargetsOf(ws []workload.Workload) Targets {
 				t.Owner[c.Cgroup], t.Containers[c.Cgroup] = w.Name, c.Name
 				cgs = append(cgs, c.Cgroup)
 			}
+		}
+		for _, cg := range w.Unlisted {
+			t.Owner[cg] = w.Name
+			cgs = append(cgs, cg)
 		}
 		t.Cgroups[w.Name] = cgs
 	}

@@ -65,12 +65,15 @@ func (l *Loader) Decided(t *topology.Topology, d decide.Desired) {
 	l.Source.Decided(Decision{Topology: t, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads})
 }
 
-// MarkContainers makes a workload's container cgroups ready with its own:
-// a pod's are below the pod's; a HostConfig workload's are its cgroup.
+// MarkContainers makes a workload's container cgroups ready with its own,
+// those its status does not list yet too: a pod's are below the pod's; a HostConfig workload's are its cgroup.
 func MarkContainers(w workload.Workload, ready map[string]bool) {
 	for _, c := range w.Containers {
 		if c.Cgroup != w.Cgroup {
 			ready[c.Cgroup] = ready[w.Cgroup]
 		}
+	}
+	for _, cg := range w.Unlisted {
+		ready[cg] = ready[w.Cgroup]
 	}
 }

@@ -61,14 +61,17 @@ func TestLoader(t *testing.T) {
 	}
 }
 
-// A pod's container cgroups are ready with the pod's; a workload whose
+// A pod's container cgroups, listed by its status or not yet, are ready
+// with the pod's; a workload whose
 // container is its own cgroup adds nothing.
 func TestMarkContainers(t *testing.T) {
 	ready := map[string]bool{"pod-a": true, "pod-b": false, "host": true}
 	MarkContainers(workload.Workload{Cgroup: "pod-a", Containers: []workload.Container{{Name: "app", Cgroup: "pod-a/app"}}}, ready)
 	MarkContainers(workload.Workload{Cgroup: "pod-b", Containers: []workload.Container{{Name: "app", Cgroup: "pod-b/app"}}}, ready)
 	MarkContainers(workload.Workload{Cgroup: "host", Containers: []workload.Container{{Name: "host", Cgroup: "host"}}}, ready)
-	if len(ready) != 5 || !ready["pod-a/app"] || ready["pod-b/app"] || !ready["host"] {
+	MarkContainers(workload.Workload{Cgroup: "pod-a", Unlisted: []string{"pod-a/new"}}, ready)
+	MarkContainers(workload.Workload{Cgroup: "pod-b", Unlisted: []string{"pod-b/new"}}, ready)
+	if len(ready) != 7 || !ready["pod-a/app"] || ready["pod-b/app"] || !ready["host"] || !ready["pod-a/new"] || ready["pod-b/new"] {
 		t.Errorf("ready %v", ready)
 	}
 	if _, ok := ready["pod-b/app"]; !ok {

@@ -4,6 +4,7 @@
 package source
 
 import (
+	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
@@ -34,6 +35,9 @@ type Env struct {
 	// Exists says whether a cgroup (relative to the cgroup root) exists; on
 	// v1, in the cpuset hierarchy.
 	Exists func(rel string) bool
+	// Cgroups is the agent's cgroup hierarchy, which resolves every cgroup
+	// directory under its root; nil where the source has none (tests).
+	Cgroups *cgroup.Hierarchy
 }
 
 // Snapshot is the source's view: workloads plus the node-wide settings a

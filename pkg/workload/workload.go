@@ -24,7 +24,14 @@ type Workload struct {
 	// cgroup (standalone workloads) or children of it (pods).
 	Cgroup     string
 	Containers []Container
-	CPU        CPUNeed
+	// Unlisted are the cgroups of a pod's containers seen under the pod's
+	// cgroup before the pod's status names them (a runtime starting the
+	// container ahead of the kubelet's report): their names, and so their
+	// memory QoS, CPU limits and container-scope parts, are not known yet.
+	// Only the pod's cpuset is written to them, and only where every
+	// container of the pod gets the same one.
+	Unlisted []string
+	CPU      CPUNeed
 	// BE workloads run in the BE pool when they hold no CPUs of their own.
 	BE     bool
 	MemQoS memqos.Workload

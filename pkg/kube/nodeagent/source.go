@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/cgwatch"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
@@ -44,7 +45,9 @@ type Source struct {
 	memReq  map[string]int64 // summed memory requests, by workload
 	badPods map[string]string
 	lagging laggingContainers
-	looked  lookedUp // pods found by Lookup, ahead of the watch
+	looked  lookedUp       // pods found by Lookup, ahead of the watch
+	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
+	cgwTold bool           // its problem was posted
 	now     func() time.Time
 
 	stopOnce sync.Once
@@ -162,6 +165,12 @@ func (s *Source) Start(ctx context.Context) error {
 			inf.RunWithContext(ctx)
 		}()
 	}
+	s.cgw = s.newCgroupWatch()
+	s.done.Add(1)
+	go func() {
+		defer s.done.Done()
+		s.cgw.Run(ctx)
+	}()
 	if s.nrt != nil {
 		s.done.Add(1)
 		go func() {
@@ -261,6 +270,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		s.memReq[w.Plan.Name] = req
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
+	s.addUnlisted(env, snap.Workloads)
 	s.badPods = bad
 	s.lagging.end(lag)
 	if len(missing) > 0 {

@@ -196,3 +196,42 @@ func DetectDriver(exists func(rel string) bool) (d Driver, ok bool) {
 	}
 	return "", false
 }
+
+// ContainerDir reads the name of a directory found under a pod's cgroup as
+// a container's, the inverse of ContainerCandidates: ok is false for any
+// other name (the runtime's own scopes, such as CRI-O's conmon, or anything
+// unknown), which is then left alone.
+func ContainerDir(d Driver, name string) (id string, ok bool) {
+	var prefixes []string
+	suffix := ""
+	switch d {
+	case Systemd:
+		prefixes, suffix = []string{"cri-containerd-", "crio-", "docker-"}, ".scope"
+	case Cgroupfs:
+		prefixes = []string{"", "crio-"}
+	default:
+		return "", false
+	}
+	rest, found := strings.CutSuffix(name, suffix)
+	if !found {
+		return "", false
+	}
+	for _, p := range prefixes {
+		if id, found := strings.CutPrefix(rest, p); found && idRE.MatchString(id) {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// QoSParents are the cgroups under which the kubelet makes pod cgroups:
+// kubepods itself (Guaranteed pods) and its burstable and besteffort tiers.
+func QoSParents(d Driver) []string {
+	switch d {
+	case Cgroupfs:
+		return []string{"kubepods", "kubepods/burstable", "kubepods/besteffort"}
+	case Systemd:
+		return []string{"kubepods.slice", "kubepods.slice/kubepods-burstable.slice", "kubepods.slice/kubepods-besteffort.slice"}
+	}
+	return nil
+}

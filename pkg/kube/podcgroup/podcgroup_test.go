@@ -145,3 +145,37 @@ func TestParseDriver(t *testing.T) {
 		t.Errorf("upstart: error = %v", err)
 	}
 }
+
+// Every directory name ContainerCandidates gives reads back as the
+// container's ID; names of other directories do not.
+func TestContainerDir(t *testing.T) {
+	id := strings.Repeat("ab", 32)
+	for _, d := range []Driver{Cgroupfs, Systemd} {
+		for _, rt := range []Runtime{Containerd, CRIO, Docker} {
+			cands, err := ContainerCandidates(d, "pod", ContainerID{Runtime: rt, ID: id})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cands {
+				if got, ok := ContainerDir(d, strings.TrimPrefix(c, "pod/")); !ok || got != id {
+					t.Errorf("%s %s: %s read as %q, %v", d, rt, c, got, ok)
+				}
+			}
+		}
+	}
+	for _, bad := range []struct {
+		d    Driver
+		name string
+	}{
+		{Cgroupfs, id[:63]}, {Cgroupfs, strings.ToUpper(id)}, {Cgroupfs, "crio-conmon-" + id}, {Cgroupfs, "cri-containerd-" + id + ".scope"},
+		{Systemd, id}, {Systemd, "crio-conmon-" + id + ".scope"}, {Systemd, "cri-containerd-" + id}, {Systemd, "cri-containerd-../" + id + ".scope"},
+		{"other", id},
+	} {
+		if got, ok := ContainerDir(bad.d, bad.name); ok {
+			t.Errorf("%s %q read as container %q", bad.d, bad.name, got)
+		}
+	}
+	if len(QoSParents(Cgroupfs)) != 3 || len(QoSParents(Systemd)) != 3 || QoSParents("other") != nil {
+		t.Errorf("QoS parents %v %v", QoSParents(Cgroupfs), QoSParents(Systemd))
+	}
+}

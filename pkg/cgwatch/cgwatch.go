@@ -1,0 +1,273 @@
+// Package cgwatch sees cgroup directories appear. It watches a bounded set of
+// cgroup directories with inotify and wakes its owner when a child directory
+// is made in one; it lists a watched directory's children again only after
+// an event says they changed. It is an observation source and nothing more:
+// what the children mean and what is done about them is decided elsewhere.
+//
+// The directories are absolute paths the caller resolved through the cgroup
+// hierarchy (cgroup.Hierarchy.Dir), never built from outside text here. When
+// inotify is unavailable or a watch limit is reached, Problem says so and the
+// directories not watched are reported as such: the caller falls back to
+// what it did without the watch.
+package cgwatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Bounds of a Watch.
+const (
+	// DefaultMaxWatches bounds the directories watched: far more than the
+	// pods of a node (the kubelet's default maximum is 110).
+	DefaultMaxWatches = 4096
+	// DefaultMaxChildren bounds the children listed of one directory: a
+	// pod's cgroup holds one directory per container and the sandbox.
+	DefaultMaxChildren = 256
+)
+
+// Options configure a Watch.
+type Options struct {
+	MaxWatches  int // default DefaultMaxWatches
+	MaxChildren int // default DefaultMaxChildren
+	// Wake is called, from the watch's goroutine, when a directory appears
+	// in a watched one, or when events were lost; it must not block.
+	Wake func()
+	Log  *slog.Logger
+}
+
+// Watch watches directories for children. Its methods may be called from any
+// goroutine; Run reads the events.
+type Watch struct {
+	o  Options
+	fw *fsnotify.Watcher // nil: inotify is unavailable
+
+	mu      sync.Mutex
+	dirs    map[string]*dir // by absolute path
+	problem string
+}
+
+type dir struct {
+	listed   bool     // children is current
+	children []string // names of child directories, sorted
+}
+
+// New opens the inotify instance. It fails only in the sense that the
+// returned Watch watches nothing (Problem says why).
+func New(o Options) *Watch {
+	if o.MaxWatches <= 0 {
+		o.MaxWatches = DefaultMaxWatches
+	}
+	if o.MaxChildren <= 0 {
+		o.MaxChildren = DefaultMaxChildren
+	}
+	if o.Wake == nil {
+		o.Wake = func() {}
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	w := &Watch{o: o, dirs: map[string]*dir{}}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		w.fail(fmt.Sprintf("inotify is unavailable: %v", err))
+		return w
+	}
+	w.fw = fw
+	return w
+}
+
+// fail records the first problem and logs it once. Called with mu held or
+// before the Watch is shared.
+func (w *Watch) fail(msg string) {
+	if w.problem != "" {
+		return
+	}
+	w.problem = msg
+	w.o.Log.Warn("cgroup watch: new container cgroups are seen from the pod status only where not watched", "problem", msg)
+}
+
+// Problem says why some directory is not watched ("" when all are).
+func (w *Watch) Problem() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.problem
+}
+
+// Watched is how many directories are watched now.
+func (w *Watch) Watched() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.dirs)
+}
+
+// Run reads the events until ctx ends, then closes the watch.
+func (w *Watch) Run(ctx context.Context) {
+	if w.fw == nil {
+		return
+	}
+	defer w.fw.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return
+			}
+			w.event(ev)
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return
+			}
+			w.lost(err)
+		}
+	}
+}
+
+// event marks the directory an event happened in for listing again, and
+// wakes the owner when a child appeared.
+func (w *Watch) event(ev fsnotify.Event) {
+	w.mu.Lock()
+	if _, ok := w.dirs[ev.Name]; ok && ev.Has(fsnotify.Remove) {
+		// The watched directory itself is gone (inotify dropped its
+		// watch): forget it, so that one made again at the same path is
+		// watched anew.
+		delete(w.dirs, ev.Name)
+		w.mu.Unlock()
+		return
+	}
+	d, ok := w.dirs[filepath.Dir(ev.Name)]
+	if ok {
+		d.listed = false
+	}
+	w.mu.Unlock()
+	if ok && ev.Has(fsnotify.Create) {
+		w.o.Wake()
+	}
+}
+
+// lost handles an error of the event stream: on a queue overflow events
+// were dropped, so every directory is listed again.
+func (w *Watch) lost(err error) {
+	w.mu.Lock()
+	for _, d := range w.dirs {
+		d.listed = false
+	}
+	w.mu.Unlock()
+	if !errors.Is(err, fsnotify.ErrEventOverflow) {
+		w.o.Log.Warn("cgroup watch", "err", err)
+	}
+	w.o.Wake()
+}
+
+// add watches path; it says whether it is watched.
+func (w *Watch) add(path string) (*dir, bool) {
+	if d, ok := w.dirs[path]; ok {
+		return d, true
+	}
+	if w.fw == nil {
+		return nil, false
+	}
+	if len(w.dirs) >= w.o.MaxWatches {
+		w.fail(fmt.Sprintf("%d cgroup directories watched, the most allowed", w.o.MaxWatches))
+		return nil, false
+	}
+	if err := w.fw.Add(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, false // not made yet, or gone: no problem of the watch
+		}
+		// ENOSPC: the user's inotify watches are used up
+		// (fs.inotify.max_user_watches).
+		w.fail(fmt.Sprintf("watch %s: %v (%d watched)", path, err, len(w.dirs)))
+		return nil, false
+	}
+	d := &dir{}
+	w.dirs[path] = d
+	return d, true
+}
+
+// Parent watches path only to be woken when a directory appears in it (a
+// pod's cgroup in a QoS tier's); it says whether it is watched.
+func (w *Watch) Parent(path string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.add(path)
+	return ok
+}
+
+// Children watches path and returns the names of its child directories (at
+// most MaxChildren), listed when it was first watched and again after each
+// event in it. ok is false when path is not watched: the children are then
+// not known.
+func (w *Watch) Children(path string) (names []string, ok bool) {
+	w.mu.Lock()
+	d, ok := w.add(path)
+	if !ok {
+		w.mu.Unlock()
+		return nil, false
+	}
+	if d.listed {
+		names = d.children
+		w.mu.Unlock()
+		return names, true
+	}
+	// Marked listed before the listing, with the lock released while it
+	// reads: an event during the listing marks it for the next call.
+	d.listed = true
+	w.mu.Unlock()
+	names, err := listDirs(path, w.o.MaxChildren)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		d.listed = false
+		return nil, false
+	}
+	d.children = names
+	return names, true
+}
+
+// Retain stops watching the directories for which keep is false.
+func (w *Watch) Retain(keep func(path string) bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for path := range w.dirs {
+		if !keep(path) {
+			delete(w.dirs, path)
+			if w.fw != nil {
+				_ = w.fw.Remove(path) // gone already, if the directory was removed
+			}
+		}
+	}
+}
+
+// listDirs reads at most max entries of path and returns the names of the
+// directories among them, sorted.
+func listDirs(path string, max int) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(max)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

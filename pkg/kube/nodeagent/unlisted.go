@@ -1,0 +1,76 @@
+package nodeagent
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgwatch"
+	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/source"
+)
+
+// ReasonCgroupWatchUnavailable is the Node's Warning when some pod's cgroup
+// is not watched: its new containers wait for the pod's status.
+const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
+
+// addUnlisted gives each running pod the container cgroups found under its
+// cgroup that its status does not list yet (workload.Workload.Unlisted): the
+// kubelet reports a started container late when it starts many pods at
+// once, while the container's cgroup is there as it starts. The pods' and
+// the QoS tiers' directories are watched (cgwatch), so a container or a pod
+// cgroup appearing wakes the reconcile loop, and a pod's directory is listed
+// again only after something changed in it. Every directory is resolved
+// through the agent's cgroup hierarchy from the pod's own cgroup; only names
+// read as a runtime's container directory (podcgroup.ContainerDir) count.
+// Without the watch (inotify unavailable, a limit reached) a pod gets none:
+// its containers are known from its status only, as without this.
+func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
+	if s.cgw == nil || env.Cgroups == nil {
+		return
+	}
+	keep := map[string]bool{}
+	for _, rel := range podcgroup.QoSParents(s.driver) {
+		if dir, err := env.Cgroups.Dir(cgroup.CPUSet, s.opts.KubeletCgroupRoot.Path(rel)); err == nil && s.cgw.Parent(dir) {
+			keep[dir] = true
+		}
+	}
+	for i := range ws {
+		p := &ws[i].Plan
+		if p.Terminating {
+			continue
+		}
+		dir, err := env.Cgroups.Dir(cgroup.CPUSet, p.Cgroup)
+		if err != nil {
+			continue
+		}
+		names, ok := s.cgw.Children(dir)
+		if !ok {
+			continue
+		}
+		keep[dir] = true
+		listed := make(map[string]bool, len(p.Containers))
+		for _, c := range p.Containers {
+			listed[c.Cgroup] = true
+		}
+		for _, n := range names {
+			if _, ok := podcgroup.ContainerDir(s.driver, n); ok && !listed[p.Cgroup+"/"+n] {
+				p.Unlisted = append(p.Unlisted, p.Cgroup+"/"+n)
+			}
+		}
+	}
+	s.cgw.Retain(func(dir string) bool { return keep[dir] })
+	if pr := s.cgw.Problem(); pr != "" && !s.cgwTold {
+		s.cgwTold = true
+		s.events.post(eventlog.Event{Type: corev1.EventTypeWarning, Reason: ReasonCgroupWatchUnavailable,
+			Message: fmt.Sprintf("%s; the containers of the pods not watched are pinned once the pod's status lists them", pr)})
+	}
+}
+
+// newCgroupWatch is the source's watch of the pods' cgroups: it wakes the
+// reconcile loop.
+func (s *Source) newCgroupWatch() *cgwatch.Watch {
+	return cgwatch.New(cgwatch.Options{Wake: s.poke, Log: s.log})
+}

@@ -1,0 +1,139 @@
+package nodeagent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/workload"
+)
+
+// A container whose cgroup appears under its pod's before the pod's status
+// lists it gets the pod's cpuset from the reconcile its cgroup's appearance
+// wakes: the resync is an hour away and no status changes meanwhile. A pod
+// whose containers each get a part of its CPUs (container scope) leaves
+// such a container alone, as its name is not known. Once the status lists
+// the container, its cpuset stays: both paths decide the same. For both
+// cgroup versions and both drivers.
+func TestUnlistedContainer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		v       cgroup.Version
+		systemd bool
+	}{{"v1-cgroupfs", cgroup.V1, false}, {"v1-systemd", cgroup.V1, true}, {"v2-cgroupfs", cgroup.V2, false}, {"v2-systemd", cgroup.V2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, tc.v, tc.systemd)
+			whole := n.create(pinnedPod("whole", ""))
+			n.start(func(o *kubeOptions) { o.Agent.Resync = time.Hour })
+			waitNRT(t, n.name, "listing the pinned pod", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return len(ct.Exclusive) == 1
+			})
+			_, ct, _ := nrtOf(t, n.name)
+			wholeCPUs := ct.Exclusive[n.ns+"/whole"]
+			n.waitFile(n.kubelet.ContainerCgroup(whole, "web"), "cpuset.cpus", wholeCPUs)
+
+			// Bound, its cgroups made, its status not posted: as the
+			// kubelet leaves it while it starts many pods at once.
+			split := n.bindOnly(pinnedPod("split", workload.ScopeContainer))
+			late := n.bindOnly(pinnedPod("late", ""))
+			for _, p := range []*corev1.Pod{split, late} {
+				n.kubelet.mkcgAtomic(n.kubelet.PodCgroup(p))
+			}
+			splitWeb := n.kubelet.ContainerCgroup(split, "web")
+			n.kubelet.mkcgAtomic(splitWeb)
+			inherited := n.kubelet.File(splitWeb, "cpuset.cpus")
+			lateWeb := n.kubelet.ContainerCgroup(late, "web")
+			n.kubelet.mkcgAtomic(lateWeb)
+
+			held, err := cpuset.Parse(wholeCPUs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := n.waitFileMatch(lateWeb, "cpuset.cpus", "4 CPUs of its own", func(s string) bool {
+				set, err := cpuset.Parse(s)
+				return s != "" && err == nil && set.Size() == 4 && set.Intersection(held.Union(reserved)).IsEmpty()
+			})
+			waitNRT(t, n.name, "giving the late pod the CPUs written", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return ct.Exclusive[n.ns+"/late"] == got
+			})
+			if s := n.kubelet.File(splitWeb, "cpuset.cpus"); s != inherited {
+				t.Errorf("the unlisted container of a container-scope pod was written: cpuset.cpus %q, want the inherited %q", s, inherited)
+			}
+
+			// The status catches up: the container's cpuset stays.
+			n.postRunning(late, "web")
+			for start := time.Now(); time.Since(start) < time.Second; {
+				if s := n.kubelet.File(lateWeb, "cpuset.cpus"); s != got {
+					t.Fatalf("once listed, cpuset.cpus of the late pod's container changed from %s to %s", got, s)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// bindOnly creates and binds a pod and posts no status.
+func (n *node) bindOnly(pod *corev1.Pod) *corev1.Pod {
+	n.t.Helper()
+	pod.Namespace = n.ns
+	return cp.BindPod(n.t, cp.CreatePod(n.t, pod), n.name)
+}
+
+// postRunning posts the pod's status with the containers named running.
+func (n *node) postRunning(pod *corev1.Pod, names ...string) {
+	n.t.Helper()
+	ctx := callCtx(n.t)
+	pods := cp.Client.CoreV1().Pods(pod.Namespace)
+	pod, err := pods.Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	for _, name := range names {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: name, Image: "app", ImageID: "docker.io/library/app", Ready: true,
+			ContainerID: "containerd://" + ContainerID(pod, name),
+			State:       corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}})
+	}
+	if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// mkcgAtomic makes one cgroup whose parent exists, as the kernel does: the
+// directory appears with its files in it. It is filled beside the tree and
+// moved into place, so the agent, woken by the directory appearing, never
+// sees it without its files.
+func (k *fakeKubelet) mkcgAtomic(rel string) {
+	k.t.Helper()
+	parent := filepath.Dir(rel)
+	for _, c := range k.controllers() {
+		files := v2Files
+		if k.v == cgroup.V1 {
+			files = v1Files[c]
+		}
+		stage, err := os.MkdirTemp(k.root, ".stage-")
+		if err != nil {
+			k.t.Fatal(err)
+		}
+		for name, val := range files {
+			if c == "cpuset" && strings.HasPrefix(name, "cpuset.") {
+				val = k.get(c, parent, name) // v1 copies the parent's
+			}
+			if err := os.WriteFile(filepath.Join(stage, name), []byte(val+"\n"), 0o644); err != nil {
+				k.t.Fatal(err)
+			}
+		}
+		if err := os.Rename(stage, k.dir(c, rel)); err != nil {
+			k.t.Fatal(err)
+		}
+	}
+}
