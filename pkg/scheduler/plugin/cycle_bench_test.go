@@ -37,41 +37,7 @@ func BenchmarkPluginCycle(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shape := fixture.Intel2S96C
-	topo := fixture.MustBuild(shape)
-	var kn []*v1.Node
-	for i := range nodes {
-		kn = append(kn, st.MakeNode().Name(fmt.Sprintf("n%04d", i)).
-			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: "192", v1.ResourceMemory: "512Gi"}).Obj())
-	}
-	snapshot := cache.NewSnapshot(nil, kn)
-	infos, _ := snapshot.NodeInfos().List()
-	client := fake.NewClientset()
-	factory := informers.NewSharedInformerFactory(client, 0)
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{nrt.GVR: nrt.Kind + "List"})
-	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client),
-		frameworkruntime.WithInformerFactory(factory), frameworkruntime.WithSnapshotSharedLister(snapshot))
-	if err != nil {
-		b.Fatal(err)
-	}
-	pl, err := NewWithClient(ctx, nil, fh, dyn)
-	if err != nil {
-		b.Fatal(err)
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	beat := time.Now().UTC().Format(time.RFC3339)
-	for _, n := range kn {
-		o, err := nrt.Build(nrt.Input{Node: n.Name, Topology: topo, Reserved: cpuset.New(0, shape.TotalCores())})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if o.Metadata.Annotations == nil {
-			o.Metadata.Annotations = map[string]string{}
-		}
-		o.Metadata.Annotations[nrt.AnnotationHeartbeat] = beat
-		pl.Cluster().SetNRT(n.Name, o)
-	}
+	pl, kn, infos := listedEnv(ctx, b, shape, nodes, time.Now())
 	var pods []*v1.Pod
 	for c := 1; c <= 16; c++ {
 		cpu := fmt.Sprint(c)
@@ -122,4 +88,54 @@ func BenchmarkPluginCycle(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(skipped)/float64(b.N), "skips/cycle")
+}
+
+// listedEnv is the plugin with a framework whose snapshot lists n nodes
+// of the shape (as the framework's own list: allFit reads it), each with
+// its NodeResourceTopology, its heartbeat at beat.
+func listedEnv(ctx context.Context, tb testing.TB, shape fixture.Shape, n int, beat time.Time) (*Plugin, []*v1.Node, []*framework.NodeInfo) {
+	tb.Helper()
+	var kn []*v1.Node
+	cpus := fmt.Sprint(shape.TotalCores() * shape.ThreadsPerCore)
+	for i := range n {
+		kn = append(kn, st.MakeNode().Name(fmt.Sprintf("n%04d", i)).
+			Capacity(map[v1.ResourceName]string{v1.ResourceCPU: cpus, v1.ResourceMemory: "512Gi"}).Obj())
+	}
+	snapshot := cache.NewSnapshot(nil, kn)
+	infos, _ := snapshot.NodeInfos().List()
+	client := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{nrt.GVR: nrt.Kind + "List"})
+	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithClientSet(client),
+		frameworkruntime.WithInformerFactory(factory), frameworkruntime.WithSnapshotSharedLister(snapshot))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	pl, err := NewWithClient(ctx, nil, fh, dyn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	for _, node := range kn {
+		pl.Cluster().SetNRT(node.Name, beating(tb, shape, node.Name, nil, beat))
+	}
+	return pl, kn, infos
+}
+
+// beating is the report of a node of the shape, with its first core
+// reserved, these holdings and its heartbeat at beat.
+func beating(tb testing.TB, shape fixture.Shape, node string, held map[string]workload.Assignment, beat time.Time) *nrt.Object {
+	tb.Helper()
+	o, err := nrt.Build(nrt.Input{Node: node, Topology: fixture.MustBuild(shape), Reserved: cpuset.New(0, shape.TotalCores()),
+		Assignments: held})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if o.Metadata.Annotations == nil {
+		o.Metadata.Annotations = map[string]string{}
+	}
+	o.Metadata.Annotations[nrt.AnnotationHeartbeat] = beat.UTC().Format(time.RFC3339)
+	return o
 }
