@@ -32,12 +32,26 @@ import (
 // asks of the plugin: PreFilter, then, unless PreFilter said Skip, Filter
 // on nodes until 420 pass (the framework's 42 % at 1000 nodes), starting
 // where the last cycle stopped, then Score on those 420.
+//
+// In "one-full" one node has no CPU free, so that not every node fits
+// (the plugin's Filter then runs on every node the framework filters).
 func BenchmarkPluginCycle(b *testing.B) {
+	b.Run("all-fit", func(b *testing.B) { benchmarkPluginCycle(b, false) })
+	b.Run("one-full", func(b *testing.B) { benchmarkPluginCycle(b, true) })
+}
+
+func benchmarkPluginCycle(b *testing.B, oneFull bool) {
 	const nodes, feasible = 1000, 420
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	shape := fixture.Intel2S96C
 	pl, kn, infos := listedEnv(ctx, b, shape, nodes, time.Now())
+	if oneFull {
+		all := fixture.MustBuild(shape).CPUSet().Difference(cpuset.New(0, shape.TotalCores()))
+		pl.Cluster().SetPod("ns/full", kn[nodes-1].Name, nil)
+		held := map[string]workload.Assignment{"ns/full": {CPUs: all, Policy: cpualloc.FullPCPUs}}
+		pl.Cluster().SetNRT(kn[nodes-1].Name, beating(b, shape, kn[nodes-1].Name, held, time.Now()))
+	}
 	var pods []*v1.Pod
 	for c := 1; c <= 16; c++ {
 		cpu := fmt.Sprint(c)
