@@ -3,7 +3,6 @@ package plugin
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -16,18 +15,20 @@ import (
 
 const stateKey framework.StateKey = Name
 
-// cycleState is one pod's scheduling cycle: its request and the nodes'
-// views taken once in PreFilter. Filter, Score and Reserve place the pod
-// on the same view, and a view remembers its placements, so Score and
-// Reserve compute nothing again.
+// cycleState is one pod's scheduling cycle: its request, the nodes'
+// views taken once in PreFilter and the request's answer on each. Filter,
+// Score and Reserve place the pod on the same view, and a view remembers
+// its placements, so Score and Reserve compute nothing again.
 type cycleState struct {
 	req  core.Request
 	snap *core.Snapshot
 	now  time.Time             // when the snapshot was taken: reports' age is measured to it
 	cs   *framework.CycleState // the cycle's, which holds this state
-	// scores are, by the node's slot in snap, 1 + the score Filter found
-	// (0: none), so that Score need not look at the node's view again.
-	scores []atomic.Int32
+	// sweep is the request's answer on every node of snap, by slot (nil
+	// for a request a view does not remember): Filter and Score read one
+	// word per node instead of the node's view.
+	sweep *core.Sweep
+	fresh bool // every node's report was fresh at now
 
 	mu    sync.Mutex
 	final *core.Placement // set by Reserve
@@ -94,9 +95,16 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy},
 		snap: p.cluster.Snapshot(), now: time.Now(), cs: cs,
 	}
-	s.scores = make([]atomic.Int32, s.snap.Slots())
+	s.sweep = p.sweeper.Sweep(s.snap, s.req)
+	s.fresh = s.sweep.AllFresh(s.now, p.args.NRTMaxAge.Duration)
 	cs.Write(stateKey, s)
 	p.last.Store(s)
+	// Where Filter would pass every node the framework has, it need not
+	// run: the framework then skips it (and its own work around it) on
+	// every node, preemption's what-ifs included. Score still runs.
+	if s.fresh && p.slots.allFit(s.snap, s.sweep) {
+		return nil, framework.NewStatus(framework.Skip)
+	}
 	return nil, nil
 }
 
@@ -118,16 +126,18 @@ func (p *Plugin) Filter(ctx context.Context, cs *framework.CycleState, pod *v1.P
 	}
 	// The node's capacity is checked against its report in its view (see
 	// onNode).
-	v, slot := p.slots.view(s.snap, ni)
+	slot := p.slots.slot(s.snap, ni)
+	if _, fits := s.sweep.Score(slot); fits && s.fresh {
+		return nil
+	}
+	// The node does not fit, or some report is old: the node's view says
+	// why (and is what the sweep answered from).
+	v := s.snap.At(slot)
 	if err := core.Fresh(v, s.now, p.args.NRTMaxAge.Duration); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
 	}
-	score, err := core.FitsScore(v, 0, s.req)
-	if err != nil {
+	if _, err := core.FitsScore(v, 0, s.req); err != nil {
 		return unfitStatus(ctx, pod, node.Name, err, s.req)
-	}
-	if slot >= 0 && slot < len(s.scores) {
-		s.scores[slot].Store(int32(score) + 1)
 	}
 	return nil
 }
@@ -153,20 +163,18 @@ func (p *Plugin) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod
 	return nil
 }
 
-// Score is the score of the placement Filter made: the one Filter kept,
-// or the one the view remembers.
+// Score is the score of the placement Filter found: the sweep's, or the
+// one the view remembers.
 func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	s, ok := p.state(cs)
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}
-	v, slot := p.slots.view(s.snap, ni)
-	if slot >= 0 && slot < len(s.scores) {
-		if kept := s.scores[slot].Load(); kept > 0 {
-			return int64(kept - 1), nil
-		}
+	slot := p.slots.slot(s.snap, ni)
+	if score, fits := s.sweep.Score(slot); fits {
+		return score, nil
 	}
-	score, err := core.ScoreOf(v, s.req)
+	score, err := core.ScoreOf(s.snap.At(slot), s.req)
 	if err != nil {
 		return 0, nil // Filter let it through: it cannot fail here
 	}

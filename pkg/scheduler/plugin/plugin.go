@@ -84,6 +84,7 @@ type Plugin struct {
 	waited  atomic.Bool
 	waiting waiting
 	slots   nodeSlots
+	sweeper core.Sweeper
 	last    atomic.Pointer[cycleState] // the state PreFilter wrote last (see state)
 
 	bindOnce sync.Once

@@ -18,8 +18,9 @@ import (
 // it in place), so its address can key the node's slot (core.Snapshot.Slot)
 // in every snapshot with the same slots.
 type nodeSlots struct {
-	cur atomic.Pointer[slotMap]
-	mu  sync.Mutex // rebuilds
+	cur   atomic.Pointer[slotMap]
+	order atomic.Pointer[slotOrder] // see allFit
+	mu    sync.Mutex                // rebuilds
 	// list is the framework's NodeInfos, all of them at once: a node not in
 	// the map makes the map anew from it, so that a cluster's first cycle
 	// costs one pass over the nodes rather than one rebuild per node. Nil:
@@ -35,16 +36,59 @@ type slotMap struct {
 	of   map[*framework.NodeInfo]int
 }
 
-// view is ni's node's view in snap, nil when it has none, and its slot
-// (-1 for none).
-func (n *nodeSlots) view(snap *core.Snapshot, ni *framework.NodeInfo) (*core.NodeView, int) {
+// slot is ni's node's slot in snap, -1 when it has no view there.
+func (n *nodeSlots) slot(snap *core.Snapshot, ni *framework.NodeInfo) int {
 	if m := n.cur.Load(); m != nil && m.snap.SameSlots(snap) {
 		if i, ok := m.of[ni]; ok {
-			return snap.At(i), i
+			return i
 		}
 	}
-	i := n.add(snap, ni)
-	return snap.At(i), i
+	return n.add(snap, ni)
+}
+
+// allFit says whether the sweep passes every node in the framework's
+// list: then Filter, asked of any of them, would pass it. False without
+// a list.
+func (n *nodeSlots) allFit(snap *core.Snapshot, sw *core.Sweep) bool {
+	if n.list == nil || sw == nil {
+		return false
+	}
+	all, err := n.list()
+	if err != nil || len(all) == 0 {
+		return false
+	}
+	for _, slot := range n.orderOf(snap, all).slots {
+		if _, fits := sw.Score(int(slot)); !fits {
+			return false
+		}
+	}
+	return true
+}
+
+// slotOrder is the slots of the nodes of one framework list, in its
+// order. The framework makes a new list only when nodes come or go, and
+// updates its NodeInfos in place otherwise.
+type slotOrder struct {
+	snap  *core.Snapshot // any with the same slots
+	list  []*framework.NodeInfo
+	slots []int32
+}
+
+// orderOf is all's slots in snap, made anew when the list or the slots
+// changed.
+func (n *nodeSlots) orderOf(snap *core.Snapshot, all []*framework.NodeInfo) *slotOrder {
+	if o := n.order.Load(); o != nil && o.snap.SameSlots(snap) && len(o.list) == len(all) && &o.list[0] == &all[0] {
+		return o
+	}
+	o := &slotOrder{snap: snap, list: all, slots: make([]int32, len(all))}
+	for i, ni := range all {
+		o.slots[i] = -1
+		if node := ni.Node(); node != nil {
+			o.slots[i] = int32(snap.Slot(node.Name))
+		}
+	}
+	n.order.Store(o)
+	return o
 }
 
 // add publishes a map that has ni, and returns ni's slot.

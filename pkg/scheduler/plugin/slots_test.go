@@ -25,7 +25,8 @@ func TestNodeSlots(t *testing.T) {
 		t.Helper()
 		for range 2 {
 			for _, ni := range nis {
-				got, slot := ns.view(snap, ni)
+				slot := ns.slot(snap, ni)
+				got := snap.At(slot)
 				if want := snap.Get(ni.Node().Name); got != want || slot != snap.Slot(ni.Node().Name) {
 					t.Errorf("%s: view %p in slot %d, the snapshot's is %p in %d", ni.Node().Name, got, slot, want, snap.Slot(ni.Node().Name))
 				}
