@@ -107,3 +107,58 @@ func TestV1HierarchySymlink(t *testing.T) {
 		}
 	})
 }
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(es)
+}
+
+// Within a scope the opens beneath the root share one descriptor of it,
+// closed when the outermost scope ends; outside a scope none is kept.
+func TestScopeSharesTheRootDescriptor(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a", "b")
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		t.Helper()
+		for _, rel := range []string{"a", "b"} {
+			if _, err := h.ReadKnob(rel, CPUSetCPUs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := openFDs(t)
+	read()
+	if n := openFDs(t); n != before {
+		t.Errorf("outside a scope: %d descriptors open after reading, want %d", n, before)
+	}
+	end := h.Scope()
+	inner := h.Scope()
+	read()
+	if n := openFDs(t); n != before+1 {
+		t.Errorf("in a scope: %d descriptors open after reading, want %d (the root's, kept)", n, before+1)
+	}
+	inner()
+	read()
+	if n := openFDs(t); n != before+1 {
+		t.Errorf("an inner scope ended: %d descriptors open, want %d", n, before+1)
+	}
+	end()
+	if n := openFDs(t); n != before {
+		t.Errorf("the scope ended: %d descriptors open, want %d (the root's closed)", n, before)
+	}
+	end = h.Scope() // a new scope opens the root again
+	read()
+	end()
+	if n := openFDs(t); n != before {
+		t.Errorf("a second scope ended: %d descriptors open, want %d", n, before)
+	}
+}

@@ -40,6 +40,10 @@ type Hierarchy struct {
 	inside map[string]bool  // directories verified inside the root in this scope
 	dirs   map[string]DirID // of them, those seen to be directories (Exists), and which
 	mounts []Controller     // v1Mounts, found once in this scope
+	// The root's descriptor shared by the opens of a scope (rootDir).
+	rootFD    int
+	rootHeld  bool
+	rootUsers int
 }
 
 // Open checks root (DefaultRoot when "") and detects its version unless v
@@ -156,6 +160,7 @@ func (h *Hierarchy) Scope() (end func()) {
 			h.mu.Lock()
 			if h.scopes--; h.scopes == 0 {
 				h.inside, h.dirs, h.mounts = nil, nil, nil
+				h.closeRootIfIdle()
 			}
 			h.mu.Unlock()
 		})
@@ -262,47 +267,4 @@ func (h *Hierarchy) contain(p string) error {
 		h.remember(p)
 	}
 	return nil
-}
-
-// v1Mounts lists the managed v1 hierarchies present under the root, skipping a
-// name that resolves to a hierarchy already listed (cpu and cpuacct are often
-// one mount reached through two symlinks).
-func (h *Hierarchy) v1Mounts() []Controller {
-	var out []Controller
-	seen := map[string]bool{}
-	for _, c := range managedV1 {
-		real, err := filepath.EvalSymlinks(filepath.Join(h.root, string(c)))
-		if err != nil || seen[real] {
-			continue
-		}
-		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-			continue
-		}
-		seen[real] = true
-		out = append(out, c)
-	}
-	return out
-}
-
-// hierarchies lists the controllers to visit for per-cgroup operations: the
-// managed v1 mounts, or a single "" on v2.
-func (h *Hierarchy) hierarchies() []Controller {
-	if h.version == V2 {
-		return []Controller{""}
-	}
-	h.mu.Lock()
-	mounts, scoped := h.mounts, h.scopes > 0
-	h.mu.Unlock()
-	if mounts != nil {
-		return mounts
-	}
-	mounts = h.v1Mounts()
-	if scoped {
-		h.mu.Lock()
-		if h.scopes > 0 {
-			h.mounts = mounts
-		}
-		h.mu.Unlock()
-	}
-	return mounts
 }
