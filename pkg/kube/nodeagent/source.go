@@ -45,6 +45,7 @@ type Source struct {
 	badPods map[string]string
 	lagging laggingContainers
 	looked  lookedUp // pods found by Lookup, ahead of the watch
+	memo    podplan.Memo
 	now     func() time.Time
 
 	stopOnce sync.Once
@@ -209,6 +210,8 @@ func (s *Source) Emit(e eventlog.Event) { s.events.post(e) }
 
 // Snapshot implements agent.WorkloadSource: every pod of the node whose
 // cgroup exists, sorted by name, with the ConfigMaps' last good settings.
+// A pod is mapped again only when it, or a cgroup its mapping looked for,
+// changed (podplan.Memo).
 func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
 		ResourceQoSConfig: s.configs.resQoS.Current(), CPUBurstConfig: s.configs.burst.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
@@ -233,7 +236,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		if pod.Spec.NodeName != s.opts.NodeName || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		w, err := podplan.FromPod(pod, penv)
+		w, err := s.memo.FromPod(pod, penv)
 		if errors.Is(err, podplan.ErrNoCgroup) {
 			// Not set up by the kubelet yet, or torn down: normal while
 			// pending or being deleted; a running pod without one is not.
@@ -261,6 +264,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		s.memReq[w.Plan.Name] = req
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
+	s.memo.Sweep()
 	s.badPods = bad
 	s.lagging.end(lag)
 	if len(missing) > 0 {
