@@ -162,3 +162,37 @@ func TestScopeSharesTheRootDescriptor(t *testing.T) {
 		t.Errorf("a second scope ended: %d descriptors open, want %d", n, before)
 	}
 }
+
+// Within a scope a name absent from a directory inside the root is inside
+// too, and not taken to exist; one absent beneath a symlink out of the root
+// is still refused.
+func TestScopeAbsentNames(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(f.root, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Scope()()
+	for range 2 { // the second time with a's directory verified
+		if _, err := h.Dir("", "a/missing"); err != nil {
+			t.Errorf("absent name in a cgroup: %v", err)
+		}
+		if h.Exists("", "a/missing") || h.ExistsInScope("", "a/missing") {
+			t.Error("absent name in a cgroup taken to exist")
+		}
+		if _, err := h.Dir("", "evil/missing"); err == nil {
+			t.Error("absent name beneath a symlink out of the root: accepted")
+		}
+	}
+	if err := os.Mkdir(filepath.Join(f.root, "a", "missing"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !h.ExistsInScope("", "a/missing") {
+		t.Error("a cgroup created after it was found absent: not seen in the same scope")
+	}
+}

@@ -218,8 +218,9 @@ func (h *Hierarchy) seenDir(dir string, fi fs.FileInfo) {
 // cgroupfs only root can change the tree, and cgroupfs itself has no
 // symlinks; v1 roots do, e.g. cpu -> cpu,cpuacct, which resolve inside the
 // root and pass.) Within a Scope an existing directory is verified once, and
-// a real directory (not a symlink) in a verified one is inside too, which
-// costs one lstat instead of resolving the whole path.
+// a real directory (not a symlink) in a verified one is inside too, as is a
+// name absent from one, which costs one lstat instead of resolving the
+// whole path.
 func (h *Hierarchy) contain(p string) error {
 	ok, scoped := h.verified(p)
 	if ok {
@@ -229,9 +230,17 @@ func (h *Hierarchy) contain(p string) error {
 		parent := filepath.Dir(p)
 		if h.contain(parent) == nil {
 			if ok, _ := h.verified(parent); ok {
-				if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+				fi, err := os.Lstat(p)
+				if err == nil && fi.IsDir() {
 					h.remember(p)
 					h.seenDir(p, fi)
+					return nil
+				}
+				if errors.Is(err, fs.ErrNotExist) {
+					// A name that is not there, in a directory inside:
+					// inside too (and not remembered: it may yet be
+					// created as something else). A container's cgroup is
+					// looked for under several names, most of them absent.
 					return nil
 				}
 			}
