@@ -196,3 +196,33 @@ func TestScopeAbsentNames(t *testing.T) {
 		t.Error("a cgroup created after it was found absent: not seen in the same scope")
 	}
 }
+
+// Within a scope DirID answers a cgroup seen by its name, until the
+// directory is seen made anew (Exists looks again) or removed by the writer.
+func TestScopeDirIDFollowsARecreatedDirectory(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a")
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Scope()()
+	first, ok := h.DirID("", "a")
+	if !ok {
+		t.Fatal("a: no directory")
+	}
+	dir := filepath.Join(f.root, "a")
+	if err := os.Rename(dir, dir+".old"); err != nil { // keeps the inode from coming back
+		t.Fatal(err)
+	}
+	f.mkcg("a")
+	if again, _ := h.DirID("", "a"); again != first {
+		t.Fatalf("within the scope, before a look: %v, want the one seen %v", again, first)
+	}
+	if !h.Exists("", "a") {
+		t.Fatal("a made anew: not found")
+	}
+	if now, _ := h.DirID("", "a"); now == first {
+		t.Error("a made anew and looked at: DirID still gives the old directory")
+	}
+}

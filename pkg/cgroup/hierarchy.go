@@ -39,6 +39,7 @@ type Hierarchy struct {
 	scopes int              // open scopes (see Scope)
 	inside map[string]bool  // directories verified inside the root in this scope
 	dirs   map[string]DirID // of them, those seen to be directories (Exists), and which
+	ids    map[relKey]DirID // the same by cgroup, for DirID's questions
 	mounts []Controller     // v1Mounts, found once in this scope
 	// The root's descriptor shared by the opens of a scope (rootDir).
 	rootFD    int
@@ -151,7 +152,7 @@ func (h *Hierarchy) Scope() (end func()) {
 	h.mu.Lock()
 	h.scopes++
 	if h.inside == nil {
-		h.inside, h.dirs = map[string]bool{}, map[string]DirID{}
+		h.inside, h.dirs, h.ids = map[string]bool{}, map[string]DirID{}, map[relKey]DirID{}
 	}
 	h.mu.Unlock()
 	var once sync.Once
@@ -159,7 +160,7 @@ func (h *Hierarchy) Scope() (end func()) {
 		once.Do(func() {
 			h.mu.Lock()
 			if h.scopes--; h.scopes == 0 {
-				h.inside, h.dirs, h.mounts = nil, nil, nil
+				h.inside, h.dirs, h.ids, h.mounts = nil, nil, nil, nil
 				h.closeRootIfIdle()
 			}
 			h.mu.Unlock()
@@ -188,6 +189,7 @@ func (h *Hierarchy) forget(dir string) {
 	h.mu.Lock()
 	delete(h.inside, dir)
 	delete(h.dirs, dir)
+	clear(h.ids) // removals are few: no index from directory to cgroup
 	h.mu.Unlock()
 }
 
@@ -207,6 +209,9 @@ func (h *Hierarchy) seenDir(dir string, fi fs.FileInfo) {
 	id := dirIDOf(fi)
 	h.mu.Lock()
 	if h.scopes > 0 {
+		if old, ok := h.dirs[dir]; ok && old != id {
+			clear(h.ids) // made anew within the scope: DirID answers anew
+		}
 		h.dirs[dir] = id
 	}
 	h.mu.Unlock()
