@@ -6,7 +6,9 @@
 # CPU binding latency, the test process's RSS and Go heap, and its CPU time.
 # The reconcile's duration is given twice: from the agent's histogram
 # (power-of-two buckets) and exactly, from the agent's "reconciled" log line.
-# LOCUS_LOAD_CPUPROFILE=/abs/file.prof also writes a CPU profile of the churn.
+# LOCUS_LOAD_CPUPROFILE=/abs/file.prof also writes a CPU profile of the churn;
+# LOCUS_LOAD_TRACE=/abs/file.log the agent's events and every reconcile's
+# duration and count of writes, in order.
 # The control-plane binaries come from hack/build-controlplane.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)

@@ -30,22 +30,21 @@ func init() { useOpenat2.Store(true) }
 // openBeneath opens path (inside the root; built by Dir or file) with flags
 // and returns the descriptor, which the caller closes.
 func (h *Hierarchy) openBeneath(path string, flags int) (int, error) {
-	base, err := unixOpen(h.real, unix.O_PATH|unix.O_DIRECTORY)
+	if path == h.root {
+		return unixOpen(h.real, unix.O_PATH|unix.O_DIRECTORY)
+	}
+	base, shared, err := h.rootDir()
 	if err != nil {
 		return -1, err
 	}
-	if path == h.root {
-		return base, nil
-	}
+	defer h.releaseRoot(base, shared)
 	rel, ok := strings.CutPrefix(path, h.root+"/")
 	if h.root == "/" {
 		rel, ok = strings.CutPrefix(path, "/")
 	}
 	if !ok || rel == "" {
-		unix.Close(base)
 		return -1, fmt.Errorf("%s is not inside the cgroup root %s: %w", path, h.root, unix.EXDEV)
 	}
-	defer unix.Close(base)
 	if h.version == V1 {
 		ctrl, rest, found := strings.Cut(rel, "/")
 		if !found { // the hierarchy's own directory
@@ -59,6 +58,47 @@ func (h *Hierarchy) openBeneath(path string, flags int) (int, error) {
 		base, rel = cfd, rest
 	}
 	return openNoSymlinks(base, rel, flags)
+}
+
+// rootDir is a descriptor of the root to open paths beneath: within a Scope
+// one kept open until the outermost scope ends and no open uses it (shared),
+// which spares every file of a reconcile an open and a close of the root;
+// outside a scope one of its own. releaseRoot gives it back.
+func (h *Hierarchy) rootDir() (fd int, shared bool, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.scopes == 0 {
+		fd, err = unixOpen(h.real, unix.O_PATH|unix.O_DIRECTORY)
+		return fd, false, err
+	}
+	if !h.rootHeld {
+		if h.rootFD, err = unixOpen(h.real, unix.O_PATH|unix.O_DIRECTORY); err != nil {
+			return -1, false, err
+		}
+		h.rootHeld = true
+	}
+	h.rootUsers++
+	return h.rootFD, true, nil
+}
+
+func (h *Hierarchy) releaseRoot(fd int, shared bool) {
+	if !shared {
+		unix.Close(fd)
+		return
+	}
+	h.mu.Lock()
+	h.rootUsers--
+	h.closeRootIfIdle()
+	h.mu.Unlock()
+}
+
+// closeRootIfIdle closes the shared root descriptor once no scope is open
+// and no open uses it; h.mu is held.
+func (h *Hierarchy) closeRootIfIdle() {
+	if h.rootHeld && h.scopes == 0 && h.rootUsers == 0 {
+		unix.Close(h.rootFD)
+		h.rootHeld = false
+	}
 }
 
 // openController opens a v1 hierarchy directory under the root: a real

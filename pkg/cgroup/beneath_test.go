@@ -107,3 +107,122 @@ func TestV1HierarchySymlink(t *testing.T) {
 		}
 	})
 }
+
+// openFDs counts the process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	return len(es)
+}
+
+// Within a scope the opens beneath the root share one descriptor of it,
+// closed when the outermost scope ends; outside a scope none is kept.
+func TestScopeSharesTheRootDescriptor(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a", "b")
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() {
+		t.Helper()
+		for _, rel := range []string{"a", "b"} {
+			if _, err := h.ReadKnob(rel, CPUSetCPUs); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := openFDs(t)
+	read()
+	if n := openFDs(t); n != before {
+		t.Errorf("outside a scope: %d descriptors open after reading, want %d", n, before)
+	}
+	end := h.Scope()
+	inner := h.Scope()
+	read()
+	if n := openFDs(t); n != before+1 {
+		t.Errorf("in a scope: %d descriptors open after reading, want %d (the root's, kept)", n, before+1)
+	}
+	inner()
+	read()
+	if n := openFDs(t); n != before+1 {
+		t.Errorf("an inner scope ended: %d descriptors open, want %d", n, before+1)
+	}
+	end()
+	if n := openFDs(t); n != before {
+		t.Errorf("the scope ended: %d descriptors open, want %d (the root's closed)", n, before)
+	}
+	end = h.Scope() // a new scope opens the root again
+	read()
+	end()
+	if n := openFDs(t); n != before {
+		t.Errorf("a second scope ended: %d descriptors open, want %d", n, before)
+	}
+}
+
+// Within a scope a name absent from a directory inside the root is inside
+// too, and not taken to exist; one absent beneath a symlink out of the root
+// is still refused.
+func TestScopeAbsentNames(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(f.root, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Scope()()
+	for range 2 { // the second time with a's directory verified
+		if _, err := h.Dir("", "a/missing"); err != nil {
+			t.Errorf("absent name in a cgroup: %v", err)
+		}
+		if h.Exists("", "a/missing") || h.ExistsInScope("", "a/missing") {
+			t.Error("absent name in a cgroup taken to exist")
+		}
+		if _, err := h.Dir("", "evil/missing"); err == nil {
+			t.Error("absent name beneath a symlink out of the root: accepted")
+		}
+	}
+	if err := os.Mkdir(filepath.Join(f.root, "a", "missing"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !h.ExistsInScope("", "a/missing") {
+		t.Error("a cgroup created after it was found absent: not seen in the same scope")
+	}
+}
+
+// Within a scope DirID answers a cgroup seen by its name, until the
+// directory is seen made anew (Exists looks again) or removed by the writer.
+func TestScopeDirIDFollowsARecreatedDirectory(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a")
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Scope()()
+	first, ok := h.DirID("", "a")
+	if !ok {
+		t.Fatal("a: no directory")
+	}
+	dir := filepath.Join(f.root, "a")
+	if err := os.Rename(dir, dir+".old"); err != nil { // keeps the inode from coming back
+		t.Fatal(err)
+	}
+	f.mkcg("a")
+	if again, _ := h.DirID("", "a"); again != first {
+		t.Fatalf("within the scope, before a look: %v, want the one seen %v", again, first)
+	}
+	if !h.Exists("", "a") {
+		t.Fatal("a made anew: not found")
+	}
+	if now, _ := h.DirID("", "a"); now == first {
+		t.Error("a made anew and looked at: DirID still gives the old directory")
+	}
+}

@@ -34,18 +34,41 @@ func dirIDOf(fi fs.FileInfo) DirID {
 // (ignored on v2), and whether it exists. Within a Scope it is looked at
 // once, as ExistsInScope: a cgroup recreated after the look is told apart
 // by the next scope's. Outside a scope every call looks.
+// Within a scope a cgroup seen is answered by its name, without resolving
+// its path again: the status asks of every knob of every cgroup.
 func (h *Hierarchy) DirID(ctrl Controller, rel string) (DirID, bool) {
+	key := relKey{ctrl, rel}
+	if h.version == V2 {
+		key.ctrl = ""
+	}
+	h.mu.Lock()
+	id, ok := h.ids[key]
+	h.mu.Unlock()
+	if ok {
+		return id, true
+	}
 	dir, err := h.Dir(ctrl, rel)
 	if err != nil {
 		return DirID{}, false
 	}
-	if id, ok := h.knownDir(dir); ok {
-		return id, true
+	if id, ok = h.knownDir(dir); !ok {
+		fi, err := os.Stat(dir)
+		if err != nil || !fi.IsDir() {
+			return DirID{}, false
+		}
+		h.seenDir(dir, fi)
+		id = dirIDOf(fi)
 	}
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return DirID{}, false
+	h.mu.Lock()
+	if h.scopes > 0 {
+		h.ids[key] = id
 	}
-	h.seenDir(dir, fi)
-	return dirIDOf(fi), true
+	h.mu.Unlock()
+	return id, true
+}
+
+// relKey names a cgroup in a controller (none on v2).
+type relKey struct {
+	ctrl Controller
+	rel  string
 }

@@ -48,7 +48,14 @@ type batchPlan struct {
 func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 	targets := make([]Target, 0, len(b.Ops)+len(b.Restores))
 	wants := make([]string, len(b.Ops))
+	var holds map[int]string // the texts of the files the caller knows
 	for i, op := range b.Ops {
+		if op.Known {
+			if holds == nil {
+				holds = map[int]string{}
+			}
+			holds[i] = op.Holds
+		}
 		spec, err := writableSpec(op.Knob)
 		if err != nil {
 			return nil, Report{}, err
@@ -64,7 +71,7 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 		}
 		targets = append(targets, t)
 	}
-	items, rep, err := w.resolveAll(targets, rd)
+	items, rep, err := w.resolveAll(targets, holds, rd)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -143,10 +150,11 @@ func (w *Writer) commit(p *batchPlan, rep *Report) error {
 	return nil
 }
 
-// resolveAll checks every target, reads its file and fills the report's
-// results; targets the kernel or version lacks become Unsupported results and
-// no item. A duplicate target is an error: the batch would contradict itself.
-func (w *Writer) resolveAll(targets []Target, rd *reads) ([]*item, Report, error) {
+// resolveAll checks every target, reads its file (but for the targets whose
+// text holds gives, by index) and fills the report's results; targets the
+// kernel or version lacks become Unsupported results and no item. A
+// duplicate target is an error: the batch would contradict itself.
+func (w *Writer) resolveAll(targets []Target, holds map[int]string, rd *reads) ([]*item, Report, error) {
 	rep := Report{Results: make([]Result, len(targets))}
 	seen := make(map[Target]bool, len(targets))
 	var items []*item
@@ -156,7 +164,8 @@ func (w *Writer) resolveAll(targets []Target, rd *reads) ([]*item, Report, error
 		}
 		seen[t] = true
 		rep.Results[i] = Result{Cgroup: t.Cgroup, Knob: t.Knob}
-		it, reason, err := w.resolve(t, rd)
+		text, known := holds[i]
+		it, reason, err := w.resolve(t, rd, text, known)
 		if err != nil {
 			return nil, rep, err
 		}
@@ -174,7 +183,8 @@ func (w *Writer) resolveAll(targets []Target, rd *reads) ([]*item, Report, error
 // resolve returns the item for t, or nil and a reason when the file does not
 // exist by design (no such file on this version, or a kernel extension the
 // kernel lacks). A missing cgroup, or a missing upstream file, is an error.
-func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
+// With known, the file is taken to hold text and is not read.
+func (w *Writer) resolve(t Target, rd *reads, text string, known bool) (*item, string, error) {
 	spec, _ := Lookup(t.Knob)
 	if err := CheckRel(t.Cgroup); err != nil {
 		return nil, "", err
@@ -197,7 +207,10 @@ func (w *Writer) resolve(t Target, rd *reads) (*item, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cur, err := w.h.readFile(path)
+	cur, err := text, error(nil)
+	if !known {
+		cur, err = w.h.readFile(path)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		if pl.Extension {
 			return nil, fmt.Sprintf("%s is absent: the kernel lacks this Alibaba Cloud Linux/Anolis extension", pl.File), nil

@@ -39,7 +39,12 @@ type Hierarchy struct {
 	scopes int              // open scopes (see Scope)
 	inside map[string]bool  // directories verified inside the root in this scope
 	dirs   map[string]DirID // of them, those seen to be directories (Exists), and which
+	ids    map[relKey]DirID // the same by cgroup, for DirID's questions
 	mounts []Controller     // v1Mounts, found once in this scope
+	// The root's descriptor shared by the opens of a scope (rootDir).
+	rootFD    int
+	rootHeld  bool
+	rootUsers int
 }
 
 // Open checks root (DefaultRoot when "") and detects its version unless v
@@ -147,7 +152,7 @@ func (h *Hierarchy) Scope() (end func()) {
 	h.mu.Lock()
 	h.scopes++
 	if h.inside == nil {
-		h.inside, h.dirs = map[string]bool{}, map[string]DirID{}
+		h.inside, h.dirs, h.ids = map[string]bool{}, map[string]DirID{}, map[relKey]DirID{}
 	}
 	h.mu.Unlock()
 	var once sync.Once
@@ -155,7 +160,8 @@ func (h *Hierarchy) Scope() (end func()) {
 		once.Do(func() {
 			h.mu.Lock()
 			if h.scopes--; h.scopes == 0 {
-				h.inside, h.dirs, h.mounts = nil, nil, nil
+				h.inside, h.dirs, h.ids, h.mounts = nil, nil, nil, nil
+				h.closeRootIfIdle()
 			}
 			h.mu.Unlock()
 		})
@@ -183,6 +189,7 @@ func (h *Hierarchy) forget(dir string) {
 	h.mu.Lock()
 	delete(h.inside, dir)
 	delete(h.dirs, dir)
+	clear(h.ids) // removals are few: no index from directory to cgroup
 	h.mu.Unlock()
 }
 
@@ -202,6 +209,9 @@ func (h *Hierarchy) seenDir(dir string, fi fs.FileInfo) {
 	id := dirIDOf(fi)
 	h.mu.Lock()
 	if h.scopes > 0 {
+		if old, ok := h.dirs[dir]; ok && old != id {
+			clear(h.ids) // made anew within the scope: DirID answers anew
+		}
 		h.dirs[dir] = id
 	}
 	h.mu.Unlock()
@@ -213,8 +223,9 @@ func (h *Hierarchy) seenDir(dir string, fi fs.FileInfo) {
 // cgroupfs only root can change the tree, and cgroupfs itself has no
 // symlinks; v1 roots do, e.g. cpu -> cpu,cpuacct, which resolve inside the
 // root and pass.) Within a Scope an existing directory is verified once, and
-// a real directory (not a symlink) in a verified one is inside too, which
-// costs one lstat instead of resolving the whole path.
+// a real directory (not a symlink) in a verified one is inside too, as is a
+// name absent from one, which costs one lstat instead of resolving the
+// whole path.
 func (h *Hierarchy) contain(p string) error {
 	ok, scoped := h.verified(p)
 	if ok {
@@ -224,9 +235,17 @@ func (h *Hierarchy) contain(p string) error {
 		parent := filepath.Dir(p)
 		if h.contain(parent) == nil {
 			if ok, _ := h.verified(parent); ok {
-				if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+				fi, err := os.Lstat(p)
+				if err == nil && fi.IsDir() {
 					h.remember(p)
 					h.seenDir(p, fi)
+					return nil
+				}
+				if errors.Is(err, fs.ErrNotExist) {
+					// A name that is not there, in a directory inside:
+					// inside too (and not remembered: it may yet be
+					// created as something else). A container's cgroup is
+					// looked for under several names, most of them absent.
 					return nil
 				}
 			}
@@ -262,47 +281,4 @@ func (h *Hierarchy) contain(p string) error {
 		h.remember(p)
 	}
 	return nil
-}
-
-// v1Mounts lists the managed v1 hierarchies present under the root, skipping a
-// name that resolves to a hierarchy already listed (cpu and cpuacct are often
-// one mount reached through two symlinks).
-func (h *Hierarchy) v1Mounts() []Controller {
-	var out []Controller
-	seen := map[string]bool{}
-	for _, c := range managedV1 {
-		real, err := filepath.EvalSymlinks(filepath.Join(h.root, string(c)))
-		if err != nil || seen[real] {
-			continue
-		}
-		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-			continue
-		}
-		seen[real] = true
-		out = append(out, c)
-	}
-	return out
-}
-
-// hierarchies lists the controllers to visit for per-cgroup operations: the
-// managed v1 mounts, or a single "" on v2.
-func (h *Hierarchy) hierarchies() []Controller {
-	if h.version == V2 {
-		return []Controller{""}
-	}
-	h.mu.Lock()
-	mounts, scoped := h.mounts, h.scopes > 0
-	h.mu.Unlock()
-	if mounts != nil {
-		return mounts
-	}
-	mounts = h.v1Mounts()
-	if scoped {
-		h.mu.Lock()
-		if h.scopes > 0 {
-			h.mounts = mounts
-		}
-		h.mu.Unlock()
-	}
-	return mounts
 }

@@ -91,7 +91,13 @@ func (w *Writer) planKnob(items []*item, rd *reads) ([]step, error) {
 		return err
 	}
 	for _, it := range items {
-		for a, ok := parentRel(it.rel); ok; a, ok = parentRel(a) {
+		// A lenient plan looks at an ancestor only to find a target's
+		// nearest parent (a target widens for its changing children): the
+		// ancestors of an item with no target above it change nothing, and
+		// are not read. When a shared pool changes, that spares a read of
+		// every pod's file for each of its containers' writes.
+		look := in.Strict || targetAbove(it.rel, byRel)
+		for a, ok := parentRel(it.rel); ok && look; a, ok = parentRel(a) {
 			if err := read(a); err != nil {
 				return nil, err
 			}
@@ -122,6 +128,16 @@ func (w *Writer) planKnob(items []*item, rd *reads) ([]step, error) {
 		out[i] = step{byRel[s.Cgroup], s.Value}
 	}
 	return out, nil
+}
+
+// targetAbove says whether an ancestor of rel is one of the targets.
+func targetAbove(rel string, targets map[string]*item) bool {
+	for a, ok := parentRel(rel); ok; a, ok = parentRel(a) {
+		if _, t := targets[a]; t {
+			return true
+		}
+	}
+	return false
 }
 
 // anyDiffers reports whether some item's file text is not the text it

@@ -2,8 +2,21 @@ package cgroup
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 )
+
+// OriginalKey is the originals store's key of a file of cgroup rel placed
+// at pl: "[controller/]cgroup/file", as the writer records it.
+func OriginalKey(pl Placement, rel string) string {
+	if rel == "" || CheckRel(rel) != nil {
+		return filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)) // cleaned
+	}
+	if pl.Controller == "" {
+		return rel + "/" + pl.File
+	}
+	return string(pl.Controller) + "/" + rel + "/" + pl.File
+}
 
 // ParseOriginalKey splits a key of the originals store,
 // "[controller/]cgroup/file", into the controller, the cgroup and the

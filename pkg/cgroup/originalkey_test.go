@@ -28,3 +28,33 @@ func TestParseOriginalKey(t *testing.T) {
 		}
 	}
 }
+
+// OriginalKey names a file as the writer records its original, for every
+// writable knob on both versions, and a path not clean as it cleans it.
+func TestOriginalKeyIsTheWritersKey(t *testing.T) {
+	for _, v := range []Version{V1, V2} {
+		f := newFixture(t, v, false)
+		f.mkcg("kubepods.slice/pod1.slice")
+		h, err := Open(f.root, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range Knobs() {
+			spec, _ := Lookup(k)
+			pl := spec.Placement(v)
+			if pl == nil || spec.ReadOnly {
+				continue
+			}
+			path, err := h.file(pl.Controller, "kubepods.slice/pod1.slice", pl.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := OriginalKey(*pl, "kubepods.slice/pod1.slice"), h.key(path); got != want {
+				t.Errorf("v%d %s: key %q, want the writer's %q", v, k, got, want)
+			}
+			if got, want := OriginalKey(*pl, "a//b/"), OriginalKey(*pl, "a/b"); got != want {
+				t.Errorf("v%d %s: key of an unclean path %q, want %q", v, k, got, want)
+			}
+		}
+	}
+}

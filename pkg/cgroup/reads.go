@@ -51,7 +51,12 @@ func (r *reads) file(path string) (fileText, error) {
 	return f, nil
 }
 
+// isDir says whether dir is a directory: one the scope saw is (see
+// ExistsInScope), others are looked at once per call.
 func (r *reads) isDir(dir string) bool {
+	if _, ok := r.h.knownDir(dir); ok {
+		return true
+	}
 	r.mu.Lock()
 	ok, known := r.dirs[dir]
 	r.mu.Unlock()

@@ -21,7 +21,9 @@ func CheckRel(rel string) error {
 	if strings.HasPrefix(rel, "/") {
 		return fmt.Errorf("cgroup path %q is absolute; want a path relative to the cgroup root", rel)
 	}
-	for _, c := range strings.Split(rel, "/") {
+	for rest, more := rel, true; more; { // no strings.Split: it is asked of every path resolved
+		var c string
+		c, rest, more = strings.Cut(rest, "/")
 		switch c {
 		case "":
 			return fmt.Errorf("cgroup path %q has an empty component", rel)

@@ -2,6 +2,7 @@ package cgroup
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -72,4 +73,47 @@ func Detect(root string) (Version, error) {
 	}
 	return Auto, fmt.Errorf("detect cgroup version: %s is not a cgroup2 mount and holds no v1 "+
 		"cpuset or memory mount (filesystem magic %#x); set the cgroup version explicitly", root, st.Type)
+}
+
+// v1Mounts lists the managed v1 hierarchies present under the root, skipping a
+// name that resolves to a hierarchy already listed (cpu and cpuacct are often
+// one mount reached through two symlinks).
+func (h *Hierarchy) v1Mounts() []Controller {
+	var out []Controller
+	seen := map[string]bool{}
+	for _, c := range managedV1 {
+		real, err := filepath.EvalSymlinks(filepath.Join(h.root, string(c)))
+		if err != nil || seen[real] {
+			continue
+		}
+		if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+			continue
+		}
+		seen[real] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+// hierarchies lists the controllers to visit for per-cgroup operations: the
+// managed v1 mounts, or a single "" on v2.
+func (h *Hierarchy) hierarchies() []Controller {
+	if h.version == V2 {
+		return []Controller{""}
+	}
+	h.mu.Lock()
+	mounts, scoped := h.mounts, h.scopes > 0
+	h.mu.Unlock()
+	if mounts != nil {
+		return mounts
+	}
+	mounts = h.v1Mounts()
+	if scoped {
+		h.mu.Lock()
+		if h.scopes > 0 {
+			h.mounts = mounts
+		}
+		h.mu.Unlock()
+	}
+	return mounts
 }

@@ -16,6 +16,13 @@ type Op struct {
 	// limit): once the file holds it, its recorded original is forgotten,
 	// as after a restore, so that nothing later writes back an older value.
 	Settle bool
+	// Known says the caller knows what the file holds now, Holds: it read
+	// or wrote the file lately in the same cgroup directory, and trusts it
+	// unchanged since. The writer then takes Holds for the file's text
+	// instead of reading it again, which matters when one change (a shared
+	// CPU pool growing or shrinking) rewrites hundreds of files.
+	Known bool
+	Holds string
 }
 
 // Target names a knob of a cgroup without a value (for Restore).

@@ -302,3 +302,33 @@ func TestApplyErrors(t *testing.T) {
 		t.Error("an op after the failed write ran")
 	}
 }
+
+// On v2 (a lenient plan) the ancestors of a cpuset target are read only when
+// one of them is a target too: a container's write alone does not read its
+// pod's file. The pod's file is made unreadable to show it.
+func TestLenientPlanReadsAncestorsOfNestedTargetsOnly(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("p/c", "q/c")
+	f.set("", "p/c", "cpuset.cpus", "2-3")
+	f.set("", "q", "cpuset.cpus", "0-3")
+	f.set("", "q/c", "cpuset.cpus", "2-3")
+	podFile := filepath.Join(f.root, "p", "cpuset.cpus")
+	if err := os.Remove(podFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(podFile, 0o755); err != nil { // reading it fails
+		t.Fatal(err)
+	}
+	w, rec := f.writer(NewMemoryStore())
+	if _, err := w.Apply([]Op{{Cgroup: "p/c", Knob: CPUSetCPUs, Value: "4-5"}}); err != nil {
+		t.Fatalf("a container's cpuset alone: %v (its pod's file was read)", err)
+	}
+	// With the pod a target too, the plan still widens the pod first.
+	n := rec.count()
+	if _, err := w.Apply([]Op{{Cgroup: "q/c", Knob: CPUSetCPUs, Value: "4-5"}, {Cgroup: "q", Knob: CPUSetCPUs, Value: "4-7"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := writePaths(rec.writes[n:], f.root), "q/cpuset.cpus=0-7 q/c/cpuset.cpus=4-5 q/cpuset.cpus=4-7"; got != want {
+		t.Errorf("pod and container: writes %q, want %q", got, want)
+	}
+}

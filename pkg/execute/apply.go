@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -105,7 +104,7 @@ func (e *Executor) hasOriginal(rel string, k cgroup.Knob) bool {
 	if pl == nil {
 		return false
 	}
-	_, ok := e.c.Originals.Original(filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)))
+	_, ok := e.c.Originals.Original(cgroup.OriginalKey(*pl, rel))
 	return ok
 }
 

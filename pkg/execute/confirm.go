@@ -80,8 +80,9 @@ func (e *Executor) dueAfter(now time.Time, cg string, k cgroup.Knob) time.Time {
 
 func (e *Executor) rechecking() bool { return e.c.Recheck > 0 && !e.c.DryRun }
 
-// skipConfirmed returns the ops still to carry out, and puts what the files
-// of the others hold into seen. It looks at the directories of all ops
+// skipConfirmed returns the ops still to carry out, those of files still
+// trusted marked with the text they hold (cgroup.Op.Known), and puts what
+// the files of the others hold into seen. It looks at the directories of all ops
 // before any is carried out, into ds, so that a cgroup recreated after the
 // look is told apart at the next.
 func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack, ds dirs) []cgroup.Op {
@@ -92,7 +93,13 @@ func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack, 
 	for _, op := range ops {
 		dir := e.dirOf(ds, op.Cgroup, e.knobController(op.Knob))
 		c, ok := e.confirmed[op.Cgroup][op.Knob]
-		if !ok || c.want != op.Value || !now.Before(c.due) || c.dir != dir || dir == (cgroup.DirID{}) {
+		trusted := ok && now.Before(c.due) && c.dir == dir && dir != (cgroup.DirID{})
+		if !trusted || c.want != op.Value {
+			if trusted && !c.absent {
+				// A new value for a file still trusted: what it holds is
+				// known, so the writer need not read it first.
+				op.Known, op.Holds = true, c.text
+			}
 			out = append(out, op)
 			continue
 		}

@@ -175,3 +175,56 @@ func TestRecheckForgetsRestoredFiles(t *testing.T) {
 		}
 	}
 }
+
+// A new value for a file still trusted is written without reading the file
+// first: the writer takes the text confirmed for what it holds. Past its
+// recheck, or in a cgroup directory made anew, the file is read again.
+func TestRecheckNewValueOfTrustedFileSkipsTheRead(t *testing.T) {
+	e, _, _, root := newExecutor(t, false)
+	now := time.Unix(1000, 0)
+	e.c.Pods, e.c.Recheck, e.c.Now = true, 10*time.Second, func() time.Time { return now }
+	dir := filepath.Join(root, "pods/redis")
+	file := filepath.Join(dir, "cpuset.cpus")
+	owner := map[string]string{"pods/redis": "redis"}
+	apply := func(value string) Report {
+		t.Helper()
+		rep := e.write([]cgroup.Op{{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs, Value: value}}, nil, owner)
+		if len(rep.Errors) > 0 {
+			t.Fatal(rep.Errors)
+		}
+		return rep
+	}
+	set := func(v string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply("4-5")
+	// Behind the executor's back the file already holds the next value: a
+	// writer that read it would find nothing to write.
+	set("6")
+	now = now.Add(time.Second)
+	if rep := apply("6"); rep.Writes != 1 {
+		t.Errorf("new value of a trusted file: %d writes, want 1 (the file is not read, its confirmed text stands for it)", rep.Writes)
+	}
+	// Past the recheck the file is read: it holds the value, nothing is written.
+	set("7")
+	now = now.Add(11 * time.Second)
+	if rep := apply("7"); rep.Writes != 0 {
+		t.Errorf("new value past the recheck: %d writes, want 0 (the file is read and holds it)", rep.Writes)
+	}
+	// A directory made anew is another: its file is read, not taken for
+	// the one confirmed.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set("8")
+	now = now.Add(time.Second)
+	if rep := apply("8"); rep.Writes != 0 {
+		t.Errorf("new value in a recreated directory: %d writes, want 0 (the file is read and holds it)", rep.Writes)
+	}
+}

@@ -133,11 +133,14 @@ func (h histogram) quantile(q float64) time.Duration {
 // reconcileTimes is the agent's log handler in the load run: it keeps the
 // duration of every reconcile, exactly (the "reconciled" debug line's took;
 // the histogram's power-of-two buckets only bound it), and hands the
-// records at next's level on to next.
+// records at next's level on to next. With trace set it also hands it the
+// agent's events and each reconcile's line (its duration and writes): what
+// each reconcile did, in order (LOCUS_LOAD_TRACE).
 type reconcileTimes struct {
-	next slog.Handler
-	mu   sync.Mutex
-	took []time.Duration
+	next  slog.Handler
+	trace slog.Handler
+	mu    sync.Mutex
+	took  []time.Duration
 }
 
 // sub shares its parent's durations, with attributes or a group of its own.
@@ -153,6 +156,9 @@ func (h *reconcileTimes) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *reconcileTimes) handle(ctx context.Context, next slog.Handler, r slog.Record) error {
+	if h.trace != nil && (r.Level >= slog.LevelInfo || r.Message == "reconciled") {
+		h.trace.Handle(ctx, r.Clone()) // best effort: a trace for reading, not a measure
+	}
 	if r.Message == "reconciled" {
 		r.Attrs(func(a slog.Attr) bool {
 			if a.Key == "took" && a.Value.Kind() == slog.KindDuration {

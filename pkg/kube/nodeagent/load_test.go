@@ -167,6 +167,14 @@ func quietLogger(t *testing.T, file string, took *reconcileTimes) *slog.Logger {
 	}
 	t.Cleanup(func() { f.Close() })
 	took.next = slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn})
+	if tr := os.Getenv("LOCUS_LOAD_TRACE"); tr != "" {
+		g, err := os.Create(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		took.trace = slog.NewTextHandler(g, &slog.HandlerOptions{Level: slog.LevelDebug})
+	}
 	return slog.New(took)
 }
 

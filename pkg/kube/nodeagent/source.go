@@ -16,7 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/cpuset"
@@ -46,6 +45,7 @@ type Source struct {
 	badPods map[string]string
 	lagging laggingContainers
 	looked  lookedUp       // pods found by Lookup, ahead of the watch
+	memo    podplan.Memo   // pods converted, kept while nothing they depend on changes
 	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
 	cgwTold bool           // its problem was posted
 	now     func() time.Time
@@ -54,45 +54,6 @@ type Source struct {
 	cancel   context.CancelFunc
 	done     sync.WaitGroup
 }
-
-// SourceOptions configure a Source.
-type SourceOptions struct {
-	NodeName string
-	Client   kubernetes.Interface
-	// EventClient posts the events (default Client); Run gives it a rate
-	// limit of its own (EventQPS), so events never wait behind the watches.
-	EventClient kubernetes.Interface
-	// ConfigNamespace holds the ConfigMaps (default kube-system); the agent's
-	// Role lets it read ConfigMaps there only.
-	ConfigNamespace      string
-	ResourceQoSConfigMap string // default ack-slo-config
-	PodQoSConfigMap      string // default ack-slo-pod-config
-	// CgroupDriver is forced when set; else it is detected from the
-	// kubepods cgroup the kubelet made.
-	CgroupDriver podcgroup.Driver
-	// KubeletCgroupRoot is the kubelet's cgroupRoot, under which its
-	// kubepods tree lives (nil: the top of the cgroup root).
-	KubeletCgroupRoot podcgroup.Root
-	Reserved          cpuset.CPUSet
-	// PodResync replays every pod to the loop this often (default 5m); the
-	// agent's own --resync reconciles more often from its cache anyway.
-	PodResync time.Duration
-	// NRT publishes the NodeResourceTopology when set.
-	NRT *nrt.Publisher
-	// StateDir is the agent's state directory, where the last good value of
-	// each ConfigMap is kept (SavedConfigFile); "" keeps none.
-	StateDir string
-	// Quiet posts no events (a dry run changes nothing in the cluster).
-	Quiet  bool
-	Logger *slog.Logger
-}
-
-// Defaults for SourceOptions.
-const (
-	DefaultConfigNamespace      = "kube-system"
-	DefaultResourceQoSConfigMap = "ack-slo-config"
-	DefaultPodQoSConfigMap      = "ack-slo-pod-config"
-)
 
 // NewSource prepares the watches; Start runs them.
 func NewSource(o SourceOptions) (*Source, error) {
@@ -218,6 +179,8 @@ func (s *Source) Emit(e eventlog.Event) { s.events.post(e) }
 
 // Snapshot implements agent.WorkloadSource: every pod of the node whose
 // cgroup exists, sorted by name, with the ConfigMaps' last good settings.
+// A pod is mapped again only when it, or a cgroup its mapping looked for,
+// changed (podplan.Memo).
 func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
 		ResourceQoSConfig: s.configs.resQoS.Current(), CPUBurstConfig: s.configs.burst.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
@@ -242,7 +205,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		if pod.Spec.NodeName != s.opts.NodeName || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		w, err := podplan.FromPod(pod, penv)
+		w, err := s.memo.FromPod(pod, penv)
 		if errors.Is(err, podplan.ErrNoCgroup) {
 			// Not set up by the kubelet yet, or torn down: normal while
 			// pending or being deleted; a running pod without one is not.
@@ -271,6 +234,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
 	s.addUnlisted(env, snap.Workloads)
+	s.memo.Sweep()
 	s.badPods = bad
 	s.lagging.end(lag)
 	if len(missing) > 0 {
