@@ -28,6 +28,7 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // Without the watch (inotify unavailable, a limit reached) a pod gets none:
 // its containers are known from its status only, as without this.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
+	s.cgroups = env.Cgroups // the decision's pods' directories are resolved through it
 	if s.cgw == nil || env.Cgroups == nil {
 		return
 	}
@@ -70,7 +71,8 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 }
 
 // newCgroupWatch is the source's watch of the pods' cgroups: it wakes the
-// reconcile loop.
+// reconcile loop, and a container appearing in a decided pod's directory
+// is given the pod's cpuset at once (earlypin).
 func (s *Source) newCgroupWatch() *cgwatch.Watch {
-	return cgwatch.New(cgwatch.Options{Wake: s.poke, Log: s.log})
+	return cgwatch.New(cgwatch.Options{Wake: s.poke, Created: s.early.Created, Log: s.log})
 }
