@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"path"
+	"slices"
 	"sync"
 
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -100,6 +101,31 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, driver podcgroup.Driver, sets map[
 	p.write(ops)
 }
 
+// Listed is told the container directories found in dir, a pod's cgroup
+// directory, that the pod's status does not list yet (the snapshot's
+// Workload.Unlisted, made before the watch saw them): those of a pod not
+// decided yet are written as soon as a decision gives its cpuset, ahead of
+// the reconcile's other writes. Those of a decided pod are the reconcile's.
+func (p *Pinner) Listed(dir string, names []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.pods[dir]; ok {
+		return
+	}
+	for _, n := range names {
+		p.remember(dir, n)
+	}
+}
+
+// remember adds a container of a pod not decided yet, within MaxPending.
+// Called with mu held.
+func (p *Pinner) remember(dir, name string) {
+	if _, ok := podcgroup.ContainerDir(p.driver, name); ok && p.npending < MaxPending && !slices.Contains(p.pending[dir], name) {
+		p.pending[dir] = append(p.pending[dir], name)
+		p.npending++
+	}
+}
+
 // Created is told that name was made in dir, a pod's cgroup directory
 // watched for its children (cgwatch.Options.Created).
 func (p *Pinner) Created(dir, name string) {
@@ -110,10 +136,7 @@ func (p *Pinner) Created(dir, name string) {
 	}
 	pd, ok := p.pods[dir]
 	if !ok {
-		if p.npending < MaxPending {
-			p.pending[dir] = append(p.pending[dir], name)
-			p.npending++
-		}
+		p.remember(dir, name)
 		p.mu.Unlock()
 		return
 	}

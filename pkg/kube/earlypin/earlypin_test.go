@@ -1,6 +1,7 @@
 package earlypin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,10 +103,34 @@ func TestPending(t *testing.T) {
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
 		t.Errorf("a container left out of one decision was written by a later one: cpuset.cpus %s", cpus)
 	}
-	for range MaxPending + 10 {
-		p.Created(filepath.Join(root, "kubepods/podc"), cid)
+	for i := range MaxPending + 10 {
+		p.Created(filepath.Join(root, "kubepods/podc"), fmt.Sprintf("%064x", i))
 	}
+	p.Created(filepath.Join(root, "kubepods/podd"), cid)
 	if p.npending != MaxPending {
 		t.Errorf("%d pending, want at most %d", p.npending, MaxPending)
+	}
+}
+
+// A container the snapshot found in a pod's directory before the pod was
+// decided is written with the pod's decision; one found in a decided pod's
+// is left to the reconcile, which lists it in its own writes.
+func TestListed(t *testing.T) {
+	h, root := tree(t, "kubepods/poda", "kubepods/podb")
+	p := New(nil)
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Listed(filepath.Join(root, "kubepods/poda"), []string{cid, "conmon"})
+	p.Listed(filepath.Join(root, "kubepods/podb"), []string{cid})
+	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
+		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
+	}
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
+	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "1" {
+		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 1", cpus, mems)
+	}
+	for _, cg := range []string{"kubepods/podb/" + cid, "kubepods/poda/conmon"} {
+		if cpus, _ := cpuset(t, root, cg); cpus != "0-7" {
+			t.Errorf("%s written: cpuset.cpus %s", cg, cpus)
+		}
 	}
 }

@@ -56,11 +56,14 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		for _, c := range p.Containers {
 			listed[c.Cgroup] = true
 		}
+		var unlisted []string
 		for _, n := range names {
 			if _, ok := podcgroup.ContainerDir(s.driver, n); ok && !listed[p.Cgroup+"/"+n] {
 				p.Unlisted = append(p.Unlisted, p.Cgroup+"/"+n)
+				unlisted = append(unlisted, n)
 			}
 		}
+		s.early.Listed(dir, unlisted)
 	}
 	s.cgw.Retain(func(dir string) bool { return keep[dir] })
 	if pr := s.cgw.Problem(); pr != "" && !s.cgwTold {
