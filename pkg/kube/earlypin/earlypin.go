@@ -63,9 +63,9 @@ func New(log *slog.Logger) *Pinner {
 
 // Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
 // pod cgroup), resolved through h, whose names of container directories
-// are those of driver. The containers seen appearing in a pod's directory
-// after it was listed and before this decision are written now; those of
-// pods still not decided are forgotten (the reconcile serves them).
+// are those of driver. The containers of a pod not decided before (Listed
+// by the snapshot, or seen appearing since) are written now; those of pods
+// still not decided are forgotten (the reconcile serves them).
 func (p *Pinner) Decided(h *cgroup.Hierarchy, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
 	if h == nil {
 		return
