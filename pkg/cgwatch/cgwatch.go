@@ -42,7 +42,12 @@ type Options struct {
 	// Wake is called, from the watch's goroutine, when a directory appears
 	// in a watched one, or when events were lost; it must not block.
 	Wake func()
-	Log  *slog.Logger
+	// Created, when set, is called from the watch's goroutine with the
+	// name of each entry made in a directory watched for its children
+	// (Children), before Wake; it must not block for long: events wait
+	// meanwhile. The name is the kernel's, not yet checked by anyone.
+	Created func(dir, name string)
+	Log     *slog.Logger
 }
 
 // Watch watches directories for children. Its methods may be called from any
@@ -57,6 +62,7 @@ type Watch struct {
 }
 
 type dir struct {
+	kids     bool     // watched for its children (Children), not only as a Parent
 	listed   bool     // children is current
 	children []string // names of child directories, sorted
 }
@@ -146,12 +152,17 @@ func (w *Watch) event(ev fsnotify.Event) {
 		w.mu.Unlock()
 		return
 	}
-	d, ok := w.dirs[filepath.Dir(ev.Name)]
+	parent := filepath.Dir(ev.Name)
+	d, ok := w.dirs[parent]
+	kids := false
 	if ok {
-		d.listed = false
+		d.listed, kids = false, d.kids
 	}
 	w.mu.Unlock()
 	if ok && ev.Has(fsnotify.Create) {
+		if kids && w.o.Created != nil {
+			w.o.Created(parent, filepath.Base(ev.Name))
+		}
 		w.o.Wake()
 	}
 }
@@ -216,6 +227,7 @@ func (w *Watch) Children(path string) (names []string, ok bool) {
 		w.mu.Unlock()
 		return nil, false
 	}
+	d.kids = true
 	if d.listed {
 		names = d.children
 		w.mu.Unlock()

@@ -156,3 +156,38 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
+
+// Created is told each directory made in one watched for its children, with
+// the directory and the name, before the wake; a directory made in one
+// watched only as a parent is told to nobody.
+func TestCreated(t *testing.T) {
+	root := t.TempDir()
+	tier, pod := filepath.Join(root, "tier"), filepath.Join(root, "pod")
+	mkdir(t, tier)
+	mkdir(t, pod)
+	created := make(chan string, 10)
+	w, wakes := started(t, Options{Created: func(dir, name string) { created <- filepath.Join(dir, name) }})
+	if !w.Parent(tier) {
+		t.Fatal("the parent is not watched")
+	}
+	if _, ok := w.Children(pod); !ok {
+		t.Fatal("the pod is not watched")
+	}
+	mkdir(t, filepath.Join(tier, "pod2"))
+	awaitWake(t, wakes, "a pod was made in the tier")
+	mkdir(t, filepath.Join(pod, "c"))
+	awaitWake(t, wakes, "a container was made in the pod")
+	select {
+	case got := <-created:
+		if want := filepath.Join(pod, "c"); got != want {
+			t.Fatalf("created %s, want %s", got, want)
+		}
+	default:
+		t.Fatal("Created was not called before the wake")
+	}
+	select {
+	case got := <-created:
+		t.Fatalf("created %s as well", got)
+	default:
+	}
+}

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -134,6 +135,21 @@ func TestComputeUnlisted(t *testing.T) {
 				if r.Cgroup == unlisted {
 					t.Errorf("restore %v of an unlisted container", r)
 				}
+			}
+			// A container seen appearing after the decision gets the
+			// same writes, from the same place.
+			var ops []cgroup.Op
+			for _, op := range d.Ops {
+				if op.Cgroup == unlisted {
+					ops = append(ops, op)
+				}
+			}
+			p, ok := d.Unlisted[tc.w.Cgroup]
+			if ok != (tc.want != "") {
+				t.Fatalf("Unlisted[%s] present %v, want %v", tc.w.Cgroup, ok, tc.want != "")
+			}
+			if ok && !reflect.DeepEqual(p.Ops(unlisted), ops) {
+				t.Errorf("Unlisted[%s].Ops %v, want the decision's %v", tc.w.Cgroup, p.Ops(unlisted), ops)
 			}
 		})
 	}

@@ -68,6 +68,27 @@ type Desired struct {
 	Ops         []cgroup.Op
 	Restores    []cgroup.Target
 	Problems    []workload.Problem
+	// Unlisted is, by pod cgroup, the cpuset a container of the pod that
+	// its status does not name gets (unlistedCPUSet): the Ops write it into
+	// the containers of Workload.Unlisted, and a container cgroup seen
+	// appearing between two decisions gets it from here. A pod whose new
+	// containers are left alone has no entry.
+	Unlisted map[string]PodCPUSet
+}
+
+// PodCPUSet is the cpuset every container of a pod gets, as cpuset files'
+// text.
+type PodCPUSet struct{ Mems, CPUs string }
+
+// Ops write it into the container cgroups cgs: cpuset.mems before
+// cpuset.cpus, so CPUs on another node find its memory allowed already.
+func (p PodCPUSet) Ops(cgs ...string) []cgroup.Op {
+	ops := make([]cgroup.Op, 0, 2*len(cgs))
+	for _, cg := range cgs {
+		ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: p.Mems},
+			cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: p.CPUs})
+	}
+	return ops
 }
 
 // Compute decides the whole node. Workloads are handled in name order and
@@ -149,7 +170,13 @@ func Compute(in Input) Desired {
 			}
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list})
 		}
-		d.Ops = append(d.Ops, unlistedOps(w, cpus, facts, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0))...)
+		if p, ok := unlistedCPUSet(w, cpus, facts, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0)); ok {
+			if d.Unlisted == nil {
+				d.Unlisted = map[string]PodCPUSet{}
+			}
+			d.Unlisted[w.Cgroup] = p
+			d.Ops = append(d.Ops, p.Ops(w.Unlisted...)...)
+		}
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
 		} else if w.OwnsMemoryLimit {
@@ -174,21 +201,17 @@ func Compute(in Input) Desired {
 	return d
 }
 
-// unlistedOps give the containers of a pod not named by its status yet
-// (Workload.Unlisted) the cpuset every container of the pod gets: the
-// pod's pool or CPUs. A container-scope pod's containers each get their
-// own part, and the kubelet's managers pin containers by name (kubelet):
-// neither pod's unnamed containers are written, the status path serves them.
-func unlistedOps(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, kubelet bool) []cgroup.Op {
+// unlistedCPUSet is the cpuset the containers of a pod not named by its
+// status (Workload.Unlisted, or seen appearing since) get: the cpuset every
+// container of the pod gets, its pool or CPUs. A container-scope pod's
+// containers each get their own part, and the kubelet's managers pin
+// containers by name (kubelet): neither pod's unnamed containers are
+// written (ok false), the status path serves them.
+func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, kubelet bool) (PodCPUSet, bool) {
 	if cpus.IsEmpty() || kubelet || len(w.CPU.Containers) > 0 {
-		return nil
+		return PodCPUSet{}, false
 	}
-	var ops []cgroup.Op
-	for _, cg := range w.Unlisted {
-		ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: f.mems},
-			cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: f.list})
-	}
-	return ops
+	return PodCPUSet{Mems: f.mems, CPUs: f.list}, true
 }
 
 // memOps turns a memory QoS decision into writes and restores. A standalone

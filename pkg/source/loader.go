@@ -62,7 +62,7 @@ func (l *Loader) Load(env Env) (*workload.Config, Snapshot) {
 
 // Decided hands a reconcile's decision, on topology t, to the source.
 func (l *Loader) Decided(t *topology.Topology, d decide.Desired) {
-	l.Source.Decided(Decision{Topology: t, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads})
+	l.Source.Decided(Decision{Topology: t, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads, Unlisted: d.Unlisted})
 }
 
 // MarkContainers makes a workload's container cgroups ready with its own,

@@ -81,6 +81,9 @@ type Decision struct {
 	Kubelet     cpuset.CPUSet                  // the CPUs the kubelet's static CPU manager holds alone
 	Assignments map[string]workload.Assignment // by workload; `locus run` leases left out
 	Workloads   []decide.WorkloadState
+	// Unlisted is, by pod cgroup, the cpuset a new container of the pod
+	// gets (decide.Desired.Unlisted).
+	Unlisted map[string]decide.PodCPUSet
 }
 
 // ContainerCPUs is, by workload, each container's part of a container-scope

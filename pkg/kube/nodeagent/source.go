@@ -20,8 +20,10 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgwatch"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/kube/earlypin"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/kube/podplan"
@@ -48,6 +50,8 @@ type Source struct {
 	memo    podplan.Memo   // pods converted, kept while nothing they depend on changes
 	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
 	cgwTold bool           // its problem was posted
+	cgroups *cgroup.Hierarchy
+	early   *earlypin.Pinner // the new containers of decided pods, between reconciles
 	now     func() time.Time
 
 	stopOnce sync.Once
@@ -76,7 +80,7 @@ func NewSource(o SourceOptions) (*Source, error) {
 		o.Logger = slog.Default()
 	}
 	s := &Source{opts: o, log: o.Logger, nrt: o.NRT, changed: make(chan struct{}, 1),
-		driver: o.CgroupDriver, badPods: map[string]string{}, now: time.Now}
+		driver: o.CgroupDriver, badPods: map[string]string{}, now: time.Now, early: earlypin.New(o.Logger)}
 	events := o.EventClient
 	if events == nil {
 		events = o.Client
@@ -247,9 +251,11 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	return snap
 }
 
-// Decided implements agent.WorkloadSource: it publishes the node's
-// NodeResourceTopology from the decision.
+// Decided implements agent.WorkloadSource: it hands the pods' cpusets to
+// the containers that appear before the next decision (earlypin) and
+// publishes the node's NodeResourceTopology from the decision.
 func (s *Source) Decided(d source.Decision) {
+	s.early.Decided(s.cgroups, s.driver, d.Unlisted)
 	if s.nrt == nil {
 		return
 	}

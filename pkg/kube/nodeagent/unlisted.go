@@ -28,6 +28,7 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // Without the watch (inotify unavailable, a limit reached) a pod gets none:
 // its containers are known from its status only, as without this.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
+	s.cgroups = env.Cgroups // the decision's pods' directories are resolved through it
 	if s.cgw == nil || env.Cgroups == nil {
 		return
 	}
@@ -55,11 +56,14 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		for _, c := range p.Containers {
 			listed[c.Cgroup] = true
 		}
+		var unlisted []string
 		for _, n := range names {
 			if _, ok := podcgroup.ContainerDir(s.driver, n); ok && !listed[p.Cgroup+"/"+n] {
 				p.Unlisted = append(p.Unlisted, p.Cgroup+"/"+n)
+				unlisted = append(unlisted, n)
 			}
 		}
+		s.early.Listed(dir, unlisted)
 	}
 	s.cgw.Retain(func(dir string) bool { return keep[dir] })
 	if pr := s.cgw.Problem(); pr != "" && !s.cgwTold {
@@ -70,7 +74,8 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 }
 
 // newCgroupWatch is the source's watch of the pods' cgroups: it wakes the
-// reconcile loop.
+// reconcile loop, and a container appearing in a decided pod's directory
+// is given the pod's cpuset at once (earlypin).
 func (s *Source) newCgroupWatch() *cgwatch.Watch {
-	return cgwatch.New(cgwatch.Options{Wake: s.poke, Log: s.log})
+	return cgwatch.New(cgwatch.Options{Wake: s.poke, Created: s.early.Created, Log: s.log})
 }

@@ -137,3 +137,54 @@ func (k *fakeKubelet) mkcgAtomic(rel string) {
 		}
 	}
 }
+
+// A container whose cgroup appears under a decided pod's gets the pod's
+// cpuset while a reconcile runs, not after it: every reconcile here sleeps
+// between its decision and its writes for longer than the container waits,
+// so no reconcile could have written it. A container-scope pod's new
+// container is still left alone.
+func TestNewContainerBetweenReconciles(t *testing.T) {
+	const slow = 3 * time.Second // each reconcile's sleep before its writes
+	for _, tc := range []struct {
+		name    string
+		v       cgroup.Version
+		systemd bool
+	}{{"v1-cgroupfs", cgroup.V1, false}, {"v2-systemd", cgroup.V2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, tc.v, tc.systemd)
+			whole := n.create(pinnedPod("whole", ""))
+			split := n.create(pinnedPod("split", workload.ScopeContainer))
+			n.start(func(o *kubeOptions) { o.Agent.Resync, o.Agent.DebugWriteDelay = time.Hour, slow })
+			waitNRT(t, n.name, "listing the pinned pods", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return len(ct.Exclusive) == 2
+			})
+			_, ct, _ := nrtOf(t, n.name)
+			wholeCPUs := ct.Exclusive[n.ns+"/whole"]
+			n.waitFile(n.kubelet.ContainerCgroup(whole, "web"), "cpuset.cpus", wholeCPUs)
+
+			// The split pod's new container wakes a reconcile, which
+			// is asleep when the whole pod's new container appears.
+			splitSide := n.kubelet.ContainerCgroup(split, "side")
+			n.kubelet.mkcgAtomic(splitSide)
+			inherited := n.kubelet.File(splitSide, "cpuset.cpus")
+			time.Sleep(300 * time.Millisecond)
+			side := n.kubelet.ContainerCgroup(whole, "side")
+			start := time.Now()
+			n.kubelet.mkcgAtomic(side)
+			n.waitFile(side, "cpuset.cpus", wholeCPUs)
+			if took := time.Since(start); took >= slow/2 {
+				t.Fatalf("the new container got its pod's cpuset after %v: not before the reconcile's writes (it sleeps %v first)", took, slow)
+			}
+			if inherited == wholeCPUs {
+				t.Fatalf("the fixture's new container starts with the pod's CPUs %s already", inherited)
+			}
+			time.Sleep(slow + time.Second) // the reconcile running ends, and the one it woke
+			if s := n.kubelet.File(splitSide, "cpuset.cpus"); s != inherited {
+				t.Errorf("the new container of a container-scope pod was written: cpuset.cpus %q, want the inherited %q", s, inherited)
+			}
+			if s := n.kubelet.File(side, "cpuset.cpus"); s != wholeCPUs {
+				t.Errorf("the new container's cpuset.cpus became %q, want the pod's %q", s, wholeCPUs)
+			}
+		})
+	}
+}

@@ -1,0 +1,183 @@
+// Package earlypin gives a container cgroup seen appearing under a pod's
+// cgroup the cpuset the last decision fixed for the pod's containers at
+// once, between two reconciles, instead of at the end of the next one.
+//
+// It decides nothing: the cpuset is the decision's own (decide.Desired's
+// Unlisted, the same value its Ops write into the containers the pod's
+// status does not list yet), and a pod the decision leaves no entry for
+// (container scope, pinned by the kubelet, terminating, no CPUs) is left to
+// the reconcile. The directory is the one the cgroup watch (pkg/cgwatch)
+// reports under a pod directory resolved through the agent's cgroup
+// hierarchy, and only a name read as a runtime's container directory
+// (podcgroup.ContainerDir) is written; the writes go through a cgroup
+// Writer. The reconcile the directory's appearance wakes follows as before.
+//
+// No original value is kept of what is written here: a container's cgroup
+// is new when it is written and goes with its pod.
+package earlypin
+
+import (
+	"errors"
+	"log/slog"
+	"path"
+	"slices"
+	"sync"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+)
+
+// MaxPending bounds the containers remembered that appeared in a pod
+// directory watched before its pod was decided.
+const MaxPending = 1024
+
+// Pinner writes the pods' decided cpusets into their new containers. Its
+// methods may be called from any goroutine.
+type Pinner struct {
+	log *slog.Logger
+
+	mu     sync.Mutex
+	w      *cgroup.Writer
+	driver podcgroup.Driver
+	pods   map[string]pod // by the pod cgroup's directory
+	// pending are the containers seen in a directory not decided yet, by
+	// directory: its pod was listed but its decision is not out yet.
+	pending  map[string][]string
+	npending int
+	written  int
+}
+
+type pod struct {
+	cgroup string // relative to the hierarchy's root
+	set    decide.PodCPUSet
+}
+
+// New returns a Pinner that knows no pod yet.
+func New(log *slog.Logger) *Pinner {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Pinner{log: log, pods: map[string]pod{}, pending: map[string][]string{}}
+}
+
+// Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
+// pod cgroup), resolved through h, whose names of container directories
+// are those of driver. The containers of a pod not decided before (Listed
+// by the snapshot, or seen appearing since) are written now; those of pods
+// still not decided are forgotten (the reconcile serves them).
+func (p *Pinner) Decided(h *cgroup.Hierarchy, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
+	if h == nil {
+		return
+	}
+	pods := make(map[string]pod, len(sets))
+	for cg, set := range sets {
+		if dir, err := h.Dir(cgroup.CPUSet, cg); err == nil {
+			pods[dir] = pod{cgroup: cg, set: set}
+		}
+	}
+	p.mu.Lock()
+	if p.w == nil {
+		w, err := cgroup.NewWriter(h, noOriginals{})
+		if err != nil {
+			p.mu.Unlock()
+			p.log.Warn("new containers wait for the reconcile", "err", err)
+			return
+		}
+		p.w = w
+	}
+	p.pods, p.driver = pods, driver
+	var ops []cgroup.Op
+	for dir, names := range p.pending {
+		if pd, ok := pods[dir]; ok {
+			for _, n := range names {
+				ops = append(ops, pd.set.Ops(path.Join(pd.cgroup, n))...)
+			}
+		}
+	}
+	clear(p.pending)
+	p.npending = 0
+	p.mu.Unlock()
+	p.write(ops)
+}
+
+// Listed is told the container directories found in dir, a pod's cgroup
+// directory, that the pod's status does not list yet (the snapshot's
+// Workload.Unlisted, made before the watch saw them): those of a pod not
+// decided yet are written as soon as a decision gives its cpuset, ahead of
+// the reconcile's other writes. Those of a decided pod are the reconcile's.
+func (p *Pinner) Listed(dir string, names []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.pods[dir]; ok {
+		return
+	}
+	for _, n := range names {
+		p.remember(dir, n)
+	}
+}
+
+// remember adds a container of a pod not decided yet, within MaxPending.
+// Called with mu held.
+func (p *Pinner) remember(dir, name string) {
+	if _, ok := podcgroup.ContainerDir(p.driver, name); ok && p.npending < MaxPending && !slices.Contains(p.pending[dir], name) {
+		p.pending[dir] = append(p.pending[dir], name)
+		p.npending++
+	}
+}
+
+// Created is told that name was made in dir, a pod's cgroup directory
+// watched for its children (cgwatch.Options.Created).
+func (p *Pinner) Created(dir, name string) {
+	p.mu.Lock()
+	if _, ok := podcgroup.ContainerDir(p.driver, name); !ok || p.w == nil {
+		p.mu.Unlock()
+		return
+	}
+	pd, ok := p.pods[dir]
+	if !ok {
+		p.remember(dir, name)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	p.write(pd.set.Ops(path.Join(pd.cgroup, name)))
+}
+
+// Written is how many container cgroups were given their cpuset here.
+func (p *Pinner) Written() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.written
+}
+
+// write applies ops, cpuset.mems then cpuset.cpus of each container.
+// A container gone already is no error: its cgroup went with it.
+func (p *Pinner) write(ops []cgroup.Op) {
+	if len(ops) == 0 {
+		return
+	}
+	p.mu.Lock()
+	w := p.w
+	p.mu.Unlock()
+	for i := 0; i+1 < len(ops); i += 2 {
+		_, err := w.Apply(ops[i : i+2])
+		switch {
+		case err == nil:
+			p.mu.Lock()
+			p.written++
+			p.mu.Unlock()
+			p.log.Debug("new container given its pod's cpuset", "cgroup", ops[i].Cgroup, "cpus", ops[i+1].Value)
+		case errors.Is(err, cgroup.ErrCgroupGone):
+		default:
+			p.log.Warn("new container waits for the reconcile", "cgroup", ops[i].Cgroup, "err", err)
+		}
+	}
+}
+
+// noOriginals keeps no original: see the package's doc.
+type noOriginals struct{}
+
+func (noOriginals) Original(string) (string, bool)          { return "", false }
+func (noOriginals) RecordOriginals(map[string]string) error { return nil }
+func (noOriginals) Forget(...string) error                  { return nil }

@@ -1,0 +1,136 @@
+package earlypin
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/kube/podcgroup"
+)
+
+const cid = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// tree is a cgroup v2 tree of plain files with the pod cgroups named, each
+// with one new container cid holding the CPUs 0-7 of memory node 0-1.
+func tree(t *testing.T, pods ...string) (*cgroup.Hierarchy, string) {
+	t.Helper()
+	root := t.TempDir()
+	parent := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
+	dirs := map[string]map[string]string{"": parent, "kubepods": parent}
+	for _, p := range pods {
+		dirs[p] = parent
+		dirs[p+"/"+cid] = map[string]string{"cgroup.procs": "", "cpuset.cpus": "0-7", "cpuset.mems": "0-1"}
+		dirs[p+"/conmon"] = map[string]string{"cgroup.procs": "", "cpuset.cpus": "0-7", "cpuset.mems": "0-1"}
+	}
+	for dir, fs := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range fs {
+			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h, err := cgroup.Open(root, cgroup.V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, root
+}
+
+func cpuset(t *testing.T, root, cg string) (cpus, mems string) {
+	t.Helper()
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(root, cg, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	return read("cpuset.cpus"), read("cpuset.mems")
+}
+
+// A container appearing in a decided pod's directory gets the pod's
+// cpuset; one of a pod the decision has no cpuset for (container scope,
+// pinned by the kubelet), a directory not read as a container's, or any
+// before the first decision keeps its own.
+func TestCreated(t *testing.T) {
+	h, root := tree(t, "kubepods/poda", "kubepods/podb")
+	p := New(nil)
+	p.Created(filepath.Join(root, "kubepods/poda"), cid)
+	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
+		t.Fatalf("written before any decision: cpuset.cpus %s", cpus)
+	}
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Created(filepath.Join(root, "kubepods/podb"), cid)
+	p.Created(filepath.Join(root, "kubepods/poda"), "conmon")
+	p.Created(filepath.Join(root, "kubepods/poda"), cid)
+	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "2-3" || mems != "1" {
+		t.Errorf("the decided pod's new container: cpuset.cpus %s, cpuset.mems %s; want 2-3, 1", cpus, mems)
+	}
+	for _, cg := range []string{"kubepods/podb/" + cid, "kubepods/poda/conmon"} {
+		if cpus, mems := cpuset(t, root, cg); cpus != "0-7" || mems != "0-1" {
+			t.Errorf("%s written: cpuset.cpus %s, cpuset.mems %s", cg, cpus, mems)
+		}
+	}
+	if n := p.Written(); n != 1 {
+		t.Errorf("Written %d, want 1", n)
+	}
+}
+
+// A container seen after its pod's directory was listed and before the
+// pod's decision is written with the decision; one whose pod that decision
+// leaves out is forgotten, so a later decision does not write it either.
+func TestPending(t *testing.T) {
+	h, root := tree(t, "kubepods/poda", "kubepods/podb")
+	p := New(nil)
+	p.Decided(h, podcgroup.Cgroupfs, nil)
+	p.Created(filepath.Join(root, "kubepods/poda"), cid)
+	p.Created(filepath.Join(root, "kubepods/podb"), cid)
+	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
+		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
+	}
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
+	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "0" {
+		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 0", cpus, mems)
+	}
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
+	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
+		t.Errorf("a container left out of one decision was written by a later one: cpuset.cpus %s", cpus)
+	}
+	for i := range MaxPending + 10 {
+		p.Created(filepath.Join(root, "kubepods/podc"), fmt.Sprintf("%064x", i))
+	}
+	p.Created(filepath.Join(root, "kubepods/podd"), cid)
+	if p.npending != MaxPending {
+		t.Errorf("%d pending, want at most %d", p.npending, MaxPending)
+	}
+}
+
+// A container the snapshot found in a pod's directory before the pod was
+// decided is written with the pod's decision; one found in a decided pod's
+// is left to the reconcile, which lists it in its own writes.
+func TestListed(t *testing.T) {
+	h, root := tree(t, "kubepods/poda", "kubepods/podb")
+	p := New(nil)
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Listed(filepath.Join(root, "kubepods/poda"), []string{cid, "conmon"})
+	p.Listed(filepath.Join(root, "kubepods/podb"), []string{cid})
+	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
+		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
+	}
+	p.Decided(h, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
+	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "1" {
+		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 1", cpus, mems)
+	}
+	for _, cg := range []string{"kubepods/podb/" + cid, "kubepods/poda/conmon"} {
+		if cpus, _ := cpuset(t, root, cg); cpus != "0-7" {
+			t.Errorf("%s written: cpuset.cpus %s", cg, cpus)
+		}
+	}
+}
