@@ -122,7 +122,8 @@ func TestPinnedAtCreation(t *testing.T) {
 
 // A burst of pods created at once, beside a pinned one: with NRI each
 // starts on the shared pool the agent decides (every CPU but the pinned
-// one's); without, each starts on every CPU and is moved after.
+// one's); without, each is moved there once the agent sees its cgroup
+// appear, before or after its first instruction, and all converge.
 func TestPinnedBurst(t *testing.T) {
 	n := need(t)
 	nri := n.withNRI(t)
@@ -156,9 +157,6 @@ func TestPinnedBurst(t *testing.T) {
 		n.runtime, onTime, count, shared, pinned, time.Since(start).Round(time.Millisecond))
 	if nri && onTime != count {
 		t.Errorf("with NRI %d of %d containers started off their decided CPUs", count-onTime, count)
-	}
-	if !nri && onTime == count {
-		t.Errorf("without NRI every container started on its decided CPUs: the test cannot tell the paths apart")
 	}
 }
 

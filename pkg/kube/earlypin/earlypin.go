@@ -12,8 +12,12 @@
 // (podcgroup.ContainerDir) is written; the writes go through a cgroup
 // Writer. The reconcile the directory's appearance wakes follows as before.
 //
-// No original value is kept of what is written here: a container's cgroup
-// is new when it is written and goes with its pod.
+// The writes go through the agent's own Writer, so the value a new
+// container's cgroup had (its pod's, as the runtime made it) is recorded as
+// its original before the first write, as for every other write: without
+// it, the reconcile that later lists the container would take Locus's value
+// for the original, and undoing Locus (the chart's uninstall) would leave
+// the container pinned.
 package earlypin
 
 import (
@@ -62,12 +66,13 @@ func New(log *slog.Logger) *Pinner {
 }
 
 // Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
-// pod cgroup), resolved through h, whose names of container directories
-// are those of driver. The containers of a pod not decided before (Listed
+// pod cgroup), resolved through h and written with w (the agent's Writer,
+// which records originals), whose names of container directories are those
+// of driver. The containers of a pod not decided before (Listed
 // by the snapshot, or seen appearing since) are written now; those of pods
 // still not decided are forgotten (the reconcile serves them).
-func (p *Pinner) Decided(h *cgroup.Hierarchy, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
-	if h == nil {
+func (p *Pinner) Decided(h *cgroup.Hierarchy, w *cgroup.Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
+	if h == nil || w == nil {
 		return
 	}
 	pods := make(map[string]pod, len(sets))
@@ -77,16 +82,7 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, driver podcgroup.Driver, sets map[
 		}
 	}
 	p.mu.Lock()
-	if p.w == nil {
-		w, err := cgroup.NewWriter(h, noOriginals{})
-		if err != nil {
-			p.mu.Unlock()
-			p.log.Warn("new containers wait for the reconcile", "err", err)
-			return
-		}
-		p.w = w
-	}
-	p.pods, p.driver = pods, driver
+	p.w, p.pods, p.driver = w, pods, driver
 	var ops []cgroup.Op
 	for dir, names := range p.pending {
 		if pd, ok := pods[dir]; ok {
@@ -174,10 +170,3 @@ func (p *Pinner) write(ops []cgroup.Op) {
 		}
 	}
 }
-
-// noOriginals keeps no original: see the package's doc.
-type noOriginals struct{}
-
-func (noOriginals) Original(string) (string, bool)          { return "", false }
-func (noOriginals) RecordOriginals(map[string]string) error { return nil }
-func (noOriginals) Forget(...string) error                  { return nil }

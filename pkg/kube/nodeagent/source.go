@@ -51,6 +51,7 @@ type Source struct {
 	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
 	cgwTold bool           // its problem was posted
 	cgroups *cgroup.Hierarchy
+	writer  *cgroup.Writer   // the agent's, which records originals
 	early   *earlypin.Pinner // the new containers of decided pods, between reconciles
 	now     func() time.Time
 
@@ -255,7 +256,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 // the containers that appear before the next decision (earlypin) and
 // publishes the node's NodeResourceTopology from the decision.
 func (s *Source) Decided(d source.Decision) {
-	s.early.Decided(s.cgroups, s.driver, d.Unlisted)
+	s.early.Decided(s.cgroups, s.writer, s.driver, d.Unlisted)
 	if s.nrt == nil {
 		return
 	}
