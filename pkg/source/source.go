@@ -38,9 +38,9 @@ type Env struct {
 	// Cgroups is the agent's cgroup hierarchy, which resolves every cgroup
 	// directory under its root; nil where the source has none (tests).
 	Cgroups *cgroup.Hierarchy
-	// Writer is the agent's cgroup writer, which records each file's
-	// original before its first write; nil where the source has none.
-	Writer *cgroup.Writer
+	// Originals is the agent's store of each cgroup file's value before
+	// Locus first wrote it; nil where the source has none.
+	Originals cgroup.OriginalStore
 }
 
 // Snapshot is the source's view: workloads plus the node-wide settings a

@@ -12,12 +12,14 @@
 // (podcgroup.ContainerDir) is written; the writes go through a cgroup
 // Writer. The reconcile the directory's appearance wakes follows as before.
 //
-// The writes go through the agent's own Writer, so the value a new
+// The writes keep originals in the agent's own store, so the value a new
 // container's cgroup had (its pod's, as the runtime made it) is recorded as
 // its original before the first write, as for every other write: without
 // it, the reconcile that later lists the container would take Locus's value
 // for the original, and undoing Locus (the chart's uninstall) would leave
-// the container pinned.
+// the container pinned. The Writer is the Pinner's own, not the agent's:
+// the agent's is held for the whole of a reconcile's writes, which this
+// path exists not to wait for.
 package earlypin
 
 import (
@@ -42,7 +44,9 @@ type Pinner struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
-	w      *cgroup.Writer
+	w      *cgroup.Writer // made for h and store
+	h      *cgroup.Hierarchy
+	store  cgroup.OriginalStore
 	driver podcgroup.Driver
 	pods   map[string]pod // by the pod cgroup's directory
 	// pending are the containers seen in a directory not decided yet, by
@@ -66,13 +70,12 @@ func New(log *slog.Logger) *Pinner {
 }
 
 // Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
-// pod cgroup), resolved through h and written with w (the agent's Writer,
-// which records originals), whose names of container directories are those
-// of driver. The containers of a pod not decided before (Listed
+// pod cgroup), resolved through h and written keeping originals in store
+// (the agent's), whose names of container directories are those of driver. The containers of a pod not decided before (Listed
 // by the snapshot, or seen appearing since) are written now; those of pods
 // still not decided are forgotten (the reconcile serves them).
-func (p *Pinner) Decided(h *cgroup.Hierarchy, w *cgroup.Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
-	if h == nil || w == nil {
+func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
+	if h == nil || store == nil {
 		return
 	}
 	pods := make(map[string]pod, len(sets))
@@ -82,7 +85,16 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, w *cgroup.Writer, driver podcgroup
 		}
 	}
 	p.mu.Lock()
-	p.w, p.pods, p.driver = w, pods, driver
+	if p.w == nil || p.h != h || p.store != store {
+		w, err := cgroup.NewWriter(h, store)
+		if err != nil {
+			p.mu.Unlock()
+			p.log.Warn("new containers wait for the reconcile", "err", err)
+			return
+		}
+		p.w, p.h, p.store = w, h, store
+	}
+	p.pods, p.driver = pods, driver
 	var ops []cgroup.Op
 	for dir, names := range p.pending {
 		if pd, ok := pods[dir]; ok {

@@ -16,7 +16,7 @@ const cid = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 // tree is a cgroup v2 tree of plain files with the pod cgroups named, each
 // with one new container cid holding the CPUs 0-7 of memory node 0-1.
-func tree(t *testing.T, pods ...string) (*cgroup.Hierarchy, *cgroup.Writer, *cgroup.MemoryStore, string) {
+func tree(t *testing.T, pods ...string) (*cgroup.Hierarchy, *cgroup.MemoryStore, string) {
 	t.Helper()
 	root := t.TempDir()
 	parent := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
@@ -40,12 +40,7 @@ func tree(t *testing.T, pods ...string) (*cgroup.Hierarchy, *cgroup.Writer, *cgr
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := cgroup.NewMemoryStore()
-	w, err := cgroup.NewWriter(h, store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, w, store, root
+	return h, cgroup.NewMemoryStore(), root
 }
 
 func cpuset(t *testing.T, root, cg string) (cpus, mems string) {
@@ -65,13 +60,13 @@ func cpuset(t *testing.T, root, cg string) (cpus, mems string) {
 // pinned by the kubelet), a directory not read as a container's, or any
 // before the first decision keeps its own.
 func TestCreated(t *testing.T) {
-	h, w, store, root := tree(t, "kubepods/poda", "kubepods/podb")
+	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
 	p := New(nil)
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before any decision: cpuset.cpus %s", cpus)
 	}
-	p.Decided(h, w, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	p.Created(filepath.Join(root, "kubepods/poda"), "conmon")
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
@@ -96,12 +91,12 @@ func TestCreated(t *testing.T) {
 	if keys := store.Keys(); len(keys) != 2 {
 		t.Errorf("originals recorded: %v, want the new container's two files", keys)
 	}
-	// Without the agent's writer nothing is written early.
+	// Without the agent's originals store nothing is written early.
 	q := New(nil)
 	q.Decided(h, nil, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
 	q.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" || q.Written() != 0 {
-		t.Errorf("written without the agent's writer: cpuset.cpus %s", cpus)
+		t.Errorf("written without the agent's originals store: cpuset.cpus %s", cpus)
 	}
 }
 
@@ -109,19 +104,19 @@ func TestCreated(t *testing.T) {
 // pod's decision is written with the decision; one whose pod that decision
 // leaves out is forgotten, so a later decision does not write it either.
 func TestPending(t *testing.T) {
-	h, w, _, root := tree(t, "kubepods/poda", "kubepods/podb")
+	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
 	p := New(nil)
-	p.Decided(h, w, podcgroup.Cgroupfs, nil)
+	p.Decided(h, store, podcgroup.Cgroupfs, nil)
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
 	}
-	p.Decided(h, w, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
 	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "0" {
 		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 0", cpus, mems)
 	}
-	p.Decided(h, w, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
 		t.Errorf("a container left out of one decision was written by a later one: cpuset.cpus %s", cpus)
 	}
@@ -138,15 +133,15 @@ func TestPending(t *testing.T) {
 // decided is written with the pod's decision; one found in a decided pod's
 // is left to the reconcile, which lists it in its own writes.
 func TestListed(t *testing.T) {
-	h, w, _, root := tree(t, "kubepods/poda", "kubepods/podb")
+	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
 	p := New(nil)
-	p.Decided(h, w, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
 	p.Listed(filepath.Join(root, "kubepods/poda"), []string{cid, "conmon"})
 	p.Listed(filepath.Join(root, "kubepods/podb"), []string{cid})
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
 	}
-	p.Decided(h, w, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
 	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "1" {
 		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 1", cpus, mems)
 	}

@@ -42,18 +42,18 @@ type Source struct {
 	changed chan struct{}
 
 	// Used by the reconcile loop only (Snapshot, Decided).
-	driver  podcgroup.Driver
-	memReq  map[string]int64 // summed memory requests, by workload
-	badPods map[string]string
-	lagging laggingContainers
-	looked  lookedUp       // pods found by Lookup, ahead of the watch
-	memo    podplan.Memo   // pods converted, kept while nothing they depend on changes
-	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
-	cgwTold bool           // its problem was posted
-	cgroups *cgroup.Hierarchy
-	writer  *cgroup.Writer   // the agent's, which records originals
-	early   *earlypin.Pinner // the new containers of decided pods, between reconciles
-	now     func() time.Time
+	driver    podcgroup.Driver
+	memReq    map[string]int64 // summed memory requests, by workload
+	badPods   map[string]string
+	lagging   laggingContainers
+	looked    lookedUp       // pods found by Lookup, ahead of the watch
+	memo      podplan.Memo   // pods converted, kept while nothing they depend on changes
+	cgw       *cgwatch.Watch // the pods' cgroup directories; nil before Start
+	cgwTold   bool           // its problem was posted
+	cgroups   *cgroup.Hierarchy
+	originals cgroup.OriginalStore // the agent's
+	early     *earlypin.Pinner     // the new containers of decided pods, between reconciles
+	now       func() time.Time
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -256,7 +256,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 // the containers that appear before the next decision (earlypin) and
 // publishes the node's NodeResourceTopology from the decision.
 func (s *Source) Decided(d source.Decision) {
-	s.early.Decided(s.cgroups, s.writer, s.driver, d.Unlisted)
+	s.early.Decided(s.cgroups, s.originals, s.driver, d.Unlisted)
 	if s.nrt == nil {
 		return
 	}

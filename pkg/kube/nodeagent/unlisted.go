@@ -28,7 +28,7 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // Without the watch (inotify unavailable, a limit reached) a pod gets none:
 // its containers are known from its status only, as without this.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
-	s.cgroups, s.writer = env.Cgroups, env.Writer // the decision's pods' directories are resolved and written through them
+	s.cgroups, s.originals = env.Cgroups, env.Originals // the decision's pods' directories are resolved through the one, written keeping the other
 	if s.cgw == nil || env.Cgroups == nil {
 		return
 	}
