@@ -217,3 +217,33 @@ func TestApplyBatchesWritesNothingWithoutOriginals(t *testing.T) {
 		t.Errorf("batch b had nothing to write, yet: %v %+v", reps[1].Err, reps[1].Results)
 	}
 }
+
+// On v1 a cpuset cgroup caught before the runtime filled it (empty
+// cpuset.cpus and cpuset.mems) records its parent's values as its
+// originals, the parent's own original where one is recorded, so a
+// restore gives it what the runtime would have; a file holding a value
+// records that value.
+func TestEmptyV1CPUSetInheritsItsOriginal(t *testing.T) {
+	f := newFixture(t, V1, false)
+	f.mkcg("pod", "pod/new", "pod/old")
+	f.set(CPUSet, "pod", "cpuset.cpus", "0-3")
+	f.set(CPUSet, "pod", "cpuset.mems", "0")
+	f.set(CPUSet, "pod/new", "cpuset.cpus", "")
+	f.set(CPUSet, "pod/new", "cpuset.mems", "")
+	f.set(CPUSet, "pod/old", "cpuset.cpus", "2")
+	store := NewMemoryStore()
+	if err := store.RecordOriginals(map[string]string{"cpuset/pod/cpuset.cpus": "0-7"}); err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.writer(store)
+	if _, err := w.Apply([]Op{{Cgroup: "pod/new", Knob: CPUSetMems, Value: "0"}, {Cgroup: "pod/new", Knob: CPUSetCPUs, Value: "1"},
+		{Cgroup: "pod/old", Knob: CPUSetCPUs, Value: "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]string{"cpuset/pod/new/cpuset.cpus": "0-7", "cpuset/pod/new/cpuset.mems": "0",
+		"cpuset/pod/old/cpuset.cpus": "2"} {
+		if got, ok := store.Original(key); !ok || got != want {
+			t.Errorf("original of %s: %q %v, want %q", key, got, ok, want)
+		}
+	}
+}

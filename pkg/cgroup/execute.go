@@ -223,7 +223,35 @@ func (w *Writer) resolve(t Target, rd *reads, text string, known bool) (*item, s
 	if err != nil {
 		return nil, "", err
 	}
-	return &item{rel: t.Cgroup, spec: spec, pl: pl, path: path, key: w.h.key(path), cur: cur, orig: cur}, "", nil
+	return &item{rel: t.Cgroup, spec: spec, pl: pl, path: path, key: w.h.key(path), cur: cur, orig: w.originalOf(t, pl, cur)}, "", nil
+}
+
+// originalOf is the value to record as the original of a file that holds
+// cur. On cgroup v1 a new cpuset cgroup starts with empty cpuset.cpus and
+// cpuset.mems, and the runtime gives it its parent's values just after
+// making it: a write that comes in between (a container seen as its cgroup
+// appears) would record the empty text, which the kernel refuses to take
+// back once a task runs there. Its original is its parent's then: the
+// parent's own original where Locus changed that, else its current value.
+func (w *Writer) originalOf(t Target, pl *Placement, cur string) string {
+	if cur != "" || w.h.version != V1 || (t.Knob != CPUSetCPUs && t.Knob != CPUSetMems) {
+		return cur
+	}
+	parent := filepath.Dir(t.Cgroup)
+	if parent == "." || parent == "/" || CheckRel(parent) != nil {
+		return cur
+	}
+	if v, ok := w.store.Original(OriginalKey(*pl, parent)); ok {
+		return v
+	}
+	path, err := w.h.file(pl.Controller, parent, pl.File)
+	if err != nil {
+		return cur
+	}
+	if v, err := w.h.readFile(path); err == nil {
+		return v
+	}
+	return cur
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }

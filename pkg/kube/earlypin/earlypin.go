@@ -13,8 +13,10 @@
 // Writer. The reconcile the directory's appearance wakes follows as before.
 //
 // The writes keep originals in the agent's own store, so the value a new
-// container's cgroup had (its pod's, as the runtime made it) is recorded as
-// its original before the first write, as for every other write: without
+// container's cgroup had (its pod's, as the runtime made it; on v1 the
+// pod's when caught before the runtime filled it, see cgroup.Writer) is
+// recorded as its original before the first write, as for every other
+// write: without
 // it, the reconcile that later lists the container would take Locus's value
 // for the original, and undoing Locus (the chart's uninstall) would leave
 // the container pinned. The Writer is the Pinner's own, not the agent's:
