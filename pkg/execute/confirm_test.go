@@ -21,15 +21,7 @@ func TestRecheckTrustsConfirmedFilesUntilDue(t *testing.T) {
 		now := time.Unix(1000, 0)
 		e.c.Pods, e.c.Recheck, e.c.Now = pods, 10*time.Second, func() time.Time { return now }
 		file := filepath.Join(root, "pods/redis/cpuset.cpus")
-		owner := map[string]string{"pods/redis": "redis"}
-		apply := func(value string) Report {
-			t.Helper()
-			rep := e.write([]cgroup.Op{{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs, Value: value}}, nil, owner)
-			if len(rep.Errors) > 0 {
-				t.Fatal(rep.Errors)
-			}
-			return rep
-		}
+		apply := func(value string) Report { t.Helper(); return writeRedisCPUs(t, e, value) }
 		drift := func() {
 			t.Helper()
 			if err := os.WriteFile(file, []byte("0-7"), 0o644); err != nil {
@@ -185,15 +177,7 @@ func TestRecheckNewValueOfTrustedFileSkipsTheRead(t *testing.T) {
 	e.c.Pods, e.c.Recheck, e.c.Now = true, 10*time.Second, func() time.Time { return now }
 	dir := filepath.Join(root, "pods/redis")
 	file := filepath.Join(dir, "cpuset.cpus")
-	owner := map[string]string{"pods/redis": "redis"}
-	apply := func(value string) Report {
-		t.Helper()
-		rep := e.write([]cgroup.Op{{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs, Value: value}}, nil, owner)
-		if len(rep.Errors) > 0 {
-			t.Fatal(rep.Errors)
-		}
-		return rep
-	}
+	apply := func(value string) Report { t.Helper(); return writeRedisCPUs(t, e, value) }
 	set := func(v string) {
 		t.Helper()
 		if err := os.WriteFile(file, []byte(v), 0o644); err != nil {
@@ -227,4 +211,15 @@ func TestRecheckNewValueOfTrustedFileSkipsTheRead(t *testing.T) {
 	if rep := apply("8"); rep.Writes != 0 {
 		t.Errorf("new value in a recreated directory: %d writes, want 0 (the file is read and holds it)", rep.Writes)
 	}
+}
+
+// writeRedisCPUs has e write the redis workload's cpuset.cpus, failing t
+// on any error.
+func writeRedisCPUs(t *testing.T, e *Executor, value string) Report {
+	t.Helper()
+	rep := e.write([]cgroup.Op{{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs, Value: value}}, nil, map[string]string{"pods/redis": "redis"})
+	if len(rep.Errors) > 0 {
+		t.Fatal(rep.Errors)
+	}
+	return rep
 }
