@@ -28,6 +28,13 @@ func NewBits(ids ...int) Bits {
 	return b
 }
 
+// BitsOfWords is a copy of words as bits (CPU i is bit i%64 of word i/64),
+// ids beyond topology.MaxCPUID dropped.
+func BitsOfWords(words []uint64) Bits {
+	// MaxCPUID+1 is a multiple of 64: whole words hold exactly the ids kept.
+	return Bits{slices.Clone(words[:min(len(words), topology.MaxCPUID>>6+1)])}
+}
+
 // BitsOf is s as bits.
 func BitsOf(s cpuset.CPUSet) Bits { return Bits{}.Union(s) }
 

@@ -28,6 +28,16 @@ func TestBits(t *testing.T) {
 	if !(Bits{}).IsEmpty() || (Bits{}).Size() != 0 || !d.Difference(cpuset.New(0, 64)).IsEmpty() {
 		t.Fatal("the zero value or an emptied set is not empty")
 	}
+	words := make([]uint64, topology.MaxCPUID>>6+3)
+	words[0], words[len(words)-1] = 1<<3|1<<63, 1
+	if w := BitsOfWords(words); w.String() != "3,63" {
+		t.Fatalf("BitsOfWords kept %s, want 3,63 (ids beyond MaxCPUID dropped)", w)
+	}
+	w := BitsOfWords(words[:1])
+	words[0] = 0
+	if w.String() != "3,63" {
+		t.Fatalf("BitsOfWords shares its words: %s after they changed", w)
+	}
 	if top := NewBits(topology.MaxCPUID); !top.Contains(topology.MaxCPUID) || top.Size() != 1 {
 		t.Fatalf("the highest id: %s", top)
 	}

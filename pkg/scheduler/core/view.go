@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math/bits"
 	"sync"
 	"time"
 
@@ -62,13 +61,7 @@ func (v *NodeView) AllocatableMilli() int64 { return v.allocMilli }
 // changed view was most of a cycle's garbage). Do not change it.
 func (v *NodeView) State() cpualloc.State {
 	v.once.Do(func() {
-		var ids []int
-		for w, word := range v.bits {
-			for ; word != 0; word &= word - 1 {
-				ids = append(ids, w<<6+bits.TrailingZeros64(word))
-			}
-		}
-		v.state = cpualloc.State{Exclusive: cpualloc.NewBits(ids...), BurstMilli: v.burst}
+		v.state = cpualloc.State{Exclusive: cpualloc.BitsOfWords(v.bits), BurstMilli: v.burst}
 	})
 	return v.state
 }
