@@ -32,6 +32,7 @@ import (
 type options struct {
 	locus, work, shape string
 	cgroupIn, profile  string
+	restProfile        string
 	workloads, changes int
 	steady, timeout    time.Duration
 }
@@ -43,6 +44,8 @@ func main() {
 	flag.StringVar(&o.shape, "shape", "intel-2s-48c-ht", "sysfs fixture shape")
 	flag.StringVar(&o.cgroupIn, "cgroup-in", "", "directory to put the fake cgroup tree in (default: the work directory); "+
 		"a tmpfs such as /dev/shm is closer to cgroupfs, which never touches a disk")
+	flag.StringVar(&o.restProfile, "rest-profile", "", "run the agent with --profiling and save its CPU profile over the steady-state window to this file "+
+		"(the profile's own sampling and transfer then count in the CPU at rest)")
 	flag.IntVar(&o.workloads, "workloads", 200, "workload cgroups")
 	flag.IntVar(&o.changes, "changes", 30, "config changes to time")
 	flag.DurationVar(&o.steady, "steady", 60*time.Second, "steady-state window for CPU and RSS")
@@ -106,7 +109,7 @@ func run(o options) error {
 	defer logFile.Close()
 	args := []string{"agent", "--standalone", "--config", cfgFile, "--state-dir", stateDir,
 		"--cgroup-root", cg, "--cgroup-version", "v2", "--sysfs-root", sys, "--metrics-addr", addr}
-	if o.profile != "" {
+	if o.profile != "" || o.restProfile != "" {
 		args = append(args, "--profiling")
 	}
 	agent := exec.Command(o.locus, args...)
@@ -125,7 +128,7 @@ func run(o options) error {
 	}
 	var profiled <-chan error
 	if o.profile != "" {
-		profiled = startProfile(addr, o.profile, o.changes)
+		profiled = startProfile(addr, o.profile, o.changes*3/2+1)
 	}
 	lat, rec, spent, err := timeChanges(o, addr, cfgFile, stateDir, cg, &sc, agent)
 	if err != nil {
@@ -146,9 +149,19 @@ func run(o options) error {
 	fmt.Printf("  the agent's CPU time from config written to status.json (user+system, 10 ms ticks): mean %s\n",
 		ms(mean(spent)))
 
+	var restProfiled <-chan error
+	if o.restProfile != "" {
+		restProfiled = startProfile(addr, o.restProfile, int(o.steady/time.Second))
+	}
 	cpu, last, maxRSS, err := steadyState(agent.Process.Pid, o.steady)
 	if err != nil {
 		return err
+	}
+	if restProfiled != nil {
+		if err := <-restProfiled; err != nil {
+			return fmt.Errorf("CPU profile at rest: %w", err)
+		}
+		fmt.Printf("CPU profile at rest: %s\n", o.restProfile)
 	}
 	fmt.Printf("\nsteady state over %s with %d workloads: CPU %.3f %% of one core, RSS %.1f MiB (max %.1f MiB): "+
 		"anonymous %.1f MiB, file %.1f MiB\n", o.steady, o.workloads, cpu, mib(last.rssKiB), mib(maxRSS),

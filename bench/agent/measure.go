@@ -218,10 +218,10 @@ func scanRSS(r io.Reader, s *procSample) error {
 }
 
 // startProfile fetches the agent's CPU profile (/debug/pprof/profile) over
-// about as long as the changes take (each waits out the config settle delay,
-// 1 s by default, and a pause of 0.3 s after it) and writes it to file.
-func startProfile(addr, file string, changes int) <-chan error {
-	secs := changes*3/2 + 1
+// secs seconds and writes it to file. Over the changes, secs is about as
+// long as they take: each waits out the config settle delay, 1 s by
+// default, and a pause of 0.3 s after it.
+func startProfile(addr, file string, secs int) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		done <- func() error {
