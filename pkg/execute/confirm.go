@@ -21,7 +21,8 @@ import (
 // repaired once its time is up: within Recheck, as a periodic resync would.
 // The times are spread by the file's name, so that the re-reads of a host's
 // workloads fall across reconciles instead of all into one. The files the
-// status reads besides are remembered the same way.
+// status reads besides are remembered the same way, for StatusRecheck, and a
+// pod's processes for Recheck.
 
 // confirmation is what a file was last seen to hold for a decided value,
 // or that the kernel has no such file (absent), in directory dir.
@@ -70,11 +71,27 @@ func (e *Executor) dirOf(ds dirs, cg string, ctrl cgroup.Controller) cgroup.DirI
 
 // dueAfter is when a file confirmed at now is read again.
 func (e *Executor) dueAfter(now time.Time, cg string, k cgroup.Knob) time.Time {
+	return spreadDue(now, e.c.Recheck, cg, k)
+}
+
+// statusDueAfter is when a file only the status reads, read at now, is read
+// again.
+func (e *Executor) statusDueAfter(now time.Time, cg string, k cgroup.Knob) time.Time {
+	every := e.c.StatusRecheck
+	if every <= 0 {
+		every = 6 * e.c.Recheck
+	}
+	return spreadDue(now, every, cg, k)
+}
+
+// spreadDue is a time between every/2 and every after now, the same for the
+// same file, different across files.
+func spreadDue(now time.Time, every time.Duration, cg string, k cgroup.Knob) time.Time {
 	h := fnv.New64a()
 	h.Write([]byte(cg))
 	h.Write([]byte{0})
 	h.Write([]byte(k))
-	half := e.c.Recheck / 2
+	half := every / 2
 	return now.Add(half + time.Duration(h.Sum64()%uint64(half+1)))
 }
 
@@ -226,7 +243,7 @@ func (r Reader) cachedKnob(rel string, k cgroup.Knob) (string, error) {
 	}
 	text, err := r.h.ReadKnob(rel, k)
 	if err == nil || isAbsent(err) {
-		e.reads.put(rel, string(k), cachedRead{text: text, err: err, dir: dir, due: e.dueAfter(now, rel, k)})
+		e.reads.put(rel, string(k), cachedRead{text: text, err: err, dir: dir, due: e.statusDueAfter(now, rel, k)})
 	}
 	return text, err
 }

@@ -53,6 +53,53 @@ func TestRecheckTrustsConfirmedFilesUntilDue(t *testing.T) {
 	}
 }
 
+// By default the status's own files are read again six times less often
+// than the decided ones, and a pod's processes as often.
+func TestStatusRecheckDefault(t *testing.T) {
+	e, _, _, root := newExecutor(t, false)
+	now := time.Unix(1000, 0)
+	e.c.Pods, e.c.Recheck, e.c.Now = true, 10*time.Second, func() time.Time { return now }
+	file := filepath.Join(root, "pods/redis/memory.high")
+	procs := filepath.Join(root, "pods/redis/cgroup.procs")
+	write := func(f, v string) {
+		t.Helper()
+		if err := os.WriteFile(f, []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	high := func() string {
+		got, err := e.Reader(nil).ReadKnob("pods/redis", cgroup.MemoryHigh)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	pids := func() []int {
+		got, err := e.Reader(nil).Procs("pods/redis")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	write(file, "max")
+	write(procs, "1\n")
+	high()
+	pids()
+	write(file, "1048576")
+	write(procs, "2\n")
+	now = now.Add(11 * time.Second) // past Recheck
+	if got := pids(); len(got) != 1 || got[0] != 2 {
+		t.Errorf("processes %v past Recheck, want [2]", got)
+	}
+	if got := high(); got != "max" {
+		t.Errorf("memory.high read again as %q past Recheck, before 3 × Recheck", got)
+	}
+	now = now.Add(50 * time.Second) // past 6 × Recheck
+	if got := high(); got != "1048576" {
+		t.Errorf("memory.high %q past 6 × Recheck, want 1048576", got)
+	}
+}
+
 // Rechecks of a node's files fall at different times, between Recheck/2
 // and Recheck after their confirmation.
 func TestRecheckDueTimesSpread(t *testing.T) {
@@ -72,11 +119,11 @@ func TestRecheckDueTimesSpread(t *testing.T) {
 }
 
 // The files the status reads besides the decided ones are remembered under
-// the same rule.
+// the same rule, for StatusRecheck.
 func TestRecheckRemembersStatusReads(t *testing.T) {
 	e, _, _, root := newExecutor(t, false)
 	now := time.Unix(1000, 0)
-	e.c.Pods, e.c.Recheck, e.c.Now = true, 10*time.Second, func() time.Time { return now }
+	e.c.Pods, e.c.Recheck, e.c.StatusRecheck, e.c.Now = true, 2*time.Second, 10*time.Second, func() time.Time { return now }
 	file := filepath.Join(root, "pods/redis/memory.high")
 	set := func(v string) {
 		t.Helper()
@@ -98,7 +145,9 @@ func TestRecheckRemembersStatusReads(t *testing.T) {
 	// original of it, so writes nothing (every file no decision sets)
 	e.write(nil, []cgroup.Target{{Cgroup: "pods/redis", Knob: cgroup.MemoryHigh}}, map[string]string{"pods/redis": "redis"})
 	read("max")
-	now = now.Add(11 * time.Second)
+	now = now.Add(4 * time.Second) // past Recheck, before StatusRecheck/2
+	read("max")
+	now = now.Add(7 * time.Second)
 	read("1048576")
 	e.write(nil, nil, map[string]string{}) // no workload names the cgroup any more: forgotten
 	set("2097152")
