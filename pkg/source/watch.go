@@ -3,6 +3,7 @@ package source
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/status"
 )
 
@@ -14,6 +15,24 @@ type Watcher interface {
 	// CgroupWatch is the watch as it stands; it may be called from any
 	// goroutine.
 	CgroupWatch() status.CgroupWatch
+}
+
+// PodCPUSets is offered by a source that keeps the cpuset the last decision
+// gave each pod's containers (decide.Desired.Unlisted): the NRI plugin
+// answers with it a creation the loop did not decide in time, so the
+// container is still created on its pod's CPUs. A pod the decision gave no
+// such cpuset (container scope, pinned by the kubelet, terminating, not
+// decided yet) is not found.
+type PodCPUSets interface {
+	// PodCPUSet is the cpuset of the pod ref names (by its UID, which the
+	// source checks before use); it may be called from any goroutine.
+	PodCPUSet(ref PodRef) (decide.PodCPUSet, bool)
+}
+
+// PodCPUSetsOf is src's PodCPUSets; nil when it offers none.
+func PodCPUSetsOf(src Source) PodCPUSets {
+	s, _ := src.(PodCPUSets)
+	return s
 }
 
 // registerMetrics registers in reg the metrics of what src offers.

@@ -278,7 +278,8 @@ func joinErr(a, b string) string {
 
 // ensure the interfaces are met.
 var (
-	_ source.Source  = (*Source)(nil)
-	_ source.Lookup  = (*Source)(nil)
-	_ source.Watcher = (*Source)(nil)
+	_ source.Source     = (*Source)(nil)
+	_ source.Lookup     = (*Source)(nil)
+	_ source.Watcher    = (*Source)(nil)
+	_ source.PodCPUSets = (*Source)(nil)
 )

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgwatch"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/source"
@@ -89,4 +90,10 @@ func (s *Source) CgroupWatch() status.CgroupWatch {
 		cw.Watched, cw.Problem = s.cgw.Watched(), s.cgw.Problem()
 	}
 	return cw
+}
+
+// PodCPUSet implements source.PodCPUSets: the cpuset the last decision gave
+// the pod's new containers, found by the pod's UID.
+func (s *Source) PodCPUSet(ref source.PodRef) (decide.PodCPUSet, bool) {
+	return s.early.PodCPUSet(s.opts.KubeletCgroupRoot, ref.UID)
 }
