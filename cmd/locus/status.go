@@ -211,10 +211,19 @@ func renderHostChecks(w io.Writer, cs []status.HostCheck) {
 	}
 }
 
-// pinningLine says when the node's containers get their values.
+// pinningLine says when the node's containers get their values, and what
+// the watch of the pods' cgroups did.
 func pinningLine(p status.Pinning) string {
+	line := fmt.Sprintf("pinning: after start, by the reconcile loop (%s)", p.Reason)
 	if p.Path == status.PinAtCreation {
-		return fmt.Sprintf("pinning: at creation, over NRI (%s)", p.Runtime)
+		line = fmt.Sprintf("pinning: at creation, over NRI (%s)", p.Runtime)
 	}
-	return fmt.Sprintf("pinning: after start, by the reconcile loop (%s)", p.Reason)
+	if w := p.CgroupWatch; w != nil {
+		watch := "on"
+		if w.Problem != "" {
+			watch = "not everywhere: " + w.Problem
+		}
+		line += fmt.Sprintf("; cgroup watch %s, %d directories, %d new containers given their pod's cpuset as their cgroup appeared", watch, w.Watched, w.EarlyWrites)
+	}
+	return line
 }

@@ -22,7 +22,8 @@ func statusDir(t *testing.T) string {
 	dir := t.TempDir()
 	st := status.Status{Time: time.Now().Add(-time.Minute)}
 	st.Node.Exclusive, st.Node.Shared, st.Node.BE = "0", "1", "1"
-	st.Node.Pinning = &status.Pinning{Path: status.PinAfterStart, Reason: "the NRI socket does not exist"}
+	st.Node.Pinning = &status.Pinning{Path: status.PinAfterStart, Reason: "the NRI socket does not exist",
+		CgroupWatch: &status.CgroupWatch{Watched: 12, EarlyWrites: 7}}
 	b, err := json.Marshal(st)
 	if err != nil {
 		t.Fatal(err)
@@ -39,8 +40,8 @@ func TestStatusSaysWhetherTheAgentRuns(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "not running") || !strings.Contains(err.Error(), "1m0s old") {
 		t.Fatalf("no agent: error %v, want one saying it is not running and how old the status is", err)
 	}
-	if !strings.Contains(out, "pinning: after start, by the reconcile loop (the NRI socket does not exist)") {
-		t.Errorf("the pinning path is not shown:\n%s", out)
+	if !strings.Contains(out, "pinning: after start, by the reconcile loop (the NRI socket does not exist); cgroup watch on, 12 directories, 7 new containers given their pod's cpuset as their cgroup appeared") {
+		t.Errorf("the pinning path and the cgroup watch are not shown:\n%s", out)
 	}
 	if !strings.Contains(out, "CPU lists: exclusive 0, shared 1, be 1") {
 		t.Errorf("pools are not labelled as CPU lists:\n%s", out)

@@ -97,7 +97,7 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	if opts.Source != nil {
-		a.src = source.NewLoader(opts.Source)
+		a.src = source.NewLoader(opts.Source, m.Reg)
 	} else {
 		a.file = hostsource.NewLoader(opts.ConfigFile, opts.ConfigSettle, time.Now, a.wake)
 		if err := a.file.FirstLoad(len(a.topo.CPUs)); err != nil {

@@ -96,5 +96,5 @@ func (a *Agent) pinning() *status.Pinning {
 	if a.src == nil {
 		return nil
 	}
-	return nri.Pinning(a.nri)
+	return a.src.Pinning(nri.Pinning(a.nri))
 }

@@ -67,14 +67,11 @@ func NewLoopHandler(ctx context.Context, l Loop) *LoopHandler {
 func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
 	out, ok := h.decide(ctx, reqs)
 	if !ok {
-		// The loop is busy (a long reconcile): the containers start as they
-		// are and the next reconcile applies the decision (the loop may
-		// still make and save it once it gets to the call).
-		out = make([]Decision, len(reqs))
-		for i, r := range reqs {
-			out[i] = Decision{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
-		}
-		return out
+		// The loop is busy (a long reconcile): the containers of a pod the
+		// last decision gave a cpuset get it, the others start as they are,
+		// and the next reconcile applies the rest (the loop may still make
+		// and save the decision once it gets to the call).
+		return h.lastDecision(reqs)
 	}
 	if lk := source.LookupOf(h.l.Source); lk != nil {
 		if refs := unknownPods(reqs, out); len(refs) > 0 {
@@ -88,6 +85,33 @@ func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
 	}
 	return out
 }
+
+// lastDecision answers reqs, which the loop did not decide in time, with
+// the cpuset the last decision gave each one's pod (source.PodCPUSets: the
+// value a container appearing in the pod's cgroup is written, pod scope
+// only), so the container is still created on its CPUs; its memory QoS
+// arrives by the reconcile, as for a container created unpinned. It decides
+// nothing. A pod the last decision gave no such cpuset gets ErrNoDecision.
+func (h *LoopHandler) lastDecision(reqs []Request) []Decision {
+	sets := source.PodCPUSetsOf(h.l.Source)
+	out := make([]Decision, len(reqs))
+	for i, r := range reqs {
+		out[i] = Decision{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
+		if sets == nil {
+			continue
+		}
+		if set, ok := sets.PodCPUSet(source.PodRef{Namespace: r.Pod.Namespace, Name: r.Pod.Name, UID: r.Pod.UID}); ok && set.CPUs != "" {
+			out[i].Values, out[i].Err = Values{CPUs: set.CPUs, Mems: set.Mems}, nil
+			h.l.Creates.WithLabelValues(ResultLastDecision).Inc()
+		}
+	}
+	return out
+}
+
+// ResultLastDecision is the result counted (Loop.Creates) of a container
+// the loop did not decide in time, answered with its pod's cpuset from the
+// last decision.
+const ResultLastDecision = "LastDecision"
 
 // decide asks the loop for the decision of reqs, in the batch of the
 // requests waiting with them; false if ctx ended first (the loop still

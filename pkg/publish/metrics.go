@@ -63,7 +63,7 @@ func NewMetrics() *Metrics {
 		Help: "1 for each host check (locus doctor, run at start) with its status: ok, warn, fail or n/a."}, []string{"check", "status"})
 	m.NodeCPUs = server.NewNodeCPUCollector()
 	m.NRICreates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_nri_containers_total",
-		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
+		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), LastDecision (not decided in time: given its pod's cpuset from the last decision), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
 	m.Reg.MustRegister(m.NRICreates, m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Unsupported, m.hostCheck, m.NodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -20,8 +22,12 @@ type Loader struct {
 	cfg    *workload.Config
 }
 
-// NewLoader loads the snapshots of src.
-func NewLoader(src Source) *Loader { return &Loader{Source: src} }
+// NewLoader loads the snapshots of src, and registers in reg (when not nil)
+// the metrics of what src offers (a Watcher's).
+func NewLoader(src Source, reg prometheus.Registerer) *Loader {
+	registerMetrics(reg, src)
+	return &Loader{Source: src}
+}
 
 // Load asks the source for a snapshot and returns the config in force with
 // it, and the snapshot. A resource-qos-config the config cannot be made of

@@ -29,7 +29,7 @@ func problem(name string) []workload.Problem {
 func TestLoader(t *testing.T) {
 	src := &fixed{snap: Snapshot{Reserved: cpuset.New(0), BEPool: cpuset.New(3), MemoryQoSHeld: "held",
 		Workloads: []Workload{{Plan: workload.Workload{Name: "ns/a", Cgroup: "pod-a"}, Class: "LS", Problems: append(make([]workload.Problem, 0, 4), problem("ns/a")...)}}}}
-	l := NewLoader(src)
+	l := NewLoader(src, nil)
 	cfg, snap := l.Load(Env{})
 	if !cfg.Reserved.Equals(cpuset.New(0)) || !cfg.BEPool.Equals(cpuset.New(3)) || cfg.MemQoSHeld != "held" || snap.Error != "" {
 		t.Fatalf("config %+v, error %q", cfg, snap.Error)

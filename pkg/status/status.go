@@ -66,6 +66,24 @@ type Pinning struct {
 	Runtime string    `json:"runtime,omitempty"` // with PinAtCreation
 	Reason  string    `json:"reason,omitempty"`  // why not PinAtCreation
 	Since   time.Time `json:"since,omitzero"`
+	// CgroupWatch is the watch of the pods' cgroups for new containers;
+	// absent where the source has none.
+	CgroupWatch *CgroupWatch `json:"cgroupWatch,omitempty"`
+}
+
+// CgroupWatch is the agent's watch of the pods' cgroup directories: a
+// container whose cgroup appears under a decided pod's is given the pod's
+// cpuset at once, before the pod's status lists it.
+type CgroupWatch struct {
+	// Watched is how many directories are watched (the pods' and the QoS
+	// tiers').
+	Watched int `json:"watched"`
+	// Problem says why some pod's cgroup is not watched ("" when every one
+	// is): its new containers wait for the pod's status.
+	Problem string `json:"problem,omitempty"`
+	// EarlyWrites counts the containers given their pod's cpuset as their
+	// cgroup appeared, since the agent started.
+	EarlyWrites int `json:"earlyWrites"`
 }
 
 // The paths of Pinning.

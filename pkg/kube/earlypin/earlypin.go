@@ -11,6 +11,8 @@
 // hierarchy, and only a name read as a runtime's container directory
 // (podcgroup.ContainerDir) is written; the writes go through a cgroup
 // Writer. The reconcile the directory's appearance wakes follows as before.
+// The same cpusets, found by the pod's UID (PodCPUSet), answer the NRI
+// plugin for a container whose creation the loop did not decide in time.
 //
 // The writes keep originals in the agent's own store, so the value a new
 // container's cgroup had (its pod's, as the runtime made it; on v1 the
@@ -50,7 +52,8 @@ type Pinner struct {
 	h      *cgroup.Hierarchy
 	store  cgroup.OriginalStore
 	driver podcgroup.Driver
-	pods   map[string]pod // by the pod cgroup's directory
+	pods   map[string]pod              // by the pod cgroup's directory
+	sets   map[string]decide.PodCPUSet // the last decision's, by pod cgroup
 	// pending are the containers seen in a directory not decided yet, by
 	// directory: its pod was listed but its decision is not out yet.
 	pending  map[string][]string
@@ -96,7 +99,7 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 		}
 		p.w, p.h, p.store = w, h, store
 	}
-	p.pods, p.driver = pods, driver
+	p.pods, p.sets, p.driver = pods, sets, driver
 	var ops []cgroup.Op
 	for dir, names := range p.pending {
 		if pd, ok := pods[dir]; ok {
@@ -152,6 +155,29 @@ func (p *Pinner) Created(dir, name string) {
 	}
 	p.mu.Unlock()
 	p.write(pd.set.Ops(path.Join(pd.cgroup, name)))
+}
+
+// PodCPUSet is the cpuset the last decision gave the containers of the pod
+// whose UID is uid (checked here), its pod cgroup placed under root as the
+// kubelet places it: the same value a container appearing in the pod's
+// directory would be written. A pod the decision left no entry for is not
+// found.
+func (p *Pinner) PodCPUSet(root podcgroup.Root, uid string) (decide.PodCPUSet, bool) {
+	if podcgroup.CheckUID(uid) != nil {
+		return decide.PodCPUSet{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, qos := range []string{podcgroup.Guaranteed, podcgroup.Burstable, podcgroup.BestEffort} {
+		cg, err := podcgroup.PodCgroup(p.driver, qos, uid)
+		if err != nil {
+			return decide.PodCPUSet{}, false
+		}
+		if set, ok := p.sets[root.Path(cg)]; ok {
+			return set, true
+		}
+	}
+	return decide.PodCPUSet{}, false
 }
 
 // Written is how many container cgroups were given their cpuset here.

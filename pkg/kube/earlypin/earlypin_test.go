@@ -151,3 +151,39 @@ func TestListed(t *testing.T) {
 		}
 	}
 }
+
+// A pod's cpuset from the last decision is found by its UID, whatever its
+// QoS tier and under the kubelet's cgroup root, for both drivers; a UID not
+// in the UUID form, a pod the decision has no cpuset for, or any before the
+// first decision is not found.
+func TestPodCPUSet(t *testing.T) {
+	const uid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+	for _, tc := range []struct {
+		name   string
+		driver podcgroup.Driver
+		root   podcgroup.Root
+		cg     string // the decided pod's cgroup
+	}{
+		{"cgroupfs burstable", podcgroup.Cgroupfs, nil, "kubepods/burstable/pod" + uid},
+		{"cgroupfs guaranteed under a root", podcgroup.Cgroupfs, podcgroup.Root{"kubelet"}, "kubelet/kubepods/pod" + uid},
+		{"systemd besteffort", podcgroup.Systemd, nil, "kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + strings.ReplaceAll(uid, "-", "_") + ".slice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, store, _ := tree(t)
+			p := New(nil)
+			if _, ok := p.PodCPUSet(tc.root, uid); ok {
+				t.Fatal("found before any decision")
+			}
+			want := decide.PodCPUSet{Mems: "1", CPUs: "4-7"}
+			p.Decided(h, store, tc.driver, map[string]decide.PodCPUSet{tc.cg: want, "kubepods/podother": {Mems: "0", CPUs: "1"}})
+			if got, ok := p.PodCPUSet(tc.root, uid); !ok || got != want {
+				t.Errorf("PodCPUSet = %+v %v, want %+v", got, ok, want)
+			}
+			for _, bad := range []string{"", "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0", "../" + uid, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f1"} {
+				if got, ok := p.PodCPUSet(tc.root, bad); ok {
+					t.Errorf("UID %q found: %+v", bad, got)
+				}
+			}
+		})
+	}
+}

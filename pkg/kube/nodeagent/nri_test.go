@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/containerd/nri/pkg/api"
 	corev1 "k8s.io/api/core/v1"
@@ -78,16 +79,16 @@ func (b *gatedBody) Read(p []byte) (int, error) {
 }
 
 // startNRI runs the agent with its NRI plugin connected to a fake runtime,
-// its watch of pods behind gate.
-func (n *node) startNRI(gate *watchGate) *nritest.Runtime {
+// its watch of pods behind gate, its options changed by mods.
+func (n *node) startNRI(gate *watchGate, mods ...func(*kubeOptions)) *nritest.Runtime {
 	n.t.Helper()
 	sock := filepath.Join(nritest.SocketDir(n.t), "nri.sock")
 	rt := nritest.New(n.t, sock, nil, nil)
 	rt.Start(n.t)
-	n.start(func(o *kubeOptions) {
+	n.start(append([]func(*kubeOptions){func(o *kubeOptions) {
 		o.Agent.NRI = agent.NRIOptions{Enabled: true, Socket: sock}
 		o.Config.Wrap(gate.wrap)
-	})
+	}}, mods...)...)
 	n.t.Cleanup(gate.release) // before the agent stops (cleanups run last first)
 	rt.WaitRegistered(n.t, 1)
 	return rt
@@ -165,5 +166,46 @@ func TestNRICreatesPinnedBeforeTheWatch(t *testing.T) {
 				t.Errorf("pod %s: %s %s", name, e.Reason, e.Message)
 			}
 		}
+	}
+}
+
+// A container created while a reconcile holds the loop longer than the
+// plugin waits for it is created on its pod's CPUs all the same, from the
+// last decision, within the runtime's request timeout (2 s), and counted
+// so: every reconcile here sleeps between its decision and its writes for
+// longer than the plugin waits.
+func TestNRICreatesFromTheLastDecisionWhileTheLoopIsHeld(t *testing.T) {
+	const slow = 3 * time.Second // each reconcile's sleep before its writes
+	n := newNode(t, cgroup.V2, false)
+	whole := n.create(pinnedPod("whole", ""))
+	addr := freeAddr(t)
+	rt := n.startNRI(&watchGate{}, func(o *kubeOptions) {
+		o.Agent.Resync, o.Agent.DebugWriteDelay, o.Agent.MetricsAddr = time.Hour, slow, addr
+	})
+	waitNRT(t, n.name, "listing the pinned pod", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+		return len(ct.Exclusive) == 1
+	})
+	_, ct, _ := nrtOf(t, n.name)
+	wholeCPUs := ct.Exclusive[n.ns+"/whole"]
+	n.waitFile(n.kubelet.ContainerCgroup(whole, "web"), "cpuset.cpus", wholeCPUs)
+	time.Sleep(slow + time.Second) // the reconciles of the start are over
+
+	// A new cgroup under the pod wakes a reconcile, which holds the loop
+	// when the runtime asks about the pod's next container.
+	n.kubelet.mkcgAtomic(n.kubelet.ContainerCgroup(whole, "side"))
+	time.Sleep(300 * time.Millisecond)
+	sb := &api.PodSandbox{Id: "sb-" + string(whole.UID), Uid: string(whole.UID), Namespace: whole.Namespace, Name: whole.Name,
+		Labels: whole.Labels, Annotations: whole.Annotations}
+	start := time.Now()
+	cpus, _ := created(t, rt, sb, "late")
+	took := time.Since(start)
+	if cpus != wholeCPUs {
+		t.Errorf("created with cpuset.cpus %q, want its pod's %s from the last decision", cpus, wholeCPUs)
+	}
+	if took < 900*time.Millisecond || took >= 2*time.Second {
+		t.Errorf("answered after %v: want the plugin's wait for the loop (1 s), inside the runtime's timeout (2 s)", took)
+	}
+	if got := scrapeValue(t, addr, `locus_nri_containers_total{result="LastDecision"}`); got != 1 {
+		t.Errorf("locus_nri_containers_total{result=\"LastDecision\"} = %v, want 1", got)
 	}
 }

@@ -276,5 +276,10 @@ func joinErr(a, b string) string {
 	return a + "; " + b
 }
 
-// ensure the interface is met.
-var _ source.Source = (*Source)(nil)
+// ensure the interfaces are met.
+var (
+	_ source.Source     = (*Source)(nil)
+	_ source.Lookup     = (*Source)(nil)
+	_ source.Watcher    = (*Source)(nil)
+	_ source.PodCPUSets = (*Source)(nil)
+)

@@ -7,9 +7,11 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgwatch"
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/source"
+	"github.com/locus-project/locus/pkg/status"
 )
 
 // ReasonCgroupWatchUnavailable is the Node's Warning when some pod's cgroup
@@ -78,4 +80,20 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 // is given the pod's cpuset at once (earlypin).
 func (s *Source) newCgroupWatch() *cgwatch.Watch {
 	return cgwatch.New(cgwatch.Options{Wake: s.poke, Created: s.early.Created, Log: s.log})
+}
+
+// CgroupWatch implements source.Watcher: the directories watched, why some
+// are not, and the containers given their cpuset as their cgroup appeared.
+func (s *Source) CgroupWatch() status.CgroupWatch {
+	cw := status.CgroupWatch{EarlyWrites: s.early.Written(), Problem: "not started"}
+	if s.cgw != nil {
+		cw.Watched, cw.Problem = s.cgw.Watched(), s.cgw.Problem()
+	}
+	return cw
+}
+
+// PodCPUSet implements source.PodCPUSets: the cpuset the last decision gave
+// the pod's new containers, found by the pod's UID.
+func (s *Source) PodCPUSet(ref source.PodRef) (decide.PodCPUSet, bool) {
+	return s.early.PodCPUSet(s.opts.KubeletCgroupRoot, ref.UID)
 }

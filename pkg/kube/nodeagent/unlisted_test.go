@@ -1,8 +1,11 @@
 package nodeagent_test
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -154,7 +157,10 @@ func TestNewContainerBetweenReconciles(t *testing.T) {
 			n := newNode(t, tc.v, tc.systemd)
 			whole := n.create(pinnedPod("whole", ""))
 			split := n.create(pinnedPod("split", workload.ScopeContainer))
-			n.start(func(o *kubeOptions) { o.Agent.Resync, o.Agent.DebugWriteDelay = time.Hour, slow })
+			addr := freeAddr(t)
+			n.start(func(o *kubeOptions) {
+				o.Agent.Resync, o.Agent.DebugWriteDelay, o.Agent.MetricsAddr = time.Hour, slow, addr
+			})
 			waitNRT(t, n.name, "listing the pinned pods", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
 				return len(ct.Exclusive) == 2
 			})
@@ -185,6 +191,40 @@ func TestNewContainerBetweenReconciles(t *testing.T) {
 			if s := n.kubelet.File(side, "cpuset.cpus"); s != wholeCPUs {
 				t.Errorf("the new container's cpuset.cpus became %q, want the pod's %q", s, wholeCPUs)
 			}
+			// Counted, in the metric and in the status's pinning.
+			if got := scrapeValue(t, addr, "locus_cgroup_early_writes_total"); got != 1 {
+				t.Errorf("locus_cgroup_early_writes_total = %v, want 1", got)
+			}
+			if p := n.status().Node.Pinning; p == nil || p.CgroupWatch == nil {
+				t.Errorf("the status's pinning has no cgroup watch: %+v", p)
+			} else if w := *p.CgroupWatch; w.EarlyWrites != 1 || w.Watched < 3 || w.Problem != "" {
+				t.Errorf("the status's cgroup watch: %+v, want 1 early write, the QoS tiers and pods watched, no problem", w)
+			}
 		})
 	}
+}
+
+// scrapeValue reads one sample (its name with its labels, as exposed) from
+// the agent's /metrics; 0 when absent.
+func scrapeValue(t *testing.T, addr, sample string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, sample+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("metrics: %q", line)
+			}
+			return f
+		}
+	}
+	return 0
 }
