@@ -109,8 +109,12 @@ func (e *Executor) emitPoolMoves(moves poolMoves, marks map[cgroup.Target]poolMa
 		for _, k := range slices.Sorted(maps.Keys(pm.knobs)) {
 			knobs = append(knobs, string(k))
 		}
-		e.c.Events.Emit(eventlog.Normal, "SharedPoolChanged", "", "%s pool now CPUs %s, mems %s: %s rewritten in %d %s of %d workloads",
-			pool, now[pool][cgroup.CPUSetCPUs], now[pool][cgroup.CPUSetMems], strings.Join(knobs, ", "), len(pm.cgroups), what, len(pm.workloads))
+		is := "CPUs " + now[pool][cgroup.CPUSetCPUs]
+		if mems := now[pool][cgroup.CPUSetMems]; mems != "" { // none where the kubelet binds every pod's memory
+			is += ", mems " + mems
+		}
+		e.c.Events.Emit(eventlog.Normal, "SharedPoolChanged", "", "%s pool now %s: %s rewritten in %d %s of %d workloads",
+			pool, is, strings.Join(knobs, ", "), len(pm.cgroups), what, len(pm.workloads))
 	}
 }
 

@@ -133,3 +133,23 @@ func testPoolMove(t *testing.T, recheck bool) {
 	// Files left holding their value, and a pool that stays, tell nothing.
 	step("nothing moves", poolOps("shared", "0-1", "0-1,4-7,8", "pods/a/app", "pods/b/app", "pods/c/app", "pods/e/x", "pods/e/y"))
 }
+
+// Where the decision writes no pool's mems (the kubelet's memory manager
+// binds every pod's memory), the event names the CPUs alone.
+func TestPoolMoveWithoutMems(t *testing.T) {
+	e, ev, _ := poolTree(t)
+	cpus := func(v string) []cgroup.Op {
+		var ops []cgroup.Op
+		for _, cg := range []string{"pods/a/app", "pods/b/app"} {
+			ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: v, Pool: "shared"})
+		}
+		return ops
+	}
+	e.write(cpus("2-7"), nil, poolOwners)
+	*ev = nil
+	e.write(cpus("3-7"), nil, poolOwners)
+	want := "SharedPoolChanged : shared pool now CPUs 3-7: cpuset.cpus rewritten in 2 containers of 2 workloads"
+	if strings.Join(*ev, "\n") != want {
+		t.Errorf("events %q, want %q", *ev, want)
+	}
+}
