@@ -23,6 +23,12 @@ type Op struct {
 	// CPU pool growing or shrinking) rewrites hundreds of files.
 	Known bool
 	Holds string
+	// Pool names the shared CPU pool ("shared", "be") whose CPUs or mems
+	// the value is, when it is one: such a file changes whenever the pool
+	// does, together with those of every other workload on it. The writer
+	// ignores it; the executor reports a pool's move once for the node
+	// rather than once per workload.
+	Pool string
 }
 
 // Target names a knob of a cgroup without a value (for Restore).

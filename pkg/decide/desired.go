@@ -77,16 +77,16 @@ type Desired struct {
 }
 
 // PodCPUSet is the cpuset every container of a pod gets, as cpuset files'
-// text.
-type PodCPUSet struct{ Mems, CPUs string }
+// text, and the shared pool it is, if any (cgroup.Op.Pool).
+type PodCPUSet struct{ Mems, CPUs, Pool string }
 
 // Ops write it into the container cgroups cgs: cpuset.mems before
 // cpuset.cpus, so CPUs on another node find its memory allowed already.
 func (p PodCPUSet) Ops(cgs ...string) []cgroup.Op {
 	ops := make([]cgroup.Op, 0, 2*len(cgs))
 	for _, cg := range cgs {
-		ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: p.Mems},
-			cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: p.CPUs})
+		ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: p.Mems, Pool: p.Pool},
+			cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: p.CPUs, Pool: p.Pool})
 	}
 	return ops
 }
@@ -116,14 +116,17 @@ func Compute(in Input) Desired {
 	for _, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
 		cpus, facts := pools.Shared, sharedFacts
+		// pool marks the cpuset ops whose value is a shared pool's
+		// (cgroup.Op.Pool): "" for CPUs of the workload's own.
 		st.Pool = "shared"
+		pool := st.Pool
 		if a, ok := d.Assignments[w.Name]; ok {
-			cpus, facts, st.Pool = a.CPUs, factsOf(a.CPUs), "exclusive"
+			cpus, facts, st.Pool, pool = a.CPUs, factsOf(a.CPUs), "exclusive", ""
 			if a.Policy == "static-burst" {
 				st.Pool = "static-burst"
 			}
 		} else if w.BE {
-			cpus, facts, st.Pool = pools.BE, beFacts, "be"
+			cpus, facts, st.Pool, pool = pools.BE, beFacts, "be", "be"
 		}
 		// A pod the kubelet pinned shows the kubelet's CPUs; its other
 		// containers, if any, run in the shared pool.
@@ -158,19 +161,19 @@ func Compute(in Input) Desired {
 			if _, ok := pinned[c.Name]; ok {
 				continue // the kubelet's
 			}
-			cf := facts
+			cf, cp := facts, pool
 			if p, ok := parts[c.Name]; ok {
-				cf = factsOf(p) // a container-scope pod's container: its part
+				cf, cp = factsOf(p), "" // a container-scope pod's container: its part
 			}
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already. Memory the kubelet's memory manager
 			// bound stays where it put it.
 			if _, ok := kube.MemPinned[w.UID][c.Name]; !ok || w.UID == "" {
-				d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: cf.mems})
+				d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: cf.mems, Pool: cp})
 			}
-			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list})
+			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list, Pool: cp})
 		}
-		if p, ok := unlistedCPUSet(w, cpus, facts, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0)); ok {
+		if p, ok := unlistedCPUSet(w, cpus, facts, pool, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0)); ok {
 			if d.Unlisted == nil {
 				d.Unlisted = map[string]PodCPUSet{}
 			}
@@ -207,11 +210,11 @@ func Compute(in Input) Desired {
 // containers each get their own part, and the kubelet's managers pin
 // containers by name (kubelet): neither pod's unnamed containers are
 // written (ok false), the status path serves them.
-func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, kubelet bool) (PodCPUSet, bool) {
+func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, pool string, kubelet bool) (PodCPUSet, bool) {
 	if cpus.IsEmpty() || kubelet || len(w.CPU.Containers) > 0 {
 		return PodCPUSet{}, false
 	}
-	return PodCPUSet{Mems: f.mems, CPUs: f.list}, true
+	return PodCPUSet{Mems: f.mems, CPUs: f.list, Pool: pool}, true
 }
 
 // memOps turns a memory QoS decision into writes and restores. A standalone

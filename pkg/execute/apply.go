@@ -124,7 +124,7 @@ type FileState struct {
 // originals of every file about to change are recorded in one update, then
 // each batch is written on its own, so a failed one does not stop the others.
 // It returns what it knows the files hold afterwards.
-func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report) ReadBack {
+func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[cgroup.Target]poolMark, res *Report) ReadBack {
 	present := map[string]bool{}
 	has := func(rel string, k cgroup.Knob) bool {
 		pl, known := e.placement(k)
@@ -162,8 +162,10 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report
 		}
 	}
 	seen := ReadBack{}
-	for i, rep := range e.c.Writer.ApplyBatches(todo) {
-		e.account(rep.Report, owner, res)
+	reps := e.c.Writer.ApplyBatches(todo)
+	only, moves := e.poolOnly(reps, owner, marks), poolMoves{}
+	for i, rep := range reps {
+		e.account(rep.Report, owner, only, marks, moves, res)
 		if rep.Err != nil {
 			e.writeFailed(who[i], rep.Err, res)
 		}
@@ -189,6 +191,7 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, res *Report
 			seen[r.Cgroup][r.Knob] = f
 		}
 	}
+	e.emitPoolMoves(moves, marks)
 	return seen
 }
 
@@ -205,8 +208,9 @@ func (e *Executor) writeFailed(who string, err error, res *Report) {
 }
 
 // account counts writes, reports unsupported knobs once per node and says
-// which files changed, per workload.
-func (e *Executor) account(rep cgroup.Report, owner map[string]string, res *Report) {
+// which files changed, per workload; the writes of workloads that only
+// followed their pool (poolOnly) go to moves, told once per pool.
+func (e *Executor) account(rep cgroup.Report, owner map[string]string, poolOnly map[string]bool, marks map[cgroup.Target]poolMark, moves poolMoves, res *Report) {
 	if e.c.DryRun {
 		for _, w := range rep.Writes {
 			fmt.Fprintf(e.c.Out, "write %s = %s\n", w.Path, w.Value)
@@ -230,6 +234,10 @@ func (e *Executor) account(rep cgroup.Report, owner map[string]string, res *Repo
 	for _, r := range rep.Results {
 		if r.Outcome == cgroup.Written {
 			name := owner[r.Cgroup]
+			if poolOnly[name] {
+				moves.add(marks[cgroup.Target{Cgroup: r.Cgroup, Knob: r.Knob}].pool, name, r)
+				continue
+			}
 			changed[name] = append(changed[name], e.containerPrefix(r.Cgroup)+fmt.Sprintf("%s=%s", r.Knob, r.After))
 		}
 	}

@@ -97,6 +97,10 @@ type Executor struct {
 	// confirmed and reads: the files trusted until their recheck.
 	confirmed map[string]map[cgroup.Knob]confirmation
 	reads     *readCache
+
+	// pooled: the files the last Apply left holding a pool's value
+	// (poolmove.go).
+	pooled map[cgroup.Target]pooledFile
 }
 
 // New builds an Executor; it probes core scheduling once.
@@ -193,12 +197,16 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 	var rep Report
 	now, trusted, ds := e.c.Now(), ReadBack{}, dirs{}
 	todo := e.skipConfirmed(ops, now, trusted, ds)
-	rep.Seen = e.writeBatches(batches(todo, restores), owner, &rep)
+	marks := poolMarks(ops)
+	rep.Seen = e.writeBatches(batches(todo, restores), owner, marks, &rep)
 	for cg, files := range trusted {
 		if rep.Seen[cg] == nil {
 			rep.Seen[cg] = map[cgroup.Knob]FileState{}
 		}
 		maps.Copy(rep.Seen[cg], files)
+	}
+	if !e.c.DryRun {
+		e.rememberPooled(ops, rep.Seen)
 	}
 	e.confirm(todo, ops, rep.Seen, ds, now)
 	e.forgetRestored(rep.restored, rep.written)

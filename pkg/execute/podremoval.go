@@ -76,7 +76,7 @@ func (e *Executor) restoreBelow(name, rel string, below []originalKey, res *Repo
 		for _, t := range targets {
 			owner[t.Cgroup] = name
 		}
-		e.account(rep, owner, res)
+		e.account(rep, owner, nil, nil, nil, res)
 		if err != nil {
 			return gone, fmt.Errorf("restore the containers of %s: %w", rel, err)
 		}

@@ -158,7 +158,7 @@ func (e *Executor) restoreAll(name, rel string, res *Report) error {
 		return nil
 	}
 	rep, err := e.c.Writer.Restore(targets)
-	e.account(rep, map[string]string{rel: name}, res)
+	e.account(rep, map[string]string{rel: name}, nil, nil, nil, res)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}

@@ -1,10 +1,8 @@
 package publish
 
 import (
-	"reflect"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/locus-project/locus/pkg/status"
 )
@@ -16,7 +14,7 @@ type Publisher struct {
 
 	mu      sync.Mutex
 	current status.Status
-	saved   *status.Status // status.json as last written, without its time
+	enc     status.Encoder // status.json as last written, without its time
 }
 
 // NewPublisher publishes to status.json under stateDir and to m.
@@ -32,16 +30,15 @@ func (p *Publisher) Publish(st status.Status) error {
 	p.mu.Lock()
 	p.current = st
 	p.mu.Unlock()
-	bare := st
-	bare.Time = time.Time{}
-	if p.saved != nil && reflect.DeepEqual(bare, *p.saved) {
-		return nil
-	}
-	p.metrics.SetWorkloads(st.Workloads)
-	if err := status.Write(p.dir, st); err != nil {
+	raw, changed, err := p.enc.Encode(st)
+	if err != nil || !changed {
 		return err
 	}
-	p.saved = &bare
+	p.metrics.SetWorkloads(st.Workloads)
+	if err := status.WriteEncoded(p.dir, raw); err != nil {
+		return err
+	}
+	p.enc.Saved()
 	return nil
 }
 
