@@ -92,7 +92,7 @@ check() {
 	locus)
 		expect "server cpu count" "$(cpu_count "$scpus")" "$cpus"
 		# On more than one node the server's memory is on its CPUs' node.
-		[ "$nodes" -le 1 ] || expect "server cpuset.mems" "$(bench_cgroup_read "$s" cpuset.mems)" "$(cpu_node "${scpus%%[-,]*}")"
+		[ "$(bench_numa_nodes)" -le 1 ] || expect "server cpuset.mems" "$(bench_cgroup_read "$s" cpuset.mems)" "$(cpu_node "${scpus%%[-,]*}")"
 		expect "server memory.wmark_ratio (memory QoS)" "$(bench_cgroup_read "$s" memory.wmark_ratio)" \
 			"$(wmark_want "$s")"
 		bcpus=$(bench_cgroup_read "$b" cpuset.cpus)

@@ -89,12 +89,15 @@ bench_redis_rows() {
 	awk -F, -v p="$1" 'NR > 1 { gsub(/"/, ""); print p "," $1 "," $2 "," $5 "," $7 }'
 }
 
+# bench_numa_nodes prints how many NUMA nodes the machine has.
+bench_numa_nodes() {
+	find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l
+}
+
 # bench_machine prints the kernel, the CPUs and the NUMA nodes, for a
 # benchmark's first # line.
 bench_machine() {
-	local nodes
-	nodes=$(find /sys/devices/system/node -maxdepth 1 -name 'node[0-9]*' 2>/dev/null | wc -l)
-	echo "$(uname -r), $(nproc) CPUs, $nodes NUMA node(s)"
+	echo "$(uname -r), $(nproc) CPUs, $(bench_numa_nodes) NUMA node(s)"
 }
 
 # bench_order ROUND CASE... prints the cases in their order in odd rounds
