@@ -61,12 +61,6 @@ func TestStatusRecheckDefault(t *testing.T) {
 	e.c.Pods, e.c.Recheck, e.c.Now = true, 10*time.Second, func() time.Time { return now }
 	file := filepath.Join(root, "pods/redis/memory.high")
 	procs := filepath.Join(root, "pods/redis/cgroup.procs")
-	write := func(f, v string) {
-		t.Helper()
-		if err := os.WriteFile(f, []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	high := func() string {
 		got, err := e.Reader(nil).ReadKnob("pods/redis", cgroup.MemoryHigh)
 		if err != nil {
@@ -81,12 +75,12 @@ func TestStatusRecheckDefault(t *testing.T) {
 		}
 		return got
 	}
-	write(file, "max")
-	write(procs, "1\n")
+	setFile(t, file, "max")
+	setFile(t, procs, "1\n")
 	high()
 	pids()
-	write(file, "1048576")
-	write(procs, "2\n")
+	setFile(t, file, "1048576")
+	setFile(t, procs, "2\n")
 	now = now.Add(11 * time.Second) // past Recheck
 	if got := pids(); len(got) != 1 || got[0] != 2 {
 		t.Errorf("processes %v past Recheck, want [2]", got)
@@ -125,12 +119,7 @@ func TestRecheckRemembersStatusReads(t *testing.T) {
 	now := time.Unix(1000, 0)
 	e.c.Pods, e.c.Recheck, e.c.StatusRecheck, e.c.Now = true, 2*time.Second, 10*time.Second, func() time.Time { return now }
 	file := filepath.Join(root, "pods/redis/memory.high")
-	set := func(v string) {
-		t.Helper()
-		if err := os.WriteFile(file, []byte(v), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	set := func(v string) { t.Helper(); setFile(t, file, v) }
 	read := func(want string) {
 		t.Helper()
 		if got, err := e.Reader(nil).ReadKnob("pods/redis", cgroup.MemoryHigh); err != nil || got != want {
@@ -271,4 +260,12 @@ func writeRedisCPUs(t *testing.T, e *Executor, value string) Report {
 		t.Fatal(rep.Errors)
 	}
 	return rep
+}
+
+// setFile writes a fixture tree's file, as someone else would.
+func setFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
