@@ -68,7 +68,7 @@ type Config struct {
 	// StatusRecheck is Recheck for the files only the status reads (no
 	// decision writes them: what it shows beside the values in force),
 	// default 6 × Recheck. They need no repair, and at rest their re-reads
-	// were most of the agent's work: a few files per workload per resync.
+	// were a third of the agent's work: ten files per workload per resync.
 	StatusRecheck time.Duration
 	// Now is the clock of Recheck; default time.Now.
 	Now func() time.Time
