@@ -206,7 +206,7 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 		maps.Copy(rep.Seen[cg], files)
 	}
 	if !e.c.DryRun {
-		e.rememberPooled(ops, rep.Seen)
+		e.rememberPooled(marks, rep.Seen)
 	}
 	e.confirm(todo, ops, rep.Seen, ds, now)
 	e.forgetRestored(rep.restored, rep.written)

@@ -118,17 +118,14 @@ func (e *Executor) emitPoolMoves(moves poolMoves, marks map[cgroup.Target]poolMa
 	}
 }
 
-// rememberPooled keeps, for every file the decision marks as a pool's,
-// what it holds after this Apply where that is known (seen); the others
-// are forgotten.
-func (e *Executor) rememberPooled(ops []cgroup.Op, seen ReadBack) {
-	next := make(map[cgroup.Target]pooledFile, len(e.pooled))
-	for _, op := range ops {
-		if op.Pool == "" {
-			continue
-		}
-		if f, ok := seen[op.Cgroup][op.Knob]; ok && f.Present {
-			next[cgroup.Target{Cgroup: op.Cgroup, Knob: op.Knob}] = pooledFile{op.Pool, f.Text}
+// rememberPooled keeps, for every file the decision marks as a pool's
+// (marks), what it holds after this Apply where that is known (seen); the
+// others are forgotten.
+func (e *Executor) rememberPooled(marks map[cgroup.Target]poolMark, seen ReadBack) {
+	next := make(map[cgroup.Target]pooledFile, len(marks))
+	for t, m := range marks {
+		if f, ok := seen[t.Cgroup][t.Knob]; ok && f.Present {
+			next[t] = pooledFile{m.pool, f.Text}
 		}
 	}
 	e.pooled = next
