@@ -35,16 +35,7 @@ func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, 
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
-	for dir, fs := range map[string]map[string]string{"": files, "pods": files, "pods/redis": {"cgroup.procs": "", "cpuset.cpus": "2-3"}} {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range fs {
-			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	writeTree(t, root, map[string]map[string]string{"": files, "pods": files, "pods/redis": {"cgroup.procs": "", "cpuset.cpus": "2-3"}})
 	h, err := cgroup.Open(root, cgroup.V2)
 	if err != nil {
 		t.Fatal(err)
@@ -183,5 +174,21 @@ func TestReadBackOn(t *testing.T) {
 	}
 	if !r.Exists("pods/redis") || r.Exists("pods/gone") || r.Version() != cgroup.V2 {
 		t.Errorf("Exists or Version do not read the hierarchy")
+	}
+}
+
+// writeTree makes, under root, each directory of dirs (by its path from
+// root) with its files and their text: a cgroup tree of plain files.
+func writeTree(t *testing.T, root string, dirs map[string]map[string]string) {
+	t.Helper()
+	for dir, files := range dirs {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

@@ -44,16 +44,7 @@ func TestRemoveAllUpdatesTheStoresOnceForAll(t *testing.T) {
 	ctl := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
 	dirs := map[string]map[string]string{"": ctl, "pods": ctl, "pods/stay": {"cgroup.procs": ""},
 		"pods/p0": {"cgroup.procs": ""}, "pods/p0/c": {"cgroup.procs": "", "cpuset.cpus": "2-3"}}
-	for dir, files := range dirs {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range files {
-			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	writeTree(t, root, dirs)
 	h, err := cgroup.Open(root, cgroup.V2)
 	if err != nil {
 		t.Fatal(err)

@@ -27,16 +27,7 @@ func poolTree(t *testing.T) (*Executor, *events, string) {
 	for _, c := range []string{"a/app", "b/app", "c/app", "d/app", "e/x", "e/y"} {
 		dirs["pods/"+c] = leaf
 	}
-	for dir, fs := range dirs {
-		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range fs {
-			if err := os.WriteFile(filepath.Join(root, dir, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	writeTree(t, root, dirs)
 	h, err := cgroup.Open(root, cgroup.V2)
 	if err != nil {
 		t.Fatal(err)
