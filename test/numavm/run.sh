@@ -28,6 +28,7 @@ NUMAVM_REFRESH_KERNEL="${NUMAVM_REFRESH_KERNEL:-0}"
 NUMAVM_QUIET="${NUMAVM_QUIET:-0}"
 NUMAVM_BINS="${NUMAVM_BINS:-}"
 NUMAVM_FILES="${NUMAVM_FILES:-}"
+NUMAVM_ENV="${NUMAVM_ENV:-}"
 PKGS="${PKGS:-}"
 
 usage() {
@@ -59,6 +60,7 @@ usage: bash test/numavm/run.sh [options]
                       libraries ldd names (bash, redis-server, ...)
   --files "PATH..."   files or directories of the repository copied into the guest
                       under /src (bench/isolation -> /src/bench/isolation)
+  --env "K=V..."      more environment for every test binary (space-separated)
 USAGE
 }
 
@@ -82,6 +84,7 @@ while [ $# -gt 0 ]; do
 	--quiet) NUMAVM_QUIET=1; shift ;;
 	--bins) NUMAVM_BINS="$2"; shift 2 ;;
 	--files) NUMAVM_FILES="$2"; shift 2 ;;
+	--env) NUMAVM_ENV="$2"; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "numavm: unknown option $1" >&2; usage >&2; exit 2 ;;
 	esac

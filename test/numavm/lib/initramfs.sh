@@ -8,7 +8,15 @@
 numavm_initramfs() {
 	local root="$NUMAVM_CACHE/root" out="$NUMAVM_CACHE/initramfs.cpio.gz"
 	rm -rf "$root"
-	mkdir -p "$root"/{bin,usr/bin,tests,pkgs,numavm,dev,proc,sys,tmp,etc,root,run}
+	mkdir -p "$root"/{bin,usr/bin,tests,pkgs,numavm,dev,proc,sys,tmp,etc,root,run,var}
+	# What a Debian root has and programs expect (ip netns keeps its names in
+	# /var/run/netns, the kubelet gives host-network pods /etc/hosts and looks
+	# its user up in /etc/passwd).
+	ln -s ../run "$root/var/run"
+	printf '127.0.0.1 localhost\n::1 localhost\n' >"$root/etc/hosts"
+	: >"$root/etc/resolv.conf"
+	echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
+	echo 'root:x:0:' >"$root/etc/group"
 
 	numavm_log "build: init and locus"
 	CGO_ENABLED=0 go build -trimpath -o "$root/init" ./test/numavm/init || numavm_die "building the guest init failed"
@@ -121,6 +129,11 @@ LOCUS_NUMAVM_NUMA_BALANCING=$NUMAVM_NUMA_BALANCING
 LOCUS_NUMAVM_THREADS=$NUMAVM_THREADS
 LOCUS_NUMAVM_KERNEL=$NUMAVM_KERNEL
 ENV
+	read -r -a extra <<<"$NUMAVM_ENV"
+	for a in "${extra[@]}"; do
+		[[ $a == [A-Za-z_]*=* ]] || numavm_die "--env $a: want KEY=VALUE"
+		echo "$a"
+	done >>"$root/numavm/env"
 	{
 		echo "-test.timeout=$NUMAVM_TEST_TIMEOUT"
 		[ -z "$NUMAVM_RUN" ] || echo "-test.run=$NUMAVM_RUN"
