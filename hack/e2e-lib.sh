@@ -32,6 +32,15 @@ CTRD2_BIN=$repo/.cache/e2e/containerd2/bin
 NRI_SOCK=$E2E_DIR/nri/nri.sock
 PAUSE_IMAGE=locus.local/e2e/pause:1
 WORKLOAD_IMAGE=locus.local/e2e/workload:1
+# The node inside a QEMU guest (hack/e2e-guest.sh) runs from an initramfs: no
+# overlay module (LOCUS_E2E_SNAPSHOTTER=native), no pivot_root out of rootfs
+# (LOCUS_E2E_NO_PIVOT=1), no veth module (LOCUS_E2E_NODE_LINK=lo: the node IP on
+# the namespace's loopback) and every vCPU emulated (LOCUS_E2E_WAIT_SCALE
+# multiplies each component's start-up wait).
+E2E_SNAPSHOTTER=${LOCUS_E2E_SNAPSHOTTER:-overlayfs}
+E2E_NO_PIVOT=${LOCUS_E2E_NO_PIVOT:-0}
+E2E_NODE_LINK=${LOCUS_E2E_NODE_LINK:-veth}
+E2E_WAIT_SCALE=${LOCUS_E2E_WAIT_SCALE:-1}
 # chart (default): Locus installed by its Helm chart from the images; host: the
 # agent and scheduler as host processes, quicker to rebuild for the inner loop.
 E2E_MODE=${LOCUS_E2E_MODE:-chart}
@@ -149,7 +158,7 @@ stop() {
 # wait_for NAME SECONDS CMD...: polls CMD every 0.2 s; gives up at once when the
 # component NAME (if started by start) has left the node's cgroup, i.e. exited.
 wait_for() {
-	local name=$1 secs=$2 i
+	local name=$1 secs=$(($2 * E2E_WAIT_SCALE)) i
 	shift 2
 	for ((i = 0; i < secs * 5; i++)); do
 		if "$@" >/dev/null 2>&1; then
@@ -346,12 +355,13 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   sandbox_image = "$PAUSE_IMAGE"
   restrict_oom_score_adj = true
   [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+    snapshotter = "$E2E_SNAPSHOTTER"
     default_runtime_name = "runc"
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        NoPivotRoot = $([ "$E2E_NO_PIVOT" = 1 ] && echo true || echo false)
         Root = "$E2E_DIR/containerd/runc"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"

@@ -14,14 +14,21 @@ set -euo pipefail
 t0=$(now)
 [ "$(id -u)" = 0 ] || die "run as root (the node writes cgroups, mounts and sysctls)"
 # containerd 1.6 and runc 1.1 from Debian, installed here when missing (CI's
-# fresh machine); the shims, runc and ctr come with them.
-if ! command -v containerd >/dev/null || ! command -v runc >/dev/null; then
-	command -v apt-get >/dev/null || die "containerd and runc missing, and no apt-get to install them"
-	log "installing containerd and runc with apt-get"
+# fresh machine); the shims, runc and ctr come with them. containerd 2 needs
+# only runc from Debian.
+debs=(runc)
+tools=(runc curl openssl nsenter setsid ip sysctl)
+[ "$E2E_RUNTIME" = containerd2 ] || debs+=(containerd) tools+=(containerd containerd-shim-runc-v2 ctr)
+[ "$E2E_MODE" != chart ] || tools+=(findmnt)
+for d in "${debs[@]}"; do
+	command -v "$d" >/dev/null && continue
+	command -v apt-get >/dev/null || die "${debs[*]} missing, and no apt-get to install them"
+	log "installing ${debs[*]} with apt-get"
 	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq containerd runc >/dev/null
-fi
-for b in containerd containerd-shim-runc-v2 runc ctr curl openssl nsenter setsid ip findmnt sysctl; do
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${debs[@]}" >/dev/null
+	break
+done
+for b in "${tools[@]}"; do
 	command -v "$b" >/dev/null || die "$b missing"
 done
 case "$E2E_MODE" in
@@ -72,10 +79,16 @@ fi
 
 ip netns add "$E2E_NETNS"
 in_ns ip link set lo up
-in_ns ip link add e2e0 type veth peer name e2e1
-in_ns ip addr add "$E2E_NODE_IP/24" dev e2e0
-in_ns ip link set e2e1 up
-in_ns ip link set e2e0 up
+case "$E2E_NODE_LINK" in
+veth)
+	in_ns ip link add e2e0 type veth peer name e2e1
+	in_ns ip addr add "$E2E_NODE_IP/24" dev e2e0
+	in_ns ip link set e2e1 up
+	in_ns ip link set e2e0 up
+	;;
+lo) in_ns ip addr add "$E2E_NODE_IP/32" dev lo ;;
+*) die "LOCUS_E2E_NODE_LINK=$E2E_NODE_LINK: want veth or lo" ;;
+esac
 
 # Throw-away credentials: a CA, the apiserver's serving certificate (also for the
 # node IP), the admin's client certificate (every component acts as the admin)
@@ -83,6 +96,12 @@ in_ns ip link set e2e0 up
 (
 	cd "$E2E_DIR/pki"
 	exec 2>openssl.log
+	# A configuration of its own: the CA's extensions do not depend on the
+	# host's openssl.cnf, which a guest's initramfs does not have.
+	printf '%s\n' '[req]' 'distinguished_name = dn' 'x509_extensions = ca' '[dn]' '[ca]' \
+		'basicConstraints = critical,CA:true' 'keyUsage = critical,keyCertSign,cRLSign' \
+		'subjectKeyIdentifier = hash' >openssl.cnf
+	export OPENSSL_CONF=$PWD/openssl.cnf
 	openssl ecparam -name prime256v1 -genkey -noout -out ca.key
 	openssl req -x509 -new -key ca.key -subj /CN=locus-e2e-ca -days 2 -out ca.crt
 	cert() { # NAME SUBJECT EXTENSIONS
@@ -122,9 +141,14 @@ else
 fi
 start_containerd
 wait_for containerd 30 ctr_e2e version || die "containerd not ready"
+import=(--no-unpack=false)
+# containerd 2's transfer service unpacks for its configured snapshotter only;
+# another one is unpacked by ctr itself (--local).
+[ "$E2E_SNAPSHOTTER" = overlayfs ] || import+=(--snapshotter "$E2E_SNAPSHOTTER")
+[ "$E2E_SNAPSHOTTER" = overlayfs ] || [ "$E2E_RUNTIME" != containerd2 ] || import+=(--local)
 for img in pause.tar workload.tar locus.oci.tar locus-scheduler.oci.tar; do
 	[ "$E2E_MODE" = chart ] || [[ $img != *.oci.tar ]] || continue
-	ctr_e2e -n k8s.io images import --no-unpack=false "$E2E_IMAGES/$img" >/dev/null
+	ctr_e2e -n k8s.io images import "${import[@]}" "$E2E_IMAGES/$img" >/dev/null
 done
 kubelet_config >"$E2E_DIR/kubelet/config.yaml"
 start_kubelet
