@@ -99,12 +99,15 @@ numa-test:
 
 # End-to-end tests on a real one-node cluster of this machine (root; installs
 # containerd and runc with apt when missing): docs/e2e.md. The node is brought
-# up again for the variant beside the kubelet's static CPU manager.
+# up again for the variant beside the kubelet's static CPU manager, with
+# containerd 2 (NRI), and last inside a QEMU guest with cgroup v2 and two NUMA
+# nodes (hack/e2e-guest.sh).
 e2e:
 	hack/e2e.sh test
 	LOCUS_E2E_CPU_MANAGER=static hack/e2e.sh test -run 'TestKubeletStaticCPUManager|TestHostChecksOnTheNode'
 	LOCUS_E2E_CPU_MANAGER=static LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestKubeletStaticCPUManager
 	LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestPinned
+	hack/e2e-guest.sh
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

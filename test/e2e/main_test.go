@@ -37,6 +37,9 @@ func TestMain(m *testing.M) {
 		skipReason = "end-to-end test: runs on a real node with `make e2e` (hack/e2e.sh test), which CI runs; set LOCUS_E2E=1 with a node from hack/e2e-up.sh"
 		os.Exit(m.Run())
 	}
+	if os.Getenv("LOCUS_E2E_UP") == "1" {
+		os.Exit(upAndRun())
+	}
 	n, err := loadNode()
 	if err != nil {
 		// Asked to run but no node: that is a failure, never a skip.
@@ -78,9 +81,12 @@ func loadNode() (*e2eNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo, err := kubetest.RepoRoot()
-	if err != nil {
-		return nil, err
+	// A guest has the repository's files, not a checkout: it says where.
+	repo := os.Getenv("LOCUS_E2E_REPO")
+	if repo == "" {
+		if repo, err = kubetest.RepoRoot(); err != nil {
+			return nil, err
+		}
 	}
 	bins, _ := kubetest.FindBinaries("") // kubectl, for Kubectl(); the node runs without kwok
 	return &e2eNode{

@@ -20,15 +20,32 @@ import (
 )
 
 // cgroupRoot is the host's cgroup v1 mount, where the kubelet (cgroupRoot "/",
-// driver cgroupfs) makes kubepods in every controller.
+// driver cgroupfs) makes kubepods in every controller; in the guest's node
+// (hack/e2e-guest.sh) it is the one cgroup2 hierarchy.
 const cgroupRoot = "/sys/fs/cgroup"
 
+// cgroupV2 says the node's cgroups are one cgroup2 hierarchy.
+var cgroupV2 = func() bool {
+	_, err := os.Stat(filepath.Join(cgroupRoot, "cgroup.controllers"))
+	return err == nil
+}()
+
 // Timeouts of the waits: generous, since the machine is shared and a kubelet on
-// two cores starts a pod in seconds, not milliseconds.
-const (
-	podTimeout  = 90 * time.Second
-	fileTimeout = 30 * time.Second
+// two cores starts a pod in seconds, not milliseconds. A guest's emulated CPUs
+// are slower still: LOCUS_E2E_WAIT_SCALE multiplies them, as it does the
+// start-up waits of hack/e2e-lib.sh.
+var (
+	podTimeout  = 90 * time.Second * waitScale()
+	fileTimeout = 30 * time.Second * waitScale()
 )
+
+func waitScale() time.Duration {
+	n, err := strconv.Atoi(os.Getenv("LOCUS_E2E_WAIT_SCALE"))
+	if err != nil || n < 1 || n > 100 {
+		return 1
+	}
+	return time.Duration(n)
+}
 
 func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -150,13 +167,17 @@ func (n *e2eNode) waitRunning(t *testing.T, ns, name string) *corev1.Pod {
 	return pod
 }
 
-// podCgroup is the pod's cgroup in one v1 controller, spelled out here rather
+// podCgroup is the pod's cgroup in one v1 controller (on v2 in the one
+// hierarchy, whatever the controller), spelled out here rather
 // than taken from pkg/kube/podcgroup, so that the layout the kubelet really uses
 // is checked against the one the agent assumes: Guaranteed pods directly under
 // kubepods, the others under their QoS class.
 func (n *e2eNode) podCgroup(t testing.TB, p *corev1.Pod, controller string) string {
 	tier := map[corev1.PodQOSClass]string{corev1.PodQOSGuaranteed: "", corev1.PodQOSBurstable: "burstable",
 		corev1.PodQOSBestEffort: "besteffort"}[p.Status.QOSClass]
+	if cgroupV2 {
+		controller = ""
+	}
 	return filepath.Join(cgroupRoot, controller, "kubepods", tier, "pod"+string(p.UID))
 }
 
