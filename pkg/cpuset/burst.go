@@ -40,7 +40,9 @@ func (r Request) requestMilli() int64 {
 // and B last, and fragments go before whole cores. A domain's tier counts
 // what its fill would take from D, then C, then B, in that order of weight,
 // so the node (or L3 group) chosen is the one where the request contends
-// least, then breaks the fewest whole cores.
+// least, then breaks the fewest whole cores. Where it must stack as much on
+// one as on another, the one whose CPUs carry the least burst load wins, so
+// replicas spread evenly once every CPU carries some.
 func (v *view) staticBurst() ([]int, error) {
 	for c, f := range v.free {
 		v.cap.core[c], v.aux.core[c], v.pref.core[c], v.side.core[c] = f, 0, 0, 0
@@ -50,6 +52,7 @@ func (v *view) staticBurst() ([]int, error) {
 				v.coreLoad[c] += v.load[id]
 			}
 		}
+		v.stack.core[c] = int(v.coreLoad[c])
 		if v.coreLoad[c] > 0 {
 			for _, id := range v.ix.cores[c].cpus {
 				if v.usable.has(id) && v.load[id] == 0 {
@@ -68,6 +71,7 @@ func (v *view) staticBurst() ([]int, error) {
 	v.ix.sum(v.pref)
 	if v.loaded {
 		v.ix.sum(v.side)
+		v.ix.sum(v.stack)
 	} else { // no burst load anywhere: no CPU beside it
 		clear(v.side.l3)
 		clear(v.side.node)
@@ -81,7 +85,11 @@ func (v *view) staticBurst() ([]int, error) {
 		b := min(v.n-a, v.aux.of(d)-v.pref.of(d))
 		c := min(v.n-a-b, v.side.of(d))
 		stacked := v.n - a - b - c
-		return true, grade{tier: (stacked*k+c)*k + b}
+		g := grade{tier: (stacked*k+c)*k + b}
+		if stacked > 0 {
+			g.shared = v.stack.of(d)
+		}
+		return true, g
 	})
 	if !ok {
 		most := 0

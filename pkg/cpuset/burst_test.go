@@ -119,3 +119,35 @@ func TestStateWithWithout(t *testing.T) {
 		})
 	}
 }
+
+// Once every CPU carries burst load, a replica stacks on the node whose CPUs
+// carry the least, so replicas spread evenly over the nodes (the real node's
+// guest: two NUMA nodes of four CPUs, the seed's four go-demo replicas).
+func TestStaticBurstStacksOnTheLeastLoadedNode(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Shape{Name: "2n-4c", Sockets: 1, NUMAPerSocket: 2, L3PerNUMA: 1,
+		CoresPerSocket: 8, ThreadsPerCore: 1, Siblings: fixture.SiblingsSplit, MemoryPerNode: 2 << 30})
+	req := Request{CPUs: 4, Policy: StaticBurst, RequestMilli: 1000}
+	for _, replicas := range []int{4, 6, 8} {
+		st := State{BurstMilli: map[int]int64{}}
+		held := map[int]int{}
+		for i := range replicas {
+			res, err := Allocate(topo, st, cpuset.New(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.NUMANodes) != 1 {
+				t.Fatalf("replica %d on %s spans nodes %v", i, res.CPUs, res.NUMANodes)
+			}
+			for _, id := range res.CPUs.UnsortedList() {
+				held[id]++
+			}
+			st = st.With(res, req)
+		}
+		most := (replicas*4 + 7) / 8
+		for id, n := range held {
+			if n > most {
+				t.Errorf("%d replicas: cpu %d holds %d, want at most %d (%v)", replicas, id, n, most, held)
+			}
+		}
+	}
+}

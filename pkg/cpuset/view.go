@@ -31,10 +31,10 @@ type view struct {
 	// cap is the policy's capacity per core, aux and pref the counts its
 	// grade looks at (see policy.go); all summed per L3 group and node.
 	cap, aux, pref measure
-	// side is static-burst's count of free threads beside burst load, and
-	// coreLoad its burst load per core.
-	side     measure
-	coreLoad []int64
+	// side is static-burst's count of free threads beside burst load,
+	// coreLoad its burst load per core and stack that load summed per domain.
+	side, stack measure
+	coreLoad    []int64
 	// shareBuf is scratch for distribute-across-numa's per-node shares.
 	shareBuf []visit
 	// burstBuf is scratch for static-burst's CPU classes: fragments, threads
@@ -47,7 +47,7 @@ func (ix *index) allocView() *view {
 		ix: ix, usable: newBitset(ix.words), taken: newBitset(ix.words),
 		load: make([]int64, ix.words*64), free: make([]int, len(ix.cores)), whole: make([]bool, len(ix.cores)),
 		coreLoad: make([]int64, len(ix.cores)),
-		cap:      ix.newMeasure(), aux: ix.newMeasure(), pref: ix.newMeasure(), side: ix.newMeasure(),
+		cap:      ix.newMeasure(), aux: ix.newMeasure(), pref: ix.newMeasure(), side: ix.newMeasure(), stack: ix.newMeasure(),
 	}
 }
 
