@@ -31,7 +31,7 @@ if ! command -v runc >/dev/null; then
 fi
 
 rel() { realpath --relative-to="$repo" "$1"; }
-files=(hack deploy/helm/locus/crds pkg/kube/kubetest/testdata pkg/kube/nodeagent/testdata)
+files=(hack deploy/helm/locus/crds pkg/kube/kubetest/testdata pkg/kube/nodeagent/testdata pkg/scheduler/integration/testdata)
 for b in etcd kube-apiserver kubectl; do files+=("$(rel "$CP_BIN/$b")"); done
 for b in kubelet kube-controller-manager locus locus-scheduler; do files+=("$(rel "$E2E_BIN/$b")"); done
 for b in containerd containerd-shim-runc-v2 ctr; do files+=("$(rel "$CTRD2_BIN/$b")"); done
