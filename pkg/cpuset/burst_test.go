@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -52,17 +53,8 @@ func TestStaticBurst(t *testing.T) {
 // last: the seed's "avoids physical-core contention".
 func TestStaticBurstReplicasDoNotStack(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Intel2S96C)
-	req := Request{CPUs: 4, Policy: StaticBurst, RequestMilli: 1000}
-	st := State{BurstMilli: map[int]int64{}}
 	owner := map[int]int{} // core -> replica
-	for i := range 8 {
-		res, err := Allocate(topo, st, cpuset.New(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.NUMANodes) != 1 {
-			t.Fatalf("replica %d on %s spans nodes %v", i, res.CPUs, res.NUMANodes)
-		}
+	for i, res := range goDemoReplicas(t, topo, 8) {
 		for _, id := range res.CPUs.UnsortedList() {
 			c, _ := topo.CPU(id)
 			if o, ok := owner[c.Core]; ok && o != i {
@@ -70,8 +62,29 @@ func TestStaticBurstReplicasDoNotStack(t *testing.T) {
 			}
 			owner[c.Core] = i
 		}
-		st = st.With(res, req)
 	}
+}
+
+// goDemoReplicas places n replicas of the seed's go-demo (request 1, limit 4)
+// one after the other on an idle node, each seeing the ones before, and fails
+// the test if one spans NUMA nodes.
+func goDemoReplicas(t *testing.T, topo *topology.Topology, n int) []Result {
+	t.Helper()
+	req := Request{CPUs: 4, Policy: StaticBurst, RequestMilli: 1000}
+	st := State{BurstMilli: map[int]int64{}}
+	out := make([]Result, 0, n)
+	for i := range n {
+		res, err := Allocate(topo, st, cpuset.New(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.NUMANodes) != 1 {
+			t.Fatalf("replica %d on %s spans nodes %v", i, res.CPUs, res.NUMANodes)
+		}
+		st = st.With(res, req)
+		out = append(out, res)
+	}
+	return out
 }
 
 func TestBurstShare(t *testing.T) {
@@ -126,22 +139,12 @@ func TestStateWithWithout(t *testing.T) {
 func TestStaticBurstStacksOnTheLeastLoadedNode(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Shape{Name: "2n-4c", Sockets: 1, NUMAPerSocket: 2, L3PerNUMA: 1,
 		CoresPerSocket: 8, ThreadsPerCore: 1, Siblings: fixture.SiblingsSplit, MemoryPerNode: 2 << 30})
-	req := Request{CPUs: 4, Policy: StaticBurst, RequestMilli: 1000}
 	for _, replicas := range []int{4, 6, 8} {
-		st := State{BurstMilli: map[int]int64{}}
 		held := map[int]int{}
-		for i := range replicas {
-			res, err := Allocate(topo, st, cpuset.New(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(res.NUMANodes) != 1 {
-				t.Fatalf("replica %d on %s spans nodes %v", i, res.CPUs, res.NUMANodes)
-			}
+		for _, res := range goDemoReplicas(t, topo, replicas) {
 			for _, id := range res.CPUs.UnsortedList() {
 				held[id]++
 			}
-			st = st.With(res, req)
 		}
 		most := (replicas*4 + 7) / 8
 		for id, n := range held {

@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/cpuset"
 )
 
@@ -19,19 +17,11 @@ import (
 func TestGuestMemoryLocality(t *testing.T) {
 	n := needGuest(t)
 	ns := n.namespace(t, "guest-locality")
-	pod := n.createPod(t, ns, podSpec{name: "redis-locality", annotations: map[string]string{
-		"cpuset-scheduler":              "true",
-		"koordinator.sh/memoryLocality": `{"policy": "bestEffort"}`,
-	}, cpu: "1", memory: "128Mi/128Mi", args: []string{"-mem", "64Mi"}})
-	pod = n.waitRunning(t, ns, pod.Name)
+	pod := n.localityPod(t, ns)
 	cpus := waitCPUs(t, n.containerCgroup(t, pod, "w", ""), 1)
 	e := n.waitEvent(t, ns, "Pod", pod.Name, corev1.EventTypeNormal, "MemoryLocalitySuccess", "cur local memory ratio")
 	t.Logf("cpus %s: %s: %s", cpus, e.Reason, e.Message)
-	for _, reason := range []string{"MemoryLocalitySkipped", "MemoryLocalityFailed"} {
-		if got := n.events(t, ns, "Pod", pod.Name, reason); len(got) > 0 {
-			t.Errorf("%s: %s", reason, got[0].Message)
-		}
-	}
+	n.noEvents(t, ns, pod.Name, "MemoryLocalitySkipped", "MemoryLocalityFailed")
 	if got, want := readFile(t, n.containerCgroup(t, pod, "w", "")+"/cpuset.mems"), nodesOf(t, cpus); got != want {
 		t.Errorf("cpuset.mems = %s, want %s, the node of cpus %s", got, want, cpus)
 	}
@@ -66,10 +56,7 @@ func nodesOf(t *testing.T, cpus cpuset.CPUSet) string {
 // agent reports MemoryLocalitySuccess with the local ratio.
 func TestGuestSeedMemoryLocality(t *testing.T) {
 	n := needGuest(t)
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ml-config.yaml"))
-	t.Cleanup(func() {
-		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
-	})
+	n.sloConfigFrom(t, "ml-config.yaml")
 	ns := n.namespace(t, "seed-locality")
 	p := n.applySeed(t, ns, "pkg/kube/nodeagent/testdata/redis-cpuset.yaml", "-mem", "64Mi").Pods[0]
 	p = n.waitRunning(t, ns, p.Name)
@@ -84,9 +71,5 @@ func TestGuestSeedMemoryLocality(t *testing.T) {
 	if got, want := readFile(t, filepath.Join(container, "cpuset.mems")), nodesOf(t, cpus); got != want {
 		t.Errorf("cpuset.mems = %s, want %s, the node of cpus %s", got, want, cpus)
 	}
-	for _, reason := range []string{"MemoryLocalitySkipped", "MemoryLocalityFailed"} {
-		if got := n.events(t, ns, "Pod", p.Name, reason); len(got) > 0 {
-			t.Errorf("%s: %s", reason, got[0].Message)
-		}
-	}
+	n.noEvents(t, ns, p.Name, "MemoryLocalitySkipped", "MemoryLocalityFailed")
 }

@@ -1,14 +1,11 @@
 package e2e
 
 import (
-	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Scenario 3: a pod bound to a CPU of its own that asks for memory locality, on
@@ -17,17 +14,11 @@ import (
 func TestMemoryLocalityOneNUMANode(t *testing.T) {
 	n := need(t)
 	ns := n.namespace(t, "locality")
-	pod := n.createPod(t, ns, podSpec{name: "redis-locality", annotations: map[string]string{
-		"cpuset-scheduler":              "true",
-		"koordinator.sh/memoryLocality": `{"policy": "bestEffort"}`,
-	}, cpu: "1", memory: "128Mi/128Mi", args: []string{"-mem", "64Mi"}})
-	pod = n.waitRunning(t, ns, pod.Name)
+	pod := n.localityPod(t, ns)
 	n.waitEvent(t, ns, "Pod", pod.Name, corev1.EventTypeNormal, "CPUsAssigned")
 	e := n.waitEvent(t, ns, "Pod", pod.Name, corev1.EventTypeNormal, "MemoryLocalitySkipped", "no target numa")
 	t.Logf("%s: %s", e.Reason, e.Message)
-	if got := n.events(t, ns, "Pod", pod.Name, "MemoryLocalityFailed"); len(got) > 0 {
-		t.Errorf("MemoryLocalityFailed: %s", got[0].Message)
-	}
+	n.noEvents(t, ns, pod.Name, "MemoryLocalityFailed")
 	// Its memory is on node 0, the only one, as its cpuset.mems says.
 	if got := readFile(t, n.containerCgroup(t, pod, "w", "cpuset")+"/cpuset.mems"); got != "0" {
 		t.Errorf("cpuset.mems = %s, want 0", got)
@@ -42,10 +33,7 @@ func TestMemoryLocalityOneNUMANode(t *testing.T) {
 // memory locality off, so that pod hears nothing at all.
 func TestMemoryLocalitySeedConfig(t *testing.T) {
 	n := need(t)
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ml-config.yaml"))
-	t.Cleanup(func() {
-		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
-	})
+	n.sloConfigFrom(t, "ml-config.yaml")
 	ns := n.namespace(t, "locality-seed")
 	ls := map[string]string{"koordinator.sh/qosClass": "LS"}
 	pinned := n.createPod(t, ns, podSpec{name: "ls-pinned", labels: ls,
@@ -75,6 +63,27 @@ func TestMemoryLocalitySeedConfig(t *testing.T) {
 					t.Errorf("%s: %s with an empty node list: %q", p.Name, reason, e.Message)
 				}
 			}
+		}
+	}
+}
+
+// localityPod starts a pod bound to one CPU of its own that asks for memory
+// locality (bestEffort) and touches 64 MiB, and returns it running.
+func (n *e2eNode) localityPod(t *testing.T, ns string) *corev1.Pod {
+	t.Helper()
+	pod := n.createPod(t, ns, podSpec{name: "redis-locality", annotations: map[string]string{
+		"cpuset-scheduler":              "true",
+		"koordinator.sh/memoryLocality": `{"policy": "bestEffort"}`,
+	}, cpu: "1", memory: "128Mi/128Mi", args: []string{"-mem", "64Mi"}})
+	return n.waitRunning(t, ns, pod.Name)
+}
+
+// noEvents fails the test for each of the reasons the pod has an Event of.
+func (n *e2eNode) noEvents(t *testing.T, ns, pod string, reasons ...string) {
+	t.Helper()
+	for _, reason := range reasons {
+		if got := n.events(t, ns, "Pod", pod, reason); len(got) > 0 {
+			t.Errorf("%s: %s", reason, got[0].Message)
 		}
 	}
 }

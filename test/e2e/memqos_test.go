@@ -17,9 +17,13 @@ const memcgDefaultSoftLimit = "9223372036854771712"
 
 // The seed's ack-slo-config, memory QoS on for the LS and BE classes, for the
 // duration of one test.
-func (n *e2eNode) sloConfig(t *testing.T) {
+func (n *e2eNode) sloConfig(t *testing.T) { n.sloConfigFrom(t, "ack-slo-config.yaml") }
+
+// sloConfigFrom applies a seed's ack-slo-config from pkg/kube/kubetest/testdata
+// for the duration of one test.
+func (n *e2eNode) sloConfigFrom(t *testing.T, file string) {
 	t.Helper()
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ack-slo-config.yaml"))
+	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata", file))
 	t.Cleanup(func() {
 		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
 	})
