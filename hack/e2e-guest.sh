@@ -23,12 +23,8 @@ done
 
 hack/build-controlplane.sh
 LOCUS_E2E_RUNTIME=containerd2 hack/e2e-build.sh
-# runc from Debian, copied in with its libraries (the host's e2e installs it too).
-if ! command -v runc >/dev/null; then
-	command -v apt-get >/dev/null || die "runc missing, and no apt-get to install it"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runc >/dev/null
-fi
+# runc from Debian, copied in with its libraries.
+apt_install runc
 
 rel() { realpath --relative-to="$repo" "$1"; }
 files=(hack deploy/helm/locus/crds pkg/kube/kubetest/testdata pkg/kube/nodeagent/testdata pkg/scheduler/integration/testdata)

@@ -70,6 +70,20 @@ die() {
 
 in_ns() { nsenter --net="/run/netns/$E2E_NETNS" -- "$@"; }
 
+# apt_install PKG...: installs the Debian packages whose command of the same
+# name is missing (CI's fresh machine), all of them with one apt-get.
+apt_install() {
+	local p
+	for p in "$@"; do
+		command -v "$p" >/dev/null && continue
+		command -v apt-get >/dev/null || die "$* missing, and no apt-get to install them"
+		log "installing $* with apt-get"
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+		return
+	done
+}
+
 # The node's own cgroup: every process started for the node (each component, and
 # what it starts: containerd's shims, runc, mount helpers) is in it, so down finds
 # all of them whatever state up reached, and a pid is the component's only while

@@ -20,14 +20,7 @@ debs=(runc)
 tools=(runc curl openssl nsenter setsid ip sysctl)
 [ "$E2E_RUNTIME" = containerd2 ] || debs+=(containerd) tools+=(containerd containerd-shim-runc-v2 ctr)
 [ "$E2E_MODE" != chart ] || tools+=(findmnt)
-for d in "${debs[@]}"; do
-	command -v "$d" >/dev/null && continue
-	command -v apt-get >/dev/null || die "${debs[*]} missing, and no apt-get to install them"
-	log "installing ${debs[*]} with apt-get"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${debs[@]}" >/dev/null
-	break
-done
+apt_install "${debs[@]}"
 for b in "${tools[@]}"; do
 	command -v "$b" >/dev/null || die "$b missing"
 done
