@@ -82,7 +82,12 @@ func ParseClassConfig(raw string) (map[string]Settings, error) {
 	}
 	doc, err := yaml.YAMLToJSON([]byte(raw)) // JSON is YAML too
 	if err != nil {
-		return nil, fmt.Errorf("%s: not JSON or YAML: %v", ConfigKeyResourceQoS, err)
+		// The parser's text can quote a whole nested key: cut it.
+		msg := err.Error()
+		if len(msg) > 120 {
+			msg = msg[:120] + "..."
+		}
+		return nil, fmt.Errorf("%s: not JSON or YAML: %s", ConfigKeyResourceQoS, msg)
 	}
 	var root struct {
 		ClusterStrategy map[string]json.RawMessage `json:"clusterStrategy"`

@@ -135,7 +135,7 @@ func ParseCPUBurstConfig(raw string, nodeLabels map[string]string) (cpuburst.Nod
 	}
 	doc, err := yaml.YAMLToJSON([]byte(raw))
 	if err != nil {
-		return cpuburst.NodeConfig{}, fmt.Errorf("%s: %v", ConfigKeyCPUBurst, err)
+		return cpuburst.NodeConfig{}, fmt.Errorf("%s: %s", ConfigKeyCPUBurst, yamlError(err))
 	}
 	q, err := qosForNode(string(doc), nodeLabels)
 	if err != nil {
@@ -200,4 +200,15 @@ func CPUBurstOf(annotations map[string]string) (*cpuburst.Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// yamlError is the YAML parser's complaint cut to 120 bytes: it can quote a
+// whole nested key of the text, which would carry a ConfigMap's bytes into
+// logs and Events.
+func yamlError(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "..."
+	}
+	return s
 }
