@@ -177,6 +177,7 @@ const OriginalsFile = "originals.json"
 // Close releases the agent lock. It leaves workloads running.
 func (a *Agent) Close() {
 	a.loc.Stop()
+	a.exec.Close()
 	if a.lock != nil {
 		a.lock.Close()
 		a.lock = nil

@@ -34,8 +34,9 @@ type batchPlan struct {
 	steps  []step
 	last   map[*item]string // each changing item's final value
 	forget []string         // keys of restored originals, dropped once written
-	// defaults are items of FromDefaults cgroups given a default original:
-	// recorded even if unchanged, since Locus's value is already there.
+	// defaults are items of marked cgroups given their original by the
+	// mark (FromDefaults, ChildrenFromParent): recorded even if unchanged,
+	// since Locus's value may already be there.
 	defaults []*item
 	// reset holds the originals of files the kernel resets when an item
 	// changes (Spec.Resets), by key: recorded with the item's own.
@@ -80,13 +81,21 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 	for _, it := range items {
 		if it.idx < len(b.Ops) {
 			it.want = wants[it.idx]
-			if mark := w.markOf(it.rel); mark != NoMark {
-				if _, known := w.store.Original(it.key); !known && mark == LeaveAlone {
+			if mark := w.markOf(it.rel, it.spec.Knob); mark != NoMark {
+				_, known := w.store.Original(it.key)
+				switch {
+				case known:
+				case mark == LeaveAlone:
 					r := &rep.Results[it.idx]
 					r.Outcome, r.After = NoOriginal, it.cur
 					r.Reason = "its original was in a damaged originals checkpoint; left alone"
 					continue
-				} else if !known {
+				case mark == ChildrenFromParent:
+					if v, ok := w.parentOriginal(it.rel, it.pl); ok {
+						it.orig = v
+						p.defaults = append(p.defaults, it)
+					}
+				default:
 					if it.orig, err = w.defaultOriginal(it, rd); err != nil {
 						return nil, rep, err
 					}
@@ -237,21 +246,28 @@ func (w *Writer) originalOf(t Target, pl *Placement, cur string) string {
 	if cur != "" || w.h.version != V1 || (t.Knob != CPUSetCPUs && t.Knob != CPUSetMems) {
 		return cur
 	}
-	parent := filepath.Dir(t.Cgroup)
-	if parent == "." || parent == "/" || CheckRel(parent) != nil {
-		return cur
-	}
-	if v, ok := w.store.Original(OriginalKey(*pl, parent)); ok {
-		return v
-	}
-	path, err := w.h.file(pl.Controller, parent, pl.File)
-	if err != nil {
-		return cur
-	}
-	if v, err := w.h.readFile(path); err == nil {
+	if v, ok := w.parentOriginal(t.Cgroup, pl); ok {
 		return v
 	}
 	return cur
+}
+
+// parentOriginal is the original of the same file in rel's parent: its
+// recorded original where Locus changed it, else its current text.
+func (w *Writer) parentOriginal(rel string, pl *Placement) (string, bool) {
+	parent := filepath.Dir(rel)
+	if parent == "." || parent == "/" || CheckRel(parent) != nil {
+		return "", false
+	}
+	if v, ok := w.store.Original(OriginalKey(*pl, parent)); ok {
+		return v, true
+	}
+	path, err := w.h.file(pl.Controller, parent, pl.File)
+	if err != nil {
+		return "", false
+	}
+	v, err := w.h.readFile(path)
+	return v, err == nil
 }
 
 func dirOf(path string) string { return filepath.Dir(path) }

@@ -17,19 +17,33 @@ const (
 	// LeaveAlone marks a cgroup whose originals were in a damaged
 	// checkpoint: a file without a recorded original is not written.
 	LeaveAlone Mark = "leave-alone"
+	// ChildrenFromParent marks a pod's cgroup whose containers Locus may
+	// give a cpuset as they appear, before their original is on disk
+	// (Covered): the cpuset files of the cgroups below it take their
+	// parent's original, the value a runtime gives a container of a pod no
+	// one pins, even when they already hold Locus's value (a runtime that
+	// created them with it). The pod's own files are not covered.
+	ChildrenFromParent Mark = "children-from-parent"
 )
 
 // CgroupMarker is an OriginalStore that also keeps Marks; a Writer honours
-// them when its store is one. A mark covers the cgroup and those below it.
+// them when its store is one. A mark covers the cgroup and those below it
+// (ChildrenFromParent only those below).
 type CgroupMarker interface {
 	CgroupMark(rel string) Mark
 }
 
-func (w *Writer) markOf(rel string) Mark {
-	if m, ok := w.store.(CgroupMarker); ok {
-		return m.CgroupMark(rel)
+// markOf is the mark that applies to a file of knob in rel.
+func (w *Writer) markOf(rel string, knob Knob) Mark {
+	m, ok := w.store.(CgroupMarker)
+	if !ok {
+		return NoMark
 	}
-	return NoMark
+	mark := m.CgroupMark(rel)
+	if mark == ChildrenFromParent && knob != CPUSetCPUs && knob != CPUSetMems {
+		return NoMark
+	}
+	return mark
 }
 
 // kernelDefaults are the values a new cgroup's files start with, by knob,

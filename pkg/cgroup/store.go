@@ -98,6 +98,8 @@ type FileStore struct {
 	marks   map[string]Mark
 	existed bool   // the file was there when opened
 	damage  string // why the file found was set aside; "" if it was fine
+	// unsaved: data holds records of Covered not on disk yet.
+	unsaved bool
 }
 
 // OpenFileStore loads path (a missing file is an empty store), creating its
@@ -225,16 +227,29 @@ func (s *FileStore) update(change func(map[string]string) bool) error {
 	if err := s.save(next, s.marks); err != nil {
 		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
 	}
-	s.data = next
+	s.data, s.unsaved = next, false
 	return nil
 }
 
 // SetMark marks cgroups (NoMark clears them), durably.
 func (s *FileStore) SetMark(m Mark, rels ...string) error {
+	return s.setMarks(m, rels, true)
+}
+
+// MarkUnmarked marks, durably, those of rels that carry no mark of their
+// own: a cgroup marked otherwise keeps what it says.
+func (s *FileStore) MarkUnmarked(m Mark, rels ...string) error {
+	return s.setMarks(m, rels, false)
+}
+
+func (s *FileStore) setMarks(m Mark, rels []string, overwrite bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := maps.Clone(s.marks)
 	for _, rel := range rels {
+		if _, marked := next[rel]; marked && !overwrite {
+			continue
+		}
 		if m == NoMark {
 			delete(next, rel)
 		} else {
@@ -247,16 +262,21 @@ func (s *FileStore) SetMark(m Mark, rels ...string) error {
 	if err := s.save(s.data, next); err != nil {
 		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
 	}
-	s.marks = next
+	s.marks, s.unsaved = next, false
 	return nil
 }
 
-// CgroupMark returns the mark of rel or of its nearest marked ancestor.
+// CgroupMark returns the mark of rel or of its nearest marked ancestor; a
+// ChildrenFromParent mark covers only the cgroups below its own.
 func (s *FileStore) CgroupMark(rel string) Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.markLocked(rel)
+}
+
+func (s *FileStore) markLocked(rel string) Mark {
 	for p, ok := rel, true; ok; p, ok = parentRel(p) {
-		if m, found := s.marks[p]; found {
+		if m, found := s.marks[p]; found && (m != ChildrenFromParent || p != rel) {
 			return m
 		}
 	}

@@ -188,7 +188,31 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 	e.containers = t.Containers
 	rep := e.write(ops, restores, t.Owner)
 	e.applyCoreIsolation(rd.Desired.Workloads, t.Cgroups)
+	if err := e.FlushOriginals(); err != nil {
+		rep.Errors = append(rep.Errors, err)
+	}
 	return rep
+}
+
+// Close saves what FlushOriginals saves, as the agent stops; a failure is
+// logged (the pods' marks give those originals back after a restart).
+func (e *Executor) Close() {
+	if err := e.FlushOriginals(); err != nil {
+		e.c.Log.Warn("originals of new containers not saved", "err", err)
+	}
+}
+
+// FlushOriginals saves the originals that the new containers' early writes
+// kept in memory (cgroup.FileStore.Covered): once a reconcile, not once a
+// container. A nil Executor (an agent that never started) has none.
+func (e *Executor) FlushOriginals() error {
+	if e == nil || e.c.DryRun {
+		return nil
+	}
+	if f, ok := e.c.Originals.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
 }
 
 // write carries out the writes and restores, but those of files confirmed

@@ -14,16 +14,19 @@
 // The same cpusets, found by the pod's UID (PodCPUSet), answer the NRI
 // plugin for a container whose creation the loop did not decide in time.
 //
-// The writes keep originals in the agent's own store, so the value a new
-// container's cgroup had (its pod's, as the runtime made it; on v1 the
-// pod's when caught before the runtime filled it, see cgroup.Writer) is
-// recorded as its original before the first write, as for every other
-// write: without
-// it, the reconcile that later lists the container would take Locus's value
-// for the original, and undoing Locus (the chart's uninstall) would leave
-// the container pinned. The Writer is the Pinner's own, not the agent's:
-// the agent's is held for the whole of a reconcile's writes, which this
-// path exists not to wait for.
+// The writes keep originals in the agent's own store: without them, the
+// reconcile that later lists the container would take Locus's value for
+// the original, and undoing Locus (the chart's uninstall) would leave the
+// container pinned. A container's original cpuset is its pod's original,
+// the value a runtime gives a container of a pod no one pins: a decided
+// pod's cgroup is marked so (cgroup.ChildrenFromParent, durably, once,
+// when the pod is first decided), and the containers' originals reach the
+// disk with the store's next save (cgroup.FileStore.Covered), not before
+// each write. A save of the whole originals file per container came after
+// the container's first instruction under a burst of pods; a crash before
+// the save loses nothing the mark does not give back. The Writer is the
+// Pinner's own, not the agent's: the agent's is held for the whole of a
+// reconcile's writes, which this path exists not to wait for.
 package earlypin
 
 import (
@@ -54,6 +57,7 @@ type Pinner struct {
 	driver podcgroup.Driver
 	pods   map[string]pod              // by the pod cgroup's directory
 	sets   map[string]decide.PodCPUSet // the last decision's, by pod cgroup
+	marked map[string]bool             // pod cgroups marked ChildrenFromParent
 	// pending are the containers seen in a directory not decided yet, by
 	// directory: its pod was listed but its decision is not out yet.
 	pending  map[string][]string
@@ -83,15 +87,19 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 	if h == nil || store == nil {
 		return
 	}
+	marked, ws := p.mark(h, store, sets)
 	pods := make(map[string]pod, len(sets))
 	for cg, set := range sets {
+		if !marked[cg] {
+			continue
+		}
 		if dir, err := h.Dir(cgroup.CPUSet, cg); err == nil {
 			pods[dir] = pod{cgroup: cg, set: set}
 		}
 	}
 	p.mu.Lock()
 	if p.w == nil || p.h != h || p.store != store {
-		w, err := cgroup.NewWriter(h, store)
+		w, err := cgroup.NewWriter(h, ws)
 		if err != nil {
 			p.mu.Unlock()
 			p.log.Warn("new containers wait for the reconcile", "err", err)
@@ -99,7 +107,7 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 		}
 		p.w, p.h, p.store = w, h, store
 	}
-	p.pods, p.sets, p.driver = pods, sets, driver
+	p.pods, p.sets, p.driver, p.marked = pods, sets, driver, marked
 	var ops []cgroup.Op
 	for dir, names := range p.pending {
 		if pd, ok := pods[dir]; ok {
@@ -112,6 +120,41 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 	p.npending = 0
 	p.mu.Unlock()
 	p.write(ops)
+}
+
+// mark marks the pod cgroups of sets ChildrenFromParent where store keeps
+// marks, those not marked before in one durable update, and returns the
+// pods whose containers may be written early and the store to write them
+// with. A pod whose mark cannot be saved waits for the reconcile; a store
+// without marks (a test's, a dry run's) records every original as it
+// always does.
+func (p *Pinner) mark(h *cgroup.Hierarchy, store cgroup.OriginalStore, sets map[string]decide.PodCPUSet) (map[string]bool, cgroup.OriginalStore) {
+	marked := make(map[string]bool, len(sets))
+	fs, ok := store.(*cgroup.FileStore)
+	if !ok {
+		for cg := range sets {
+			marked[cg] = true
+		}
+		return marked, store
+	}
+	p.mu.Lock()
+	var fresh []string
+	for cg := range sets {
+		if p.marked[cg] && p.store == store {
+			marked[cg] = true
+		} else {
+			fresh = append(fresh, cg)
+		}
+	}
+	p.mu.Unlock()
+	if err := fs.MarkUnmarked(cgroup.ChildrenFromParent, fresh...); err != nil {
+		p.log.Warn("new containers of these pods wait for the reconcile", "pods", len(fresh), "err", err)
+	} else {
+		for _, cg := range fresh {
+			marked[cg] = true
+		}
+	}
+	return marked, fs.Covered(h.Version())
 }
 
 // Listed is told the container directories found in dir, a pod's cgroup

@@ -22,7 +22,7 @@ func tree(t *testing.T, pods ...string) (*cgroup.Hierarchy, *cgroup.MemoryStore,
 	parent := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
 	dirs := map[string]map[string]string{"": parent, "kubepods": parent}
 	for _, p := range pods {
-		dirs[p] = parent
+		dirs[p] = map[string]string{"cgroup.subtree_control": "cpuset cpu memory", "cpuset.cpus": "0-7", "cpuset.mems": "0-1"}
 		dirs[p+"/"+cid] = map[string]string{"cgroup.procs": "", "cpuset.cpus": "0-7", "cpuset.mems": "0-1"}
 		dirs[p+"/conmon"] = map[string]string{"cgroup.procs": "", "cpuset.cpus": "0-7", "cpuset.mems": "0-1"}
 	}
@@ -185,5 +185,75 @@ func TestPodCPUSet(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With the agent's file store a decided pod's cgroup is marked, durably,
+// before any of its containers is written early; a container's original is
+// its pod's, kept in memory until the agent's next save, so that the write
+// does not wait for the disk. A pod whose mark cannot be saved is left to
+// the reconcile.
+func TestCreatedWithTheAgentsStore(t *testing.T) {
+	h, _, root := tree(t, "kubepods/poda", "kubepods/podb")
+	path := filepath.Join(t.TempDir(), "originals.json")
+	store, err := cgroup.OpenFileStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(nil)
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	onDisk := func() *cgroup.FileStore {
+		s, err := cgroup.OpenFileStore(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if m := onDisk().CgroupMark("kubepods/poda/" + cid); m != cgroup.ChildrenFromParent {
+		t.Fatalf("the decided pod's containers on disk are marked %q, want %q", m, cgroup.ChildrenFromParent)
+	}
+	p.Created(filepath.Join(root, "kubepods/poda"), cid)
+	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "2-3" || mems != "1" {
+		t.Fatalf("the decided pod's new container: cpuset.cpus %s, cpuset.mems %s; want 2-3, 1", cpus, mems)
+	}
+	key := "kubepods/poda/" + cid + "/cpuset.cpus"
+	if got, ok := store.Original(key); !ok || got != "0-7" {
+		t.Errorf("original in memory: %q %v, want 0-7", got, ok)
+	}
+	if _, ok := onDisk().Original(key); ok {
+		t.Error("the early write waited for its original to be saved")
+	}
+	// A container the runtime created with the pod's cpuset already (NRI)
+	// needs no write, and still gets the pod's original, not Locus's value.
+	const nri = "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+	dir := filepath.Join(root, "kubepods/poda", nri)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"cgroup.procs": "", "cpuset.cpus": "2-3", "cpuset.mems": "1"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Created(filepath.Join(root, "kubepods/poda"), nri)
+	if got, ok := store.Original("kubepods/poda/" + nri + "/cpuset.cpus"); !ok || got != "0-7" {
+		t.Errorf("original of the container created pinned: %q %v, want the pod's 0-7", got, ok)
+	}
+	if err := store.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := onDisk().Original(key); !ok || got != "0-7" {
+		t.Errorf("original on disk after Flush: %q %v, want 0-7", got, ok)
+	}
+
+	// The directory of the store's file gone: the new pod's mark cannot be
+	// saved, so its container keeps its cpuset until the reconcile.
+	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}, "kubepods/podb": {Mems: "0", CPUs: "5"}})
+	p.Created(filepath.Join(root, "kubepods/podb"), cid)
+	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
+		t.Errorf("written early without its pod's mark on disk: cpuset.cpus %s", cpus)
 	}
 }
