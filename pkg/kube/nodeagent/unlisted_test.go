@@ -117,6 +117,13 @@ func (n *node) postRunning(pod *corev1.Pod, names ...string) {
 // sees it without its files.
 func (k *fakeKubelet) mkcgAtomic(rel string) {
 	k.t.Helper()
+	k.mkcgHolding(rel, nil)
+}
+
+// mkcgHolding is mkcgAtomic with the files of values holding those values
+// from the start, as a runtime creating a container with them (NRI).
+func (k *fakeKubelet) mkcgHolding(rel string, values map[string]string) {
+	k.t.Helper()
 	parent := filepath.Dir(rel)
 	for _, c := range k.controllers() {
 		files := v2Files
@@ -130,6 +137,9 @@ func (k *fakeKubelet) mkcgAtomic(rel string) {
 		for name, val := range files {
 			if c == "cpuset" && strings.HasPrefix(name, "cpuset.") {
 				val = k.get(c, parent, name) // v1 copies the parent's
+			}
+			if v, ok := values[name]; ok {
+				val = v
 			}
 			if err := os.WriteFile(filepath.Join(stage, name), []byte(val+"\n"), 0o644); err != nil {
 				k.t.Fatal(err)
