@@ -83,11 +83,7 @@ func ParseClassConfig(raw string) (map[string]Settings, error) {
 	doc, err := yaml.YAMLToJSON([]byte(raw)) // JSON is YAML too
 	if err != nil {
 		// The parser's text can quote a whole nested key: cut it.
-		msg := err.Error()
-		if len(msg) > 120 {
-			msg = msg[:120] + "..."
-		}
-		return nil, fmt.Errorf("%s: not JSON or YAML: %s", ConfigKeyResourceQoS, msg)
+		return nil, fmt.Errorf("%s: not JSON or YAML: %s", ConfigKeyResourceQoS, topology.Quote(err.Error()))
 	}
 	var root struct {
 		ClusterStrategy map[string]json.RawMessage `json:"clusterStrategy"`

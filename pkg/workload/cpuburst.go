@@ -135,7 +135,8 @@ func ParseCPUBurstConfig(raw string, nodeLabels map[string]string) (cpuburst.Nod
 	}
 	doc, err := yaml.YAMLToJSON([]byte(raw))
 	if err != nil {
-		return cpuburst.NodeConfig{}, fmt.Errorf("%s: %s", ConfigKeyCPUBurst, yamlError(err))
+		// The parser's text can quote a whole nested key: cut it.
+		return cpuburst.NodeConfig{}, fmt.Errorf("%s: %s", ConfigKeyCPUBurst, topology.Quote(err.Error()))
 	}
 	q, err := qosForNode(string(doc), nodeLabels)
 	if err != nil {
@@ -200,15 +201,4 @@ func CPUBurstOf(annotations map[string]string) (*cpuburst.Config, error) {
 		return nil, err
 	}
 	return &c, nil
-}
-
-// yamlError is the YAML parser's complaint cut to 120 bytes: it can quote a
-// whole nested key of the text, which would carry a ConfigMap's bytes into
-// logs and Events.
-func yamlError(err error) string {
-	s := err.Error()
-	if len(s) > 120 {
-		s = s[:120] + "..."
-	}
-	return s
 }
