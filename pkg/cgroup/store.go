@@ -243,6 +243,9 @@ func (s *FileStore) MarkUnmarked(m Mark, rels ...string) error {
 }
 
 func (s *FileStore) setMarks(m Mark, rels []string, overwrite bool) error {
+	if len(rels) == 0 {
+		return nil // the Pinner asks every reconcile, mostly for no pod
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := maps.Clone(s.marks)
