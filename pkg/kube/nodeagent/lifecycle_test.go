@@ -43,15 +43,20 @@ func (n *node) checkpoint() state.Checkpoint {
 
 // originalKeys lists the originals recorded under the state directory.
 func (n *node) originalKeys() []string {
+	var keys []string
+	for k := range n.originals() {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// originals are the originals saved under the state directory, by key.
+func (n *node) originals() map[string]string {
 	var f struct {
 		Originals map[string]string `json:"originals"`
 	}
 	_ = json.Unmarshal(n.fileBytes(agent.OriginalsFile), &f)
-	var keys []string
-	for k := range f.Originals {
-		keys = append(keys, k)
-	}
-	return keys
+	return f.Originals
 }
 
 func (n *node) hasOriginalsOf(pod *corev1.Pod) bool {

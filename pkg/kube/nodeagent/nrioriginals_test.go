@@ -1,14 +1,10 @@
 package nodeagent_test
 
 import (
-	"encoding/json"
-	"os"
 	"path"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 )
 
@@ -38,7 +34,7 @@ func TestNRICreatedContainerKeepsItsPodsOriginal(t *testing.T) {
 			key := func(rel string) string { return path.Join(k.knobDir("cpuset.cpus"), rel, "cpuset.cpus") }
 			var got map[string]string
 			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-				got = savedOriginals(t, filepath.Join(n.stateDir, agent.OriginalsFile))
+				got = n.originals()
 				if _, ok := got[key(cg)]; ok || time.Now().After(deadline) {
 					break
 				}
@@ -52,20 +48,4 @@ func TestNRICreatedContainerKeepsItsPodsOriginal(t *testing.T) {
 			}
 		})
 	}
-}
-
-// savedOriginals reads the originals the agent saved.
-func savedOriginals(t *testing.T, file string) map[string]string {
-	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Originals map[string]string `json:"originals"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Originals
 }
