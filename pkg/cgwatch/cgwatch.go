@@ -47,7 +47,14 @@ type Options struct {
 	// (Children), before Wake; it must not block for long: events wait
 	// meanwhile. The name is the kernel's, not yet checked by anyone.
 	Created func(dir, name string)
-	Log     *slog.Logger
+	// Adopt, when set, is asked, from the watch's goroutine, about each
+	// directory made in one watched only as a Parent: when it says yes, the
+	// new directory is watched for its children at once, and Created is
+	// called for those already in it. A pod's cgroup the owner waits for
+	// has its containers seen as they appear, not from the owner's next
+	// look at it, which may come after the containers have started.
+	Adopt func(path string) bool
+	Log   *slog.Logger
 }
 
 // Watch watches directories for children. Its methods may be called from any
@@ -63,6 +70,7 @@ type Watch struct {
 
 type dir struct {
 	kids     bool     // watched for its children (Children), not only as a Parent
+	adopted  bool     // by Adopt, since the last Retain
 	listed   bool     // children is current
 	children []string // names of child directories, sorted
 }
@@ -163,7 +171,37 @@ func (w *Watch) event(ev fsnotify.Event) {
 		if kids && w.o.Created != nil {
 			w.o.Created(parent, filepath.Base(ev.Name))
 		}
+		if !kids && w.o.Adopt != nil && w.o.Adopt(ev.Name) {
+			w.Adopt(ev.Name)
+		}
 		w.o.Wake()
+	}
+}
+
+// Adopt watches path for its children, unless it is already, and tells
+// Created those made before the watch was in place; it is kept by the next
+// Retain whatever that is told. One made while it is listed is told twice,
+// by the listing and by its event. A path that does not exist is not
+// watched.
+func (w *Watch) Adopt(path string) {
+	w.mu.Lock()
+	if d, ok := w.dirs[path]; ok && d.kids {
+		w.mu.Unlock()
+		return
+	}
+	d, ok := w.add(path)
+	if !ok {
+		w.mu.Unlock()
+		return
+	}
+	d.adopted = true
+	w.mu.Unlock()
+	names, ok := w.Children(path)
+	if !ok || w.o.Created == nil {
+		return
+	}
+	for _, n := range names {
+		w.o.Created(path, n)
 	}
 }
 
@@ -248,11 +286,17 @@ func (w *Watch) Children(path string) (names []string, ok bool) {
 	return names, true
 }
 
-// Retain stops watching the directories for which keep is false.
+// Retain stops watching the directories for which keep is false, but for
+// those adopted since the last Retain: the owner's list may have been made
+// before they appeared.
 func (w *Watch) Retain(keep func(path string) bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for path := range w.dirs {
+	for path, d := range w.dirs {
+		if d.adopted {
+			d.adopted = false
+			continue
+		}
 		if !keep(path) {
 			delete(w.dirs, path)
 			if w.fw != nil {

@@ -191,3 +191,68 @@ func TestCreated(t *testing.T) {
 	default:
 	}
 }
+
+// A directory made in a Parent that Adopt wants is watched for its children
+// at once: Created is told of the children made before the watch was in
+// place (the listing) and after (their events), and the next Retain keeps it
+// even if the owner's list, made before it appeared, does not name it. One
+// Adopt does not want stays unwatched, and Adopt of a path that does not
+// exist watches nothing.
+func TestAdopt(t *testing.T) {
+	root := t.TempDir()
+	tier := filepath.Join(root, "burstable")
+	mkdir(t, tier)
+	created := make(chan string, 100)
+	wanted := filepath.Join(tier, "poda")
+	w, wakes := started(t, Options{
+		Adopt:   func(path string) bool { return path == wanted },
+		Created: func(dir, name string) { created <- filepath.Join(dir, name) },
+	})
+	if !w.Parent(tier) {
+		t.Fatal("the tier is not watched")
+	}
+	// The pod's directory appears holding the sandbox's already: made
+	// aside and moved in, as fast as a runtime could be.
+	stage := filepath.Join(root, "stage")
+	mkdir(t, stage)
+	mkdir(t, filepath.Join(stage, "sandbox"))
+	if err := os.Rename(stage, wanted); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, filepath.Join(tier, "podb"))
+	awaitCreated := func(want string) {
+		t.Helper()
+		for deadline := time.After(5 * time.Second); ; {
+			select {
+			case got := <-created:
+				if got == want {
+					return
+				}
+				if filepath.Dir(got) != wanted {
+					t.Fatalf("Created told of %s, in a directory not adopted", got)
+				}
+			case <-deadline:
+				t.Fatalf("Created not told of %s", want)
+			}
+		}
+	}
+	awaitCreated(filepath.Join(wanted, "sandbox"))
+	awaitWake(t, wakes, "the pods' directories were made")
+	w.Retain(func(path string) bool { return path == tier }) // a list made before the pod appeared
+	mkdir(t, filepath.Join(wanted, "app"))
+	awaitCreated(filepath.Join(wanted, "app"))
+	if got, ok := w.Children(wanted); !ok || !slices.Equal(got, []string{"app", "sandbox"}) {
+		t.Fatalf("adopted directory's children %v, %v", got, ok)
+	}
+	if n := w.Watched(); n != 2 {
+		t.Errorf("%d directories watched, want the tier and the adopted pod", n)
+	}
+	w.Retain(func(path string) bool { return path == tier })
+	if n := w.Watched(); n != 1 {
+		t.Errorf("%d directories watched after a second Retain without the pod, want 1", n)
+	}
+	w.Adopt(filepath.Join(tier, "missing"))
+	if n := w.Watched(); n != 1 {
+		t.Errorf("Adopt of a missing directory: %d watched, want 1", n)
+	}
+}
