@@ -154,3 +154,54 @@ func TestComputeUnlisted(t *testing.T) {
 		})
 	}
 }
+
+// A pod whose cgroup the kubelet has not made yet (Awaited) is decided: an
+// exclusive pod holds its CPUs, and the cpuset its containers will get is
+// out (Unlisted) before any of them appears. Only a Guaranteed pod on a node
+// whose kubelet pins (its CPU or memory manager static, or its checkpoint
+// unreadable) gets neither: the kubelet may yet pin it as it creates the
+// containers.
+func TestComputeAwaited(t *testing.T) {
+	topo := fixture.MustBuild(fixture.Intel2S96C)
+	awaited := func(w workload.Workload, kube memqos.KubeQoS) workload.Workload {
+		w.Containers, w.Awaited, w.UID, w.MemQoS.KubeQoS = nil, true, "uid-a", kube
+		return w
+	}
+	exclusive := scoped(false, nil)
+	shared := workload.Workload{Name: "team/plain", Cgroup: "kubepods/podu"}
+	static := Kubelet{Policy: "static", Pinned: map[string]map[string]cpuset.CPUSet{}}
+	memStatic := Kubelet{Policy: "none", MemPinned: map[string]map[string]string{}}
+	for _, tc := range []struct {
+		name    string
+		w       workload.Workload
+		kubelet Kubelet
+		want    string // the Unlisted cpuset.cpus; "" for none
+	}{
+		{"exclusive", awaited(exclusive, memqos.Guaranteed), Kubelet{}, "2-5"},
+		{"exclusive, the kubelet's policy none", awaited(exclusive, memqos.Guaranteed), Kubelet{Policy: "none"}, "2-5"},
+		{"shared Burstable", awaited(shared, memqos.Burstable), Kubelet{}, "1-95,97-191"},
+		{"shared Burstable, the kubelet static", awaited(shared, memqos.Burstable), static, "1-95,97-191"},
+		{"Guaranteed, the kubelet static", awaited(shared, memqos.Guaranteed), static, ""},
+		{"exclusive Guaranteed, the kubelet static", awaited(exclusive, memqos.Guaranteed), static, ""},
+		{"Guaranteed, the memory manager static", awaited(shared, memqos.Guaranteed), memStatic, ""},
+		{"Guaranteed, made already, the kubelet static", func() workload.Workload {
+			w := awaited(shared, memqos.Guaranteed)
+			w.Awaited = false
+			return w
+		}(), static, "1-95,97-191"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Compute(Input{Topology: topo, Reserved: cpuset.New(0, 96), Kubelet: tc.kubelet, Workloads: []workload.Workload{tc.w}})
+			p, ok := d.Unlisted[tc.w.Cgroup]
+			if got := p.CPUs; ok != (tc.want != "") || got != tc.want {
+				t.Fatalf("Unlisted[%s] = %+v (present %v), want cpuset.cpus %q", tc.w.Cgroup, p, ok, tc.want)
+			}
+			if tc.w.CPU.Exclusive {
+				// None held while the kubelet may yet pin the pod.
+				if a, ok := d.Assignments[tc.w.Name]; ok != (tc.want != "") || a.CPUs.String() != tc.want {
+					t.Errorf("assignment %+v (present %v), want the CPUs %q held", a, ok, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -173,7 +173,7 @@ func Compute(in Input) Desired {
 			}
 			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list, Pool: cp})
 		}
-		if p, ok := unlistedCPUSet(w, cpus, facts, pool, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0)); ok {
+		if p, ok := unlistedCPUSet(w, cpus, facts, pool, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0) || kube.mayPin(w)); ok {
 			if d.Unlisted == nil {
 				d.Unlisted = map[string]PodCPUSet{}
 			}

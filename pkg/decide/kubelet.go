@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/kubelet"
+	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -130,9 +131,10 @@ func (k Kubelet) reserved(agent cpuset.CPUSet) (cpuset.CPUSet, []workload.Proble
 }
 
 // needs are the workloads' CPU needs beside the kubelet, with the reserved
-// CPUs in force and the problems that follow: a pod the kubelet pinned
-// needs nothing of Locus (KubeletPinned when it asked for CPUs all the
-// same), and an unreadable checkpoint is told once for the node.
+// CPUs in force and the problems that follow: a pod the kubelet pinned, or
+// may yet pin (mayPin), needs nothing of Locus (KubeletPinned when it asked
+// for CPUs all the same), and an unreadable checkpoint is told once for the
+// node.
 func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpuset.CPUSet, map[string]workload.CPUNeed, []workload.Problem) {
 	reserved, problems := k.reserved(agentReserved)
 	if k.Unknown != "" {
@@ -142,6 +144,10 @@ func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpu
 	needs := map[string]workload.CPUNeed{}
 	for _, w := range ws {
 		needs[w.Name] = w.CPU
+		if k.mayPin(w) {
+			needs[w.Name] = workload.CPUNeed{} // the kubelet's to pin first, once it admits the pod
+			continue
+		}
 		if pinned := k.pinnedContainers(w); len(pinned) > 0 {
 			if w.CPU.Exclusive && !w.Terminating {
 				problems = append(problems, workload.Problem{Workload: w.Name, Reason: "KubeletPinned", Message: "the kubelet's static CPU manager pinned " +
@@ -151,6 +157,16 @@ func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpu
 		}
 	}
 	return reserved, needs, problems
+}
+
+// mayPin says whether the kubelet may yet pin w: a Guaranteed pod it has
+// not admitted (its cgroup is not made yet, workload.Workload.Awaited) on a
+// node whose CPU or memory manager pins. The kubelet writes the cpusets of
+// such a pod's containers as it creates them: no cpuset of Locus's may be
+// waiting for them.
+func (k Kubelet) mayPin(w workload.Workload) bool {
+	return w.Awaited && (k.Policy == "static" || k.MemPinned != nil || k.Unknown != "") &&
+		strings.EqualFold(string(w.MemQoS.KubeQoS), string(memqos.Guaranteed))
 }
 
 // pinnedContainers is what the kubelet pinned of w: container name to CPUs.

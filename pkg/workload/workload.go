@@ -50,6 +50,12 @@ type Workload struct {
 	// keeps the CPUs it holds, so none of them is handed to another while
 	// its processes may still run, but nothing is written for it any more.
 	Terminating bool
+	// Awaited is a pod bound to the node whose cgroup the kubelet has not
+	// made yet. It is decided like any other, so that its CPUs are held and
+	// its containers find their cpuset ready as their cgroups appear
+	// (decide.Desired.Unlisted), but nothing is written for it until its
+	// cgroup exists. It lists no container.
+	Awaited bool
 	// OwnsMemoryLimit marks a standalone workload, whose limits.memory the
 	// agent applies: MemoryLimit bytes to memory.limit_in_bytes (v2
 	// memory.max), or, when 0, the original value restored. A pod's limit is

@@ -45,6 +45,16 @@ var ErrNoCgroup = errors.New("the pod's cgroup does not exist")
 // Name is how the agent names a pod's workload: namespace/name.
 func Name(pod *corev1.Pod) string { return pod.Namespace + "/" + pod.Name }
 
+// Awaitable says whether a pod without a cgroup is one the kubelet is
+// about to set up: bound, pending, not being deleted. Such a pod is mapped
+// (workload.Workload.Awaited) so that its decision is out before its
+// containers' cgroups appear; any other pod without a cgroup is
+// ErrNoCgroup.
+func Awaitable(pod *corev1.Pod) bool {
+	return pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil &&
+		(pod.Status.Phase == corev1.PodPending || pod.Status.Phase == "")
+}
+
 // FromPod maps a pod. It fails only when the pod has no usable cgroup (an
 // invalid UID or QoS class, or ErrNoCgroup); everything else that is wrong
 // with the pod (a fractional CPU limit, a malformed annotation, a container
@@ -62,16 +72,17 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	if err != nil {
 		return Workload{}, err
 	}
-	if !env.Exists(podCg) {
+	awaited := !env.Exists(podCg)
+	if awaited && !Awaitable(pod) {
 		return Workload{}, fmt.Errorf("%w: %s", ErrNoCgroup, podCg)
 	}
 	name := Name(pod)
-	w := Workload{Plan: workload.Workload{Name: name, UID: string(pod.UID), Cgroup: podCg}}
+	w := Workload{Plan: workload.Workload{Name: name, UID: string(pod.UID), Cgroup: podCg, Awaited: awaited}}
 	problem := func(reason, format string, args ...any) {
 		w.Problems = append(w.Problems, workload.Problem{Workload: name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	w.Plan.Terminating = pod.DeletionTimestamp != nil
-	if !w.Plan.Terminating {
+	if !w.Plan.Terminating && !awaited {
 		w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
 	}
 	w.Plan.CPU = workload.PodCPUNeed(pod, env.Topology, problem)

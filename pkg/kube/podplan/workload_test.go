@@ -236,3 +236,42 @@ func TestFromPodInitContainers(t *testing.T) {
 		t.Fatalf("problems %v", w.Problems)
 	}
 }
+
+// A pod bound here and pending whose cgroup the kubelet has not made yet is
+// mapped, awaited: its CPU need and QoS are read, it lists no container. Any
+// other pod without a cgroup is not: unbound, running, being deleted.
+func TestFromPodAwaitsItsCgroup(t *testing.T) {
+	const podCg = "kubepods/pod" + uid
+	pending := func() *corev1.Pod {
+		p := pod(map[string]string{"cpuset-scheduler": "true"}, nil, corev1.PodQOSGuaranteed, ctr{name: "w", req: "cpu=2", lim: "cpu=2", id: "containerd://" + strings.Repeat("a", 64)})
+		p.Spec.NodeName, p.Status.Phase = "n1", corev1.PodPending
+		return p
+	}
+	w, err := FromPod(pending(), env())
+	if err != nil || !w.Plan.Awaited || w.Plan.Cgroup != podCg || len(w.Plan.Containers) != 0 || len(w.Problems) != 0 {
+		t.Fatalf("pending pod without a cgroup: %+v, %v; want awaited in %s, no container, no problem", w.Plan, err, podCg)
+	}
+	if w.Plan.CPU.CPUs != 2 || !w.Plan.CPU.Exclusive || w.Class != "Guaranteed" {
+		t.Fatalf("awaited pod's CPU need %+v, class %q: want 2 exclusive CPUs, Guaranteed", w.Plan.CPU, w.Class)
+	}
+	noPhase := pending()
+	noPhase.Status.Phase = ""
+	if w, err := FromPod(noPhase, env()); err != nil || !w.Plan.Awaited {
+		t.Fatalf("a bound pod with no phase yet: awaited %v, %v", w.Plan.Awaited, err)
+	}
+	for name, change := range map[string]func(*corev1.Pod){
+		"unbound":       func(p *corev1.Pod) { p.Spec.NodeName = "" },
+		"running":       func(p *corev1.Pod) { p.Status.Phase = corev1.PodRunning },
+		"being deleted": func(p *corev1.Pod) { p.DeletionTimestamp = &metav1.Time{} },
+		"ended":         func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded },
+	} {
+		p := pending()
+		change(p)
+		if _, err := FromPod(p, env()); !errors.Is(err, ErrNoCgroup) {
+			t.Errorf("%s pod without a cgroup: error %v, want ErrNoCgroup", name, err)
+		}
+	}
+	if w, err := FromPod(pending(), env(podCg)); err != nil || w.Plan.Awaited {
+		t.Fatalf("pending pod whose cgroup exists: awaited %v, %v; want not awaited", w.Plan.Awaited, err)
+	}
+}
