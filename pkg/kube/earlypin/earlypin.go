@@ -82,10 +82,13 @@ func New(log *slog.Logger) *Pinner {
 // pod cgroup), resolved through h and written keeping originals in store
 // (the agent's), whose names of container directories are those of driver. The containers of a pod not decided before (Listed
 // by the snapshot, or seen appearing since) are written now; those of pods
-// still not decided are forgotten (the reconcile serves them).
-func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) {
+// still not decided are forgotten (the reconcile serves them). It returns
+// the directories of the pods it did not know before: one whose directory
+// appeared while it was decided has its containers told to Created by the
+// caller's watch (cgwatch.Watch.Adopt), not left to the next reconcile.
+func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
 	if h == nil || store == nil {
-		return
+		return nil
 	}
 	marked, ws := p.mark(h, store, sets)
 	pods := make(map[string]pod, len(sets))
@@ -103,9 +106,14 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 		if err != nil {
 			p.mu.Unlock()
 			p.log.Warn("new containers wait for the reconcile", "err", err)
-			return
+			return nil
 		}
 		p.w, p.h, p.store = w, h, store
+	}
+	for dir := range pods {
+		if _, ok := p.pods[dir]; !ok {
+			fresh = append(fresh, dir)
+		}
 	}
 	p.pods, p.sets, p.driver, p.marked = pods, sets, driver, marked
 	var ops []cgroup.Op
@@ -120,6 +128,7 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 	p.npending = 0
 	p.mu.Unlock()
 	p.write(ops)
+	return fresh
 }
 
 // mark marks the pod cgroups of sets ChildrenFromParent where store keeps
@@ -198,6 +207,16 @@ func (p *Pinner) Created(dir, name string) {
 	}
 	p.mu.Unlock()
 	p.write(pd.set.Ops(path.Join(pd.cgroup, name)))
+}
+
+// Awaits says whether dir is the cgroup directory of a pod the last
+// decision gave a cpuset to (cgwatch.Options.Adopt): one decided before the
+// kubelet made its cgroup has its containers written as they appear.
+func (p *Pinner) Awaits(dir string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.pods[dir]
+	return ok
 }
 
 // PodCPUSet is the cpuset the last decision gave the containers of the pod

@@ -257,3 +257,24 @@ func TestCreatedWithTheAgentsStore(t *testing.T) {
 		t.Errorf("written early without its pod's mark on disk: cpuset.cpus %s", cpus)
 	}
 }
+
+// Decided returns the directories of the pods it did not know, for the
+// caller to watch (a pod decided before its cgroup was made, whose cgroup
+// may have appeared meanwhile), and Awaits names every decided pod's.
+func TestDecidedNamesNewPods(t *testing.T) {
+	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
+	p := New(nil)
+	a, b := filepath.Join(root, "kubepods/poda"), filepath.Join(root, "kubepods/podb")
+	set := decide.PodCPUSet{Mems: "1", CPUs: "2-3"}
+	fresh := p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
+	if len(fresh) != 1 || fresh[0] != a || !p.Awaits(a) || p.Awaits(b) {
+		t.Fatalf("first decision: new %v, awaits a %v, b %v; want [%s], true, false", fresh, p.Awaits(a), p.Awaits(b), a)
+	}
+	fresh = p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set, "kubepods/podb": set})
+	if len(fresh) != 1 || fresh[0] != b || !p.Awaits(b) {
+		t.Fatalf("second decision: new %v, want [%s]", fresh, b)
+	}
+	if fresh = p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set}); len(fresh) != 0 || p.Awaits(a) {
+		t.Fatalf("third decision, a gone: new %v, awaits a %v", fresh, p.Awaits(a))
+	}
+}

@@ -256,7 +256,11 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 // the containers that appear before the next decision (earlypin) and
 // publishes the node's NodeResourceTopology from the decision.
 func (s *Source) Decided(d source.Decision) {
-	s.early.Decided(s.cgroups, s.originals, s.driver, d.Unlisted)
+	for _, dir := range s.early.Decided(s.cgroups, s.originals, s.driver, d.Unlisted) {
+		if s.cgw != nil {
+			s.cgw.Adopt(dir)
+		}
+	}
 	if s.nrt == nil {
 		return
 	}

@@ -77,9 +77,11 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 
 // newCgroupWatch is the source's watch of the pods' cgroups: it wakes the
 // reconcile loop, and a container appearing in a decided pod's directory
-// is given the pod's cpuset at once (earlypin).
+// is given the pod's cpuset at once (earlypin). A pod decided before the
+// kubelet made its cgroup (workload.Workload.Awaited) has its directory
+// watched as soon as it appears.
 func (s *Source) newCgroupWatch() *cgwatch.Watch {
-	return cgwatch.New(cgwatch.Options{Wake: s.poke, Created: s.early.Created, Log: s.log})
+	return cgwatch.New(cgwatch.Options{Wake: s.poke, Created: s.early.Created, Adopt: s.early.Awaits, Log: s.log})
 }
 
 // CgroupWatch implements source.Watcher: the directories watched, why some

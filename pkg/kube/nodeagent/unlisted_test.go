@@ -1,6 +1,7 @@
 package nodeagent_test
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -14,7 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -237,4 +240,77 @@ func scrapeValue(t *testing.T, addr, sample string) float64 {
 		}
 	}
 	return 0
+}
+
+// A pod bound to the node is decided before the kubelet makes its cgroup:
+// its CPUs are held (the NodeResourceTopology shows them), and a container
+// appearing as soon as the pod's cgroup does gets them at once. Every
+// reconcile here sleeps between its decision and its writes, and one is
+// asleep when the pod's cgroup and its container's appear, so no reconcile
+// woken by them could have written the container in time.
+func TestPodDecidedBeforeItsCgroup(t *testing.T) {
+	const slow = 3 * time.Second // each reconcile's sleep before its writes
+	for _, tc := range []struct {
+		name    string
+		v       cgroup.Version
+		systemd bool
+	}{{"v1-cgroupfs", cgroup.V1, false}, {"v2-systemd", cgroup.V2, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNode(t, tc.v, tc.systemd)
+			split := n.create(pinnedPod("split", workload.ScopeContainer))
+			n.start(func(o *kubeOptions) { o.Agent.Resync, o.Agent.DebugWriteDelay = time.Hour, slow })
+			waitNRT(t, n.name, "listing the running pod", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return len(ct.Exclusive) == 1
+			})
+
+			// Bound, no cgroup made yet, no status.
+			early := n.bindOnly(pinnedPod("early", ""))
+			waitNRT(t, n.name, "holding the CPUs of the pod not set up yet", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return ct.Exclusive[n.ns+"/early"] != ""
+			})
+			_, ct, _ := nrtOf(t, n.name)
+			held := ct.Exclusive[n.ns+"/early"]
+			if _, err := os.Stat(n.kubelet.dir(n.kubelet.controllers()[0], n.kubelet.PodCgroup(early))); err == nil {
+				t.Fatal("the fixture made the pod's cgroup already")
+			}
+
+			// The split pod's new container wakes a reconcile, which is
+			// asleep when the early pod's cgroups appear.
+			n.kubelet.mkcgAtomic(n.kubelet.ContainerCgroup(split, "side"))
+			time.Sleep(300 * time.Millisecond)
+			start := time.Now()
+			n.kubelet.mkcgAtomic(n.kubelet.PodCgroup(early))
+			web := n.kubelet.ContainerCgroup(early, "web")
+			n.kubelet.mkcgAtomic(web)
+			n.waitFile(web, "cpuset.cpus", held)
+			if took := time.Since(start); took >= slow/2 {
+				t.Fatalf("the new container got its pod's cpuset after %v: not before the reconcile's writes (it sleeps %v first)", took, slow)
+			}
+
+			// A pod deleted before the kubelet made its cgroup leaves
+			// nothing behind: its CPUs, its checkpoint entry, its mark.
+			gone := n.bindOnly(pinnedPod("gone", ""))
+			waitNRT(t, n.name, "holding the CPUs of the second pod not set up", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return ct.Exclusive[n.ns+"/gone"] != ""
+			})
+			goneCg := n.kubelet.PodCgroup(gone)
+			if !strings.Contains(string(n.fileBytes(agent.OriginalsFile)), goneCg) {
+				t.Fatalf("the decided pod's cgroup is not marked in the originals: %s", n.fileBytes(agent.OriginalsFile))
+			}
+			zero := int64(0)
+			if err := cp.Client.CoreV1().Pods(n.ns).Delete(callCtx(t), gone.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+				t.Fatal(err)
+			}
+			waitNRT(t, n.name, "releasing the deleted pod's CPUs", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+				return ct.Exclusive[n.ns+"/gone"] == ""
+			})
+			kubetest.WaitFor(t, "no state of the deleted pod", 20*time.Second, func(context.Context) (bool, error) {
+				_, entry := n.checkpoint().Workloads[n.ns+"/gone"]
+				return !entry && !strings.Contains(string(n.fileBytes(agent.OriginalsFile)), goneCg), nil
+			})
+			for _, p := range n.status().Node.Problems {
+				t.Errorf("node problem: %s", p)
+			}
+		})
+	}
 }
