@@ -11,6 +11,8 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -158,12 +160,22 @@ func TargetsOf(ws []workload.Workload) Targets {
 			}
 		}
 		for _, cg := range w.Unlisted {
-			t.Owner[cg] = w.Name
+			t.Owner[cg], t.Containers[cg] = w.Name, unlistedName(cg)
 			cgs = append(cgs, cg)
 		}
 		t.Cgroups[w.Name] = cgs
 	}
 	return t
+}
+
+// unlistedName names, in events, a container the pod's status does not
+// list yet (the sandbox's, or one just made): "new " and the first 12
+// characters of its ID, as runtimes shorten IDs, read from the cgroup
+// directory's name (cgroupfs "<id>", systemd "cri-containerd-<id>.scope").
+func unlistedName(cg string) string {
+	id := strings.TrimSuffix(path.Base(cg), ".scope")
+	id = id[strings.LastIndexByte(id, '-')+1:]
+	return "new " + id[:min(len(id), 12)]
 }
 
 // ContainerNames is how many container cgroups the executor names in its

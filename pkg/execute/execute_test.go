@@ -192,3 +192,23 @@ func writeTree(t *testing.T, root string, dirs map[string]map[string]string) {
 		}
 	}
 }
+
+// A container the pod's status does not list yet is named in events by its
+// short ID, whatever the cgroup driver calls its directory; a workload's own
+// cgroup is not named.
+func TestTargetsNameUnlisted(t *testing.T) {
+	const id = "1f35ea39dba8b854ec93fde801767442892b09834ebd580797692e9a766f8c2e"
+	ws := []workload.Workload{{Name: "ns/a", Cgroup: "kubepods/poda", Containers: []workload.Container{{Name: "w", Cgroup: "kubepods/poda/c1"}},
+		Unlisted: []string{"kubepods/poda/" + id, "kubepods.slice/kubepods-poda.slice/cri-containerd-" + id + ".scope", "kubepods/poda/short"}}}
+	tg := TargetsOf(ws)
+	e := &Executor{containers: tg.Containers}
+	for cg, want := range map[string]string{
+		"kubepods/poda/c1": "w:", "kubepods/poda": "",
+		"kubepods/poda/" + id: "new 1f35ea39dba8:", "kubepods.slice/kubepods-poda.slice/cri-containerd-" + id + ".scope": "new 1f35ea39dba8:",
+		"kubepods/poda/short": "new short:",
+	} {
+		if got := e.containerPrefix(cg); got != want {
+			t.Errorf("%s named %q, want %q", cg, got, want)
+		}
+	}
+}
