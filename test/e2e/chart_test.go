@@ -112,10 +112,15 @@ func TestChartUpgradeKeepsEverythingAndUninstallRestoresTheNode(t *testing.T) {
 // workloads, which it writes and records: its total of writes says nothing here.
 func (n *e2eNode) checkUntouched(t *testing.T, what, ns string, pods []*corev1.Pod, since time.Time, state string) {
 	t.Helper()
+	changed := false
 	for _, e := range n.agentEvents(t, ns) {
 		if e.Time.After(since) && (e.Reason == "CPUsAssigned" || e.Reason == "CgroupUpdated" || e.Reason == "ProcessesMoved") {
 			t.Errorf("after %s the agent changed %s: %s %s", what, e.Workload, e.Reason, e.Message)
+			changed = true
 		}
+	}
+	if changed {
+		n.logAgentLines(t, ns+"/")
 	}
 	if got := n.podsState(t, ns, pods); got != state {
 		t.Errorf("after %s the agent's state of the pods differs:\n got %s\nwant %s", what, got, state)
@@ -236,5 +241,25 @@ func (n *e2eNode) run(t *testing.T, name string, args ...string) {
 	cmd.Env = append(os.Environ(), "LOCUS_E2E_DIR="+n.dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+// logAgentLines logs the lines of the agents' logs on the node (the chart's
+// pods', the host processes') that contain substr: what led to a failure is
+// gone with the node's directory once the run ends.
+func (n *e2eNode) logAgentLines(t *testing.T, substr string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(n.dir, "kubelet", "pod-logs", "*locus-agent*", "*", "*.log"))
+	files = append(files, filepath.Join(n.dir, "logs", "agent.log"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, substr) {
+				t.Logf("%s: %s", filepath.Base(filepath.Dir(filepath.Dir(f))), line)
+			}
+		}
 	}
 }
