@@ -11,6 +11,12 @@
 // hierarchy, and only a name read as a runtime's container directory
 // (podcgroup.ContainerDir) is written; the writes go through a cgroup
 // Writer. The reconcile the directory's appearance wakes follows as before.
+// A pod is decided as soon as it is bound (workload.Workload.Awaited),
+// mostly before the kubelet makes its cgroup: Awaits has the watch take in
+// such a pod's directory the moment it appears (cgwatch.Options.Adopt), and
+// Decided names the pods new to it for the same (a directory that appeared
+// while the decision was made), so that the sandbox and the first
+// containers are seen as they are made, not at the next reconcile's look.
 // The same cpusets, found by the pod's UID (PodCPUSet), answer the NRI
 // plugin for a container whose creation the loop did not decide in time.
 //
@@ -80,8 +86,9 @@ func New(log *slog.Logger) *Pinner {
 
 // Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
 // pod cgroup), resolved through h and written keeping originals in store
-// (the agent's), whose names of container directories are those of driver. The containers of a pod not decided before (Listed
-// by the snapshot, or seen appearing since) are written now; those of pods
+// (the agent's), whose names of container directories are those of
+// driver. The containers of a pod not decided before (Listed by the
+// snapshot, or seen appearing since) are written now; those of pods
 // still not decided are forgotten (the reconcile serves them). It returns
 // the directories of the pods it did not know before: one whose directory
 // appeared while it was decided has its containers told to Created by the
