@@ -41,6 +41,8 @@ import (
 	"path"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
@@ -50,6 +52,19 @@ import (
 // MaxPending bounds the containers remembered that appeared in a pod
 // directory watched before its pod was decided.
 const MaxPending = 1024
+
+// On cgroup v1 a new cpuset cgroup is made with empty cpuset.cpus and
+// cpuset.mems, and the runtime (runc, crun) reads them and, finding them
+// empty, writes its parent's into them just after: a write of Locus's that
+// lands between that read and that write is overwritten, and the container
+// starts on its pod's CPUs. Seen as the cgroup appears, a container is
+// therefore written once the runtime has filled both files, from a
+// goroutine of its own (at most MaxSettling at once; past that, at once),
+// waiting at most SettleWait.
+const (
+	MaxSettling = 256
+	SettleWait  = 2 * time.Second
+)
 
 // Pinner writes the pods' decided cpusets into their new containers. Its
 // methods may be called from any goroutine.
@@ -69,6 +84,7 @@ type Pinner struct {
 	pending  map[string][]string
 	npending int
 	written  int
+	settling atomic.Int32 // goroutines waiting for a cgroup to settle
 }
 
 type pod struct {
@@ -256,15 +272,36 @@ func (p *Pinner) Written() int {
 	return p.written
 }
 
-// write applies ops, cpuset.mems then cpuset.cpus of each container.
-// A container gone already is no error: its cgroup went with it.
+// write applies ops, cpuset.mems then cpuset.cpus of each container; one
+// whose cgroup the runtime has not given its cpuset yet (settled) is
+// written once it has, from a goroutine of its own.
 func (p *Pinner) write(ops []cgroup.Op) {
 	if len(ops) == 0 {
 		return
 	}
 	p.mu.Lock()
-	w := p.w
+	w, h := p.w, p.h
 	p.mu.Unlock()
+	for i := 0; i+1 < len(ops); i += 2 {
+		pair := ops[i : i+2]
+		if !settled(h, pair[0].Cgroup) {
+			if p.settling.Add(1) <= MaxSettling {
+				go func() {
+					defer p.settling.Add(-1)
+					awaitSettled(h, pair[0].Cgroup)
+					p.apply(w, pair)
+				}()
+				continue
+			}
+			p.settling.Add(-1)
+		}
+		p.apply(w, pair)
+	}
+}
+
+// apply writes one container's cpuset.mems and cpuset.cpus. A container
+// gone already is no error: its cgroup went with it.
+func (p *Pinner) apply(w *cgroup.Writer, ops []cgroup.Op) {
 	for i := 0; i+1 < len(ops); i += 2 {
 		_, err := w.Apply(ops[i : i+2])
 		switch {
@@ -277,5 +314,32 @@ func (p *Pinner) write(ops []cgroup.Op) {
 		default:
 			p.log.Warn("new container waits for the reconcile", "cgroup", ops[i].Cgroup, "err", err)
 		}
+	}
+}
+
+// settled says whether the container cgroup rel holds its cpuset: always
+// on cgroup v2, where an empty cpuset.cpus is the parent's; on v1 once
+// cpuset.cpus and cpuset.mems are both filled. A file that cannot be read
+// (the cgroup gone) is settled: the write says what became of it.
+func settled(h *cgroup.Hierarchy, rel string) bool {
+	if h == nil || h.Version() != cgroup.V1 {
+		return true
+	}
+	for _, k := range []cgroup.Knob{cgroup.CPUSetCPUs, cgroup.CPUSetMems} {
+		if v, err := h.ReadKnob(rel, k); err == nil && v == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitSettled polls rel until it is settled or SettleWait has passed: the
+// runtime fills the files microseconds after making the cgroup, later
+// only when it is descheduled in between on a loaded node.
+func awaitSettled(h *cgroup.Hierarchy, rel string) {
+	step := 500 * time.Microsecond
+	for deadline := time.Now().Add(SettleWait); !settled(h, rel) && time.Now().Before(deadline); {
+		time.Sleep(step)
+		step = min(2*step, 20*time.Millisecond)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
@@ -276,5 +277,59 @@ func TestDecidedNamesNewPods(t *testing.T) {
 	}
 	if fresh = p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set}); len(fresh) != 0 || p.Awaits(a) {
 		t.Fatalf("third decision, a gone: new %v, awaits a %v", fresh, p.Awaits(a))
+	}
+}
+
+// On cgroup v1 a container cgroup seen as it appears holds empty cpusets
+// until the runtime, having read them empty, writes its parent's values into
+// them. A write of the pod's cpuset in between would be overwritten: the
+// container is written only once both files are filled, and ends on its
+// pod's cpuset. One filled already is written at once.
+func TestWaitsForTheRuntimesCopy(t *testing.T) {
+	root := t.TempDir()
+	pod := filepath.Join(root, "cpuset", "kubepods", "poda")
+	files := func(dir string, fs map[string]string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range fs {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	files(pod, map[string]string{"cpuset.cpus": "0-7", "cpuset.mems": "0-1"})
+	const other = "1111111111111111111111111111111111111111111111111111111111111111"
+	files(filepath.Join(pod, cid), map[string]string{"cpuset.cpus": "", "cpuset.mems": "", "cgroup.procs": ""})
+	files(filepath.Join(pod, other), map[string]string{"cpuset.cpus": "0-7", "cpuset.mems": "0-1", "cgroup.procs": ""})
+	h, err := cgroup.Open(root, cgroup.V1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := New(nil)
+	p.Decided(h, cgroup.NewMemoryStore(), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	read := func(name, file string) string {
+		b, _ := os.ReadFile(filepath.Join(pod, name, file))
+		return strings.TrimSpace(string(b))
+	}
+	p.Created(pod, other)
+	if got := read(other, "cpuset.cpus"); got != "2-3" {
+		t.Errorf("a container filled already: cpuset.cpus %q, want 2-3 at once", got)
+	}
+	p.Created(pod, cid) // the runtime has read the empty files
+	time.Sleep(20 * time.Millisecond)
+	files(filepath.Join(pod, cid), map[string]string{"cpuset.cpus": "0-7"}) // the runtime's copy
+	time.Sleep(20 * time.Millisecond)
+	files(filepath.Join(pod, cid), map[string]string{"cpuset.mems": "0-1"})
+	deadline := time.Now().Add(SettleWait + time.Second)
+	for (read(cid, "cpuset.cpus") != "2-3" || read(cid, "cpuset.mems") != "1" || p.Written() != 2) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if cpus, mems := read(cid, "cpuset.cpus"), read(cid, "cpuset.mems"); cpus != "2-3" || mems != "1" {
+		t.Fatalf("after the runtime's copy: cpuset.cpus %q, cpuset.mems %q; want the pod's 2-3, 1", cpus, mems)
+	}
+	if n := p.Written(); n != 2 {
+		t.Errorf("Written %d, want 2", n)
 	}
 }
