@@ -284,7 +284,7 @@ func (p *Pinner) write(ops []cgroup.Op) {
 	p.mu.Unlock()
 	for i := 0; i+1 < len(ops); i += 2 {
 		pair := ops[i : i+2]
-		if !settled(h, pair[0].Cgroup) {
+		if !Settled(h, pair[0].Cgroup) {
 			if p.settling.Add(1) <= MaxSettling {
 				go func() {
 					defer p.settling.Add(-1)
@@ -317,11 +317,11 @@ func (p *Pinner) apply(w *cgroup.Writer, ops []cgroup.Op) {
 	}
 }
 
-// settled says whether the container cgroup rel holds its cpuset: always
+// Settled says whether the container cgroup rel holds its cpuset: always
 // on cgroup v2, where an empty cpuset.cpus is the parent's; on v1 once
 // cpuset.cpus and cpuset.mems are both filled. A file that cannot be read
 // (the cgroup gone) is settled: the write says what became of it.
-func settled(h *cgroup.Hierarchy, rel string) bool {
+func Settled(h *cgroup.Hierarchy, rel string) bool {
 	if h == nil || h.Version() != cgroup.V1 {
 		return true
 	}
@@ -338,7 +338,7 @@ func settled(h *cgroup.Hierarchy, rel string) bool {
 // only when it is descheduled in between on a loaded node.
 func awaitSettled(h *cgroup.Hierarchy, rel string) {
 	step := 500 * time.Microsecond
-	for deadline := time.Now().Add(SettleWait); !settled(h, rel) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(SettleWait); !Settled(h, rel) && time.Now().Before(deadline); {
 		time.Sleep(step)
 		step = min(2*step, 20*time.Millisecond)
 	}

@@ -42,14 +42,17 @@ type Source struct {
 	changed chan struct{}
 
 	// Used by the reconcile loop only (Snapshot, Decided).
-	driver    podcgroup.Driver
-	memReq    map[string]int64 // summed memory requests, by workload
-	badPods   map[string]string
-	lagging   laggingContainers
-	looked    lookedUp       // pods found by Lookup, ahead of the watch
-	memo      podplan.Memo   // pods converted, kept while nothing they depend on changes
-	cgw       *cgwatch.Watch // the pods' cgroup directories; nil before Start
-	cgwTold   bool           // its problem was posted
+	driver  podcgroup.Driver
+	memReq  map[string]int64 // summed memory requests, by workload
+	badPods map[string]string
+	lagging laggingContainers
+	looked  lookedUp       // pods found by Lookup, ahead of the watch
+	memo    podplan.Memo   // pods converted, kept while nothing they depend on changes
+	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
+	cgwTold bool           // its problem was posted
+	// settled are the unlisted container cgroups seen holding their
+	// cpuset (earlypin.Settled), not read again while they stay.
+	settled   map[string]bool
 	cgroups   *cgroup.Hierarchy
 	originals cgroup.OriginalStore // the agent's
 	early     *earlypin.Pinner     // the new containers of decided pods, between reconciles

@@ -9,6 +9,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgwatch"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/kube/earlypin"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/status"
@@ -34,7 +35,7 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 	if s.cgw == nil || env.Cgroups == nil {
 		return
 	}
-	keep := map[string]bool{}
+	keep, settled := map[string]bool{}, map[string]bool{}
 	for _, rel := range podcgroup.QoSParents(s.driver) {
 		if dir, err := env.Cgroups.Dir(cgroup.CPUSet, s.opts.KubeletCgroupRoot.Path(rel)); err == nil && s.cgw.Parent(dir) {
 			keep[dir] = true
@@ -60,13 +61,24 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		}
 		var unlisted []string
 		for _, n := range names {
-			if _, ok := podcgroup.ContainerDir(s.driver, n); ok && !listed[p.Cgroup+"/"+n] {
-				p.Unlisted = append(p.Unlisted, p.Cgroup+"/"+n)
-				unlisted = append(unlisted, n)
+			cg := p.Cgroup + "/" + n
+			if _, ok := podcgroup.ContainerDir(s.driver, n); !ok || listed[cg] {
+				continue
 			}
+			if !s.settled[cg] && !earlypin.Settled(env.Cgroups, cg) {
+				// Being made by the runtime, which is about to copy its
+				// parent's cpuset into it over any write: the early path
+				// writes it once it has.
+				s.early.Created(dir, n)
+				continue
+			}
+			settled[cg] = true
+			p.Unlisted = append(p.Unlisted, cg)
+			unlisted = append(unlisted, n)
 		}
 		s.early.Listed(dir, unlisted)
 	}
+	s.settled = settled
 	s.cgw.Retain(func(dir string) bool { return keep[dir] })
 	if pr := s.cgw.Problem(); pr != "" && !s.cgwTold {
 		s.cgwTold = true

@@ -314,3 +314,32 @@ func TestPodDecidedBeforeItsCgroup(t *testing.T) {
 		})
 	}
 }
+
+// On cgroup v1 a container's cgroup is made with empty cpusets, and the
+// runtime copies its parent's into them just after, over anything written
+// in between. Neither the reconcile its appearance wakes nor the early path
+// writes it while it is empty; once the runtime has filled it, it gets the
+// pod's cpuset without another reconcile.
+func TestNewContainerWrittenOnceFilled(t *testing.T) {
+	n := newNode(t, cgroup.V1, false)
+	whole := n.create(pinnedPod("whole", ""))
+	n.start(func(o *kubeOptions) { o.Agent.Resync = time.Hour })
+	waitNRT(t, n.name, "listing the pinned pod", func(_ *nrt.Object, ct nrt.CPUTopology) bool {
+		return len(ct.Exclusive) == 1
+	})
+	_, ct, _ := nrtOf(t, n.name)
+	cpus := ct.Exclusive[n.ns+"/whole"]
+	n.waitFile(n.kubelet.ContainerCgroup(whole, "web"), "cpuset.cpus", cpus)
+
+	side := n.kubelet.ContainerCgroup(whole, "side")
+	n.kubelet.mkcgHolding(side, map[string]string{"cpuset.cpus": "", "cpuset.mems": ""})
+	for start := time.Now(); time.Since(start) < time.Second; time.Sleep(20 * time.Millisecond) {
+		if c, m := n.kubelet.File(side, "cpuset.cpus"), n.kubelet.File(side, "cpuset.mems"); c != "" || m != "" {
+			t.Fatalf("written while the runtime had not filled it: cpuset.cpus %q, cpuset.mems %q", c, m)
+		}
+	}
+	pod := n.kubelet.PodCgroup(whole)
+	n.kubelet.set("cpuset", side, "cpuset.cpus", n.kubelet.get("cpuset", pod, "cpuset.cpus")) // the runtime's copy
+	n.kubelet.set("cpuset", side, "cpuset.mems", n.kubelet.get("cpuset", pod, "cpuset.mems"))
+	n.waitFile(side, "cpuset.cpus", cpus)
+}
