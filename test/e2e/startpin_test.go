@@ -70,6 +70,9 @@ func TestStartToFinalCPUSet(t *testing.T) {
 			"start → final cpuset p50 %s, p99 %s, max %s; LS created with their soft limit %d of %d",
 			n.runtime, nri, size, up.Round(time.Second), r.atCreation, size, 100*float64(r.atCreation)/float64(size),
 			r.quantile(0.50), r.quantile(0.99), r.quantile(1), r.softAtCreation, r.ls)
+		for _, l := range r.lateOnes {
+			t.Logf("late: %s", l)
+		}
 		c.deleteAllAndWait(t)
 	}
 }
@@ -78,6 +81,7 @@ func TestStartToFinalCPUSet(t *testing.T) {
 type burstResult struct {
 	atCreation, ls, softAtCreation int
 	late                           []time.Duration // start → final cpuset of each container
+	lateOnes                       []string        // each container not on its final cpuset at start
 }
 
 func (r burstResult) quantile(q float64) time.Duration {
@@ -99,7 +103,7 @@ func (c *churn) startToFinal(t *testing.T, names []string, pool cpuset.CPUSet) b
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, changes := c.n.affinityLog(t, p)
+		first, started, changes := c.n.affinityLog(t, p)
 		final, after := first["cpus"], time.Duration(0)
 		if len(changes) > 0 {
 			final, after = changes[len(changes)-1].cpus, changes[len(changes)-1].at
@@ -110,6 +114,11 @@ func (c *churn) startToFinal(t *testing.T, names []string, pool cpuset.CPUSet) b
 		}
 		if after == 0 {
 			r.atCreation++
+		} else {
+			// Which ones, when, and on what: to be matched with the
+			// agent's log (its CgroupUpdated lines say which path wrote).
+			r.lateOnes = append(r.lateOnes, fmt.Sprintf("%s (pod %s, %s) started %s on CPUs %s, then %v",
+				name, p.UID, p.Status.QOSClass, started, first["cpus"], changes))
 		}
 		r.late = append(r.late, after)
 		if i%3 == 0 {
@@ -128,8 +137,9 @@ type affinityChange struct {
 	cpus string
 }
 
-// affinityLog reads the container's first line and its affinity changes.
-func (n *e2eNode) affinityLog(t *testing.T, p *corev1.Pod) (map[string]string, []affinityChange) {
+// affinityLog reads the container's first line, the runtime's time of it,
+// and its affinity changes.
+func (n *e2eNode) affinityLog(t *testing.T, p *corev1.Pod) (map[string]string, string, []affinityChange) {
 	t.Helper()
 	first := n.firstLine(t, p, "w")
 	dir := filepath.Join(n.dir, "kubelet", "pod-logs", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), "w")
@@ -138,6 +148,7 @@ func (n *e2eNode) affinityLog(t *testing.T, p *corev1.Pod) (map[string]string, [
 		t.Fatal(err)
 	}
 	var out []affinityChange
+	started, _, _ := strings.Cut(string(b), " ")
 	for _, line := range strings.Split(string(b), "\n") {
 		_, text, _ := strings.Cut(line, " F ")
 		rest, ok := strings.CutPrefix(text, "cpus: +")
@@ -151,7 +162,7 @@ func (n *e2eNode) affinityLog(t *testing.T, p *corev1.Pod) (map[string]string, [
 		}
 		out = append(out, affinityChange{at: time.Duration(v) * time.Millisecond, cpus: cpus})
 	}
-	return first, out
+	return first, started, out
 }
 
 // createWith creates the pods of the churn's mix with the workload's args.
