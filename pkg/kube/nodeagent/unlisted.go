@@ -29,7 +29,10 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // through the agent's cgroup hierarchy from the pod's own cgroup; only names
 // read as a runtime's container directory (podcgroup.ContainerDir) count.
 // Without the watch (inotify unavailable, a limit reached) a pod gets none:
-// its containers are known from its status only, as without this.
+// its containers are known from its status only, as without this. On
+// cgroup v1 a container whose cpuset the runtime has not filled yet
+// (earlypin.Settled) is not listed: the runtime's copy would undo the
+// reconcile's write; the early path writes it once filled.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 	s.cgroups, s.originals = env.Cgroups, env.Originals // the decision's pods' directories are resolved through the one, written keeping the other
 	if s.cgw == nil || env.Cgroups == nil {
