@@ -154,6 +154,14 @@ func (k *fakeKubelet) mkcgHolding(rel string, values map[string]string) {
 	}
 }
 
+// v1AndV2 are the node setups the early-path tests run on: each cgroup
+// version, with a driver each.
+var v1AndV2 = []struct {
+	name    string
+	v       cgroup.Version
+	systemd bool
+}{{"v1-cgroupfs", cgroup.V1, false}, {"v2-systemd", cgroup.V2, true}}
+
 // A container whose cgroup appears under a decided pod's gets the pod's
 // cpuset while a reconcile runs, not after it: every reconcile here sleeps
 // between its decision and its writes for longer than the container waits,
@@ -161,11 +169,7 @@ func (k *fakeKubelet) mkcgHolding(rel string, values map[string]string) {
 // container is still left alone.
 func TestNewContainerBetweenReconciles(t *testing.T) {
 	const slow = 3 * time.Second // each reconcile's sleep before its writes
-	for _, tc := range []struct {
-		name    string
-		v       cgroup.Version
-		systemd bool
-	}{{"v1-cgroupfs", cgroup.V1, false}, {"v2-systemd", cgroup.V2, true}} {
+	for _, tc := range v1AndV2 {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newNode(t, tc.v, tc.systemd)
 			whole := n.create(pinnedPod("whole", ""))
@@ -250,11 +254,7 @@ func scrapeValue(t *testing.T, addr, sample string) float64 {
 // woken by them could have written the container in time.
 func TestPodDecidedBeforeItsCgroup(t *testing.T) {
 	const slow = 3 * time.Second // each reconcile's sleep before its writes
-	for _, tc := range []struct {
-		name    string
-		v       cgroup.Version
-		systemd bool
-	}{{"v1-cgroupfs", cgroup.V1, false}, {"v2-systemd", cgroup.V2, true}} {
+	for _, tc := range v1AndV2 {
 		t.Run(tc.name, func(t *testing.T) {
 			n := newNode(t, tc.v, tc.systemd)
 			split := n.create(pinnedPod("split", workload.ScopeContainer))
