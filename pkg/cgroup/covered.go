@@ -1,6 +1,9 @@
 package cgroup
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+)
 
 // Covered is the FileStore as an OriginalStore whose records of cpuset
 // files below a ChildrenFromParent mark are kept in memory at once and
@@ -29,7 +32,7 @@ func (c covered) RecordOriginals(values map[string]string) error {
 		}
 		if c.coveredKey(k) {
 			c.data[k] = val
-			c.unsaved = true
+			c.unsaved = append(c.unsaved, k)
 		} else {
 			durable[k] = val
 		}
@@ -54,14 +57,20 @@ func (c covered) coveredKey(key string) bool {
 // Flush makes the records Covered kept in memory durable; without any it
 // writes nothing.
 func (s *FileStore) Flush() error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.unsaved {
+	if len(s.unsaved) == 0 {
+		s.mu.Unlock()
 		return nil
 	}
-	if err := s.save(s.data, s.marks); err != nil {
+	data, marks, n := maps.Clone(s.data), s.marks, len(s.unsaved)
+	s.mu.Unlock()
+	if err := s.save(data, marks); err != nil {
 		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
 	}
-	s.unsaved = false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saved(n)
 	return nil
 }

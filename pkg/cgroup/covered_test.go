@@ -3,6 +3,7 @@ package cgroup
 import (
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestChildrenFromParent: below a pod marked ChildrenFromParent a
@@ -114,4 +115,69 @@ func TestChildrenFromParent(t *testing.T) {
 func hasKey(s *FileStore, key string) bool {
 	_, ok := s.Original(key)
 	return ok
+}
+
+// A record Covered keeps in memory, and a read, do not wait for a save in
+// progress (an fsync takes seconds on a loaded node); the record is not lost
+// by that save's commit, stays unsaved, and reaches the disk with the next
+// flush. Each of update, a mark and a flush is such a save.
+func TestCoveredDoesNotWaitForASave(t *testing.T) {
+	for name, save := range map[string]func(fs *FileStore) error{
+		"update": func(fs *FileStore) error { return fs.RecordOriginals(map[string]string{"cpuset/other/cpuset.cpus": "0-7"}) },
+		"mark":   func(fs *FileStore) error { return fs.MarkUnmarked(ChildrenFromParent, "other") },
+		"flush":  func(fs *FileStore) error { return fs.Flush() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "originals.json")
+			fs, err := OpenFileStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := fs.MarkUnmarked(ChildrenFromParent, "pod"); err != nil {
+				t.Fatal(err)
+			}
+			c := fs.Covered(V1)
+			if err := c.RecordOriginals(map[string]string{"cpuset/pod/a/cpuset.cpus": "0-7"}); err != nil {
+				t.Fatal(err) // something for the flush to save
+			}
+			writing, release := make(chan struct{}), make(chan struct{})
+			fs.beforeWrite = func() { close(writing); <-release }
+			done := make(chan error)
+			go func() { done <- save(fs) }()
+			<-writing
+			recorded := make(chan error)
+			go func() { recorded <- c.RecordOriginals(map[string]string{"cpuset/pod/b/cpuset.cpus": "0-7"}) }()
+			select {
+			case err := <-recorded:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("a covered record waited for the save in progress")
+			}
+			if v, ok := fs.Original("cpuset/pod/b/cpuset.cpus"); !ok || v != "0-7" {
+				t.Fatalf("the record made during the save reads %q %v", v, ok)
+			}
+			fs.beforeWrite = nil
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if v, ok := fs.Original("cpuset/pod/b/cpuset.cpus"); !ok || v != "0-7" {
+				t.Fatalf("the save's commit lost the record made during it: %q %v", v, ok)
+			}
+			if err := fs.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := OpenFileStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"cpuset/pod/a/cpuset.cpus", "cpuset/pod/b/cpuset.cpus"} {
+				if _, ok := again.Original(k); !ok {
+					t.Errorf("%s is not on disk after the flush (keys %v)", k, again.Keys())
+				}
+			}
+		})
+	}
 }

@@ -91,15 +91,23 @@ type storeFile struct {
 // fails to parse (disk damage, hand edits) is not guessed at: it is set
 // aside for inspection and the store starts empty, reporting the damage
 // (Damage), so that the agent can mark what it no longer knows.
+//
+// The disk is written with saveMu held, not mu: a record Covered keeps in
+// memory, or a read, never waits for an fsync, which takes seconds on a node
+// starting a burst of pods.
 type FileStore struct {
-	mu      sync.Mutex
+	saveMu  sync.Mutex // held across each save, in order
+	mu      sync.Mutex // guards what follows
 	path    string
 	data    map[string]string
 	marks   map[string]Mark
 	existed bool   // the file was there when opened
 	damage  string // why the file found was set aside; "" if it was fine
-	// unsaved: data holds records of Covered not on disk yet.
-	unsaved bool
+	// unsaved are the keys of data Covered recorded that are not on disk
+	// yet, in the order recorded.
+	unsaved []string
+	// beforeWrite, when set (tests), runs as a save begins to write.
+	beforeWrite func()
 }
 
 // OpenFileStore loads path (a missing file is an empty store), creating its
@@ -218,17 +226,30 @@ func (s *FileStore) Keys() []string {
 // update applies change to a copy and commits it to memory only once it is on
 // disk, so memory never claims what a crash would lose.
 func (s *FileStore) update(change func(map[string]string) bool) error {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	next := maps.Clone(s.data)
+	next, marks, n := maps.Clone(s.data), s.marks, len(s.unsaved)
+	s.mu.Unlock()
 	if !change(next) {
 		return nil
 	}
-	if err := s.save(next, s.marks); err != nil {
+	if err := s.save(next, marks); err != nil {
 		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
 	}
-	s.data, s.unsaved = next, false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, k := range s.unsaved[n:] { // recorded by Covered meanwhile
+		next[k] = s.data[k]
+	}
+	s.data = next
+	s.saved(n)
 	return nil
+}
+
+// saved drops the first n unsaved keys, now on disk. Called with mu held.
+func (s *FileStore) saved(n int) {
+	s.unsaved = append(s.unsaved[:0], s.unsaved[n:]...)
 }
 
 // SetMark marks cgroups (NoMark clears them), durably.
@@ -246,8 +267,9 @@ func (s *FileStore) setMarks(m Mark, rels []string, overwrite bool) error {
 	if len(rels) == 0 {
 		return nil // the Pinner asks every reconcile, mostly for no pod
 	}
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	next := maps.Clone(s.marks)
 	for _, rel := range rels {
 		if _, marked := next[rel]; marked && !overwrite {
@@ -260,12 +282,18 @@ func (s *FileStore) setMarks(m Mark, rels []string, overwrite bool) error {
 		}
 	}
 	if maps.Equal(next, s.marks) {
+		s.mu.Unlock()
 		return nil
 	}
-	if err := s.save(s.data, next); err != nil {
+	data, n := maps.Clone(s.data), len(s.unsaved)
+	s.mu.Unlock()
+	if err := s.save(data, next); err != nil {
 		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
 	}
-	s.marks, s.unsaved = next, false
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.marks = next
+	s.saved(n)
 	return nil
 }
 
@@ -290,6 +318,9 @@ func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
 	raw, err := json.MarshalIndent(storeFile{Format: storeFormat, Originals: data, Marks: marks}, "", " ")
 	if err != nil {
 		return err
+	}
+	if s.beforeWrite != nil {
+		s.beforeWrite()
 	}
 	return atomicfile.Write(s.path, append(raw, '\n'), 0o600)
 }
