@@ -22,14 +22,7 @@ func TestChildrenFromParent(t *testing.T) {
 				cpuset, memory = "", ""
 			}
 			f.set(cpuset, "pod", "cpuset.cpus", "0-7")
-			path := filepath.Join(t.TempDir(), "originals.json")
-			fs, err := OpenFileStore(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := fs.MarkUnmarked(ChildrenFromParent, "pod"); err != nil {
-				t.Fatal(err)
-			}
+			fs, path := markedStore(t)
 			if err := fs.MarkUnmarked(FromDefaults, "pod"); err != nil || fs.CgroupMark("pod/new") != ChildrenFromParent {
 				t.Fatalf("MarkUnmarked replaced a mark: %v, %q", err, fs.CgroupMark("pod/new"))
 			}
@@ -128,14 +121,7 @@ func TestCoveredDoesNotWaitForASave(t *testing.T) {
 		"flush":  func(fs *FileStore) error { return fs.Flush() },
 	} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "originals.json")
-			fs, err := OpenFileStore(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := fs.MarkUnmarked(ChildrenFromParent, "pod"); err != nil {
-				t.Fatal(err)
-			}
+			fs, path := markedStore(t)
 			c := fs.Covered(V1)
 			if err := c.RecordOriginals(map[string]string{"cpuset/pod/a/cpuset.cpus": "0-7"}); err != nil {
 				t.Fatal(err) // something for the flush to save
@@ -180,4 +166,19 @@ func TestCoveredDoesNotWaitForASave(t *testing.T) {
 			}
 		})
 	}
+}
+
+// markedStore opens an originals file in a new directory with the cgroup
+// "pod" marked ChildrenFromParent.
+func markedStore(t *testing.T) (*FileStore, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "originals.json")
+	fs, err := OpenFileStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.MarkUnmarked(ChildrenFromParent, "pod"); err != nil {
+		t.Fatal(err)
+	}
+	return fs, path
 }
