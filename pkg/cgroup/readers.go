@@ -139,3 +139,22 @@ func (h *Hierarchy) ReadKnob(rel string, k Knob) (string, error) {
 
 // ErrUnsupported means the cgroup version or kernel has no such file.
 var ErrUnsupported = errors.New("not supported by this kernel or cgroup version")
+
+// CPUSetFilled says whether cgroup rel holds a cpuset: always on cgroup v2,
+// where an empty cpuset.cpus is the parent's; on v1 once cpuset.cpus and
+// cpuset.mems are both filled. A v1 cpuset cgroup is made with both empty,
+// and the runtime that made it copies its parent's into them just after
+// (see Writer.originalOf): a write in between is undone by that copy. A
+// file that cannot be read (the cgroup gone) counts as filled: the write
+// says what became of it.
+func (h *Hierarchy) CPUSetFilled(rel string) bool {
+	if h.version != V1 {
+		return true
+	}
+	for _, k := range []Knob{CPUSetCPUs, CPUSetMems} {
+		if v, err := h.ReadKnob(rel, k); err == nil && v == "" {
+			return false
+		}
+	}
+	return true
+}

@@ -284,7 +284,7 @@ func (p *Pinner) write(ops []cgroup.Op) {
 	p.mu.Unlock()
 	for i := 0; i+1 < len(ops); i += 2 {
 		pair := ops[i : i+2]
-		if !Settled(h, pair[0].Cgroup) {
+		if !settled(h, pair[0].Cgroup) {
 			if p.settling.Add(1) <= MaxSettling {
 				go func() {
 					defer p.settling.Add(-1)
@@ -317,29 +317,16 @@ func (p *Pinner) apply(w *cgroup.Writer, ops []cgroup.Op) {
 	}
 }
 
-// Settled says whether the container cgroup rel holds its cpuset: always
-// on cgroup v2, where an empty cpuset.cpus is the parent's; on v1 once
-// cpuset.cpus and cpuset.mems are both filled. A file that cannot be read
-// (the cgroup gone) is settled: the write says what became of it.
-func Settled(h *cgroup.Hierarchy, rel string) bool {
-	if h == nil || h.Version() != cgroup.V1 {
-		return true
-	}
-	for _, k := range []cgroup.Knob{cgroup.CPUSetCPUs, cgroup.CPUSetMems} {
-		if v, err := h.ReadKnob(rel, k); err == nil && v == "" {
-			return false
-		}
-	}
-	return true
-}
-
 // awaitSettled polls rel until it is settled or SettleWait has passed: the
 // runtime fills the files microseconds after making the cgroup, later
 // only when it is descheduled in between on a loaded node.
 func awaitSettled(h *cgroup.Hierarchy, rel string) {
 	step := 500 * time.Microsecond
-	for deadline := time.Now().Add(SettleWait); !Settled(h, rel) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(SettleWait); !settled(h, rel) && time.Now().Before(deadline); {
 		time.Sleep(step)
 		step = min(2*step, 20*time.Millisecond)
 	}
 }
+
+// settled is h.CPUSetFilled, true without a hierarchy.
+func settled(h *cgroup.Hierarchy, rel string) bool { return h == nil || h.CPUSetFilled(rel) }

@@ -51,7 +51,7 @@ type Source struct {
 	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
 	cgwTold bool           // its problem was posted
 	// settled are the unlisted container cgroups seen holding their
-	// cpuset (earlypin.Settled), not read again while they stay.
+	// cpuset (cgroup.Hierarchy.CPUSetFilled), not read again while they stay.
 	settled   map[string]bool
 	cgroups   *cgroup.Hierarchy
 	originals cgroup.OriginalStore // the agent's

@@ -9,7 +9,6 @@ import (
 	"github.com/locus-project/locus/pkg/cgwatch"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
-	"github.com/locus-project/locus/pkg/kube/earlypin"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/status"
@@ -31,7 +30,7 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // Without the watch (inotify unavailable, a limit reached) a pod gets none:
 // its containers are known from its status only, as without this. On
 // cgroup v1 a container whose cpuset the runtime has not filled yet
-// (earlypin.Settled) is not listed: the runtime's copy would undo the
+// (cgroup.Hierarchy.CPUSetFilled) is not listed: the runtime's copy would undo the
 // reconcile's write; the early path writes it once filled.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 	s.cgroups, s.originals = env.Cgroups, env.Originals // the decision's pods' directories are resolved through the one, written keeping the other
@@ -68,7 +67,7 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 			if _, ok := podcgroup.ContainerDir(s.driver, n); !ok || listed[cg] {
 				continue
 			}
-			if !s.settled[cg] && !earlypin.Settled(env.Cgroups, cg) {
+			if !s.settled[cg] && !env.Cgroups.CPUSetFilled(cg) {
 				// Being made by the runtime, which is about to copy its
 				// parent's cpuset into it over any write: the early path
 				// writes it once it has.
