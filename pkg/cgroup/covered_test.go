@@ -116,9 +116,11 @@ func hasKey(s *FileStore, key string) bool {
 // flush. Each of update, a mark and a flush is such a save.
 func TestCoveredDoesNotWaitForASave(t *testing.T) {
 	for name, save := range map[string]func(fs *FileStore) error{
-		"update": func(fs *FileStore) error { return fs.RecordOriginals(map[string]string{"cpuset/other/cpuset.cpus": "0-7"}) },
-		"mark":   func(fs *FileStore) error { return fs.MarkUnmarked(ChildrenFromParent, "other") },
-		"flush":  func(fs *FileStore) error { return fs.Flush() },
+		"update": func(fs *FileStore) error {
+			return fs.RecordOriginals(map[string]string{"cpuset/other/cpuset.cpus": "0-7"})
+		},
+		"mark":  func(fs *FileStore) error { return fs.MarkUnmarked(ChildrenFromParent, "other") },
+		"flush": func(fs *FileStore) error { return fs.Flush() },
 	} {
 		t.Run(name, func(t *testing.T) {
 			fs, path := markedStore(t)
