@@ -57,6 +57,18 @@ type batch struct {
 	reqs []Request
 	out  []Decision
 	done chan struct{}
+	// end closes done once: Call may report a call not carried out
+	// (its ctx ended) that the loop carries out all the same, so both
+	// run and fail can end the batch.
+	end sync.Once
+}
+
+// finish ends b with out, unless it has ended already.
+func (b *batch) finish(out []Decision) {
+	b.end.Do(func() {
+		b.out = out
+		close(b.done)
+	})
 }
 
 // NewLoopHandler returns the handler of a plugin running until ctx ends.
@@ -148,14 +160,13 @@ func (h *LoopHandler) run(b *batch) {
 	for _, q := range reqs {
 		delete(h.stopped, q.Pod.Namespace+"/"+q.Pod.Name) // a new sandbox of a stopped pod
 	}
-	b.out = h.l.Decide(reqs)
-	close(b.done)
+	b.finish(h.l.Decide(reqs))
 }
 
 // fail ends a batch the loop did not take: its requests get no decision.
 func (h *LoopHandler) fail(b *batch) {
 	h.take(b)
-	close(b.done)
+	b.finish(nil)
 }
 
 // take closes a batch to new requests and returns those it has.
