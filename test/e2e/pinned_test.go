@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,10 +25,9 @@ import (
 // log of it ("TIME stdout F first: ..."), as fields by name.
 func (n *e2eNode) firstLine(t testing.TB, p *corev1.Pod, container string) map[string]string {
 	t.Helper()
-	dir := filepath.Join(n.dir, "kubelet", "pod-logs", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), container)
 	var line string
 	kubetest.WaitFor(t, "the first line of "+p.Name, fileTimeout, func(context.Context) (bool, error) {
-		b, err := os.ReadFile(filepath.Join(dir, "0.log"))
+		b, err := os.ReadFile(n.containerLog(p, container))
 		if err != nil {
 			return false, nil
 		}
@@ -41,6 +41,22 @@ func (n *e2eNode) firstLine(t testing.TB, p *corev1.Pod, container string) map[s
 		out[k] = v
 	}
 	return out
+}
+
+// containerLog is the kubelet's log file of the container's latest run,
+// N.log for its Nth restart. Under a large burst the runtime can miss the
+// kubelet's deadline for a start, and the kubelet then starts the container
+// again: the run that printed is the one in the newest file, not in 0.log.
+func (n *e2eNode) containerLog(p *corev1.Pod, container string) string {
+	dir := filepath.Join(n.dir, "kubelet", "pod-logs", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), container)
+	newest := -1
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if v, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log")); err == nil && strings.HasSuffix(e.Name(), ".log") && v > newest {
+			newest = v
+		}
+	}
+	return filepath.Join(dir, strconv.Itoa(max(newest, 0))+".log")
 }
 
 // withNRI says whether the node's runtime speaks NRI, and checks that the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,9 +66,9 @@ func TestStartToFinalCPUSet(t *testing.T) {
 		}
 		r := c.startToFinal(t, names, pool)
 		t.Logf("runtime %s, NRI %v, burst of %d (up and managed in %s): first instruction on the final cpuset %d of %d (%.1f %%); "+
-			"start → final cpuset p50 %s, p99 %s, max %s; LS created with their soft limit %d of %d",
+			"start → final cpuset p50 %s, p99 %s, max %s; LS created with their soft limit %d of %d; started again by the kubelet %d",
 			n.runtime, nri, size, up.Round(time.Second), r.atCreation, size, 100*float64(r.atCreation)/float64(size),
-			r.quantile(0.50), r.quantile(0.99), r.quantile(1), r.softAtCreation, r.ls)
+			r.quantile(0.50), r.quantile(0.99), r.quantile(1), r.softAtCreation, r.ls, r.restarted)
 		for _, l := range r.lateOnes {
 			t.Logf("late: %s", l)
 		}
@@ -80,6 +79,7 @@ func TestStartToFinalCPUSet(t *testing.T) {
 // burstResult is what a burst's containers reported of themselves.
 type burstResult struct {
 	atCreation, ls, softAtCreation int
+	restarted                      int             // containers the kubelet started more than once
 	late                           []time.Duration // start → final cpuset of each container
 	lateOnes                       []string        // each container not on its final cpuset at start
 }
@@ -104,6 +104,11 @@ func (c *churn) startToFinal(t *testing.T, names []string, pool cpuset.CPUSet) b
 			t.Fatal(err)
 		}
 		first, started, changes := c.n.affinityLog(t, p)
+		for _, st := range p.Status.ContainerStatuses {
+			if st.RestartCount > 0 {
+				r.restarted++
+			}
+		}
 		final, after := first["cpus"], time.Duration(0)
 		if len(changes) > 0 {
 			final, after = changes[len(changes)-1].cpus, changes[len(changes)-1].at
@@ -142,8 +147,7 @@ type affinityChange struct {
 func (n *e2eNode) affinityLog(t *testing.T, p *corev1.Pod) (map[string]string, string, []affinityChange) {
 	t.Helper()
 	first := n.firstLine(t, p, "w")
-	dir := filepath.Join(n.dir, "kubelet", "pod-logs", fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), "w")
-	b, err := os.ReadFile(filepath.Join(dir, "0.log"))
+	b, err := os.ReadFile(n.containerLog(p, "w"))
 	if err != nil {
 		t.Fatal(err)
 	}
