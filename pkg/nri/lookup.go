@@ -39,7 +39,7 @@ func (h *LoopHandler) lookUp(ctx context.Context, lk source.Lookup, reqs []Reque
 	if err != nil {
 		for i := range out {
 			if errors.Is(out[i].Err, ErrUnknownPod) {
-				out[i].Err = fmt.Errorf("%w; looked up: %v", out[i].Err, err)
+				out[i].Err = fmt.Errorf("%w; looked up: %w", out[i].Err, err)
 			}
 		}
 	}

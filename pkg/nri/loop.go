@@ -2,6 +2,7 @@ package nri
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -186,6 +187,11 @@ func (h *LoopHandler) Unpinned(pod Pod, ctr Container, err error, blocked bool) 
 		reason, then = "CreationRefused", "its creation is refused until they are (--nri-fail-closed); the kubelet retries"
 	}
 	h.l.Creates.WithLabelValues(reason).Inc()
+	if errors.Is(err, source.ErrPodGone) {
+		// Deleted before the kubelet got to its container: an Event would
+		// name a pod that is no more, and nobody is left to read it.
+		return
+	}
 	go h.l.Call(h.ctx, func() {
 		h.l.Events.Emit(eventlog.Warning, reason, name, "container %q got no CPUs or memory QoS values at creation (%v): %s", ctr.Name, err, then)
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -123,10 +124,20 @@ func TestLoopHandler(t *testing.T) {
 	}
 	h.Unpinned(reqs[1].Pod, reqs[1].Container, errors.New("x"), true)
 	<-done
+	// A pod deleted before its container was made is counted, not told:
+	// only the second call here may reach the loop.
+	h.Unpinned(reqs[1].Pod, reqs[1].Container, fmt.Errorf("looked up: %w", source.ErrPodGone), false)
+	h.Unpinned(reqs[1].Pod, reqs[1].Container, errors.New("x"), false)
+	<-done
+	select {
+	case <-done:
+	case <-time.After(100 * time.Millisecond):
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	if !reflect.DeepEqual(told, []string{"CreationRefused"}) || testutil.ToFloat64(creates.WithLabelValues("CreationRefused")) != 1 {
-		t.Errorf("told %v", told)
+	if !reflect.DeepEqual(told, []string{"CreationRefused", "CreatedUnpinned"}) || testutil.ToFloat64(creates.WithLabelValues("CreationRefused")) != 1 ||
+		testutil.ToFloat64(creates.WithLabelValues("CreatedUnpinned")) != 2 {
+		t.Errorf("told %v, counted %v unpinned", told, testutil.ToFloat64(creates.WithLabelValues("CreatedUnpinned")))
 	}
 }
 

@@ -1,6 +1,9 @@
 package source
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Lookup is offered by a source that can ask where its workloads come from
 // for one pod it does not list yet: the Kubernetes source asks the API
@@ -18,6 +21,12 @@ type Lookup interface {
 	// found; err says why the others were not.
 	Lookup(ctx context.Context, pods []PodRef) (found int, err error)
 }
+
+// ErrPodGone is in a Lookup's error for a pod the source's origin no longer
+// has under that name: the runtime is making a container of a pod already
+// deleted (its kubelet is behind the API server), so there is no one left to
+// tell about it.
+var ErrPodGone = errors.New("gone from the API server")
 
 // PodRef names a pod as the runtime knows it. Its fields come from outside
 // the agent: the Lookup checks them before use.

@@ -83,11 +83,19 @@ func (s *Source) lookupOne(ctx context.Context, r source.PodRef) (*corev1.Pod, e
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", r.Namespace, r.Name, err)
 	}
+	named := false
 	for i := range list.Items {
-		if pod := &list.Items[i]; string(pod.UID) == r.UID {
+		pod := &list.Items[i]
+		if string(pod.UID) == r.UID {
 			pod.ManagedFields = nil // never read, as the informer drops them
 			return pod, nil
 		}
+		named = named || pod.Name == r.Name
+	}
+	if !named {
+		// Read from storage, and a pod's node never changes once bound: no
+		// pod of that name on this node means the runtime's was deleted.
+		return nil, fmt.Errorf("pod %s/%s with uid %s: %w (no pod of that name on node %s)", r.Namespace, r.Name, r.UID, source.ErrPodGone, s.opts.NodeName)
 	}
 	return nil, fmt.Errorf("pod %s/%s with uid %s: not bound to node %s in the API server", r.Namespace, r.Name, r.UID, s.opts.NodeName)
 }
