@@ -45,7 +45,7 @@ func (f *lookupFake) Lookup(ctx context.Context, refs []source.PodRef) (int, err
 // cost no lookup.
 func TestLoopHandlerLooksUpUnknownPods(t *testing.T) {
 	f := &lookupFake{has: map[string]bool{"ns/late": true}, known: map[string]bool{"ns/a": true},
-		answer: fmt.Errorf("pod ns/gone: %w", source.ErrPodGone)}
+		answer: &source.PodGoneError{Namespace: "ns", Name: "gone"}}
 	decisions := 0
 	creates := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c"}, []string{"result"})
 	l := Loop{Creates: creates, Wake: func() {}, Source: f,
@@ -80,7 +80,7 @@ func TestLoopHandlerLooksUpUnknownPods(t *testing.T) {
 	if out[0].Err != nil || out[0].Values.CPUs != "2" || out[2].Err != nil {
 		t.Errorf("the pod looked up: %+v, want decided by the second decision", out)
 	}
-	if !errors.Is(out[1].Err, ErrUnknownPod) || !errors.Is(out[1].Err, source.ErrPodGone) || !strings.Contains(out[1].Err.Error(), "gone from the API server") {
+	if !errors.Is(out[1].Err, ErrUnknownPod) || !source.Gone(out[1].Err, "ns", "gone") || !strings.Contains(out[1].Err.Error(), "gone from the API server") {
 		t.Errorf("the pod not found: %v, want unknown and gone, saying why", out[1].Err)
 	}
 	if got := testutil.ToFloat64(creates.WithLabelValues("Decided")); got != 3 {

@@ -2,7 +2,6 @@ package nri
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 
@@ -187,7 +186,7 @@ func (h *LoopHandler) Unpinned(pod Pod, ctr Container, err error, blocked bool) 
 		reason, then = "CreationRefused", "its creation is refused until they are (--nri-fail-closed); the kubelet retries"
 	}
 	h.l.Creates.WithLabelValues(reason).Inc()
-	if errors.Is(err, source.ErrPodGone) {
+	if source.Gone(err, pod.Namespace, pod.Name) {
 		// Deleted before the kubelet got to its container: an Event would
 		// name a pod that is no more, and nobody is left to read it.
 		return

@@ -2,7 +2,7 @@ package source
 
 import (
 	"context"
-	"errors"
+	"fmt"
 )
 
 // Lookup is offered by a source that can ask where its workloads come from
@@ -22,11 +22,36 @@ type Lookup interface {
 	Lookup(ctx context.Context, pods []PodRef) (found int, err error)
 }
 
-// ErrPodGone is in a Lookup's error for a pod the source's origin no longer
-// has under that name: the runtime is making a container of a pod already
-// deleted (its kubelet is behind the API server), so there is no one left to
-// tell about it.
-var ErrPodGone = errors.New("gone from the API server")
+// PodGoneError is in a Lookup's error for a pod the source's origin no
+// longer has under that name: the runtime is making a container of a pod
+// already deleted (its kubelet is behind the API server), so there is no one
+// left to tell about it.
+type PodGoneError struct {
+	Namespace, Name, UID, Node string
+}
+
+func (e *PodGoneError) Error() string {
+	return fmt.Sprintf("pod %s/%s with uid %s: gone from the API server (no pod of that name on node %s)", e.Namespace, e.Name, e.UID, e.Node)
+}
+
+// Gone says whether err holds a PodGoneError for the pod namespace/name. A
+// Lookup's error joins those of every pod it was asked for, so the one
+// error can say one pod is gone and another not found for another reason.
+func Gone(err error, namespace, name string) bool {
+	switch e := err.(type) {
+	case *PodGoneError:
+		return e.Namespace == namespace && e.Name == name
+	case interface{ Unwrap() []error }:
+		for _, x := range e.Unwrap() {
+			if Gone(x, namespace, name) {
+				return true
+			}
+		}
+	case interface{ Unwrap() error }:
+		return Gone(e.Unwrap(), namespace, name)
+	}
+	return false
+}
 
 // PodRef names a pod as the runtime knows it. Its fields come from outside
 // the agent: the Lookup checks them before use.

@@ -95,7 +95,7 @@ func (s *Source) lookupOne(ctx context.Context, r source.PodRef) (*corev1.Pod, e
 	if !named {
 		// Read from storage, and a pod's node never changes once bound: no
 		// pod of that name on this node means the runtime's was deleted.
-		return nil, fmt.Errorf("pod %s/%s with uid %s: %w (no pod of that name on node %s)", r.Namespace, r.Name, r.UID, source.ErrPodGone, s.opts.NodeName)
+		return nil, &source.PodGoneError{Namespace: r.Namespace, Name: r.Name, UID: r.UID, Node: s.opts.NodeName}
 	}
 	return nil, fmt.Errorf("pod %s/%s with uid %s: not bound to node %s in the API server", r.Namespace, r.Name, r.UID, s.opts.NodeName)
 }

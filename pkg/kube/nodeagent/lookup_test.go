@@ -2,7 +2,6 @@ package nodeagent_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 
@@ -43,11 +42,11 @@ func TestLookup(t *testing.T) {
 	}
 	client.ClearActions()
 	found, err := src.Lookup(context.Background(), []source.PodRef{{Namespace: "ns", Name: "web", UID: "uid-2"}})
-	if found != 0 || err == nil || !strings.Contains(err.Error(), "not bound to node n1") || errors.Is(err, source.ErrPodGone) {
+	if found != 0 || err == nil || !strings.Contains(err.Error(), "not bound to node n1") || source.Gone(err, "ns", "web") {
 		t.Errorf("another UID: found %d, error %v; want not bound, not gone (a pod of that name is)", found, err)
 	}
 	found, err = src.Lookup(context.Background(), []source.PodRef{{Namespace: "ns", Name: "deleted", UID: "uid-3"}})
-	if found != 0 || !errors.Is(err, source.ErrPodGone) || !strings.Contains(err.Error(), "ns/deleted") {
+	if found != 0 || !source.Gone(err, "ns", "deleted") || !strings.Contains(err.Error(), "ns/deleted") {
 		t.Errorf("no pod of that name: found %d, error %v; want it gone", found, err)
 	}
 	client.ClearActions()
