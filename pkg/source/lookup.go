@@ -2,6 +2,7 @@ package source
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -34,23 +35,17 @@ func (e *PodGoneError) Error() string {
 	return fmt.Sprintf("pod %s/%s with uid %s: gone from the API server (no pod of that name on node %s)", e.Namespace, e.Name, e.UID, e.Node)
 }
 
+// Is makes errors.Is match a PodGoneError of the same pod.
+func (e *PodGoneError) Is(target error) bool {
+	t, ok := target.(*PodGoneError)
+	return ok && t.Namespace == e.Namespace && t.Name == e.Name
+}
+
 // Gone says whether err holds a PodGoneError for the pod namespace/name. A
 // Lookup's error joins those of every pod it was asked for, so the one
 // error can say one pod is gone and another not found for another reason.
 func Gone(err error, namespace, name string) bool {
-	switch e := err.(type) {
-	case *PodGoneError:
-		return e.Namespace == namespace && e.Name == name
-	case interface{ Unwrap() []error }:
-		for _, x := range e.Unwrap() {
-			if Gone(x, namespace, name) {
-				return true
-			}
-		}
-	case interface{ Unwrap() error }:
-		return Gone(e.Unwrap(), namespace, name)
-	}
-	return false
+	return errors.Is(err, &PodGoneError{Namespace: namespace, Name: name})
 }
 
 // PodRef names a pod as the runtime knows it. Its fields come from outside

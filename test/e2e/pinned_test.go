@@ -52,8 +52,10 @@ func (n *e2eNode) containerLog(p *corev1.Pod, container string) string {
 	newest := -1
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if v, err := strconv.Atoi(strings.TrimSuffix(e.Name(), ".log")); err == nil && strings.HasSuffix(e.Name(), ".log") && v > newest {
-			newest = v
+		if run, ok := strings.CutSuffix(e.Name(), ".log"); ok {
+			if v, err := strconv.Atoi(run); err == nil && v > newest {
+				newest = v
+			}
 		}
 	}
 	return filepath.Join(dir, strconv.Itoa(max(newest, 0))+".log")
