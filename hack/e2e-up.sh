@@ -38,6 +38,14 @@ for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kub
 	"$E2E_BIN/kube-controller-manager" "$E2E_IMAGES/pause.tar" "$E2E_IMAGES/workload.tar" "${locus[@]}"; do
 	[ -e "$b" ] || die "$b missing: run hack/e2e-build.sh (and hack/build-controlplane.sh)"
 done
+# A run directory with no process of its node alive was left by a run killed
+# before its down (a SIGKILL, the machine's session ending). Under the node lock
+# no other up is half-way through making one, so it is taken down as down would,
+# and this run goes on. A node with any process alive is someone's: left alone.
+if [ -e "$E2E_DIR" ] && [ -n "${LOCUS_E2E_LOCKED:-}" ] && [ -z "$(node_pids)" ]; then
+	log "$E2E_DIR exists but no process of its node runs: left by a run that was killed; taking it down"
+	bash "$repo/hack/e2e-down.sh" || die "could not take down the node left in $E2E_DIR"
+fi
 [ ! -e "$E2E_DIR" ] || die "$E2E_DIR exists: a node is up (hack/e2e-down.sh takes it down)"
 [ ! -e "/run/netns/$E2E_NETNS" ] || die "network namespace $E2E_NETNS exists: run hack/e2e-down.sh"
 [ -n "$E2E_CG" ] || die "no cgroup hierarchy to keep the node's processes in (/sys/fs/cgroup/unified, a cgroup2 /sys/fs/cgroup, systemd or pids)"
