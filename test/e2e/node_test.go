@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 )
@@ -86,11 +87,43 @@ func (n *e2eNode) deleteAll(t *testing.T, ns string) {
 		t.Errorf("list pods of %s: %v", ns, err)
 		return
 	}
-	_ = n.cp.Client.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	// podsLeft lists the pods of ns, and logs any made since the teardown began.
+	known := map[types.UID]bool{}
+	for _, p := range list.Items {
+		known[p.UID] = true
+	}
+	podsLeft := func(ctx context.Context) (int, error) {
+		l, err := pods.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range l.Items {
+			if !known[p.UID] {
+				known[p.UID] = true
+				t.Logf("a pod made during the teardown of %s: %s", ns, p.Name)
+			}
+		}
+		return len(l.Items), nil
+	}
+	// The Deployments go first, in the foreground: their ReplicaSets are marked
+	// deleted before their pods are, so none makes a pod in place of one deleted
+	// here, bound and then deleted in the middle of the teardown, whose container
+	// the kubelet may still create (a Warning that says nothing of the agent).
+	deployments := n.cp.Client.AppsV1().Deployments(ns)
+	fg := metav1.DeletePropagationForeground
+	_ = deployments.DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &fg}, metav1.ListOptions{})
+	kubetest.WaitFor(t, "the Deployments of "+ns+" and their pods to be gone", 2*podTimeout, func(ctx context.Context) (bool, error) {
+		l, err := deployments.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		_, err = podsLeft(ctx)
+		return len(l.Items) == 0, err
+	})
 	_ = pods.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 	kubetest.WaitFor(t, "the pods of "+ns+" to be gone", 2*podTimeout, func(ctx context.Context) (bool, error) {
-		l, err := pods.List(ctx, metav1.ListOptions{})
-		return err == nil && len(l.Items) == 0, err
+		left, err := podsLeft(ctx)
+		return err == nil && left == 0, err
 	})
 	for _, p := range list.Items {
 		dir := n.podCgroup(t, &p, "cpu")
