@@ -39,7 +39,7 @@ for b in "$CP_BIN/etcd" "$CP_BIN/kube-apiserver" "$CP_BIN/kubectl" "$E2E_BIN/kub
 	[ -e "$b" ] || die "$b missing: run hack/e2e-build.sh (and hack/build-controlplane.sh)"
 done
 # A run directory with no process of its node alive was left by a run killed
-# before its down (a SIGKILL, the machine's session ending). Under the node lock
+# before its down (a SIGKILL, a machine going down). Under the node lock
 # no other up is half-way through making one, so it is taken down as down would,
 # and this run goes on. A node with any process alive is someone's: left alone.
 if [ -e "$E2E_DIR" ] && [ -n "${LOCUS_E2E_LOCKED:-}" ] && [ -z "$(node_pids)" ]; then
