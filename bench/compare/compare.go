@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	lcpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 
@@ -49,7 +49,7 @@ func Machines() ([]Machine, error) {
 type Pair struct {
 	Name    string
 	Kubelet kubelet.Config
-	Locus   lcpuset.Policy
+	Locus   cpualloc.Policy
 	// WholeOnly limits requests to multiples of the SMT width.
 	WholeOnly bool
 }
@@ -58,7 +58,7 @@ type Pair struct {
 // full-pcpus-only against full-pcpus.
 var Pairs = []Pair{
 	{Name: "static / default"},
-	{Name: "full-pcpus-only / full-pcpus", Kubelet: kubelet.Config{FullPCPUsOnly: true}, Locus: lcpuset.FullPCPUs, WholeOnly: true},
+	{Name: "full-pcpus-only / full-pcpus", Kubelet: kubelet.Config{FullPCPUsOnly: true}, Locus: cpualloc.FullPCPUs, WholeOnly: true},
 }
 
 var (
@@ -90,7 +90,7 @@ func (c Case) String() string {
 // Run answers seeds random free sets of m, each with a few request sizes,
 // with both sides of p.
 func Run(m Machine, p Pair, seeds int) ([]Case, error) {
-	alloc, err := lcpuset.NewAllocator(m.Topology)
+	alloc, err := cpualloc.NewAllocator(m.Topology)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.Name, err)
 	}
@@ -121,7 +121,7 @@ func Run(m Machine, p Pair, seeds int) ([]Case, error) {
 					return nil, err
 				}
 			}
-			res, lerr := alloc.Allocate(lcpuset.State{Exclusive: lcpuset.BitsOf(taken)}, cpuset.New(), lcpuset.Request{CPUs: n, Policy: p.Locus})
+			res, lerr := alloc.Allocate(cpualloc.State{Exclusive: cpualloc.BitsOf(taken)}, cpuset.New(), cpualloc.Request{CPUs: n, Policy: p.Locus})
 			c.Locus, c.LocusErr = res.CPUs, lerr
 			c.K, c.L = g.measure(c.Kubelet, free), g.measure(c.Locus, free)
 			if c.KubeletErr == nil && (c.Kubelet.Size() != n || !c.Kubelet.IsSubsetOf(free)) {

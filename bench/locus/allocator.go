@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	lcpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -19,17 +19,17 @@ import (
 // the others (full-pcpus cannot serve those). An empty policy is the
 // allocator's default, as for a pod without the annotation.
 type Policies struct {
-	Whole, Partial lcpuset.Policy
+	Whole, Partial cpualloc.Policy
 }
 
 // Only is the same policy for every request.
-func Only(p lcpuset.Policy) Policies { return Policies{Whole: p, Partial: p} }
+func Only(p cpualloc.Policy) Policies { return Policies{Whole: p, Partial: p} }
 
 // Default leaves the policy to the allocator for every request.
 func Default() Policies { return Only("") }
 
 func (p Policies) String() string {
-	name := func(p lcpuset.Policy) string { return cmp.Or(string(p), "default") }
+	name := func(p cpualloc.Policy) string { return cmp.Or(string(p), "default") }
 	if p.Whole == p.Partial {
 		return name(p.Whole)
 	}
@@ -39,18 +39,18 @@ func (p Policies) String() string {
 // Allocator is one node under Locus. Not safe for concurrent use.
 type Allocator struct {
 	t        *topology.Topology
-	alloc    *lcpuset.Allocator
+	alloc    *cpualloc.Allocator
 	reserved cpuset.CPUSet
 	policies Policies
 	threads  int // SMT width
-	state    lcpuset.State
+	state    cpualloc.State
 	pods     map[int]cpuset.CPUSet
 }
 
 // New indexes t, as the node agent does once at start, and starts with no
 // CPU taken.
 func New(t *topology.Topology, reserved cpuset.CPUSet, p Policies) (*Allocator, error) {
-	alloc, err := lcpuset.NewAllocator(t)
+	alloc, err := cpualloc.NewAllocator(t)
 	if err != nil {
 		return nil, err
 	}
@@ -61,13 +61,13 @@ func New(t *topology.Topology, reserved cpuset.CPUSet, p Policies) (*Allocator, 
 		threads = max(threads, perCore[c.Core])
 	}
 	return &Allocator{t: t, alloc: alloc, reserved: reserved, policies: p, threads: threads,
-		state: lcpuset.State{}, pods: map[int]cpuset.CPUSet{}}, nil
+		state: cpualloc.State{}, pods: map[int]cpuset.CPUSet{}}, nil
 }
 
 // Name is the table row label.
 func (a *Allocator) Name() string { return "locus " + a.policies.String() }
 
-func (a *Allocator) policy(n int) lcpuset.Policy {
+func (a *Allocator) policy(n int) cpualloc.Policy {
 	if n%a.threads == 0 {
 		return a.policies.Whole
 	}
@@ -78,16 +78,16 @@ func (a *Allocator) policy(n int) lcpuset.Policy {
 // full-pcpus always, the default when n is a multiple of the SMT width.
 func (a *Allocator) WholeCores(n int) bool {
 	switch a.policy(n) {
-	case lcpuset.FullPCPUs:
+	case cpualloc.FullPCPUs:
 		return true
-	case "", lcpuset.FullPCPUsThenThreads:
+	case "", cpualloc.FullPCPUsThenThreads:
 		return n%a.threads == 0
 	}
 	return false
 }
 
 // State is the occupancy the next decision will see.
-func (a *Allocator) State() lcpuset.State { return a.state }
+func (a *Allocator) State() cpualloc.State { return a.state }
 
 // Free returns the CPUs no pod holds, less the reserved and isolated ones.
 func (a *Allocator) Free() cpuset.CPUSet {
@@ -100,7 +100,7 @@ func (a *Allocator) Allocate(id, n int) (cpuset.CPUSet, error) {
 	if _, dup := a.pods[id]; dup {
 		return cpuset.New(), fmt.Errorf("pod %d already admitted", id)
 	}
-	res, err := a.alloc.Allocate(a.state, a.reserved, lcpuset.Request{CPUs: n, Policy: a.policy(n)})
+	res, err := a.alloc.Allocate(a.state, a.reserved, cpualloc.Request{CPUs: n, Policy: a.policy(n)})
 	if err != nil {
 		return cpuset.New(), err
 	}

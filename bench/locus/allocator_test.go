@@ -5,14 +5,14 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	lcpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
 var intel = fixture.MustBuild(fixture.Intel2S96C)
 
 func TestPoliciesPickBySMTWidth(t *testing.T) {
-	a, err := New(intel, cpuset.New(0, 96), Policies{Whole: lcpuset.FullPCPUs, Partial: lcpuset.SpreadByPCPUs})
+	a, err := New(intel, cpuset.New(0, 96), Policies{Whole: cpualloc.FullPCPUs, Partial: cpualloc.SpreadByPCPUs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestPoliciesPickBySMTWidth(t *testing.T) {
 }
 
 func TestAllocatorKeepsItsOccupancy(t *testing.T) {
-	a, err := New(intel, cpuset.New(0, 96), Only(lcpuset.FullPCPUs))
+	a, err := New(intel, cpuset.New(0, 96), Only(cpualloc.FullPCPUs))
 	if err != nil {
 		t.Fatal(err)
 	}

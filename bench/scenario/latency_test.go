@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	lcpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 
@@ -81,22 +81,22 @@ func benchmarkBusy70(b *testing.B, shape fixture.Shape) {
 	topo := fixture.MustBuild(shape)
 	taken := busyTaken(topo, 64)
 	for _, tc := range []struct {
-		policy lcpuset.Policy
+		policy cpualloc.Policy
 		sizes  []int
-	}{{lcpuset.FullPCPUs, evenSize}, {lcpuset.SpreadByPCPUs, anySize}} {
+	}{{cpualloc.FullPCPUs, evenSize}, {cpualloc.SpreadByPCPUs, anySize}} {
 		b.Run("locus "+string(tc.policy), func(b *testing.B) {
-			alloc, err := lcpuset.NewAllocator(topo)
+			alloc, err := cpualloc.NewAllocator(topo)
 			if err != nil {
 				b.Fatal(err)
 			}
 			// Each node's state made beforehand, as kubelet's below are:
 			// both decide on the occupancy they keep.
-			states := make([]lcpuset.State, len(taken))
+			states := make([]cpualloc.State, len(taken))
 			for i, t := range taken {
-				states[i] = lcpuset.State{Exclusive: lcpuset.BitsOf(t)}
+				states[i] = cpualloc.State{Exclusive: cpualloc.BitsOf(t)}
 			}
 			timed(b, tc.sizes, func(i, n int) func() {
-				if _, err := alloc.Allocate(states[i%len(states)], cpuset.New(), lcpuset.Request{CPUs: n, Policy: tc.policy}); err != nil {
+				if _, err := alloc.Allocate(states[i%len(states)], cpuset.New(), cpualloc.Request{CPUs: n, Policy: tc.policy}); err != nil {
 					b.Fatal(err)
 				}
 				return func() {}

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	lcpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 
@@ -121,9 +121,9 @@ var (
 	kubeletSingle   = Kubelet(kubelet.Config{TopologyManager: kubelet.TopologySingleNUMANode})
 	kubeletFull     = Kubelet(kubelet.Config{FullPCPUsOnly: true})
 	kubeletFullBest = Kubelet(kubelet.Config{FullPCPUsOnly: true, TopologyManager: kubelet.TopologyBestEffort})
-	locusFullOrSprd = Locus(locus.Policies{Whole: lcpuset.FullPCPUs, Partial: lcpuset.SpreadByPCPUs})
-	locusSpread     = Locus(locus.Only(lcpuset.SpreadByPCPUs))
-	locusFull       = Locus(locus.Only(lcpuset.FullPCPUs))
+	locusFullOrSprd = Locus(locus.Policies{Whole: cpualloc.FullPCPUs, Partial: cpualloc.SpreadByPCPUs})
+	locusSpread     = Locus(locus.Only(cpualloc.SpreadByPCPUs))
+	locusFull       = Locus(locus.Only(cpualloc.FullPCPUs))
 	locusDefault    = Locus(locus.Default())
 	mixedContenders = []Contender{kubeletDefault, kubeletBestEff, kubeletSingle, locusFullOrSprd, locusSpread, locusDefault}
 	wholeContenders = []Contender{kubeletFull, kubeletFullBest, locusFull}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/utils/cpuset"
 
-	locuscpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -57,7 +57,7 @@ An impossible request exits with status 2 and says why.`,
 	f.IntVar(&o.cpus, "cpus", 0, "CPUs to allocate (the pod's integer limits.cpu); required")
 	f.StringVar(&o.policy, "policy", "",
 		"full-pcpus, full-pcpus-then-threads, spread-by-pcpus, distribute-across-numa or static-burst (default: whole cores, then threads; see docs/allocator.md)")
-	f.StringVar(&o.strategy, "numa-strategy", string(locuscpuset.MostAllocated), "most-allocated or least-allocated")
+	f.StringVar(&o.strategy, "numa-strategy", string(cpualloc.MostAllocated), "most-allocated or least-allocated")
 	f.StringVar(&o.allocated, "allocated", "", "CPUs already owned exclusively, in Linux list format")
 	f.StringVar(&o.reserved, "reserved", "", "CPUs reserved for the system, in Linux list format")
 	f.StringVar(&o.burstLoad, "burst-load", "", "static-burst load already on CPUs, as CPU=MILLI pairs (\"3=500,4=250\")")
@@ -82,24 +82,24 @@ func (o planOptions) run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req := locuscpuset.Request{CPUs: o.cpus, Policy: locuscpuset.Policy(o.policy),
-		NUMAStrategy: locuscpuset.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
-	res, err := locuscpuset.Allocate(t, st, reserved, req)
+	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy),
+		NUMAStrategy: cpualloc.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
+	res, err := cpualloc.Allocate(t, st, reserved, req)
 	if err != nil {
-		if errors.Is(err, locuscpuset.ErrInsufficient) || errors.Is(err, locuscpuset.ErrInvalidRequest) {
+		if errors.Is(err, cpualloc.ErrInsufficient) || errors.Is(err, cpualloc.ErrInvalidRequest) {
 			return usageError{err}
 		}
 		return err
 	}
 	out := planJSON{CPUSet: res.CPUs.String(), NUMANodes: res.NUMANodes, CPUs: res.CPUs.Size(),
 		Policy:       string(res.Policy),
-		NUMAStrategy: cmp.Or(o.strategy, string(locuscpuset.MostAllocated))}
-	if req.Policy == locuscpuset.StaticBurst {
+		NUMAStrategy: cmp.Or(o.strategy, string(cpualloc.MostAllocated))}
+	if req.Policy == cpualloc.StaticBurst {
 		milli := o.requestMilli
 		if milli == 0 {
 			milli = int64(o.cpus) * 1000
 		}
-		out.BurstShareMilli = locuscpuset.BurstShare(milli, o.cpus)
+		out.BurstShareMilli = cpualloc.BurstShare(milli, o.cpus)
 	}
 	if o.output == "json" {
 		return writeJSON(w, out)
@@ -125,24 +125,24 @@ func (o planOptions) loadTopology() (*topology.Topology, error) {
 // state turns --allocated, --burst-load and --reserved into the allocator's
 // inputs. Every CPU they name must be an online CPU of the machine: a typo
 // would otherwise silently plan on a machine that is emptier than meant.
-func (o planOptions) state(t *topology.Topology) (locuscpuset.State, cpuset.CPUSet, error) {
+func (o planOptions) state(t *topology.Topology) (cpualloc.State, cpuset.CPUSet, error) {
 	online := t.CPUSet()
 	lists := map[string]cpuset.CPUSet{}
 	for _, f := range []struct{ name, value string }{{"allocated", o.allocated}, {"reserved", o.reserved}} {
 		set, err := topology.ParseCPUList(f.value)
 		if err != nil {
-			return locuscpuset.State{}, set, usagef("--%s: %v", f.name, err)
+			return cpualloc.State{}, set, usagef("--%s: %v", f.name, err)
 		}
 		if extra := set.Difference(online); !extra.IsEmpty() {
-			return locuscpuset.State{}, set, usagef("--%s: CPUs %s are not online CPUs of this machine (%s)", f.name, extra, online)
+			return cpualloc.State{}, set, usagef("--%s: CPUs %s are not online CPUs of this machine (%s)", f.name, extra, online)
 		}
 		lists[f.name] = set
 	}
 	load, err := parseBurstLoad(o.burstLoad, online)
 	if err != nil {
-		return locuscpuset.State{}, cpuset.New(), err
+		return cpualloc.State{}, cpuset.New(), err
 	}
-	return locuscpuset.State{Exclusive: locuscpuset.BitsOf(lists["allocated"]), BurstMilli: load}, lists["reserved"], nil
+	return cpualloc.State{Exclusive: cpualloc.BitsOf(lists["allocated"]), BurstMilli: load}, lists["reserved"], nil
 }
 
 // parseBurstLoad reads "CPU=MILLI,..." pairs.

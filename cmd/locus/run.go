@@ -15,7 +15,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
-	locuscpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/runner"
@@ -81,7 +81,7 @@ so it runs only on CPU time nothing else wants; LS keeps its weight.`,
 	f.IntVar(&o.cpus, "cpus", 0, "CPUs of its own; 0 runs in the shared pool")
 	f.StringVar(&o.policy, "policy", "",
 		"full-pcpus, full-pcpus-then-threads, spread-by-pcpus, distribute-across-numa or static-burst (default: whole cores, then threads; see docs/allocator.md)")
-	f.StringVar(&o.strategy, "numa-strategy", string(locuscpuset.MostAllocated), "most-allocated or least-allocated")
+	f.StringVar(&o.strategy, "numa-strategy", string(cpualloc.MostAllocated), "most-allocated or least-allocated")
 	f.StringVar(&o.qos, "qos", "LS", "QoS class: LS or BE")
 	f.StringVar(&o.memRequest, "memory-request", "", "memory request (64Mi); the base of memory QoS protection")
 	f.StringVar(&o.memLimit, "memory-limit", "", "memory limit (1Gi): memory.limit_in_bytes (v1) or memory.max (v2)")
@@ -196,8 +196,8 @@ func (o *runOptions) exec(s *runner.Session, path string, args []string, sigs <-
 
 // parse checks every flag and reads the machine and the agent's config.
 func (o *runOptions) parse() (runner.Request, runner.Host, error) {
-	req := runner.Request{CPUs: o.cpus, Policy: locuscpuset.Policy(o.policy),
-		NUMAStrategy: locuscpuset.NUMAStrategy(o.strategy), QoS: memqos.Class(strings.ToUpper(o.qos))}
+	req := runner.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy),
+		NUMAStrategy: cpualloc.NUMAStrategy(o.strategy), QoS: memqos.Class(strings.ToUpper(o.qos))}
 	if o.cpus < 0 {
 		return req, runner.Host{}, usagef("--cpus %d is negative", o.cpus)
 	}
@@ -294,8 +294,8 @@ func (o *runOptions) session(h *cgroup.Hierarchy, host runner.Host, name, cg str
 
 // runError makes requests that cannot be served usage errors (exit 2).
 func runError(err error) error {
-	if errors.Is(err, runner.ErrBadRequest) || errors.Is(err, locuscpuset.ErrInsufficient) ||
-		errors.Is(err, locuscpuset.ErrInvalidRequest) {
+	if errors.Is(err, runner.ErrBadRequest) || errors.Is(err, cpualloc.ErrInsufficient) ||
+		errors.Is(err, cpualloc.ErrInvalidRequest) {
 		return usageError{err}
 	}
 	return err

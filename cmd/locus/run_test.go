@@ -18,7 +18,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	locuscpuset "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/runner"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/workload"
@@ -248,7 +248,7 @@ func TestRunDryRunFollowsAgentConfigAndLeases(t *testing.T) {
 	}
 	cp := state.Empty()
 	cp.Leases["run-1"] = state.Lease{Cgroup: "agent.slice/run-1", Owner: me,
-		Assignment: workload.Assignment{CPUs: cpuset.New(1), Policy: locuscpuset.FullPCPUs}}
+		Assignment: workload.Assignment{CPUs: cpuset.New(1), Policy: cpualloc.FullPCPUs}}
 	if err := store.Save(cp); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/locus-project/locus/pkg/cgroup"
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/nri/nritest"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/status"

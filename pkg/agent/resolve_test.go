@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/locus-project/locus/pkg/cgroup"
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/memqos"

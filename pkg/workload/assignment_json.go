@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 )
 

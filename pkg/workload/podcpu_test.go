@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 )
 
 func TestOptedIn(t *testing.T) {

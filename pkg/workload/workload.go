@@ -8,9 +8,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
 	"github.com/locus-project/locus/pkg/memqos"
 )
 

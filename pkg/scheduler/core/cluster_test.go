@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/workload"
 )
 

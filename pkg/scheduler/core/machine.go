@@ -1,7 +1,7 @@
 // Package core is the pure decision core of Locus's topology-aware scheduler
 // plugin: the CPU state of every node (what its NodeResourceTopology reports,
 // the decisions on the pods bound to it, and the scheduler's own assumed
-// allocations), where a pod's CPUs would go on a node (pkg/cpuset, the same
+// allocations), where a pod's CPUs would go on a node (pkg/cpualloc, the same
 // allocator the node agent runs), and how good that is. No I/O, no clocks:
 // the framework adapter in pkg/scheduler/plugin feeds it from informers.
 package core
@@ -16,7 +16,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"

@@ -3,7 +3,7 @@ package core
 import (
 	"sync"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 )
 
 // memoSize is how many placements a view remembers: distinct requests are

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 )
 
 // A view remembers its placements: Place, Fits and ScoreOf agree with a

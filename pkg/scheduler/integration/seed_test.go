@@ -3,7 +3,7 @@ package integration
 import (
 	"testing"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpuset"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 )
 
 // The seed's manifests, unchanged: go-demo (4 replicas, request 1, limit

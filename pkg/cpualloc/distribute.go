@@ -1,0 +1,134 @@
+package cpualloc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// distributeAcrossNUMA spreads the request evenly over the fewest nodes that
+// can each hold their share. A request that fits one node stays in one node:
+// splitting it would only add remote memory traffic. Shares are counted in
+// whole cores when the request is a multiple of the SMT width (so shares
+// differ by at most one core), else in CPUs; the nodes with the most room take
+// the larger shares. Capacity is usable threads; a domain is tier 0 when whole
+// free cores cover every share (up to its part below one core).
+func (v *view) distributeAcrossNUMA() ([]int, error) {
+	for c, f := range v.free {
+		v.cap.core[c], v.aux.core[c] = f, 0
+		if v.whole[c] {
+			v.aux.core[c] = v.ix.threads
+		}
+	}
+	v.ix.sum(v.cap)
+	v.ix.sum(v.aux)
+	d, ok := v.search(func(d domain) (bool, grade) {
+		fits, tier := true, 0
+		for _, s := range v.shares(d) {
+			fits = fits && s.amount > 0 && s.amount <= v.capOf(s.group, d)
+			tier = max(tier, boolTier(v.auxOf(s.group, d) < s.amount-s.amount%v.ix.threads))
+		}
+		return fits, grade{tier: tier}
+	})
+	if !ok {
+		if free := v.usableTotal(); free < v.n {
+			return nil, notEnough(DistributeAcrossNUMA, v.n, free)
+		}
+		return nil, shortf("%s: requested=%d cannot be split evenly over the NUMA nodes (free CPUs per node: %s)",
+			DistributeAcrossNUMA, v.n, v.freePerNode())
+	}
+	out := make([]int, 0, v.n)
+	for _, s := range v.shares(d) {
+		part := d
+		if d.l3 < 0 {
+			part = domain{l3: -1, nodes: v.ix.single[s.group]}
+		}
+		out = v.fillShare(part, s.amount, out)
+	}
+	return out, nil
+}
+
+// shares splits the request over the nodes of d; a single-node or L3 domain
+// gets the whole request (its group is then the L3 or node index). The
+// returned slice is reused by the next call.
+func (v *view) shares(d domain) []visit {
+	out := v.shareBuf[:0]
+	if d.l3 >= 0 {
+		v.shareBuf = append(out, visit{d.l3, v.n})
+		return v.shareBuf
+	}
+	if len(d.nodes) == 1 {
+		v.shareBuf = append(out, visit{d.nodes[0], v.n})
+		return v.shareBuf
+	}
+	unit := 1
+	if v.n%v.ix.threads == 0 {
+		unit = v.ix.threads
+	}
+	units, k := v.n/unit, len(d.nodes)
+	for _, n := range d.nodes {
+		out = append(out, visit{group: n})
+	}
+	// The nodes with the most room take the larger shares; ties: lowest id.
+	slices.SortStableFunc(out, func(a, b visit) int { return v.cap.node[b.group] - v.cap.node[a.group] })
+	for i := range out {
+		out[i].amount = units / k * unit
+		if i < units%k {
+			out[i].amount += unit
+		}
+	}
+	v.shareBuf = out
+	return out
+}
+
+func (v *view) capOf(group int, d domain) int {
+	if d.l3 >= 0 {
+		return v.cap.l3[group]
+	}
+	return v.cap.node[group]
+}
+
+func (v *view) auxOf(group int, d domain) int {
+	if d.l3 >= 0 {
+		return v.aux.l3[group]
+	}
+	return v.aux.node[group]
+}
+
+// fillShare takes n CPUs from part: whole free cores while at least a core's
+// worth is left, then threads of partly taken cores (left-overs), and only
+// then breaks a whole core for the rest.
+func (v *view) fillShare(part domain, n int, out []int) []int {
+	order := v.coreOrder(part, v.cap, n, byID)
+	want := len(out) + n
+	used := make([]bool, len(order))
+	for i, c := range order {
+		if v.whole[c] && want-len(out) >= v.ix.threads {
+			out = append(out, v.ix.cores[c].cpus...)
+			used[i] = true
+		}
+	}
+	for i, c := range order {
+		if !used[i] && !v.whole[c] {
+			out = v.take(c, want-len(out), out)
+		}
+	}
+	for i, c := range order {
+		if !used[i] && v.whole[c] {
+			out = v.take(c, want-len(out), out)
+		}
+	}
+	return out
+}
+
+func (v *view) freePerNode() string {
+	parts := make([]string, len(v.ix.nodes))
+	for i, n := range v.ix.nodes {
+		free := 0
+		for _, c := range n.cores {
+			free += v.free[c]
+		}
+		parts[i] = fmt.Sprintf("%d=%d", n.id, free)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,39 @@
+package cpualloc
+
+import (
+	"testing"
+
+	"github.com/locus-project/locus/pkg/topology/fixture"
+)
+
+// On a hybrid part a single-thread efficiency core is a whole core: it
+// shares nothing with anyone. fixture.Hybrid numbers its 8 two-thread cores
+// 0-15 (core c is CPUs 2c, 2c+1) and its 16 single-thread cores 16-31.
+func TestHybridCores(t *testing.T) {
+	hybrid := fixture.Hybrid
+	full := func(n int) Request { return Request{CPUs: n, Policy: FullPCPUs} }
+	runCases(t, []allocCase{
+		{name: "full-pcpus on single-thread cores when the others are taken", shape: hybrid,
+			exclusive: "0-15", req: full(2), want: "16-17", wantNodes: []int{0}},
+		{name: "full-pcpus, even count: two-thread cores first", shape: hybrid,
+			req: full(4), want: "0-3", wantNodes: []int{0}},
+		{name: "full-pcpus, odd count: a single-thread core makes it whole cores", shape: hybrid,
+			req: full(3), want: "0-1,16", wantNodes: []int{0}},
+		{name: "full-pcpus, odd count without a single-thread core free", shape: hybrid,
+			exclusive: "16-31", req: full(3),
+			wantErr: "full-pcpus: requested=3, free whole cores=8 (16 CPUs)", wantIs: ErrInsufficient},
+		{name: "default, even count on single-thread cores", shape: hybrid,
+			exclusive: "0-15", req: Request{CPUs: 2}, want: "16-17", wantNodes: []int{0}, wantPolicy: FullPCPUs},
+		{name: "default, one CPU: a single-thread core, not beside another pod", shape: hybrid,
+			exclusive: "0", req: Request{CPUs: 1}, want: "16", wantNodes: []int{0}},
+	})
+}
+
+// A core whose sibling is offline stays a fragment: CPU ids with a gap mean
+// some CPU is offline, so a short core is not taken for a hybrid part's.
+func TestOfflineSiblingIsNotHybrid(t *testing.T) {
+	runCases(t, []allocCase{
+		{name: "full-pcpus skips a core with an offline sibling", shape: offlineShape(fixture.Intel2S96C, "96"),
+			req: Request{CPUs: 2, Policy: FullPCPUs}, want: "1,97", wantNodes: []int{0}},
+	})
+}
