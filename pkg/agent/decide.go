@@ -34,7 +34,7 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 	dropped := runner.DropStale(&c, a.h)
 	r := a.decideOn(a.observation(cfg, rs, ready, c, dropped), c)
 	if r.Save {
-		r.Into(&c)
+		c.Assignments, c.QuotaRaises = r.Kept()
 		if err := a.store.Save(c); err != nil {
 			return decide.Ready{}, fmt.Errorf("save checkpoint: %w", err)
 		}
@@ -45,12 +45,12 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 // decideOn decides with the checkpoint's assignments as those in force. The
 // memory it returns is kept once the reconcile has told its Events.
 func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Ready {
-	return decide.Decide(obs, a.mem.From(c))
+	return decide.Decide(obs, a.mem.From(c.Assignments, c.QuotaRaises))
 }
 
 // observation is what this reconcile saw, as the decision takes it.
 func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
-	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: c.Leases, Dropped: dropped,
+	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: runner.LeasesOf(c.Leases), Dropped: runner.LeasesOf(dropped),
 		Prepared: ready, V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
 		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle, Burst: a.burst.Observe(cfg, plans(rs), c.QuotaRaises)}
 	if st, read := a.kube.State(); read {

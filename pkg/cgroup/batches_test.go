@@ -55,8 +55,8 @@ func TestApplyBatchesOneStoreUpdate(t *testing.T) {
 		t.Errorf("an idempotent call made %d store updates and %d writes", store.records-1, rec.count()-4)
 	}
 	// Restores of several batches are forgotten in one update.
-	reps := w.ApplyBatches([]Batch{{Restores: []Target{{"p/a", CPUSetCPUs}, {"p/a", MemoryMin}}},
-		{Restores: []Target{{"p/b", CPUSetCPUs}, {"p/b", CPUShares}}}, {Restores: []Target{{"q", MemoryLow}}}})
+	reps := w.ApplyBatches([]Batch{{Restores: []Target{{Cgroup: "p/a", Knob: CPUSetCPUs}, {Cgroup: "p/a", Knob: MemoryMin}}},
+		{Restores: []Target{{Cgroup: "p/b", Knob: CPUSetCPUs}, {Cgroup: "p/b", Knob: CPUShares}}}, {Restores: []Target{{Cgroup: "q", Knob: MemoryLow}}}})
 	if store.forgets != 1 || len(store.Keys()) != 0 {
 		t.Errorf("%d forget updates, originals left %v; want 1 and none", store.forgets, store.Keys())
 	}
@@ -107,8 +107,8 @@ func TestApplyBatchesRefusesNestedBatches(t *testing.T) {
 	reps := w.ApplyBatches([]Batch{
 		{Ops: []Op{{Cgroup: "p/a", Knob: CPUShares, Value: "512"}}},
 		{Ops: []Op{{Cgroup: "p", Knob: CPUShares, Value: "512"}}},
-		{Ops: []Op{{Cgroup: "p/b", Knob: CPUShares, Value: "512"}}, Restores: []Target{{"p/b", MemoryLow}}},
-		{Restores: []Target{{"p/b", MemoryMin}}},
+		{Ops: []Op{{Cgroup: "p/b", Knob: CPUShares, Value: "512"}}, Restores: []Target{{Cgroup: "p/b", Knob: MemoryLow}}},
+		{Restores: []Target{{Cgroup: "p/b", Knob: MemoryMin}}},
 	})
 	for i, want := range []string{"contains", "contains", "two batches", "two batches"} {
 		if reps[i].Err == nil || !strings.Contains(reps[i].Err.Error(), want) {

@@ -93,7 +93,7 @@ func TestChildrenFromParent(t *testing.T) {
 				t.Error("Flush did not save the covered original")
 			}
 			// Undoing Locus gives every container the pod's CPUs back.
-			if _, err := w.Restore([]Target{{"pod", CPUSetCPUs}, {"pod/new", CPUSetCPUs}, {"pod/nri", CPUSetCPUs}}); err != nil {
+			if _, err := w.Restore([]Target{{Cgroup: "pod", Knob: CPUSetCPUs}, {Cgroup: "pod/new", Knob: CPUSetCPUs}, {Cgroup: "pod/nri", Knob: CPUSetCPUs}}); err != nil {
 				t.Fatal(err)
 			}
 			for _, cg := range []string{"pod", "pod/new", "pod/nri"} {

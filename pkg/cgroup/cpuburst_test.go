@@ -61,7 +61,7 @@ func TestCPUBurst(t *testing.T) {
 			} else if r.Outcome != Written || f.get("", "", tc.file) != "30000" {
 				t.Fatalf("outcome %s, file %q; want written 30000", r.Outcome, f.get("", "", tc.file))
 			}
-			if _, err := w.Restore([]Target{{"pod", CPUBurst}}); err != nil || f.get("", "", tc.file) != "0" {
+			if _, err := w.Restore([]Target{{Cgroup: "pod", Knob: CPUBurst}}); err != nil || f.get("", "", tc.file) != "0" {
 				t.Errorf("restored %q, %v; want 0", f.get("", "", tc.file), err)
 			}
 		})
@@ -90,7 +90,7 @@ func TestSettle(t *testing.T) {
 	if keys := store.Keys(); len(keys) != 0 {
 		t.Fatalf("settled, yet originals %v remain", keys)
 	}
-	rep, err := w.Restore([]Target{{"pod", CPUQuota}})
+	rep, err := w.Restore([]Target{{Cgroup: "pod", Knob: CPUQuota}})
 	if err != nil || rep.Results[0].Outcome != NoOriginal || f.get(CPU, "pod", "cpu.cfs_quota_us") != "200000" {
 		t.Errorf("restore after settling: %+v, %v, file %s; want nothing written", rep.Results, err, f.get(CPU, "pod", "cpu.cfs_quota_us"))
 	}

@@ -62,7 +62,7 @@ func TestCPUIdle(t *testing.T) {
 			if _, err := w.Apply([]Op{{Cgroup: "pod", Knob: CPUIdle, Value: "2"}}); err == nil || !strings.Contains(err.Error(), `cpu.idle: value "2"`) {
 				t.Errorf("cpu.idle 2: %v, want an error naming knob and value", err)
 			}
-			if _, err := w.Restore([]Target{{"pod", CPUIdle}}); err != nil {
+			if _, err := w.Restore([]Target{{Cgroup: "pod", Knob: CPUIdle}}); err != nil {
 				t.Fatal(err)
 			}
 			if got := f.get("", "", tc.file); got != "0" {
@@ -105,7 +105,7 @@ func TestCPUIdleKeepsTheWeight(t *testing.T) {
 			if _, err := w.Apply([]Op{{Cgroup: "pod", Knob: CPUIdle, Value: "1"}}); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := w.Restore([]Target{{"pod", CPUShares}, {"pod", CPUIdle}})
+			rep, err := w.Restore([]Target{{Cgroup: "pod", Knob: CPUShares}, {Cgroup: "pod", Knob: CPUIdle}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -64,7 +64,7 @@ func (w *Writer) prepare(b Batch, rd *reads) (*batchPlan, Report, error) {
 		if wants[i], err = spec.Encode(w.h.version, op.Value); err != nil {
 			return nil, Report{}, fmt.Errorf("cgroup %q: %w", op.Cgroup, err)
 		}
-		targets = append(targets, Target{op.Cgroup, op.Knob})
+		targets = append(targets, Target{Cgroup: op.Cgroup, Knob: op.Knob})
 	}
 	for _, t := range b.Restores {
 		if _, err := writableSpec(t.Knob); err != nil {

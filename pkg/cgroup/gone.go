@@ -56,7 +56,7 @@ func (w *Writer) goneOf(b Batch, err error) error {
 		return errors.Is(serr, os.ErrNotExist)
 	}
 	for _, op := range b.Ops {
-		if gone(Target{op.Cgroup, op.Knob}) {
+		if gone(Target{Cgroup: op.Cgroup, Knob: op.Knob}) {
 			return &GoneError{Cgroup: op.Cgroup, Err: err}
 		}
 	}

@@ -77,13 +77,13 @@ func TestCgroupRemovedBeforeWriteIsGone(t *testing.T) {
 	if err := os.Remove(filepath.Join(f.dir(Memory, "pod/b"), "memory.soft_limit_in_bytes")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Restore([]Target{{"pod/b", MemorySoftLimit}}); err == nil || errors.Is(err, ErrCgroupGone) {
+	if _, err := w.Restore([]Target{{Cgroup: "pod/b", Knob: MemorySoftLimit}}); err == nil || errors.Is(err, ErrCgroupGone) {
 		t.Errorf("a missing file in a cgroup that exists is an error, not gone: %v", err)
 	}
 	if err := os.RemoveAll(f.dir(Memory, "pod/b")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Restore([]Target{{"pod/b", MemorySoftLimit}}); !errors.Is(err, ErrCgroupGone) {
+	if _, err := w.Restore([]Target{{Cgroup: "pod/b", Knob: MemorySoftLimit}}); !errors.Is(err, ErrCgroupGone) {
 		t.Errorf("restore of a removed cgroup: %v", err)
 	}
 }

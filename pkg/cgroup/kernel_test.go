@@ -189,7 +189,7 @@ func TestKernelV1CpusetOrdering(t *testing.T) {
 	}
 	// Restore: originals were the inherited a,b; the parent widens first.
 	n = len(*log)
-	if _, err := w.Restore([]Target{{child, CPUSetCPUs}, {parent, CPUSetCPUs}}); err != nil {
+	if _, err := w.Restore([]Target{{Cgroup: child, Knob: CPUSetCPUs}, {Cgroup: parent, Knob: CPUSetCPUs}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := sinceWrites(log, n); got != cp(parent)+mustSet(all).String()+" "+cp(child)+mustSet(all).String() {
@@ -287,7 +287,7 @@ func TestKernelV1MemoryAndCPU(t *testing.T) {
 		t.Errorf("Threads = %v, %v", th, err)
 	}
 	// Restore puts back what the cgroup was created with.
-	targets := []Target{{cg, MemoryLimit}, {cg, MemorySoftLimit}, {cg, CPUQuota}, {cg, CPUShares}}
+	targets := []Target{{Cgroup: cg, Knob: MemoryLimit}, {Cgroup: cg, Knob: MemorySoftLimit}, {Cgroup: cg, Knob: CPUQuota}, {Cgroup: cg, Knob: CPUShares}}
 	if _, err := w.Restore(targets); err != nil {
 		t.Fatal(err)
 	}

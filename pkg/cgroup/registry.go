@@ -3,34 +3,33 @@ package cgroup
 import (
 	"fmt"
 	"sort"
+
+	"github.com/locus-project/locus/pkg/cgroupfile"
 )
 
-// Knob is the logical name of a cgroup file Locus writes. It is the v1 file
-// name; each version maps it to its own file through the registry.
-type Knob string
+// Knob is the logical name of a cgroup file Locus writes (cgroupfile.Knob:
+// the decision names files without importing this package, as io/fs names
+// file modes for os).
+type Knob = cgroupfile.Knob
 
+// The knobs, as the decision names them.
 const (
-	CPUSetCPUs        Knob = "cpuset.cpus"
-	CPUSetMems        Knob = "cpuset.mems"
-	MemoryMin         Knob = "memory.min"
-	MemoryLow         Knob = "memory.low"
-	MemoryHigh        Knob = "memory.high"
-	MemoryLimit       Knob = "memory.limit_in_bytes"      // v2: memory.max
-	MemorySoftLimit   Knob = "memory.soft_limit_in_bytes" // v1 only
-	MemoryWmarkRatio  Knob = "memory.wmark_ratio"
-	MemoryWmarkScale  Knob = "memory.wmark_scale_factor"
-	MemoryWmarkHigh   Knob = "memory.wmark_high" // read-only, derived by the kernel
-	MemoryWmarkMinAdj Knob = "memory.wmark_min_adj"
-	CPUQuota          Knob = "cpu.cfs_quota_us"  // v2: cpu.max (quota field)
-	CPUPeriod         Knob = "cpu.cfs_period_us" // v1 only; v2 keeps it in cpu.max
-	CPUShares         Knob = "cpu.shares"        // v2: cpu.weight, converted
-	// CPUIdle 1 makes the group SCHED_IDLE (Linux 5.15 and later, v1 and v2):
-	// it runs only when nothing else on the CPU wants to.
-	CPUIdle Knob = "cpu.idle"
-	// CPUBurst is the CPU time, in microseconds, a group may carry over
-	// from periods it did not use its quota in (CFS bandwidth burst, Linux
-	// 5.14 and later); the kernel refuses a burst above the quota.
-	CPUBurst Knob = "cpu.cfs_burst_us" // v2: cpu.max.burst
+	CPUSetCPUs        = cgroupfile.CPUSetCPUs
+	CPUSetMems        = cgroupfile.CPUSetMems
+	MemoryMin         = cgroupfile.MemoryMin
+	MemoryLow         = cgroupfile.MemoryLow
+	MemoryHigh        = cgroupfile.MemoryHigh
+	MemoryLimit       = cgroupfile.MemoryLimit
+	MemorySoftLimit   = cgroupfile.MemorySoftLimit
+	MemoryWmarkRatio  = cgroupfile.MemoryWmarkRatio
+	MemoryWmarkScale  = cgroupfile.MemoryWmarkScale
+	MemoryWmarkHigh   = cgroupfile.MemoryWmarkHigh
+	MemoryWmarkMinAdj = cgroupfile.MemoryWmarkMinAdj
+	CPUQuota          = cgroupfile.CPUQuota
+	CPUPeriod         = cgroupfile.CPUPeriod
+	CPUShares         = cgroupfile.CPUShares
+	CPUIdle           = cgroupfile.CPUIdle
+	CPUBurst          = cgroupfile.CPUBurst
 )
 
 // Placement is where a knob lives on one cgroup version.

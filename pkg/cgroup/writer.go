@@ -4,38 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/locus-project/locus/pkg/cgroupfile"
 )
 
-// Op asks for a knob of a cgroup to hold a logical value (see Spec.Validate).
-type Op struct {
-	Cgroup string // relative to the root, e.g. "kubepods/burstable/pod<uid>/<cid>"
-	Knob   Knob
-	Value  string
-	// Settle marks a value that is the file's owner's own, not Locus's
-	// (a CFS quota brought back to the one the kubelet derives from the
-	// limit): once the file holds it, its recorded original is forgotten,
-	// as after a restore, so that nothing later writes back an older value.
-	Settle bool
-	// Known says the caller knows what the file holds now, Holds: it read
-	// or wrote the file lately in the same cgroup directory, and trusts it
-	// unchanged since. The writer then takes Holds for the file's text
-	// instead of reading it again, which matters when one change (a shared
-	// CPU pool growing or shrinking) rewrites hundreds of files.
-	Known bool
-	Holds string
-	// Pool names the shared CPU pool ("shared", "be") whose CPUs or mems
-	// the value is, when it is one: such a file changes whenever the pool
-	// does, together with those of every other workload on it. The writer
-	// ignores it; the executor reports a pool's move once for the node
-	// rather than once per workload.
-	Pool string
-}
-
-// Target names a knob of a cgroup without a value (for Restore).
-type Target struct {
-	Cgroup string
-	Knob   Knob
-}
+// Op asks for a knob of a cgroup to hold a logical value (see Spec.Validate);
+// Target names one whose original is given back. They are the decision's
+// own types (pkg/cgroupfile).
+type (
+	Op     = cgroupfile.Op
+	Target = cgroupfile.Target
+)
 
 // Outcome is what happened to one Op or Target.
 type Outcome string

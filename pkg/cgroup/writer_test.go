@@ -206,7 +206,7 @@ func TestOriginalsBeforeWriteAndRestore(t *testing.T) {
 	if _, ok := store.Original("cpu/p/c/cpu.shares"); ok {
 		t.Error("an unchanged file got an original recorded")
 	}
-	targets := []Target{{"p/c", CPUSetCPUs}, {"p", CPUSetCPUs}, {"p/c", MemoryMin}, {"p/c", CPUShares}}
+	targets := []Target{{Cgroup: "p/c", Knob: CPUSetCPUs}, {Cgroup: "p", Knob: CPUSetCPUs}, {Cgroup: "p/c", Knob: MemoryMin}, {Cgroup: "p/c", Knob: CPUShares}}
 	n := rec.count()
 	rep, err := w.Restore(targets)
 	if err != nil {

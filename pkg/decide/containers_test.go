@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -62,7 +62,7 @@ func TestComputeCPUScope(t *testing.T) {
 				t.Errorf("problems %q, want %q", probs, tc.wantProbs)
 			}
 			for name, want := range tc.want {
-				if got, _ := opValue(d.Ops, "kubepods/podu/"+name, cgroup.CPUSetCPUs); got != want {
+				if got, _ := opValue(d.Ops, "kubepods/podu/"+name, cgroupfile.CPUSetCPUs); got != want {
 					t.Errorf("%s: cpuset.cpus %q, want %q", name, got, want)
 				}
 			}
@@ -84,7 +84,7 @@ func TestComputeCPUScopeNotDivided(t *testing.T) {
 		t.Errorf("problems %v", d.Problems)
 	}
 	for _, name := range []string{"log", "web", "cache"} {
-		if got, _ := opValue(d.Ops, "kubepods/podu/"+name, cgroup.CPUSetCPUs); got != "2-5" {
+		if got, _ := opValue(d.Ops, "kubepods/podu/"+name, cgroupfile.CPUSetCPUs); got != "2-5" {
 			t.Errorf("%s: cpuset.cpus %q, want the pod's 2-5", name, got)
 		}
 	}
@@ -124,11 +124,11 @@ func TestComputeUnlisted(t *testing.T) {
 					knobs = append(knobs, string(op.Knob))
 				}
 			}
-			got, _ := opValue(d.Ops, unlisted, cgroup.CPUSetCPUs)
+			got, _ := opValue(d.Ops, unlisted, cgroupfile.CPUSetCPUs)
 			if got != tc.want {
 				t.Fatalf("cpuset.cpus %q, want %q", got, tc.want)
 			}
-			if mems, _ := opValue(d.Ops, unlisted, cgroup.CPUSetMems); tc.want != "" && (mems == "" || len(knobs) != 2 || knobs[0] != string(cgroup.CPUSetMems)) {
+			if mems, _ := opValue(d.Ops, unlisted, cgroupfile.CPUSetMems); tc.want != "" && (mems == "" || len(knobs) != 2 || knobs[0] != string(cgroupfile.CPUSetMems)) {
 				t.Errorf("writes %v (cpuset.mems %q): want cpuset.mems then cpuset.cpus only", knobs, mems)
 			}
 			for _, r := range d.Restores {
@@ -138,7 +138,7 @@ func TestComputeUnlisted(t *testing.T) {
 			}
 			// A container seen appearing after the decision gets the
 			// same writes, from the same place.
-			var ops []cgroup.Op
+			var ops []cgroupfile.Op
 			for _, op := range d.Ops {
 				if op.Cgroup == unlisted {
 					ops = append(ops, op)

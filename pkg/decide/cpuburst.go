@@ -2,9 +2,8 @@ package decide
 
 import (
 	"strconv"
-	"strings"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -14,7 +13,7 @@ import (
 func burstSettings(in Input, w workload.Workload) (cpuburst.Settings, string) {
 	s := cpuburst.Resolve(w.CPUBurst, in.CPUBurst)
 	switch {
-	case strings.HasPrefix(w.Name, LeasePrefix):
+	case decidedElsewhere(w.Name):
 		return s, "a `locus run`"
 	case w.CPUQoSInvalid != "":
 		return s, "its class cannot be read: no burst"
@@ -31,8 +30,8 @@ func burstSettings(in Input, w workload.Workload) (cpuburst.Settings, string) {
 // does not throttle what its containers may burst; every file not asked
 // for goes back to its original. Nothing is written where the kernel has
 // no burst file, and bad annotation text writes nothing and is a problem.
-func burstOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cgroup.Target, []workload.Problem) {
-	if strings.HasPrefix(w.Name, LeasePrefix) {
+func burstOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroupfile.Op, []cgroupfile.Target, []workload.Problem) {
+	if decidedElsewhere(w.Name) {
 		return nil, nil, nil
 	}
 	if w.CPUBurstInvalid != "" {
@@ -53,8 +52,8 @@ func burstOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []
 	default:
 		st.CPUBurstWhy = s.Why()
 	}
-	var ops []cgroup.Op
-	var restores []cgroup.Target
+	var ops []cgroupfile.Op
+	var restores []cgroupfile.Target
 	var podBurst, podBase int64
 	allLimited := true
 	podIsContainer := false
@@ -68,9 +67,9 @@ func burstOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []
 		}
 		if on && b > 0 {
 			podBurst += b
-			ops = append(ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUBurst, Value: strconv.FormatInt(b, 10)})
+			ops = append(ops, cgroupfile.Op{Cgroup: c.Cgroup, Knob: cgroupfile.CPUBurst, Value: strconv.FormatInt(b, 10)})
 		} else {
-			restores = append(restores, cgroup.Target{Cgroup: c.Cgroup, Knob: cgroup.CPUBurst})
+			restores = append(restores, cgroupfile.Target{Cgroup: c.Cgroup, Knob: cgroupfile.CPUBurst})
 		}
 	}
 	if on && podBurst == 0 {
@@ -83,9 +82,9 @@ func burstOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []
 		podBurst = min(podBurst, podBase) // the pod's quota is their sum: the kernel's bound
 	}
 	if podBurst > 0 {
-		ops = append(ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.CPUBurst, Value: strconv.FormatInt(podBurst, 10)})
+		ops = append(ops, cgroupfile.Op{Cgroup: w.Cgroup, Knob: cgroupfile.CPUBurst, Value: strconv.FormatInt(podBurst, 10)})
 	} else {
-		restores = append(restores, cgroup.Target{Cgroup: w.Cgroup, Knob: cgroup.CPUBurst})
+		restores = append(restores, cgroupfile.Target{Cgroup: w.Cgroup, Knob: cgroupfile.CPUBurst})
 	}
 	return ops, restores, nil
 }

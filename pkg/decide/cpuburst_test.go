@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -27,12 +27,12 @@ func burstPod(class string, limits ...int64) workload.Workload {
 
 func burstFiles(d Desired) (ops []string, restores []string) {
 	for _, op := range d.Ops {
-		if op.Knob == cgroup.CPUBurst {
+		if op.Knob == cgroupfile.CPUBurst {
 			ops = append(ops, op.Cgroup+"="+op.Value)
 		}
 	}
 	for _, r := range d.Restores {
-		if r.Knob == cgroup.CPUBurst {
+		if r.Knob == cgroupfile.CPUBurst {
 			restores = append(restores, r.Cgroup)
 		}
 	}

@@ -2,9 +2,8 @@ package decide
 
 import (
 	"strconv"
-	"strings"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -12,7 +11,7 @@ import (
 // cpuKnobs are the files CPU QoS writes, on the workload's own cgroup (the
 // pod cgroup of a pod: the group its containers share, which competes with
 // the other pods for the CPU).
-var cpuKnobs = []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares}
+var cpuKnobs = []cgroupfile.Knob{cgroupfile.CPUIdle, cgroupfile.CPUShares}
 
 // cpuOps decides a workload's CPU QoS and turns it into writes and
 // restores: cpu.idle 1 for a demoted workload where the kernel has it, else
@@ -20,9 +19,9 @@ var cpuKnobs = []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares}
 // its original. Files equal to what the kubelet or runtime set already (a
 // BestEffort pod's cpu.shares 2) are not written by the writer. Bad text
 // writes nothing and is a problem.
-func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cgroup.Target, []workload.Problem) {
-	if strings.HasPrefix(w.Name, LeasePrefix) {
-		return nil, nil, nil // a `locus run` sets its own
+func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroupfile.Op, []cgroupfile.Target, []workload.Problem) {
+	if decidedElsewhere(w.Name) {
+		return nil, nil, nil // a lease: its `locus run` sets its own
 	}
 	if w.CPUQoSInvalid != "" {
 		st.CPUQoSWhy = "invalid: " + w.CPUQoSInvalid
@@ -31,24 +30,24 @@ func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cg
 	}
 	dec := cpuqos.Decide(in.CPUQoS, w.CPUQoS, in.CPUKernel)
 	st.CPUQoSWhy, st.CoreIsolation, st.CoreIsolationWhy = dec.Reason, dec.CoreIsolation, dec.CoreReason
-	want := map[cgroup.Knob]string{}
+	want := map[cgroupfile.Knob]string{}
 	if dec.Idle {
-		want[cgroup.CPUIdle] = "1"
+		want[cgroupfile.CPUIdle] = "1"
 	}
 	if dec.Shares > 0 {
-		want[cgroup.CPUShares] = strconv.FormatInt(dec.Shares, 10)
+		want[cgroupfile.CPUShares] = strconv.FormatInt(dec.Shares, 10)
 	}
-	var ops []cgroup.Op
-	var restores []cgroup.Target
+	var ops []cgroupfile.Op
+	var restores []cgroupfile.Target
 	for _, k := range cpuKnobs {
 		switch v, ok := want[k]; {
 		case ok:
-			ops = append(ops, cgroup.Op{Cgroup: w.Cgroup, Knob: k, Value: v})
-		case k == cgroup.CPUShares && dec.Idle:
+			ops = append(ops, cgroupfile.Op{Cgroup: w.Cgroup, Knob: k, Value: v})
+		case k == cgroupfile.CPUShares && dec.Idle:
 			// The kernel refuses cpu.shares on an idle group; its original
 			// goes back when cpu.idle does (cgroup.Spec.Resets).
 		default:
-			restores = append(restores, cgroup.Target{Cgroup: w.Cgroup, Knob: k})
+			restores = append(restores, cgroupfile.Target{Cgroup: w.Cgroup, Knob: k})
 		}
 	}
 	return ops, restores, nil
@@ -56,7 +55,7 @@ func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroup.Op, []cg
 
 // isCPUQoSKnob says whether CPU QoS writes the knob: its files are held
 // with the memory QoS files while resource-qos-config is not known.
-func isCPUQoSKnob(k cgroup.Knob) bool {
+func isCPUQoSKnob(k cgroupfile.Knob) bool {
 	for _, c := range cpuKnobs {
 		if c == k {
 			return true

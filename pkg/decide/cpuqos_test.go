@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
@@ -23,13 +23,13 @@ func TestComputeCPUQoS(t *testing.T) {
 		idle, be bool
 		invalid  string
 		ops      []string // knob=value on the workload's cgroup
-		restores []cgroup.Knob
+		restores []cgroupfile.Knob
 		problem  string
 	}{
 		{"BE idle", cfg, true, true, "", []string{"cpu.idle=1"}, nil, ""},
-		{"BE lowest weight", cfg, false, true, "", []string{"cpu.shares=2"}, []cgroup.Knob{cgroup.CPUIdle}, ""},
-		{"LS keeps", cfg, true, false, "", nil, []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares}, ""},
-		{"off", cpuqos.Config{}, true, true, "", nil, []cgroup.Knob{cgroup.CPUIdle, cgroup.CPUShares}, ""},
+		{"BE lowest weight", cfg, false, true, "", []string{"cpu.shares=2"}, []cgroupfile.Knob{cgroupfile.CPUIdle}, ""},
+		{"LS keeps", cfg, true, false, "", nil, []cgroupfile.Knob{cgroupfile.CPUIdle, cgroupfile.CPUShares}, ""},
+		{"off", cpuqos.Config{}, true, true, "", nil, []cgroupfile.Knob{cgroupfile.CPUIdle, cgroupfile.CPUShares}, ""},
 		{"invalid", cfg, true, true, "bad label", nil, nil, "InvalidCPUQOS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,13 +40,13 @@ func TestComputeCPUQoS(t *testing.T) {
 				Workloads: []workload.Workload{w}, CPUQoS: tc.cfg, CPUKernel: cpuqos.Kernel{CPUIdle: tc.idle}})
 			var ops []string
 			for _, op := range d.Ops {
-				if op.Knob == cgroup.CPUIdle || op.Knob == cgroup.CPUShares {
+				if op.Knob == cgroupfile.CPUIdle || op.Knob == cgroupfile.CPUShares {
 					ops = append(ops, string(op.Knob)+"="+op.Value)
 				}
 			}
-			var restores []cgroup.Knob
+			var restores []cgroupfile.Knob
 			for _, r := range d.Restores {
-				if r.Knob == cgroup.CPUIdle || r.Knob == cgroup.CPUShares {
+				if r.Knob == cgroupfile.CPUIdle || r.Knob == cgroupfile.CPUShares {
 					if r.Cgroup != w.Cgroup {
 						t.Errorf("restore outside the workload's cgroup: %+v", r)
 					}

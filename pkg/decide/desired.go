@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -65,8 +65,8 @@ type Desired struct {
 	Assignments map[string]workload.Assignment
 	Pools       Pools
 	Workloads   []WorkloadState
-	Ops         []cgroup.Op
-	Restores    []cgroup.Target
+	Ops         []cgroupfile.Op
+	Restores    []cgroupfile.Target
 	Problems    []workload.Problem
 	// Unlisted is, by pod cgroup, the cpuset a container of the pod that
 	// its status does not name gets (unlistedCPUSet): the Ops write it into
@@ -77,16 +77,16 @@ type Desired struct {
 }
 
 // PodCPUSet is the cpuset every container of a pod gets, as cpuset files'
-// text, and the shared pool it is, if any (cgroup.Op.Pool).
+// text, and the shared pool it is, if any (cgroupfile.Op.Pool).
 type PodCPUSet struct{ Mems, CPUs, Pool string }
 
 // Ops write it into the container cgroups cgs: cpuset.mems before
 // cpuset.cpus, so CPUs on another node find its memory allowed already.
-func (p PodCPUSet) Ops(cgs ...string) []cgroup.Op {
-	ops := make([]cgroup.Op, 0, 2*len(cgs))
+func (p PodCPUSet) Ops(cgs ...string) []cgroupfile.Op {
+	ops := make([]cgroupfile.Op, 0, 2*len(cgs))
 	for _, cg := range cgs {
-		ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: p.Mems, Pool: p.Pool},
-			cgroup.Op{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: p.CPUs, Pool: p.Pool})
+		ops = append(ops, cgroupfile.Op{Cgroup: cg, Knob: cgroupfile.CPUSetMems, Value: p.Mems, Pool: p.Pool},
+			cgroupfile.Op{Cgroup: cg, Knob: cgroupfile.CPUSetCPUs, Value: p.CPUs, Pool: p.Pool})
 	}
 	return ops
 }
@@ -117,7 +117,7 @@ func Compute(in Input) Desired {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
 		cpus, facts := pools.Shared, sharedFacts
 		// pool marks the cpuset ops whose value is a shared pool's
-		// (cgroup.Op.Pool): "" for CPUs of the workload's own.
+		// (cgroupfile.Op.Pool): "" for CPUs of the workload's own.
 		st.Pool = "shared"
 		pool := st.Pool
 		if a, ok := d.Assignments[w.Name]; ok {
@@ -169,9 +169,9 @@ func Compute(in Input) Desired {
 			// memory allowed already. Memory the kubelet's memory manager
 			// bound stays where it put it.
 			if _, ok := kube.MemPinned[w.UID][c.Name]; !ok || w.UID == "" {
-				d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetMems, Value: cf.mems, Pool: cp})
+				d.Ops = append(d.Ops, cgroupfile.Op{Cgroup: c.Cgroup, Knob: cgroupfile.CPUSetMems, Value: cf.mems, Pool: cp})
 			}
-			d.Ops = append(d.Ops, cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUSetCPUs, Value: cf.list, Pool: cp})
+			d.Ops = append(d.Ops, cgroupfile.Op{Cgroup: c.Cgroup, Knob: cgroupfile.CPUSetCPUs, Value: cf.list, Pool: cp})
 		}
 		if p, ok := unlistedCPUSet(w, cpus, facts, pool, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0) || kube.mayPin(w)); ok {
 			if d.Unlisted == nil {
@@ -181,9 +181,9 @@ func Compute(in Input) Desired {
 			d.Ops = append(d.Ops, p.Ops(w.Unlisted...)...)
 		}
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
-			d.Ops = append(d.Ops, cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
+			d.Ops = append(d.Ops, cgroupfile.Op{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
 		} else if w.OwnsMemoryLimit {
-			d.Restores = append(d.Restores, cgroup.Target{Cgroup: w.Cgroup, Knob: cgroup.MemoryLimit})
+			d.Restores = append(d.Restores, cgroupfile.Target{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit})
 		}
 		dec, err := memqos.Decide(in.MemQoS, in.Namespaces, w.MemQoS, in.MemQoSOptions)
 		if err != nil {
@@ -194,7 +194,7 @@ func Compute(in Input) Desired {
 			ops, restores = notPinned(w, pinned, ops, restores)
 			d.Ops, d.Restores = append(d.Ops, ops...), append(d.Restores, restores...)
 		}
-		for _, decide := range []func(Input, workload.Workload, *WorkloadState) ([]cgroup.Op, []cgroup.Target, []workload.Problem){cpuOps, burstOps} {
+		for _, decide := range []func(Input, workload.Workload, *WorkloadState) ([]cgroupfile.Op, []cgroupfile.Target, []workload.Problem){cpuOps, burstOps} {
 			ops, restores, probs := decide(in, w, &st)
 			ops, restores = notPinned(w, pinned, ops, restores)
 			d.Ops, d.Restores, d.Problems = append(d.Ops, ops...), append(d.Restores, restores...), append(d.Problems, probs...)
@@ -219,17 +219,17 @@ func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, pool st
 
 // memOps turns a memory QoS decision into writes and restores. A standalone
 // workload is its own single container, so pod-level files are skipped there.
-func memOps(w workload.Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Target) {
-	var ops []cgroup.Op
-	var restores []cgroup.Target
+func memOps(w workload.Workload, dec memqos.Decision) ([]cgroupfile.Op, []cgroupfile.Target) {
+	var ops []cgroupfile.Op
+	var restores []cgroupfile.Target
 	add := func(cg string, s memqos.Settings) {
 		for _, set := range s {
 			switch set.Op {
 			case memqos.Write:
-				ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.Knob(set.Knob), Value: strconv.FormatInt(set.Value, 10)})
+				ops = append(ops, cgroupfile.Op{Cgroup: cg, Knob: cgroupfile.Knob(set.Knob), Value: strconv.FormatInt(set.Value, 10)})
 			case memqos.Restore:
 				if info, _ := memqos.Info(set.Knob); !info.ReadOnly {
-					restores = append(restores, cgroup.Target{Cgroup: cg, Knob: cgroup.Knob(set.Knob)})
+					restores = append(restores, cgroupfile.Target{Cgroup: cg, Knob: cgroupfile.Knob(set.Knob)})
 				}
 			}
 		}
@@ -253,7 +253,7 @@ func memOps(w workload.Workload, dec memqos.Decision) ([]cgroup.Op, []cgroup.Tar
 
 // notPinned drops the writes and restores of the containers the kubelet
 // pinned: Locus writes no cgroup of theirs.
-func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgroup.Op, restores []cgroup.Target) ([]cgroup.Op, []cgroup.Target) {
+func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgroupfile.Op, restores []cgroupfile.Target) ([]cgroupfile.Op, []cgroupfile.Target) {
 	if len(pinned) == 0 {
 		return ops, restores
 	}
@@ -263,13 +263,13 @@ func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgrou
 			skip[c.Cgroup] = true
 		}
 	}
-	var keptOps []cgroup.Op
+	var keptOps []cgroupfile.Op
 	for _, op := range ops {
 		if !skip[op.Cgroup] {
 			keptOps = append(keptOps, op)
 		}
 	}
-	var keptRestores []cgroup.Target
+	var keptRestores []cgroupfile.Target
 	for _, t := range restores {
 		if !skip[t.Cgroup] {
 			keptRestores = append(keptRestores, t)

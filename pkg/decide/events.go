@@ -3,10 +3,8 @@ package decide
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/locus-project/locus/pkg/eventlog"
-	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -17,7 +15,7 @@ func event(typ, reason, name, format string, args ...any) eventlog.Event {
 	return eventlog.Event{Type: typ, Reason: reason, Workload: name, Message: fmt.Sprintf(format, args...)}
 }
 
-func droppedEvents(dropped map[string]state.Lease) []eventlog.Event {
+func droppedEvents(dropped map[string]Lease) []eventlog.Event {
 	var out []eventlog.Event
 	for _, name := range sortedNames(dropped) {
 		l := dropped[name]
@@ -52,7 +50,7 @@ func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assig
 func allProblems(observed, decided []workload.Problem) []workload.Problem {
 	all := append([]workload.Problem(nil), observed...)
 	for _, p := range decided {
-		if !strings.HasPrefix(p.Workload, LeasePrefix) {
+		if !decidedElsewhere(p.Workload) {
 			all = append(all, p)
 		}
 	}

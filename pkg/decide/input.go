@@ -2,7 +2,6 @@ package decide
 
 import (
 	"encoding/json"
-	"sort"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/cpuqos"
@@ -10,10 +9,33 @@ import (
 	"github.com/locus-project/locus/pkg/workload"
 )
 
+// The CPUs decided elsewhere enter the decision as workloads of these
+// names, which no workload's name can start with: `locus run`'s leases
+// (Observation.Leases), and for a run, the agent's assignments
+// (Observation.Held). Neither is the decision's to write or to tell, and
+// neither is kept in its assignments.
+const (
+	LeasePrefix = "lease:"
+	heldPrefix  = "held:"
+)
+
+// decidedElsewhere says whether a workload of the decision's input stands
+// for CPUs decided elsewhere (a lease, or the agent's for a run).
+func decidedElsewhere(name string) bool {
+	return strings.HasPrefix(name, LeasePrefix) || strings.HasPrefix(name, heldPrefix)
+}
+
+// Lease is the CPUs a `locus run` holds for its command, as the checkpoint
+// keeps them (by run name), and the cgroup it runs in.
+type Lease struct {
+	Cgroup     string
+	Assignment workload.Assignment
+}
+
 // Input is the decision's input from an observation and the assignments in
-// force: the workloads, and the CPUs `locus run` leases, which count as
-// decided elsewhere. A lease with no CPUs (a run in the shared pool) holds
-// nothing to route around and is left out.
+// force: the workloads, and the CPUs decided elsewhere (leases, and for a
+// run the agent's assignments), which are routed around. One with no CPUs
+// (a run in the shared pool) holds nothing to route around and is left out.
 func (o Observation) Input(previous map[string]workload.Assignment) Input {
 	cfg := o.Config
 	in := Input{Topology: o.Topology, Reserved: cfg.Reserved, BEPool: cfg.BEPool, Kubelet: o.Kubelet,
@@ -21,36 +43,39 @@ func (o Observation) Input(previous map[string]workload.Assignment) Input {
 		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow, ThrottleNotBelowRequest: o.ThrottleNotBelowRequest},
 		CPUQoS:        cfg.MemQoS.CPU, CPUKernel: cpuqos.Kernel{CPUIdle: o.CPUIdle},
 		CPUBurst: cfg.CPUBurst, BurstKernel: o.Burst.Kernel}
+	in.Workloads = make([]workload.Workload, 0, len(o.Workloads)+len(o.Leases)+len(o.Held))
 	in.Workloads = append(in.Workloads, o.Workloads...)
-	keys := make([]string, 0, len(o.Leases))
-	for k := range o.Leases {
-		keys = append(keys, k)
+	for _, key := range sortedNames(o.Leases) {
+		in.Workloads = appendElsewhere(in.Workloads, LeasePrefix+key, o.Leases[key].Assignment)
 	}
-	sort.Strings(keys)
-	for _, key := range keys {
-		l := o.Leases[key]
-		if l.Assignment.CPUs.IsEmpty() {
-			continue
-		}
-		in.Workloads = append(in.Workloads, workload.Workload{Name: LeasePrefix + key, CPU: workload.CPUNeed{
-			Exclusive: true, CPUs: l.Assignment.CPUs.Size(), Policy: l.Assignment.Policy,
-			RequestMilli: l.Assignment.RequestMilli, Decided: l.Assignment.CPUs}})
+	for _, key := range sortedNames(o.Held) {
+		in.Workloads = appendElsewhere(in.Workloads, heldPrefix+key, o.Held[key])
 	}
 	return in
 }
 
+// appendElsewhere adds CPUs decided elsewhere as a workload that holds
+// exactly them (CPUNeed.Decided) and has no cgroup of its own.
+func appendElsewhere(ws []workload.Workload, name string, a workload.Assignment) []workload.Workload {
+	if a.CPUs.IsEmpty() {
+		return ws
+	}
+	return append(ws, workload.Workload{Name: name, CPU: workload.CPUNeed{
+		Exclusive: true, CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli, Decided: a.CPUs}})
+}
+
 // inputKey is the part of the decision's input that comes from the
-// checkpoint: the previous assignments and the leased CPUs.
+// checkpoint: the previous assignments and the CPUs decided elsewhere.
 func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) string {
-	leases := map[string]workload.Assignment{}
+	elsewhere := map[string]workload.Assignment{}
 	for _, w := range ws {
-		if strings.HasPrefix(w.Name, LeasePrefix) {
-			leases[w.Name] = workload.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli}
+		if decidedElsewhere(w.Name) {
+			elsewhere[w.Name] = workload.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli}
 		}
 	}
 	raw, _ := json.Marshal(struct {
 		Prev, Leases map[string]workload.Assignment
-	}{prev, leases})
+	}{prev, elsewhere})
 	return string(raw)
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -72,7 +72,7 @@ func TestKubeletStatic(t *testing.T) {
 					t.Fatalf("writes %s of %s, a container the kubelet pinned", op.Knob, op.Cgroup)
 				}
 			}
-			if v, ok := opValue(d.Ops, guaranteed.Cgroup+"/side", cgroup.CPUSetCPUs); !ok || v != d.Pools.Shared.String() {
+			if v, ok := opValue(d.Ops, guaranteed.Cgroup+"/side", cgroupfile.CPUSetCPUs); !ok || v != d.Pools.Shared.String() {
 				t.Fatalf("the unpinned container of a pinned pod: cpuset %q, %v", v, ok)
 			}
 			for _, st := range d.Workloads {
@@ -122,7 +122,7 @@ func TestKubeletStatic(t *testing.T) {
 				t.Fatalf("assignments %v", d.Assignments)
 			}
 			for _, op := range d.Ops {
-				if op.Knob == cgroup.CPUSetCPUs || op.Knob == cgroup.CPUSetMems {
+				if op.Knob == cgroupfile.CPUSetCPUs || op.Knob == cgroupfile.CPUSetMems {
 					t.Fatalf("writes %s of %s", op.Knob, op.Cgroup)
 				}
 			}

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -29,7 +29,7 @@ func testWorkload(name string, cpus int, exclusive, be bool, ann map[string]stri
 	}
 }
 
-func opValue(ops []cgroup.Op, cg string, k cgroup.Knob) (string, bool) {
+func opValue(ops []cgroupfile.Op, cg string, k cgroupfile.Knob) (string, bool) {
 	for _, op := range ops {
 		if op.Cgroup == cg && op.Knob == k {
 			return op.Value, true
@@ -56,26 +56,26 @@ func TestComputeSmallMachine(t *testing.T) {
 		t.Fatalf("redis got %s: want 4 CPUs on one node, no reserved", redis)
 	}
 	wantShared := topo.CPUSet().Difference(cpuset.New(0, 96)).Difference(redis)
-	if got, _ := opValue(d.Ops, "locus.slice/web", cgroup.CPUSetCPUs); got != wantShared.String() {
+	if got, _ := opValue(d.Ops, "locus.slice/web", cgroupfile.CPUSetCPUs); got != wantShared.String() {
 		t.Errorf("web cpus = %s, want shared pool %s", got, wantShared)
 	}
-	if got, _ := opValue(d.Ops, "locus.slice/redis", cgroup.CPUSetMems); got != "0" && got != "1" {
+	if got, _ := opValue(d.Ops, "locus.slice/redis", cgroupfile.CPUSetMems); got != "0" && got != "1" {
 		t.Errorf("redis mems = %q, want its single node", got)
 	}
-	if got, _ := opValue(d.Ops, "locus.slice/web", cgroup.CPUSetMems); got != "0-1" {
+	if got, _ := opValue(d.Ops, "locus.slice/web", cgroupfile.CPUSetMems); got != "0-1" {
 		t.Errorf("web mems = %q, want 0-1", got)
 	}
 	// LS auto: lowLimitPercent 100 of a 100 MiB request.
-	if got, _ := opValue(d.Ops, "locus.slice/redis", cgroup.MemoryLow); got != "104857600" {
+	if got, _ := opValue(d.Ops, "locus.slice/redis", cgroupfile.MemoryLow); got != "104857600" {
 		t.Errorf("redis memory.low = %q, want 104857600", got)
 	}
 	// web has no memory QoS: its files are restored, never written.
-	if _, ok := opValue(d.Ops, "locus.slice/web", cgroup.MemoryLow); ok {
+	if _, ok := opValue(d.Ops, "locus.slice/web", cgroupfile.MemoryLow); ok {
 		t.Errorf("web memory.low written though memory QoS is off")
 	}
 	restored := false
 	for _, r := range d.Restores {
-		restored = restored || (r.Cgroup == "locus.slice/web" && r.Knob == cgroup.MemoryLow)
+		restored = restored || (r.Cgroup == "locus.slice/web" && r.Knob == cgroupfile.MemoryLow)
 	}
 	if !restored {
 		t.Errorf("web memory.low not restored: %v", d.Restores)
@@ -112,7 +112,7 @@ func TestComputeProblemsKeepWorkloadsRunning(t *testing.T) {
 		}
 	}
 	for _, w := range []string{"big", "decided", "bad"} {
-		if got, _ := opValue(d.Ops, "locus.slice/"+w, cgroup.CPUSetCPUs); got != "0-3" {
+		if got, _ := opValue(d.Ops, "locus.slice/"+w, cgroupfile.CPUSetCPUs); got != "0-3" {
 			t.Errorf("%s cpus = %q, want the shared pool 0-3", w, got)
 		}
 	}
@@ -123,7 +123,7 @@ func TestComputeBEPoolAndEmptySharedPool(t *testing.T) {
 	in := Input{Topology: topo, Reserved: cpuset.New(0), BEPool: cpuset.New(3),
 		Workloads: []workload.Workload{testWorkload("all", 3, true, false, nil), testWorkload("be", 0, false, true, nil)}}
 	d := Compute(in)
-	if got, _ := opValue(d.Ops, "locus.slice/be", cgroup.CPUSetCPUs); got != "0" {
+	if got, _ := opValue(d.Ops, "locus.slice/be", cgroupfile.CPUSetCPUs); got != "0" {
 		t.Errorf("be cpus = %q, want the reserved CPU 0 once exclusive CPUs take the rest", got)
 	}
 	found := false
@@ -135,7 +135,7 @@ func TestComputeBEPoolAndEmptySharedPool(t *testing.T) {
 	}
 	in.Workloads = in.Workloads[1:]
 	d = Compute(in)
-	if got, _ := opValue(d.Ops, "locus.slice/be", cgroup.CPUSetCPUs); got != "3" {
+	if got, _ := opValue(d.Ops, "locus.slice/be", cgroupfile.CPUSetCPUs); got != "3" {
 		t.Errorf("be cpus = %q, want the BE pool 3", got)
 	}
 }
@@ -193,7 +193,7 @@ func TestComputeNeverWritesAnEmptyCPUSet(t *testing.T) {
 	in.Workloads[0].CPU.CPUs = topo.CPUSet().Size()
 	d := Compute(in)
 	for _, op := range d.Ops {
-		if (op.Knob == cgroup.CPUSetCPUs || op.Knob == cgroup.CPUSetMems) && op.Value == "" {
+		if (op.Knob == cgroupfile.CPUSetCPUs || op.Knob == cgroupfile.CPUSetMems) && op.Value == "" {
 			t.Errorf("empty %s written to %s", op.Knob, op.Cgroup)
 		}
 	}

@@ -5,14 +5,14 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
 // The cpuset ops whose value is a shared pool's say which pool
-// (cgroup.Op.Pool), so a pool's move can be told apart from a workload's
+// (cgroupfile.Op.Pool), so a pool's move can be told apart from a workload's
 // own change; CPUs of a workload's own, a container's part and every other
 // knob carry no pool.
 func TestComputeMarksPoolOps(t *testing.T) {
@@ -36,7 +36,7 @@ func TestComputeMarksPoolOps(t *testing.T) {
 	seen := map[string]int{}
 	cpusetOps, others := 0, 0
 	for _, op := range d.Ops {
-		if op.Knob != cgroup.CPUSetCPUs && op.Knob != cgroup.CPUSetMems {
+		if op.Knob != cgroupfile.CPUSetCPUs && op.Knob != cgroupfile.CPUSetMems {
 			others++
 			if op.Pool != "" {
 				t.Errorf("%s %s marked as pool %q", op.Cgroup, op.Knob, op.Pool)

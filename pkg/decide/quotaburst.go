@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -68,8 +68,8 @@ func quotaBurst(in Input, d Desired, obs BurstObservation, mem BurstMemory) (Des
 	ws := slices.Clone(in.Workloads)
 	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
 	why := map[string]string{}
-	var ops []cgroup.Op
-	var restores []cgroup.Target
+	var ops []cgroupfile.Op
+	var restores []cgroupfile.Target
 	for _, w := range ws {
 		if w.Terminating {
 			continue // its cgroups go with it
@@ -114,8 +114,8 @@ type stepper struct {
 	from, to int64 // the pod's raise before and after, over its base
 }
 
-func (p *stepper) workload(w workload.Workload) ([]cgroup.Op, []cgroup.Target, string) {
-	var ops []cgroup.Op
+func (p *stepper) workload(w workload.Workload) ([]cgroupfile.Op, []cgroupfile.Target, string) {
+	var ops []cgroupfile.Op
 	var lines []string
 	var podBase int64
 	podIsContainer, allLimited := false, len(w.Containers) > 0
@@ -144,30 +144,30 @@ func (p *stepper) workload(w workload.Workload) ([]cgroup.Op, []cgroup.Target, s
 	}
 	// The pod's quota bounds its containers' (v1 refuses a child above
 	// its parent): it rises first and comes down last, by the same amount.
-	pod := cgroup.Op{Cgroup: w.Cgroup, Knob: cgroup.CPUQuota, Value: strconv.FormatInt(podBase+p.to, 10)}
+	pod := cgroupfile.Op{Cgroup: w.Cgroup, Knob: cgroupfile.CPUQuota, Value: strconv.FormatInt(podBase+p.to, 10)}
 	switch {
 	case p.to > 0 && p.to >= p.from:
-		return append([]cgroup.Op{pod}, ops...), nil, line
+		return append([]cgroupfile.Op{pod}, ops...), nil, line
 	case p.to > 0:
 		return append(ops, pod), nil, line
 	case p.from > 0 && p.resized:
 		pod.Settle = true
 		return append(ops, pod), nil, line
 	case p.from > 0:
-		return ops, []cgroup.Target{{Cgroup: w.Cgroup, Knob: cgroup.CPUQuota}}, line
+		return ops, []cgroupfile.Target{{Cgroup: w.Cgroup, Knob: cgroupfile.CPUQuota}}, line
 	}
 	return ops, nil, line
 }
 
 // container steps one container's raise; no op when its quota is left
 // alone.
-func (p *stepper) container(c workload.Container, base int64) (*cgroup.Op, string) {
+func (p *stepper) container(c workload.Container, base int64) (*cgroupfile.Op, string) {
 	prev, had := p.mem.Raises[c.Cgroup]
 	if had {
 		p.from += prev.QuotaUS - prev.BaseUS
 		p.resized = p.resized || prev.BaseUS != base
 	}
-	op := cgroup.Op{Cgroup: c.Cgroup, Knob: cgroup.CPUQuota, Value: strconv.FormatInt(base, 10), Settle: true}
+	op := cgroupfile.Op{Cgroup: c.Cgroup, Knob: cgroupfile.CPUQuota, Value: strconv.FormatInt(base, 10), Settle: true}
 	cur, read := p.obs.Quota[c.Cgroup]
 	switch {
 	case !p.on && had && prev.Raised():

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -25,12 +25,12 @@ func cpuTimes(ticks, busyPercent uint64) map[int]CPUTime {
 func quotaOps(r Ready) []string {
 	var out []string
 	for _, op := range r.Desired.Ops {
-		if op.Knob == cgroup.CPUQuota {
+		if op.Knob == cgroupfile.CPUQuota {
 			out = append(out, fmt.Sprintf("%s=%s%s", op.Cgroup[strings.LastIndex(op.Cgroup, "/")+1:], op.Value, map[bool]string{true: "(settle)"}[op.Settle]))
 		}
 	}
 	for _, t := range r.Desired.Restores {
-		if t.Knob == cgroup.CPUQuota {
+		if t.Knob == cgroupfile.CPUQuota {
 			out = append(out, "restore "+t.Cgroup[strings.LastIndex(t.Cgroup, "/")+1:])
 		}
 	}

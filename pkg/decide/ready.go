@@ -1,19 +1,13 @@
 package decide
 
 import (
-	"strings"
-
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
+	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
-	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
-
-// LeasePrefix names the CPUs `locus run` holds in a decision; no workload
-// name can start with it.
-const LeasePrefix = "lease:"
 
 // Observation is what one reconcile saw of the node: nothing in it is read
 // again by Decide, so equal observations give equal decisions.
@@ -21,9 +15,14 @@ type Observation struct {
 	Topology  *topology.Topology
 	Config    *workload.Config
 	Workloads []workload.Workload
-	// Leases are the CPUs `locus run` holds, as the checkpoint says; Dropped
-	// the leases of runs that are gone, dropped by this reconcile.
-	Leases, Dropped map[string]state.Lease
+	// Leases are the CPUs `locus run` holds, as the checkpoint says, by
+	// run; Dropped the leases of runs that are gone, dropped by this
+	// reconcile.
+	Leases, Dropped map[string]Lease
+	// Held are, for a decision made beside the agent (`locus run`'s, which
+	// decides its own lease), the agent's assignments in force: routed
+	// around as leases are.
+	Held map[string]workload.Assignment
 	// Prepared says which cgroups exist and may be written: a cgroup still
 	// being created, or whose workload cannot start, is left alone.
 	Prepared map[string]bool
@@ -97,7 +96,7 @@ func Decide(obs Observation, mem Memory) Ready {
 	} else {
 		d = Compute(in)
 		for name := range d.Assignments {
-			if strings.HasPrefix(name, LeasePrefix) {
+			if decidedElsewhere(name) {
 				delete(d.Assignments, name)
 			}
 		}
@@ -130,18 +129,18 @@ func (r Ready) Later(late []workload.Problem) Ready {
 // configuration (resource-qos-config) is held.
 // It is a method, not a field, because the balancer adjusts Desired after
 // Decide (a shared workload's NUMA node), and the writes follow it.
-func (r Ready) Writes() ([]cgroup.Op, []cgroup.Target) {
-	held := func(k cgroup.Knob) bool {
+func (r Ready) Writes() ([]cgroupfile.Op, []cgroupfile.Target) {
+	held := func(k cgroupfile.Knob) bool {
 		_, ok := memqos.Info(memqos.Knob(k))
-		return r.held && (ok || isCPUQoSKnob(k) || k == cgroup.CPUBurst || k == cgroup.CPUQuota)
+		return r.held && (ok || isCPUQoSKnob(k) || k == cgroupfile.CPUBurst || k == cgroupfile.CPUQuota)
 	}
-	var ops []cgroup.Op
+	var ops []cgroupfile.Op
 	for _, op := range r.Desired.Ops {
 		if r.prepared[op.Cgroup] && !held(op.Knob) {
 			ops = append(ops, op)
 		}
 	}
-	var restores []cgroup.Target
+	var restores []cgroupfile.Target
 	for _, t := range r.Desired.Restores {
 		if r.prepared[t.Cgroup] && !held(t.Knob) {
 			restores = append(restores, t)
@@ -152,12 +151,13 @@ func (r Ready) Writes() ([]cgroup.Op, []cgroup.Target) {
 
 // From is the memory with what the checkpoint keeps in force: the
 // assignments and CPU Burst's quota raises.
-func (m Memory) From(c state.Checkpoint) Memory {
-	m.Assignments, m.Burst.Raises = c.Assignments, c.QuotaRaises
+func (m Memory) From(assignments map[string]workload.Assignment, raises map[string]cpuburst.Raise) Memory {
+	m.Assignments, m.Burst.Raises = assignments, raises
 	return m
 }
 
-// Into puts what the checkpoint keeps of the decision into c.
-func (r Ready) Into(c *state.Checkpoint) {
-	c.Assignments, c.QuotaRaises = r.Desired.Assignments, r.Memory.Burst.Raises
+// Kept is what the checkpoint keeps of the decision: the assignments and
+// CPU Burst's quota raises.
+func (r Ready) Kept() (map[string]workload.Assignment, map[string]cpuburst.Raise) {
+	return r.Desired.Assignments, r.Memory.Burst.Raises
 }

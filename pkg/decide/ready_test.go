@@ -6,10 +6,9 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostconfig"
-	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -41,7 +40,7 @@ func TestDecide(t *testing.T) {
 		mem              Memory
 		events, warnings []string
 		save             bool
-		writes           func(t *testing.T, ops []cgroup.Op)
+		writes           func(t *testing.T, ops []cgroupfile.Op)
 	}{{
 		name:   "first decision: CPUs assigned, saved",
 		obs:    func() Observation { return testObservation(redis, web) },
@@ -59,7 +58,7 @@ func TestDecide(t *testing.T) {
 		name: "a lease dropped: told, saved",
 		obs: func() Observation {
 			o := testObservation(web)
-			o.Dropped = map[string]state.Lease{"run-1": {Cgroup: "locus.slice/run-1"}}
+			o.Dropped = map[string]Lease{"run-1": {Cgroup: "locus.slice/run-1"}}
 			return o
 		},
 		events: []string{"LeaseDropped "}, save: true,
@@ -86,7 +85,7 @@ func TestDecide(t *testing.T) {
 			o.Prepared = map[string]bool{}
 			return o
 		},
-		writes: func(t *testing.T, ops []cgroup.Op) {
+		writes: func(t *testing.T, ops []cgroupfile.Op) {
 			if len(ops) != 0 {
 				t.Errorf("writes %v to a cgroup not prepared", ops)
 			}

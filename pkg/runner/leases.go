@@ -3,6 +3,7 @@ package runner
 import (
 	"os"
 
+	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
 )
@@ -43,4 +44,14 @@ func Self() (state.Process, error) {
 func StartTime(pid int) (uint64, error) {
 	st, err := procfs.New("").Stat(pid)
 	return st.StartTime, err
+}
+
+// LeasesOf are the checkpoint's leases as the decision takes them: by run
+// name, as the checkpoint keys them, their cgroups and CPUs.
+func LeasesOf(ls map[string]state.Lease) map[string]decide.Lease {
+	out := make(map[string]decide.Lease, len(ls))
+	for name, l := range ls {
+		out[name] = decide.Lease{Cgroup: l.Cgroup, Assignment: l.Assignment}
+	}
+	return out
 }
