@@ -62,7 +62,8 @@ type Agent struct {
 	loc        *localityloop.Runner // memory locality migrations; nil until the first reconcile
 	locMetrics *localityloop.Metrics
 
-	bal *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
+	bal      *balancerloop.Runner // the NUMA balancer; nil until the first reconcile
+	balanced decide.Balanced      // its placements, as this reconcile observed them
 
 	cpuIdle bool              // cgroups have cpu.idle
 	burst   *burstwatch.Watch // reads what CPU Burst decides on

@@ -7,16 +7,15 @@ import (
 	"github.com/locus-project/locus/pkg/state"
 )
 
-// balance is the reconcile's step for the NUMA balancer (pkg/balancerloop),
-// right after the decision. Disabled, it restores at the first reconcile
-// what an earlier run wrote outside the workloads.
-func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
+// balance is the NUMA balancer's part of the observation, right before the
+// decision; disabled, it releases what an earlier run wrote (balancerloop).
+func (a *Agent) balance(rs []resolved) decide.Balanced {
 	o := a.opts.NUMABalancer
 	if !o.Enabled || a.opts.Once || a.opts.DryRun {
 		if a.bal == nil {
 			a.bal = balancerloop.NewOff(a.balancerDeps(), o.Enabled, a.opts.DryRun)
 		}
-		return d
+		return a.bal.Observe(balancerloop.Input{})
 	}
 	if a.bal == nil || a.bal.Off() {
 		a.bal = balancerloop.New(o, a.balancerDeps())
@@ -26,13 +25,13 @@ func (a *Agent) balance(rs []resolved, d decide.Desired) decide.Desired {
 		ws[i] = balancerloop.Workload{Name: rs[i].spec.Name, Cgroup: rs[i].cgroup, Containers: rs[i].plan.Containers,
 			Terminating: rs[i].plan.Terminating}
 	}
-	return a.bal.Step(balancerloop.Input{Desired: d, Workloads: ws, Topology: a.topo, MemoryNodes: localityloop.MemoryNodes(a.topo),
+	return a.bal.Observe(balancerloop.Input{Workloads: ws, Topology: a.topo, MemoryNodes: localityloop.MemoryNodes(a.topo),
 		LastRun: a.lastLocalityRun()})
 }
 
 func (a *Agent) balancerDeps() balancerloop.Deps {
-	return balancerloop.Deps{H: a.h, Writer: a.w, Originals: a.originals, Events: a.events, Log: a.log, Now: a.now,
-		Wake: a.wake, Metrics: a.metrics.Reg, Writes: a.metrics.Writes, Load: state.RecordLoader(a.log, a.opts.StateDir),
+	return balancerloop.Deps{H: a.h, Originals: a.originals, Events: a.events, Log: a.log, Now: a.now,
+		Wake: a.wake, Metrics: a.metrics.Reg, Load: state.RecordLoader(a.log, a.opts.StateDir),
 		StateDir: a.opts.StateDir, ProcRoot: a.opts.ProcRoot, SysfsRoot: a.opts.SysfsRoot}
 }
 

@@ -108,12 +108,12 @@ func (a *Agent) Reconcile() Result {
 		}
 	}
 
+	a.balanced = a.balance(rs)
 	rd, err := a.decide(cfg, rs, ready, ck)
 	if err != nil {
 		res.Errors = append(res.Errors, err)
 		return res
 	}
-	rd.Desired = a.balance(rs, rd.Desired)
 	a.emit(rd.Events)
 	d := rd.Desired
 	if a.src != nil {
@@ -134,7 +134,7 @@ func (a *Agent) Reconcile() Result {
 	for i := range rs {
 		found[i] = len(rs[i].problems)
 	}
-	a.scheduleLocality(cfg, rs, ws, d)
+	a.scheduleLocality(cfg, rs, ws, d, rep.Failed)
 	var late []workload.Problem
 	for i := range rs {
 		late = append(late, rs[i].problems[found[i]:]...)

@@ -1,7 +1,6 @@
 package balancerloop
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,11 +8,11 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
-	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -93,146 +92,118 @@ func (r *Runner) home(key string) string {
 	return key + wide
 }
 
-// apply gives the balanced workloads their cpusets in the decision (a copy:
-// the plan's decision is reused while its input holds) and writes those of
-// the other balanced cgroups.
-func (r *Runner) apply(d decide.Desired, topo *topology.Topology) decide.Desired {
-	d.Ops, d.Workloads = slices.Clone(d.Ops), slices.Clone(d.Workloads)
-	shared := decide.Mems(topo, d.Pools.Shared, false)
-	want := map[string][2]string{} // container cgroup -> cpus, mems
+// placements are where the groups go, for the decision: the workloads
+// placed, by name, and the cgroups that are no workload's (one placed is
+// recorded first, so that turning the balancer off restores it; one
+// recorded and not placed now gets the pool). A recorded cgroup no longer
+// found is released: restored by the decision if it still exists, its
+// originals forgotten if it is gone (the VM stopped).
+func (r *Runner) placements() decide.Balanced {
+	b := decide.Balanced{Workloads: map[string]decide.Placement{}, Cgroups: map[string]decide.Placement{}}
 	extra := map[string]bool{}
-	for _, g := range r.groups {
-		p, ok := r.placed[g.name]
-		// The pool may have shrunk since the decision (a workload took CPUs
-		// of its own): never hand out CPUs that left it. Until the next
-		// decision such a group runs in the pool, as the plan has it (a
-		// cgroup outside the workloads that was written before, too).
-		set := p.CPUs.Intersection(g.allowed)
-		if !ok || len(p.Partitions) == 0 || set.IsEmpty() {
-			if g.state < 0 && !g.allowed.IsEmpty() && slices.Contains(r.rec.Extra, g.cgroup) {
-				extra[g.cgroup] = true
-				r.writeExtra(g, g.allowed.String(), shared)
-			}
-			continue
-		}
-		cpus, mems := set.String(), nodeSet(p.Nodes)
-		base := shared
-		if g.state >= 0 {
-			base = d.Workloads[g.state].Mems // the plan's, before it is rewritten below
-		}
-		if r.rec.Settled[g.name] != joinParts(p.Partitions) {
-			mems = widen(base, p.Nodes)
-			r.wideMems[g.name] = mems
-		}
-		r.written[g.name] = cpus
-		if g.state < 0 {
-			extra[g.cgroup] = true
-			r.writeExtra(g, cpus, mems)
-			continue
-		}
-		for _, c := range g.containers {
-			want[c.Cgroup] = [2]string{cpus, mems}
-		}
-		st := &d.Workloads[g.state]
-		st.CPUs, st.Mems, st.NUMANodes = cpus, mems, slices.Clone(p.Nodes)
-	}
-	for i, op := range d.Ops {
-		if v, ok := want[op.Cgroup]; ok {
-			switch op.Knob {
-			case cgroup.CPUSetCPUs:
-				d.Ops[i].Value = v[0]
-			case cgroup.CPUSetMems:
-				d.Ops[i].Value = v[1]
-			}
+	for _, cg := range r.extra {
+		extra[cg] = true
+		p, ok := r.placed[cg]
+		switch {
+		case ok && len(p.Partitions) > 0:
+			r.record(cg)
+			b.Cgroups[cg] = r.placement(cg, p)
+		case slices.Contains(r.rec.Extra, cg):
+			b.Cgroups[cg] = decide.Placement{}
 		}
 	}
-	r.forgetExtra(extra)
-	return d
+	for _, w := range r.ws {
+		if p, ok := r.placed[w.Name]; ok && len(p.Partitions) > 0 {
+			b.Workloads[w.Name] = r.placement(w.Name, p)
+		}
+	}
+	var keep []string
+	for _, cg := range r.rec.Extra {
+		switch {
+		case extra[cg]:
+			keep = append(keep, cg)
+		case r.d.H.Exists(cgroup.CPUSet, cg):
+			b.Released = append(b.Released, cg)
+		default:
+			r.forget(cg)
+		}
+	}
+	r.rec.Extra, r.released = keep, b.Released
+	return b
 }
 
-// writeExtra writes a cgroup that is no workload's, recording it first so
-// that turning the balancer off restores it.
-func (r *Runner) writeExtra(g group, cpus, mems string) {
-	if !slices.Contains(r.rec.Extra, g.cgroup) {
-		r.rec.Extra = append(r.rec.Extra, g.cgroup)
+// placement is a group's placement as the decision takes it: its memory
+// is home once settled on the same partitions.
+func (r *Runner) placement(name string, p balancer.Placement) decide.Placement {
+	return decide.Placement{CPUs: p.CPUs, Nodes: slices.Clone(p.Nodes), Home: r.rec.Settled[name] == joinParts(p.Partitions)}
+}
+
+// record adds a cgroup that is no workload's to those written, saving the
+// record before the decision writes it.
+func (r *Runner) record(cg string) {
+	if !slices.Contains(r.rec.Extra, cg) {
+		r.rec.Extra = append(r.rec.Extra, cg)
 		slices.Sort(r.rec.Extra)
 		r.save()
 	}
-	rep, err := r.d.Writer.Apply([]cgroup.Op{{Cgroup: g.cgroup, Knob: cgroup.CPUSetMems, Value: mems},
-		{Cgroup: g.cgroup, Knob: cgroup.CPUSetCPUs, Value: cpus}})
-	var changed []string
-	for _, res := range rep.Results {
-		if res.Outcome == cgroup.Written {
-			changed = append(changed, string(res.Knob)+"="+res.After)
-		}
-	}
-	if len(changed) > 0 {
-		r.d.Writes.Add(float64(len(rep.Writes)))
-		r.d.Events.Emit(eventlog.Normal, "CgroupUpdated", g.name, "%s", strings.Join(changed, " "))
-	}
-	if err != nil && !errors.Is(err, cgroup.ErrCgroupGone) { // a group that went away is no failure
-		r.d.Events.Emit(eventlog.Warning, "CgroupWriteFailed", g.name, "%v", err)
-	}
 }
 
-// forgetExtra drops the recorded cgroups that are no longer balanced:
-// restored if they still exist (their parent left the options), their
-// originals forgotten if they are gone (the VM stopped).
-func (r *Runner) forgetExtra(live map[string]bool) {
-	var keep []string
-	for _, cg := range r.rec.Extra {
-		if live[cg] {
-			keep = append(keep, cg)
-			continue
+// forget drops the originals of a written cgroup that no longer exists.
+func (r *Runner) forget(cg string) {
+	var keys []string
+	for _, k := range []cgroup.Knob{cgroup.CPUSetCPUs, cgroup.CPUSetMems} {
+		spec, _ := cgroup.Lookup(k)
+		if pl := spec.Placement(r.d.H.Version()); pl != nil {
+			keys = append(keys, filepath.ToSlash(filepath.Join(string(pl.Controller), cg, pl.File)))
 		}
-		r.restore(cg)
 	}
-	r.rec.Extra = keep
+	_ = r.d.Originals.Forget(keys...)
 }
 
-// restore puts back a written cgroup's cpuset, or forgets its originals
-// when it no longer exists.
-func (r *Runner) restore(cg string) {
-	if !r.d.H.Exists(cgroup.CPUSet, cg) {
-		var keys []string
-		for _, k := range []cgroup.Knob{cgroup.CPUSetCPUs, cgroup.CPUSetMems} {
-			spec, _ := cgroup.Lookup(k)
-			if pl := spec.Placement(r.d.H.Version()); pl != nil {
-				keys = append(keys, filepath.ToSlash(filepath.Join(string(pl.Controller), cg, pl.File)))
-			}
+// released tells the cgroups released by the last decision whose cpusets
+// it restored (failed names those it could not write, or found gone).
+func (r *Runner) tellReleased(failed func(string) bool) {
+	for _, cg := range r.released {
+		if !failed(cg) {
+			r.d.Events.Emit(eventlog.Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
 		}
-		_ = r.d.Originals.Forget(keys...)
-		return
 	}
-	_, err := r.d.Writer.Restore([]cgroup.Target{{Cgroup: cg, Knob: cgroup.CPUSetCPUs}, {Cgroup: cg, Knob: cgroup.CPUSetMems}})
-	if errors.Is(err, cgroup.ErrCgroupGone) {
-		return
-	}
-	if err != nil {
-		r.d.Events.Emit(eventlog.Warning, "CgroupWriteFailed", cg, "restoring its cpuset: %v", err)
-		return
-	}
-	r.d.Events.Emit(eventlog.Normal, "NUMABalancerReleased", cg, "no longer balanced: cpuset.cpus and cpuset.mems restored")
+	r.released = nil
 }
 
-// restoreAll runs once when the agent starts with the balancer off: the
-// cgroups an earlier run wrote outside the workloads get their cpusets
-// back (workloads get the plan's at once anyway), and the record goes.
-func (r *Runner) restoreAll() {
+// releaseAll runs once when the agent starts with the balancer off: the
+// cgroups an earlier run wrote outside the workloads are released, their
+// cpusets restored by the decision (workloads get the plan's at once
+// anyway); the record goes once that is done (AfterWrite).
+func (r *Runner) releaseAll() decide.Balanced {
 	path := filepath.Join(r.d.StateDir, File)
 	if _, err := os.Stat(path); err != nil {
-		return
+		return decide.Balanced{}
 	}
-	rec := r.load()
-	for _, cg := range rec.Extra {
-		r.restore(cg)
+	r.rec = r.load()
+	r.disabling = true
+	var b decide.Balanced
+	for _, cg := range r.rec.Extra {
+		if r.d.H.Exists(cgroup.CPUSet, cg) {
+			b.Released = append(b.Released, cg)
+		} else {
+			r.forget(cg)
+		}
 	}
-	if err := os.Remove(path); err != nil {
+	r.released = b.Released
+	return b
+}
+
+// disabled removes the record once the decision released what it named.
+func (r *Runner) disabled(failed func(string) bool) {
+	r.disabling = false
+	r.tellReleased(failed)
+	if err := os.Remove(filepath.Join(r.d.StateDir, File)); err != nil {
 		r.d.Log.Warn("numa balancer: cannot remove its record", "err", err)
 		return
 	}
 	r.d.Events.Emit(eventlog.Normal, "NUMABalancerDisabled", "", "the NUMA balancer is off: %d group(s) keep the pools' cpusets again, %d other cgroup(s) restored",
-		len(rec.State.Groups)-len(rec.Extra), len(rec.Extra))
+		len(r.rec.State.Groups)-len(r.rec.Extra), len(r.rec.Extra))
 }
 
 // Unsettled is a group placed whose memory is not home yet: the memory
@@ -244,15 +215,36 @@ type Unsettled struct {
 	Nodes      []int  // its partitions' NUMA nodes
 }
 
-// AfterWrite runs once per reconcile, after the cgroup writes: it starts
-// the balancer's next measuring window, and returns the groups placed but
-// not yet settled whose memory locality run is due. A group whose
-// processes all live in child cgroups (a libvirt VM's scope) has nothing
-// the worker can list; it is settled at once and its memory follows
-// cpuset.mems (cgroup v2). An off runner returns nothing.
-func (r *Runner) AfterWrite() []Unsettled {
+// AfterWrite runs once per reconcile, after the cgroup writes of the
+// decision d (failed names the workloads and cgroups whose writes failed
+// or found them gone): it tells the cgroups released, takes the groups of
+// the next measuring window from d (the workloads it left in the shared
+// and BE pools, and the cgroups that are no workload's) with what each
+// was given, starts that window, and returns the groups placed but not yet
+// settled whose memory locality run is due. A group whose processes all
+// live in child cgroups (a libvirt VM's scope) has nothing the worker can
+// list; it is settled at once and its memory follows cpuset.mems (cgroup
+// v2). An off runner only finishes releasing, once.
+func (r *Runner) AfterWrite(d decide.Desired, failed func(string) bool) []Unsettled {
 	if r.off {
+		if r.disabling {
+			r.disabled(failed)
+		}
 		return nil
+	}
+	r.tellReleased(failed)
+	r.shared, r.wgroups = d.Pools.Shared, r.workloadGroups(d)
+	r.groups = append(slices.Clip(r.wgroups), r.extraGroups()...)
+	for _, g := range r.groups {
+		p, placed := r.placed[g.name]
+		set, ok := d.Balanced[g.cgroup]
+		if !placed || !ok || set.Pool != "" {
+			continue
+		}
+		r.written[g.name] = set.CPUs
+		if r.rec.Settled[g.name] != joinParts(p.Partitions) {
+			r.wideMems[g.name] = set.Mems
+		}
 	}
 	r.afterWrite()
 	var out []Unsettled
@@ -279,13 +271,3 @@ func (r *Runner) AfterWrite() []Unsettled {
 func joinParts(p []string) string { return strings.Join(p, ",") }
 
 func nodeSet(nodes []int) string { return cpuset.New(nodes...).String() }
-
-// widen is a mems list with nodes added.
-func widen(mems string, nodes []int) string {
-	ids, err := topology.ParseNodeList(mems)
-	set := cpuset.New(ids...)
-	if err != nil {
-		set = cpuset.New()
-	}
-	return set.Union(cpuset.New(nodes...)).String()
-}

@@ -7,17 +7,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
-
-// Writer writes and restores the cgroups that are no workload's (the
-// agent's pkg/cgroup writer).
-type Writer interface {
-	Apply(ops []cgroup.Op) (cgroup.Report, error)
-	Restore(targets []cgroup.Target) (cgroup.Report, error)
-}
 
 // Originals forgets the original values kept for files of cgroups gone.
 type Originals interface {
@@ -32,17 +24,14 @@ type Events interface {
 // Deps is what the runner is given by the agent.
 type Deps struct {
 	H         *cgroup.Hierarchy // read: children, processes, the counters measured
-	Writer    Writer
 	Originals Originals
 	Events    Events
 	Log       *slog.Logger
 	Now       func() time.Time
 	// Wake asks for a reconcile after the given time.
 	Wake func(after time.Duration)
-	// Metrics registers the balancer's series; Writes counts the cgroup
-	// files written.
+	// Metrics registers the balancer's series.
 	Metrics prometheus.Registerer
-	Writes  prometheus.Counter
 	// Load reads a JSON record of the state directory into v; false if it
 	// is missing or unreadable (what names it in the warning).
 	Load                          func(file, what string, v any) bool
@@ -64,9 +53,9 @@ type Run struct {
 	Reason string    // the Event of its outcome (locality.EventSkipped, ...)
 }
 
-// Input is one reconcile's: the decision, its workloads and the machine.
+// Input is what the balancer observes of one reconcile, before the
+// decision: the workloads and the machine.
 type Input struct {
-	Desired     decide.Desired
 	Workloads   []Workload
 	Topology    *topology.Topology
 	MemoryNodes []int // the nodes that have memory

@@ -1,13 +1,18 @@
 // Package balancerloop is the NUMA balancer between reconciles: every
-// reconcile it rewrites the cpusets the plan gives the workloads of the
-// shared and BE pools to the partitions the balancer chose; every interval
-// it measures and decides again. The decision itself is pkg/balancer's;
-// this package measures and remembers. The agent hands it what it needs
-// (Deps) and calls Step once per reconcile, right after the decision, and
-// AfterWrite once the cgroups are written.
+// reconcile it tells the decision (pkg/decide, Observation.Balanced) where
+// the groups of the shared and BE pools are placed, and the decision gives
+// them their partitions' cpusets; every interval it measures and decides
+// again. The decision itself is pkg/balancer's; this package measures and
+// remembers, and writes nothing: the cgroups it balances outside the
+// workloads (--numa-balancer-cgroups) are written and restored by the
+// executor, from the decision, too. The agent hands it what it needs
+// (Deps) and calls Observe once per reconcile, right before the decision,
+// and AfterWrite once the decision's cgroups are written.
 package balancerloop
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/utils/cpuset"
@@ -50,20 +55,30 @@ type Runner struct {
 	wideMems map[string]string
 	runs     map[string]int
 	retry    map[string]bool
-	groups   []group // this reconcile's
-	metrics  *metrics
-	warned   map[string]bool // log lines said once
+	// groups are this window's: wgroups the workloads the last decision
+	// left in the pools, and the cgroups in extra, found under the
+	// configured parents this reconcile; shared is that decision's shared
+	// pool. ws are this reconcile's workloads.
+	groups, wgroups []group
+	extra           []string
+	shared          cpuset.CPUSet
+	ws              []Workload
+	// released are the cgroups the decision restores this reconcile;
+	// disabling, of an off runner, that they are the last of its record.
+	released  []string
+	disabling bool
+	metrics   *metrics
+	warned    map[string]bool // log lines said once
 }
 
 // NewOff is the balancer off, made at the first reconcile. Asked for where
-// it cannot run (under --once or --dry-run) it says so; turned off, it
-// restores what an earlier run wrote outside the workloads, unless dryRun.
+// it cannot run (under --once or --dry-run) it says so; turned off, its
+// first Observe releases what an earlier run wrote outside the workloads,
+// unless dryRun.
 func NewOff(d Deps, asked, dryRun bool) *Runner {
-	r := &Runner{d: d, off: true}
+	r := &Runner{d: d, off: true, disabling: !asked && !dryRun}
 	if asked {
 		d.Log.Info("numa balancer: not under --once or --dry-run (it needs a measuring window)")
-	} else if !dryRun {
-		r.restoreAll()
 	}
 	return r
 }
@@ -85,24 +100,28 @@ func New(o Options, d Deps) *Runner {
 	return r
 }
 
-// Step is the reconcile's step for the balancer, right after the
-// decision: it measures and decides when an interval has passed, then
-// gives the balanced workloads their partitions' cpusets in the decision
-// it returns, and writes those of the other balanced cgroups.
-func (r *Runner) Step(in Input) decide.Desired {
-	d := in.Desired
-	r.groups = r.collect(in.Workloads, d)
-	parts := balancer.Partitions(in.Topology, r.opts.Partition, d.Pools.Shared)
+// Observe is the balancer's part of a reconcile's observation, right
+// before the decision: it measures and decides when an interval has passed
+// (on the groups and pools of the last decision), and returns where the
+// groups go, for the decision to give them their cpusets. An off runner
+// returns, once, the cgroups an earlier run wrote outside the workloads,
+// to be restored.
+func (r *Runner) Observe(in Input) decide.Balanced {
+	if r.off {
+		if !r.disabling {
+			return decide.Balanced{}
+		}
+		return r.releaseAll()
+	}
+	r.ws, r.extra = in.Workloads, r.listExtra(in.Workloads)
+	r.groups = append(slices.Clip(r.wgroups), r.extraGroups()...)
+	pool := r.shared
+	if pool.IsEmpty() {
+		pool = in.Topology.CPUSet() // no decision yet: the first window only starts
+	}
+	parts := balancer.Partitions(in.Topology, r.opts.Partition, pool)
 	if len(r.placed) == 0 && len(r.rec.State.Groups) > 0 {
-		// Restarted: the placements recorded stay in force until the first
-		// window is measured, so a restart moves nothing.
-		var gs []balancer.Group
-		for _, g := range r.groups {
-			gs = append(gs, balancer.Group{Name: g.name, Allowed: g.allowed})
-		}
-		for _, p := range balancer.Placements(r.rec.State, parts, gs) {
-			r.placed[p.Group] = p
-		}
+		r.restarted(in.Topology)
 	}
 	now := r.d.Now()
 	if len(parts) > 0 && (r.last == nil || now.Sub(r.last.At) >= r.opts.Interval*9/10) {
@@ -110,24 +129,36 @@ func (r *Runner) Step(in Input) decide.Desired {
 		r.d.Wake(r.opts.Interval)
 	}
 	r.settle(in.LastRun)
-	d = r.apply(d, in.Topology)
+	b := r.placements()
 	r.save()
-	return d
+	return b
 }
 
-// collect lists the groups: workloads in the shared or BE pool, then the
-// children of the configured parents that are no workload's cgroup.
-func (r *Runner) collect(ws []Workload, d decide.Desired) []group {
-	byName := map[string]*Workload{}
-	taken := map[string]bool{}
-	for i := range ws {
-		byName[ws[i].Name], taken[ws[i].Cgroup] = &ws[i], true
+// restarted takes the placements recorded: they stay in force until the
+// first window is measured, so a restart moves nothing. The partitions are
+// the machine's, by name; the decision keeps each group to its pool.
+func (r *Runner) restarted(t *topology.Topology) {
+	var gs []balancer.Group
+	for _, name := range slices.Sorted(maps.Keys(r.rec.State.Groups)) {
+		gs = append(gs, balancer.Group{Name: name})
+	}
+	for _, p := range balancer.Placements(r.rec.State, balancer.Partitions(t, r.opts.Partition, t.CPUSet()), gs) {
+		r.placed[p.Group] = p
+	}
+}
+
+// workloadGroups are the workloads the decision left in the shared or BE
+// pool, but those terminating (written no more).
+func (r *Runner) workloadGroups(d decide.Desired) []group {
+	byName := make(map[string]*Workload, len(r.ws))
+	for i := range r.ws {
+		byName[r.ws[i].Name] = &r.ws[i]
 	}
 	var out []group
 	for i, st := range d.Workloads {
 		w := byName[st.Name]
 		if w == nil || w.Terminating || (st.Pool != "shared" && st.Pool != "be") {
-			continue // a terminating pod is written no more
+			continue
 		}
 		allowed := d.Pools.Shared
 		if st.Pool == "be" {
@@ -135,6 +166,17 @@ func (r *Runner) collect(ws []Workload, d decide.Desired) []group {
 		}
 		out = append(out, group{name: st.Name, cgroup: st.Cgroup, containers: w.Containers, allowed: allowed, state: i})
 	}
+	return out
+}
+
+// listExtra lists the children of the configured parents that are no
+// workload's cgroup.
+func (r *Runner) listExtra(ws []Workload) []string {
+	taken := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		taken[w.Cgroup] = true
+	}
+	var out []string
 	for _, parent := range r.opts.Cgroups {
 		children, err := r.d.H.Children(cgroup.CPUSet, parent)
 		if err != nil {
@@ -143,10 +185,19 @@ func (r *Runner) collect(ws []Workload, d decide.Desired) []group {
 		}
 		for _, c := range children {
 			if !taken[c] {
-				out = append(out, group{name: c, cgroup: c, containers: []workload.Container{{Name: c, Cgroup: c}},
-					allowed: d.Pools.Shared, state: -1})
+				out = append(out, c)
 			}
 		}
+	}
+	return out
+}
+
+// extraGroups are the cgroups listed this reconcile that are no workload's,
+// allowed the last decision's shared pool.
+func (r *Runner) extraGroups() []group {
+	out := make([]group, 0, len(r.extra))
+	for _, c := range r.extra {
+		out = append(out, group{name: c, cgroup: c, containers: []workload.Container{{Name: c, Cgroup: c}}, allowed: r.shared, state: -1})
 	}
 	return out
 }

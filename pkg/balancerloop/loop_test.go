@@ -12,30 +12,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 
 	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/topology"
+	topofixture "github.com/locus-project/locus/pkg/topology/fixture"
 )
 
 // The runner's behaviour within a whole agent (placing, migrating,
 // narrowing, overflow, restart, disable) is tested in pkg/agent; these are
 // its parts that need no agent.
-
-type fakeWriter struct {
-	applied  [][]cgroup.Op
-	restored [][]cgroup.Target
-}
-
-func (w *fakeWriter) Apply(ops []cgroup.Op) (cgroup.Report, error) {
-	w.applied = append(w.applied, ops)
-	return cgroup.Report{}, nil
-}
-
-func (w *fakeWriter) Restore(targets []cgroup.Target) (cgroup.Report, error) {
-	w.restored = append(w.restored, targets)
-	return cgroup.Report{}, nil
-}
 
 type fakeOriginals struct{ forgot []string }
 
@@ -52,7 +41,6 @@ func (e *fakeEvents) Emit(typ, reason, workload, format string, args ...any) {
 
 type fixture struct {
 	d   Deps
-	w   *fakeWriter
 	o   *fakeOriginals
 	ev  *fakeEvents
 	dir string
@@ -70,8 +58,8 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{w: &fakeWriter{}, o: &fakeOriginals{}, ev: &fakeEvents{}, dir: t.TempDir()}
-	f.d = Deps{H: h, Writer: f.w, Originals: f.o, Events: f.ev, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	f := &fixture{o: &fakeOriginals{}, ev: &fakeEvents{}, dir: t.TempDir()}
+	f.d = Deps{H: h, Originals: f.o, Events: f.ev, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Now: time.Now, Wake: func(time.Duration) {}, StateDir: f.dir,
 		Load: func(file, _ string, v any) bool {
 			raw, err := os.ReadFile(filepath.Join(f.dir, file))
@@ -93,20 +81,30 @@ func (f *fixture) writeRecord(t *testing.T) {
 	}
 }
 
-func TestOffRestoresWhatAnEarlierRunWrote(t *testing.T) {
+// noneFailed is AfterWrite's failed when every write was made.
+func noneFailed(string) bool { return false }
+
+func TestOffReleasesWhatAnEarlierRunWrote(t *testing.T) {
 	f := newFixture(t)
 	f.writeRecord(t)
 	r := NewOff(f.d, false, false)
-	if !r.Off() || r.AfterWrite() != nil {
-		t.Fatal("an off runner is on or names locality runs")
+	if !r.Off() {
+		t.Fatal("an off runner is on")
 	}
-	want := [][]cgroup.Target{{{Cgroup: "vms/vm1", Knob: cgroup.CPUSetCPUs}, {Cgroup: "vms/vm1", Knob: cgroup.CPUSetMems}}}
-	if fmt.Sprint(f.w.restored) != fmt.Sprint(want) || len(f.w.applied) != 0 {
-		t.Fatalf("restored %v, applied %v: want vm1's cpuset restored and nothing written", f.w.restored, f.w.applied)
+	// vm1 is released: the decision restores its cpuset. vms/vm2 is gone:
+	// its originals are forgotten, not restored.
+	b := r.Observe(Input{})
+	if !slices.Equal(b.Released, []string{"vms/vm1"}) || len(b.Workloads)+len(b.Cgroups) != 0 {
+		t.Fatalf("observed %+v: want vm1 released and nothing placed", b)
 	}
-	// vms/vm2 is gone: its originals are forgotten, not restored.
 	if len(f.o.forgot) != 2 || !slices.ContainsFunc(f.o.forgot, func(k string) bool { return strings.HasSuffix(k, "vms/vm2/cpuset.cpus") }) {
 		t.Fatalf("forgot %q", f.o.forgot)
+	}
+	if len(f.ev.got) != 0 {
+		t.Fatalf("told %q before the decision was written", f.ev.got)
+	}
+	if got := r.AfterWrite(decide.Desired{Released: b.Released}, noneFailed); got != nil {
+		t.Fatalf("an off runner names locality runs: %+v", got)
 	}
 	wantEv := []string{
 		"Normal NUMABalancerReleased vms/vm1: no longer balanced: cpuset.cpus and cpuset.mems restored",
@@ -118,19 +116,66 @@ func TestOffRestoresWhatAnEarlierRunWrote(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, File)); !os.IsNotExist(err) {
 		t.Fatalf("the record is still there: %v", err)
 	}
+	if b := r.Observe(Input{}); len(b.Released) != 0 {
+		t.Fatalf("released again: %+v", b)
+	}
 }
 
-func TestOffRestoresNothingWhenAskedForOrDry(t *testing.T) {
+// A restore that failed (or found its cgroup gone) is not told as done.
+func TestOffTellsOnlyWhatWasRestored(t *testing.T) {
+	f := newFixture(t)
+	f.writeRecord(t)
+	r := NewOff(f.d, false, false)
+	r.Observe(Input{})
+	r.AfterWrite(decide.Desired{}, func(name string) bool { return name == "vms/vm1" })
+	if len(f.ev.got) != 1 || !strings.Contains(f.ev.got[0], "NUMABalancerDisabled") {
+		t.Fatalf("events %q, want only NUMABalancerDisabled", f.ev.got)
+	}
+}
+
+func TestOffReleasesNothingWhenAskedForOrDry(t *testing.T) {
 	for _, c := range []struct{ asked, dry bool }{{true, false}, {false, true}, {true, true}} {
 		f := newFixture(t)
 		f.writeRecord(t)
-		NewOff(f.d, c.asked, c.dry)
-		if len(f.w.restored)+len(f.o.forgot)+len(f.ev.got) != 0 {
-			t.Errorf("asked %v dry %v: restored %v, forgot %v, events %q", c.asked, c.dry, f.w.restored, f.o.forgot, f.ev.got)
+		r := NewOff(f.d, c.asked, c.dry)
+		b := r.Observe(Input{})
+		r.AfterWrite(decide.Desired{}, noneFailed)
+		if len(b.Released)+len(f.o.forgot)+len(f.ev.got) != 0 {
+			t.Errorf("asked %v dry %v: released %v, forgot %v, events %q", c.asked, c.dry, b.Released, f.o.forgot, f.ev.got)
 		}
 		if _, err := os.Stat(filepath.Join(f.dir, File)); err != nil {
 			t.Errorf("asked %v dry %v: the record went: %v", c.asked, c.dry, err)
 		}
+	}
+}
+
+// The cgroups that are no workload's reach the decision from the record
+// at a restart, placed where they were; one placed is recorded before the
+// decision writes it, and one recorded whose cgroup is gone is forgotten.
+func TestObserveAfterARestart(t *testing.T) {
+	f := newFixture(t)
+	rec := record{State: balancer.State{Groups: map[string]balancer.GroupState{
+		"vms/vm1": {Partitions: []string{"node1"}}, "vms/vm2": {Partitions: []string{"node0"}}}},
+		Extra: []string{"vms/vm2"}}
+	raw, _ := json.Marshal(rec)
+	if err := os.WriteFile(filepath.Join(f.dir, File), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.d.Metrics, f.d.ProcRoot = prometheus.NewRegistry(), t.TempDir()
+	r := New(Options{Cgroups: []string{"vms"}}, f.d)
+	topo := topofixture.MustBuild(topofixture.Intel2S96C)
+	b := r.Observe(Input{Topology: topo})
+	node1 := topo.CPUsWhere(func(c topology.CPU) bool { return c.NUMA == 1 })
+	p, ok := b.Cgroups["vms/vm1"]
+	if !ok || !p.CPUs.Equals(node1) || !slices.Equal(p.Nodes, []int{1}) || p.Home || len(b.Workloads) != 0 || len(b.Released) != 0 {
+		t.Fatalf("observed %+v: want vms/vm1 on node 1", b)
+	}
+	var saved record
+	if raw, err := os.ReadFile(filepath.Join(f.dir, File)); err != nil || json.Unmarshal(raw, &saved) != nil || !slices.Equal(saved.Extra, []string{"vms/vm1"}) {
+		t.Fatalf("record %+v (%v): want vms/vm1 recorded before it is written, vms/vm2 dropped", saved, err)
+	}
+	if len(f.o.forgot) != 2 || !strings.HasSuffix(f.o.forgot[0], "vms/vm2/cpuset.cpus") {
+		t.Fatalf("forgot %q: want vms/vm2's originals", f.o.forgot)
 	}
 }
 
@@ -158,17 +203,5 @@ func TestAddFlags(t *testing.T) {
 	}
 	if err := f.Parse([]string{"--numa-balancer-partition=socket"}); err == nil {
 		t.Fatal("a wrong partition kind was taken")
-	}
-}
-
-func TestWiden(t *testing.T) {
-	for _, c := range []struct {
-		mems  string
-		nodes []int
-		want  string
-	}{{"0", []int{1}, "0-1"}, {"", []int{1}, "1"}, {"0-1", []int{0}, "0-1"}, {"bad", []int{0}, "0"}} {
-		if got := widen(c.mems, c.nodes); got != c.want {
-			t.Errorf("widen(%q, %v) = %q, want %q", c.mems, c.nodes, got, c.want)
-		}
 	}
 }

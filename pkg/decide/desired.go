@@ -74,6 +74,12 @@ type Desired struct {
 	// appearing between two decisions gets it from here. A pod whose new
 	// containers are left alone has no entry.
 	Unlisted map[string]PodCPUSet
+	// Balanced is, by cgroup, the cpuset the NUMA balancer's placements
+	// gave (Observation.Balanced): a workload's cgroup, or a cgroup that is
+	// no workload's (Pool "shared" where it got the whole pool). Released
+	// are the cgroups of the second kind whose cpusets are restored.
+	Balanced map[string]PodCPUSet
+	Released []string
 }
 
 // PodCPUSet is the cpuset every container of a pod gets, as cpuset files'

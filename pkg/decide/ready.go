@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"maps"
+
 	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/eventlog"
@@ -40,6 +42,9 @@ type Observation struct {
 	CPUIdle bool
 	// Burst is what CPU Burst reads of the node (quotaburst.go).
 	Burst BurstObservation
+	// Balanced is where the NUMA balancer places the groups of the pools
+	// (balanced.go).
+	Balanced Balanced
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -104,7 +109,8 @@ func Decide(obs Observation, mem Memory) Ready {
 	}
 	var burst BurstMemory
 	d, burst = quotaBurst(in, d, obs.Burst, mem.Burst)
-	r := Ready{Desired: d, prepared: obs.Prepared, held: obs.Config.MemQoSHeld != ""}
+	d = balance(obs.Topology, in.Workloads, d, obs.Balanced)
+	r := Ready{Desired: d, prepared: prepared(obs), held: obs.Config.MemQoSHeld != ""}
 	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments) || !sameRaises(mem.Burst.Raises, burst.Raises)
 	mem.Burst = burst
 	r.Events = append(droppedEvents(obs.Dropped), assignmentEvents(obs.Topology, mem.Assignments, d.Assignments)...)
@@ -124,11 +130,27 @@ func (r Ready) Later(late []workload.Problem) Ready {
 	return r
 }
 
+// prepared are the cgroups that may be written: those observed prepared,
+// and the balancer's that are no workload's.
+func prepared(obs Observation) map[string]bool {
+	b := obs.Balanced
+	if len(b.Cgroups) == 0 && len(b.Released) == 0 {
+		return obs.Prepared
+	}
+	out := make(map[string]bool, len(obs.Prepared)+len(b.Cgroups)+len(b.Released))
+	maps.Copy(out, obs.Prepared)
+	for cg := range b.Cgroups {
+		out[cg] = true
+	}
+	for _, cg := range b.Released {
+		out[cg] = true
+	}
+	return out
+}
+
 // Writes are the files of Desired to write and restore: only in cgroups
 // that are prepared, and no memory or CPU QoS file while their
 // configuration (resource-qos-config) is held.
-// It is a method, not a field, because the balancer adjusts Desired after
-// Decide (a shared workload's NUMA node), and the writes follow it.
 func (r Ready) Writes() ([]cgroupfile.Op, []cgroupfile.Target) {
 	held := func(k cgroupfile.Knob) bool {
 		_, ok := memqos.Info(memqos.Knob(k))

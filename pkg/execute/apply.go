@@ -168,6 +168,12 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[c
 		e.account(rep.Report, owner, only, marks, moves, res)
 		if rep.Err != nil {
 			e.writeFailed(who[i], rep.Err, res)
+			for _, name := range strings.Split(who[i], ",") {
+				if res.failed == nil {
+					res.failed = map[string]bool{}
+				}
+				res.failed[name] = true
+			}
 		}
 		for _, r := range rep.Results {
 			if r.Outcome == cgroup.Written {

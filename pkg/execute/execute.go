@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -127,9 +128,15 @@ type Report struct {
 	// reading them again (Apply only).
 	Seen ReadBack
 	// restored: the files given to the writer to restore; written: the
-	// files it wrote.
+	// files it wrote; failed: the owners whose writes failed or found
+	// their cgroup gone.
 	restored, written []cgroup.Target
+	failed            map[string]bool
 }
+
+// Failed says whether writes of the workload (or the cgroup no workload
+// owns) named failed, or found its cgroup gone.
+func (r Report) Failed(name string) bool { return r.failed[name] }
 
 // Targets say whose cgroups a decision's writes go to.
 type Targets struct {
@@ -194,6 +201,7 @@ func (e *Executor) containerPrefix(cg string) string {
 // subtree, then its core isolation.
 func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 	ops, restores := rd.Writes()
+	t.Owner = ownBalanced(t.Owner, rd.Desired)
 	if e.c.DryRun {
 		e.printUncreated(rd.Desired.Ops, t.Uncreated)
 	}
@@ -204,6 +212,23 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 		rep.Errors = append(rep.Errors, err)
 	}
 	return rep
+}
+
+// ownBalanced makes each cgroup the decision writes that is no workload's
+// (the NUMA balancer's) its own owner, so that what is told of it names it.
+func ownBalanced(owner map[string]string, d decide.Desired) map[string]string {
+	if len(d.Balanced)+len(d.Released) == 0 {
+		return owner
+	}
+	if owner == nil {
+		owner = map[string]string{}
+	}
+	for _, cg := range append(slices.Collect(maps.Keys(d.Balanced)), d.Released...) {
+		if _, ok := owner[cg]; !ok {
+			owner[cg] = cg
+		}
+	}
+	return owner
 }
 
 // Close saves what FlushOriginals saves, as the agent stops; a failure is
