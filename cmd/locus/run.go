@@ -16,6 +16,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/runner"
@@ -277,7 +278,7 @@ func (o *runOptions) host() (runner.Host, error) {
 func (o *runOptions) session(h *cgroup.Hierarchy, host runner.Host, name, cg string) (*runner.Session, error) {
 	// The run removes only what it created; a memory store is enough, since
 	// the lease names the cgroup should the run die before removing it.
-	w, err := cgroup.NewWriter(h, cgroup.NewMemoryStore())
+	c, err := execute.NewCgroups(h, cgroup.NewMemoryStore())
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +290,7 @@ func (o *runOptions) session(h *cgroup.Hierarchy, host runner.Host, name, cg str
 	if err != nil {
 		return nil, err
 	}
-	return &runner.Session{Host: host, Writer: w, Store: store, Name: name, Cgroup: cg, Owner: owner}, nil
+	return &runner.Session{Host: host, Cgroups: c, Store: store, Name: name, Cgroup: cg, Owner: owner}, nil
 }
 
 // runError makes requests that cannot be served usage errors (exit 2).

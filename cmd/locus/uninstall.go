@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/status"
 )
@@ -98,10 +98,10 @@ func (k *kubeFlags) uninstallNode(o agent.Options, cfg *rest.Config, log io.Writ
 	return nil
 }
 
-// restoreOriginals writes back every original recorded in the state directory's
-// originals file, ancestors before descendants (a v1 cpuset must fit in its
-// parent's), and forgets each once written. The originals of cgroups removed
-// meanwhile (a pod that ended) are forgotten and counted as gone.
+// restoreOriginals writes back every original recorded in the state
+// directory's originals file, through the executor of a process beside the
+// agent (execute.Cgroups.RestoreOriginals: ancestors first, the originals
+// of removed cgroups forgotten and counted as gone).
 func restoreOriginals(stateDir, root string, v cgroup.Version) (restored, gone int, err error) {
 	h, err := cgroup.Open(root, v)
 	if err != nil {
@@ -111,45 +111,9 @@ func restoreOriginals(stateDir, root string, v cgroup.Version) (restored, gone i
 	if err != nil {
 		return 0, 0, err
 	}
-	w, err := cgroup.NewWriter(h, store)
+	c, err := execute.NewCgroups(h, store)
 	if err != nil {
 		return 0, 0, err
 	}
-	byCgroup := map[string][]cgroup.Target{}
-	var marks []string
-	for _, key := range store.Keys() {
-		_, cg, knob, ok := cgroup.ParseOriginalKey(h.Version(), key)
-		if !ok {
-			marks = append(marks, key) // a creation mark, or a file this build does not know
-			continue
-		}
-		byCgroup[cg] = append(byCgroup[cg], cgroup.Target{Cgroup: cg, Knob: knob})
-	}
-	cgs := make([]string, 0, len(byCgroup))
-	for cg := range byCgroup {
-		cgs = append(cgs, cg)
-	}
-	sort.Strings(cgs) // a parent sorts before its children
-	for _, cg := range cgs {
-		rep, err := w.Restore(byCgroup[cg])
-		if errors.Is(err, cgroup.ErrCgroupGone) || (err == nil && allGone(rep)) {
-			gone += len(byCgroup[cg])
-			continue
-		}
-		if err != nil {
-			return restored, gone, fmt.Errorf("%s: %w", cg, err)
-		}
-		restored += len(byCgroup[cg])
-	}
-	// What is left names cgroups that are gone, or marks: nothing to write back.
-	return restored, gone, store.Forget(append(marks, store.Keys()...)...)
-}
-
-func allGone(rep cgroup.Report) bool {
-	for _, r := range rep.Results {
-		if r.Outcome != cgroup.Gone {
-			return false
-		}
-	}
-	return len(rep.Results) > 0
+	return c.RestoreOriginals(store)
 }

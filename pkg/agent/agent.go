@@ -35,7 +35,6 @@ type Agent struct {
 	opts      Options
 	log       *slog.Logger
 	h         *cgroup.Hierarchy
-	w         *cgroup.Writer
 	store     state.State
 	originals cgroup.OriginalStore
 	procs     procfs.FS
@@ -110,18 +109,14 @@ func New(opts Options) (*Agent, error) {
 		a.Close()
 		return nil, err
 	}
-	if a.w, err = cgroup.NewWriter(a.h, a.originals); err != nil {
+	a.sup = supervisor.New(a.procs, a.h, opts.Exe, opts.StateDir, opts.StopGrace, a.wake)
+	if a.exec, err = a.newExecutor(); err != nil {
 		a.Close()
 		return nil, err
 	}
-	if opts.DebugWriteDelay > 0 {
-		a.w.BetweenBatches = a.debugDelay
-	}
-	a.sup = supervisor.New(a.procs, a.h, opts.Exe, opts.StateDir, opts.StopGrace, a.wake)
-	a.prep = hostsource.NewPreparer(hostsource.Options{Procs: a.procs, Cgroups: a.h, Writer: a.w,
+	a.prep = hostsource.NewPreparer(hostsource.Options{Procs: a.procs, Cgroups: a.h, Writer: a.exec,
 		Exists: a.cgroupExists, Sup: a.sup, Save: a.saveEntry, Events: a.events, Wake: a.wake,
 		Pause: a.debugDelay, Now: time.Now, DryRun: opts.DryRun, Once: opts.Once, Out: opts.Out})
-	a.exec = a.newExecutor()
 	return a, nil
 }
 
@@ -134,11 +129,16 @@ func (a *Agent) checkPrivilege() error {
 	return a.h.CheckPrivilege()
 }
 
-// newExecutor builds the executor on the agent's hierarchy, writer and
-// stores; under DryRun it only prints. Files confirmed lately are read
-// again within a resync (execute.Config.Recheck), not every reconcile.
-func (a *Agent) newExecutor() *execute.Executor {
-	return execute.New(execute.Config{Hierarchy: a.h, Writer: a.w, Originals: a.originals,
+// newExecutor builds the executor, the only holder of a cgroup writer, on
+// the agent's hierarchy and stores; under DryRun it only prints. Files
+// confirmed lately are read again within a resync (execute.Config.Recheck),
+// not every reconcile.
+func (a *Agent) newExecutor() (*execute.Executor, error) {
+	var between func() // set, it writes one batch at a time
+	if a.opts.DebugWriteDelay > 0 {
+		between = a.debugDelay
+	}
+	return execute.New(execute.Config{Hierarchy: a.h, Originals: a.originals, BetweenBatches: between,
 		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,
 		Events: a.events, Log: a.log, Writes: a.metrics.Writes, Unsupported: a.metrics.Unsupported,
 		Core: a.opts.CoreSched, Pods: a.src != nil,

@@ -32,7 +32,7 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 		a.metrics.CountConfigError(err != nil, a.cfg.lastErr != "")
 		return cfg, resolveWorkloads(cfg.Host)
 	}
-	cfg, snap := a.src.Load(source.Env{Topology: a.topo, Exists: a.cgroupExists, Cgroups: a.h, Originals: a.originals})
+	cfg, snap := a.src.Load(source.Env{Topology: a.topo, Exists: a.cgroupExists, Cgroups: a.h, Early: a.exec.Early()})
 	rs := make([]resolved, len(snap.Workloads))
 	for i, w := range snap.Workloads {
 		rs[i] = resolved{spec: hostconfig.Workload{Name: w.Plan.Name, Cgroup: w.Plan.Cgroup},

@@ -19,7 +19,7 @@ import (
 )
 
 // podNode is an agent fed by a fakeSource, on a fixture tree holding the
-// source's pods, with a hook in the writer's originals store: it runs after
+// source's pods, with a hook in the executor's originals store: it runs after
 // the writer has read and planned a batch and before it writes, the moment
 // a kubelet tearing a pod down catches the agent in.
 type podNode struct {
@@ -52,6 +52,10 @@ type hookStore struct {
 	before func() // once, at the next RecordOriginals
 }
 
+// Flush and Keys are the hooked store's, for the executor.
+func (s *hookStore) Flush() error   { return s.OriginalStore.(interface{ Flush() error }).Flush() }
+func (s *hookStore) Keys() []string { return s.OriginalStore.(interface{ Keys() []string }).Keys() }
+
 func (s *hookStore) RecordOriginals(v map[string]string) error {
 	s.mu.Lock()
 	f := s.before
@@ -81,10 +85,12 @@ func newPodNode(t *testing.T, v cgroup.Version, ws ...source.Workload) *podNode 
 	}
 	t.Cleanup(a.Close)
 	n.a, n.hook = a, &hookStore{OriginalStore: a.originals}
-	if a.w, err = cgroup.NewWriter(a.h, n.hook); err != nil {
+	store := a.originals
+	a.originals = n.hook
+	if a.exec, err = a.newExecutor(); err != nil { // on the hooked store
 		t.Fatal(err)
 	}
-	a.exec = a.newExecutor() // on the hooked writer
+	a.originals = store // read by the tests
 	return n
 }
 

@@ -162,7 +162,7 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[c
 		}
 	}
 	seen := ReadBack{}
-	reps := e.c.Writer.ApplyBatches(todo)
+	reps := e.w.ApplyBatches(todo)
 	only, moves := e.poolOnly(reps, owner, marks), poolMoves{}
 	for i, rep := range reps {
 		e.account(rep.Report, owner, only, marks, moves, res)

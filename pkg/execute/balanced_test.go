@@ -40,7 +40,7 @@ func TestApplyBalancedCgroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := &events{}
-	e := New(testConfig(t, h, orig, ev))
+	e := mustNew(t, testConfig(t, h, orig, ev))
 	topo := fixture.MustBuild(fixture.Intel2S96C)
 	node1 := topo.CPUsWhere(func(c topology.CPU) bool { return c.NUMA == 1 })
 	obs := decide.Observation{Topology: topo, Config: &workload.Config{Host: &hostconfig.HostConfig{}, Reserved: cpuset.New(), BEPool: cpuset.New()},

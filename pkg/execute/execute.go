@@ -38,11 +38,13 @@ type Stopper interface {
 
 // Config is what an Executor works with; every field but Core is required.
 type Config struct {
-	Hierarchy *cgroup.Hierarchy
-	// Writer writes through Originals; it plans only under DryRun (New sets
-	// its switch).
-	Writer    *cgroup.Writer
-	Originals cgroup.OriginalStore
+	// Hierarchy is written keeping originals in Originals, by the
+	// executor's own writer (only the executor holds one), which plans
+	// only under DryRun; BetweenBatches, when set, runs between the
+	// batches of one Apply (crash tests widen the window with it).
+	Hierarchy      *cgroup.Hierarchy
+	Originals      cgroup.OriginalStore
+	BetweenBatches func()
 	// OriginalsFile is the name of the originals checkpoint in Store's
 	// directory, for the messages about it.
 	OriginalsFile string
@@ -80,7 +82,9 @@ type Config struct {
 // Executor carries decisions out. It is used from one goroutine at a time
 // (the agent's reconcile loop).
 type Executor struct {
-	c Config
+	c     Config
+	w     *cgroup.Writer
+	early *Early
 
 	unsupported      cgroup.UnsupportedTracker
 	unsupportedKnobs []string
@@ -106,17 +110,39 @@ type Executor struct {
 	pooled map[cgroup.Target]pooledFile
 }
 
-// New builds an Executor; it probes core scheduling once.
-func New(c Config) *Executor {
+// New builds an Executor and its writers; it probes core scheduling once.
+func New(c Config) (*Executor, error) {
 	if c.Core == nil {
 		c.Core = kernelCoreSched{}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	c.Writer.DryRun = c.DryRun
-	return &Executor{c: c, coreSupport: c.Core.Probe(), isolated: map[string]bool{},
-		confirmed: map[string]map[cgroup.Knob]confirmation{}, reads: &readCache{}}
+	w, err := cgroup.NewWriter(c.Hierarchy, c.Originals)
+	if err != nil {
+		return nil, err
+	}
+	w.DryRun, w.BetweenBatches = c.DryRun, c.BetweenBatches
+	early, err := NewEarly(c.Hierarchy, c.Originals, c.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	return &Executor{c: c, w: w, early: early, coreSupport: c.Core.Probe(), isolated: map[string]bool{},
+		confirmed: map[string]map[cgroup.Knob]confirmation{}, reads: &readCache{}}, nil
+}
+
+// Early is the executor's path for the new containers of decided pods,
+// between two reconciles.
+func (e *Executor) Early() *Early { return e.early }
+
+// EnsureCgroup creates a workload's cgroup and its missing ancestors, as a
+// standalone workload's preparation asks.
+func (e *Executor) EnsureCgroup(rel string) ([]string, error) { return e.w.EnsureCgroup(rel) }
+
+// AddProcs moves processes into a workload's cgroup: those a standalone
+// workload adopts (its match rules).
+func (e *Executor) AddProcs(rel string, pids []int) (cgroup.ProcsReport, error) {
+	return e.w.AddProcs(rel, pids)
 }
 
 // Report is what carrying out did.

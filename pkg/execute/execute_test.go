@@ -54,7 +54,7 @@ func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, 
 	}
 	c.Store.(*state.Store).ReadOnly = dryRun
 	c.DryRun, c.Out = dryRun, out
-	e := New(c)
+	e := mustNew(t, c)
 	return e, ev, out, root
 }
 
@@ -62,19 +62,25 @@ func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, 
 // in a directory of its own, Events to ev, no core scheduling.
 func testConfig(t *testing.T, h *cgroup.Hierarchy, orig cgroup.OriginalStore, ev *events) Config {
 	t.Helper()
-	w, err := cgroup.NewWriter(h, orig)
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, err := state.Open(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{Hierarchy: h, Writer: w, Originals: orig, OriginalsFile: "originals.json", Store: store,
+	return Config{Hierarchy: h, Originals: orig, OriginalsFile: "originals.json", Store: store,
 		Procs: procfs.New(t.TempDir()), Events: ev, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Writes:      prometheus.NewCounter(prometheus.CounterOpts{Name: "writes"}),
 		Unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "unsupported"}, []string{"knob"}),
 		Core:        unavailableCore{}}
+}
+
+// mustNew is New, which fails only on a missing hierarchy or store.
+func mustNew(t *testing.T, c Config) *Executor {
+	t.Helper()
+	e, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
 }
 
 type unavailableCore struct{ CoreScheduler }

@@ -71,7 +71,7 @@ func (e *Executor) restoreBelow(name, rel string, below []originalKey, res *Repo
 		return nil, nil
 	}
 	if len(targets) > 0 {
-		rep, err := e.c.Writer.Restore(targets)
+		rep, err := e.w.Restore(targets)
 		owner := map[string]string{}
 		for _, t := range targets {
 			owner[t.Cgroup] = name

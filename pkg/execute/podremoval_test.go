@@ -76,7 +76,7 @@ func TestRemoveAllUpdatesTheStoresOnceForAll(t *testing.T) {
 	}
 	st := &countingState{State: c.Store}
 	c.Store = st
-	e := New(c)
+	e := mustNew(t, c)
 
 	rep, errs := e.RemoveAll(removed, map[string]bool{"pods/stay": true})
 	if len(errs) != 0 || len(rep.Errors) != 0 {

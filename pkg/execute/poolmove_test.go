@@ -35,7 +35,7 @@ func poolTree(t *testing.T) (*Executor, *events, string) {
 	ev := &events{}
 	c := testConfig(t, h, cgroup.NewMemoryStore(), ev)
 	c.Pods = true
-	return New(c), ev, root
+	return mustNew(t, c), ev, root
 }
 
 // poolOps are the ops of containers on a pool: its mems and cpus.

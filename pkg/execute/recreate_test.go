@@ -111,7 +111,7 @@ func newRecheckingExecutor(t *testing.T, v cgroup.Version) (*Executor, recreateT
 	now := time.Unix(1000, 0)
 	c := testConfig(t, h, cgroup.NewMemoryStore(), &events{})
 	c.Recheck, c.Now = 10*time.Second, func() time.Time { return now }
-	e := New(c)
+	e := mustNew(t, c)
 	return e, tr, &now
 }
 

@@ -157,7 +157,7 @@ func (e *Executor) restoreAll(name, rel string, res *Report) error {
 	if len(targets) == 0 {
 		return nil
 	}
-	rep, err := e.c.Writer.Restore(targets)
+	rep, err := e.w.Restore(targets)
 	e.account(rep, map[string]string{rel: name}, nil, nil, nil, res)
 	if err != nil {
 		return fmt.Errorf("restore %s: %w", rel, err)
@@ -172,7 +172,7 @@ func (e *Executor) removeCgroup(rel string) error {
 		fmt.Fprintf(e.c.Out, "remove cgroup %s (if Locus created it)\n", rel)
 		return nil
 	}
-	err := e.c.Writer.RemoveCgroup(rel)
+	err := e.w.RemoveCgroup(rel)
 	if errors.Is(err, cgroup.ErrNotCreated) {
 		return nil
 	}

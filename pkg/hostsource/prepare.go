@@ -21,8 +21,9 @@ type Cgroups interface {
 	Procs(rel string) ([]int, error)
 }
 
-// Writer creates workloads' cgroups and moves processes into them
-// (*cgroup.Writer, the only code that writes cgroup files).
+// Writer creates workloads' cgroups and moves the processes they adopt
+// into them: the agent's executor (*execute.Executor), the only holder of a
+// cgroup writer.
 type Writer interface {
 	EnsureCgroup(rel string) ([]string, error)
 	AddProcs(rel string, pids []int) (cgroup.ProcsReport, error)

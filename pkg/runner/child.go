@@ -58,7 +58,7 @@ func (s *Session) Exec(exe, path string, argv []string, sigs <-chan os.Signal) (
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	if _, err := s.Writer.AddProcs(s.Cgroup, []int{cmd.Process.Pid}); err != nil {
+	if _, err := s.Cgroups.Join(s.Cgroup, cmd.Process.Pid); err != nil {
 		w.Close() // the stub reads EOF and exits without running the command
 		<-done
 		return 0, fmt.Errorf("move the command into cgroup %s: %w", s.Cgroup, err)

@@ -9,14 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/state"
 )
 
 // Session is one run's hold on the host: its cgroup and its lease.
 type Session struct {
-	Host   Host
-	Writer *cgroup.Writer // its originals store marks the cgroups this run creates
-	Store  *state.Store
+	Host Host
+	// Cgroups carries the run's cgroup out; its originals store marks the
+	// cgroups this run creates.
+	Cgroups *execute.Cgroups
+	Store   *state.Store
 	// Name keys the lease; Cgroup is <parent>/<Name>.
 	Name, Cgroup string
 	Owner        state.Process
@@ -49,10 +53,10 @@ func DropStale(cp *state.Checkpoint, h *cgroup.Hierarchy) map[string]state.Lease
 // allocates: it drops stale leases, decides, creates the cgroup, writes its
 // files and records the lease. On any error nothing is left behind.
 func (s *Session) Acquire(req Request) error {
-	if err := cgroup.CheckRel(s.Cgroup); err != nil {
+	if err := cgroupfile.CheckRel(s.Cgroup); err != nil {
 		return fmt.Errorf("%w: cgroup %q: %v", ErrBadRequest, s.Cgroup, err)
 	}
-	h := s.Writer.Hierarchy()
+	h := s.Cgroups.Hierarchy()
 	created := false
 	err := s.Store.Update(func(cp *state.Checkpoint) error {
 		DropStale(cp, h)
@@ -87,10 +91,10 @@ func (s *Session) Acquire(req Request) error {
 
 // prepare creates the cgroup and writes its files.
 func (s *Session) prepare(d Decision) error {
-	if _, err := s.Writer.EnsureCgroup(s.Cgroup); err != nil {
+	if _, err := s.Cgroups.Ensure(s.Cgroup); err != nil {
 		return err
 	}
-	rep, err := s.Writer.Apply(d.Ops)
+	rep, err := s.Cgroups.Write(d.Ops)
 	if err != nil {
 		return err
 	}
@@ -134,7 +138,7 @@ func (s *Session) Release(grace time.Duration) error {
 // emptyCgroup signals the processes still in the run's cgroup until none is
 // left or the grace periods end.
 func (s *Session) emptyCgroup(grace time.Duration) error {
-	h := s.Writer.Hierarchy()
+	h := s.Cgroups.Hierarchy()
 	for _, sig := range []unix.Signal{unix.SIGTERM, unix.SIGKILL} {
 		procs, err := h.Procs(s.Cgroup)
 		if err != nil || len(procs) == 0 {
@@ -171,7 +175,7 @@ func waitEmpty(h *cgroup.Hierarchy, cg string, limit time.Duration) bool {
 func (s *Session) removeCgroups() error {
 	var err error
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		err = s.Writer.RemoveCgroup(s.Cgroup)
+		err = s.Cgroups.Remove(s.Cgroup)
 		if err == nil || errors.Is(err, cgroup.ErrNotCreated) || !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
 			break
 		}
@@ -184,7 +188,7 @@ func (s *Session) removeCgroups() error {
 	}
 	for p := path.Dir(s.Cgroup); p != "." && p != "/"; p = path.Dir(p) {
 		// Busy or not ours: both mean it stays.
-		if s.Writer.RemoveCgroup(p) != nil {
+		if s.Cgroups.Remove(p) != nil {
 			break
 		}
 	}

@@ -5,6 +5,7 @@ package source
 
 import (
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
@@ -38,9 +39,20 @@ type Env struct {
 	// Cgroups is the agent's cgroup hierarchy, which resolves every cgroup
 	// directory under its root; nil where the source has none (tests).
 	Cgroups *cgroup.Hierarchy
-	// Originals is the agent's store of each cgroup file's value before
-	// Locus first wrote it; nil where the source has none.
-	Originals cgroup.OriginalStore
+	// Early is the agent's executor's path for the cpuset of a container
+	// that appears between two reconciles (execute.Early); nil where the
+	// source has none.
+	Early EarlyWriter
+}
+
+// EarlyWriter writes, between two reconciles, the cpuset the last decision
+// gave a pod's new containers into one that appears (execute.Early): it
+// resolves the pods' directories, marks their cgroups so that their
+// containers' originals are theirs, and writes a container's ops.
+type EarlyWriter interface {
+	Hierarchy() *cgroup.Hierarchy
+	Mark(pods []string) error
+	Apply(ops []cgroupfile.Op) error
 }
 
 // Snapshot is the source's view: workloads plus the node-wide settings a

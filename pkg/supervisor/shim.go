@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/execute"
 )
 
 // ShimCommand is the hidden subcommand that starts a command workload: the
@@ -39,11 +40,11 @@ func ExecInCgroup(args []string) error {
 		return err
 	}
 	// Moving a process is no file change to undo: no originals are kept.
-	w, err := cgroup.NewWriter(h, cgroup.NewMemoryStore())
+	c, err := execute.NewCgroups(h, cgroup.NewMemoryStore())
 	if err != nil {
 		return err
 	}
-	if _, err := w.AddProcs(args[2], []int{os.Getpid()}); err != nil {
+	if _, err := c.Join(args[2], os.Getpid()); err != nil {
 		return fmt.Errorf("join cgroup %s: %w", args[2], err)
 	}
 	path, err := exec.LookPath(args[3])

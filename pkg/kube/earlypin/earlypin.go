@@ -4,13 +4,15 @@
 //
 // It decides nothing: the cpuset is the decision's own (decide.Desired's
 // Unlisted, the same value its Ops write into the containers the pod's
-// status does not list yet), and a pod the decision leaves no entry for
+// status does not list yet), written as the decision's ops
+// (decide.PodCPUSet.Ops), and a pod the decision leaves no entry for
 // (container scope, pinned by the kubelet, terminating, no CPUs) is left to
 // the reconcile. The directory is the one the cgroup watch (pkg/cgwatch)
 // reports under a pod directory resolved through the agent's cgroup
 // hierarchy, and only a name read as a runtime's container directory
-// (podcgroup.ContainerDir) is written; the writes go through a cgroup
-// Writer. The reconcile the directory's appearance wakes follows as before.
+// (podcgroup.ContainerDir) is written. It writes nothing itself: the
+// agent's executor carries the ops out (execute.Early, a Writer). The
+// reconcile the directory's appearance wakes follows as before.
 // A pod is decided as soon as it is bound (workload.Workload.Awaited),
 // mostly before the kubelet makes its cgroup: Awaits has the watch take in
 // such a pod's directory the moment it appears (cgwatch.Options.Adopt), and
@@ -25,14 +27,12 @@
 // the original, and undoing Locus (the chart's uninstall) would leave the
 // container pinned. A container's original cpuset is its pod's original,
 // the value a runtime gives a container of a pod no one pins: a decided
-// pod's cgroup is marked so (cgroup.ChildrenFromParent, durably, once,
-// when the pod is first decided), and the containers' originals reach the
-// disk with the store's next save (cgroup.FileStore.Covered), not before
-// each write. A save of the whole originals file per container came after
-// the container's first instruction under a burst of pods; a crash before
-// the save loses nothing the mark does not give back. The Writer is the
-// Pinner's own, not the agent's: the agent's is held for the whole of a
-// reconcile's writes, which this path exists not to wait for.
+// pod's cgroup is marked so (Writer.Mark, durably, once, when the pod is
+// first decided), and the containers' originals reach the disk with the
+// store's next save, not before each write. A save of the whole originals
+// file per container came after the container's first instruction under a
+// burst of pods; a crash before the save loses nothing the mark does not
+// give back.
 package earlypin
 
 import (
@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 )
@@ -66,15 +67,24 @@ const (
 	SettleWait  = 2 * time.Second
 )
 
-// Pinner writes the pods' decided cpusets into their new containers. Its
-// methods may be called from any goroutine.
+// Writer carries out the early writes (the agent's executor: execute.Early,
+// source.EarlyWriter): it resolves the pods' directories, marks the pods'
+// cgroups (an error: none of them is written early) and writes one
+// container's ops.
+type Writer interface {
+	Hierarchy() *cgroup.Hierarchy
+	Mark(pods []string) error
+	Apply(ops []cgroupfile.Op) error
+}
+
+// Pinner has the pods' decided cpusets written into their new containers.
+// Its methods may be called from any goroutine.
 type Pinner struct {
 	log *slog.Logger
 
 	mu     sync.Mutex
-	w      *cgroup.Writer // made for h and store
-	h      *cgroup.Hierarchy
-	store  cgroup.OriginalStore
+	w      Writer
+	h      *cgroup.Hierarchy // w's
 	driver podcgroup.Driver
 	pods   map[string]pod              // by the pod cgroup's directory
 	sets   map[string]decide.PodCPUSet // the last decision's, by pod cgroup
@@ -101,19 +111,20 @@ func New(log *slog.Logger) *Pinner {
 }
 
 // Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
-// pod cgroup), resolved through h and written keeping originals in store
-// (the agent's), whose names of container directories are those of
-// driver. The containers of a pod not decided before (Listed by the
-// snapshot, or seen appearing since) are written now; those of pods
+// pod cgroup), written by w, whose names of container directories are
+// those of driver. The containers of a pod not decided before (Listed by
+// the snapshot, or seen appearing since) are written now; those of pods
 // still not decided are forgotten (the reconcile serves them). It returns
 // the directories of the pods it did not know before: one whose directory
 // appeared while it was decided has its containers told to Created by the
 // caller's watch (cgwatch.Watch.Adopt), not left to the next reconcile.
-func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
-	if h == nil || store == nil {
+// Without a writer nothing is written early.
+func (p *Pinner) Decided(w Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
+	if w == nil {
 		return nil
 	}
-	marked, ws := p.mark(h, store, sets)
+	h := w.Hierarchy()
+	marked := p.mark(w, sets)
 	pods := make(map[string]pod, len(sets))
 	for cg, set := range sets {
 		if !marked[cg] {
@@ -124,22 +135,14 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 		}
 	}
 	p.mu.Lock()
-	if p.w == nil || p.h != h || p.store != store {
-		w, err := cgroup.NewWriter(h, ws)
-		if err != nil {
-			p.mu.Unlock()
-			p.log.Warn("new containers wait for the reconcile", "err", err)
-			return nil
-		}
-		p.w, p.h, p.store = w, h, store
-	}
+	p.w, p.h = w, h
 	for dir := range pods {
 		if _, ok := p.pods[dir]; !ok {
 			fresh = append(fresh, dir)
 		}
 	}
 	p.pods, p.sets, p.driver, p.marked = pods, sets, driver, marked
-	var ops []cgroup.Op
+	var ops []cgroupfile.Op
 	for dir, names := range p.pending {
 		if pd, ok := pods[dir]; ok {
 			for _, n := range names {
@@ -154,39 +157,29 @@ func (p *Pinner) Decided(h *cgroup.Hierarchy, store cgroup.OriginalStore, driver
 	return fresh
 }
 
-// mark marks the pod cgroups of sets ChildrenFromParent where store keeps
-// marks, those not marked before in one durable update, and returns the
-// pods whose containers may be written early and the store to write them
-// with. A pod whose mark cannot be saved waits for the reconcile; a store
-// without marks (a test's, a dry run's) records every original as it
-// always does.
-func (p *Pinner) mark(h *cgroup.Hierarchy, store cgroup.OriginalStore, sets map[string]decide.PodCPUSet) (map[string]bool, cgroup.OriginalStore) {
+// mark has the pod cgroups of sets marked, those not marked before (by
+// this writer) in one update, and returns the pods whose containers may be
+// written early. A pod whose mark cannot be saved waits for the reconcile.
+func (p *Pinner) mark(w Writer, sets map[string]decide.PodCPUSet) map[string]bool {
 	marked := make(map[string]bool, len(sets))
-	fs, ok := store.(*cgroup.FileStore)
-	if !ok {
-		for cg := range sets {
-			marked[cg] = true
-		}
-		return marked, store
-	}
 	p.mu.Lock()
 	var fresh []string
 	for cg := range sets {
-		if p.marked[cg] && p.store == store {
+		if p.marked[cg] && p.w == w {
 			marked[cg] = true
 		} else {
 			fresh = append(fresh, cg)
 		}
 	}
 	p.mu.Unlock()
-	if err := fs.MarkUnmarked(cgroup.ChildrenFromParent, fresh...); err != nil {
+	if err := w.Mark(fresh); err != nil {
 		p.log.Warn("new containers of these pods wait for the reconcile", "pods", len(fresh), "err", err)
 	} else {
 		for _, cg := range fresh {
 			marked[cg] = true
 		}
 	}
-	return marked, fs.Covered(h.Version())
+	return marked
 }
 
 // Listed is told the container directories found in dir, a pod's cgroup
@@ -275,7 +268,7 @@ func (p *Pinner) Written() int {
 // write applies ops, cpuset.mems then cpuset.cpus of each container; one
 // whose cgroup the runtime has not given its cpuset yet (settled) is
 // written once it has, from a goroutine of its own.
-func (p *Pinner) write(ops []cgroup.Op) {
+func (p *Pinner) write(ops []cgroupfile.Op) {
 	if len(ops) == 0 {
 		return
 	}
@@ -301,9 +294,9 @@ func (p *Pinner) write(ops []cgroup.Op) {
 
 // apply writes one container's cpuset.mems and cpuset.cpus. A container
 // gone already is no error: its cgroup went with it.
-func (p *Pinner) apply(w *cgroup.Writer, ops []cgroup.Op) {
+func (p *Pinner) apply(w Writer, ops []cgroupfile.Op) {
 	for i := 0; i+1 < len(ops); i += 2 {
-		_, err := w.Apply(ops[i : i+2])
+		err := w.Apply(ops[i : i+2])
 		switch {
 		case err == nil:
 			p.mu.Lock()

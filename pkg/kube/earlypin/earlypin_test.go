@@ -10,6 +10,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/execute"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 )
 
@@ -44,6 +45,16 @@ func tree(t *testing.T, pods ...string) (*cgroup.Hierarchy, *cgroup.MemoryStore,
 	return h, cgroup.NewMemoryStore(), root
 }
 
+// early is the agent's executor's early path on h and store.
+func early(t *testing.T, h *cgroup.Hierarchy, store cgroup.OriginalStore) *execute.Early {
+	t.Helper()
+	w, err := execute.NewEarly(h, store, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func cpuset(t *testing.T, root, cg string) (cpus, mems string) {
 	t.Helper()
 	read := func(name string) string {
@@ -62,12 +73,13 @@ func cpuset(t *testing.T, root, cg string) (cpus, mems string) {
 // before the first decision keeps its own.
 func TestCreated(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
+	ew := early(t, h, store)
 	p := New(nil)
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before any decision: cpuset.cpus %s", cpus)
 	}
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	p.Created(filepath.Join(root, "kubepods/poda"), "conmon")
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
@@ -92,12 +104,12 @@ func TestCreated(t *testing.T) {
 	if keys := store.Keys(); len(keys) != 2 {
 		t.Errorf("originals recorded: %v, want the new container's two files", keys)
 	}
-	// Without the agent's originals store nothing is written early.
+	// Without the agent's executor nothing is written early.
 	q := New(nil)
-	q.Decided(h, nil, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
+	q.Decided(nil, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
 	q.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" || q.Written() != 0 {
-		t.Errorf("written without the agent's originals store: cpuset.cpus %s", cpus)
+		t.Errorf("written without the agent's executor: cpuset.cpus %s", cpus)
 	}
 }
 
@@ -106,18 +118,19 @@ func TestCreated(t *testing.T) {
 // leaves out is forgotten, so a later decision does not write it either.
 func TestPending(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
+	ew := early(t, h, store)
 	p := New(nil)
-	p.Decided(h, store, podcgroup.Cgroupfs, nil)
+	p.Decided(ew, podcgroup.Cgroupfs, nil)
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
 	}
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
 	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "0" {
 		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 0", cpus, mems)
 	}
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
 		t.Errorf("a container left out of one decision was written by a later one: cpuset.cpus %s", cpus)
 	}
@@ -135,14 +148,15 @@ func TestPending(t *testing.T) {
 // is left to the reconcile, which lists it in its own writes.
 func TestListed(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
+	ew := early(t, h, store)
 	p := New(nil)
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
 	p.Listed(filepath.Join(root, "kubepods/poda"), []string{cid, "conmon"})
 	p.Listed(filepath.Join(root, "kubepods/podb"), []string{cid})
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
 	}
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
 	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "1" {
 		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 1", cpus, mems)
 	}
@@ -171,12 +185,13 @@ func TestPodCPUSet(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, store, _ := tree(t)
+			ew := early(t, h, store)
 			p := New(nil)
 			if _, ok := p.PodCPUSet(tc.root, uid); ok {
 				t.Fatal("found before any decision")
 			}
 			want := decide.PodCPUSet{Mems: "1", CPUs: "4-7"}
-			p.Decided(h, store, tc.driver, map[string]decide.PodCPUSet{tc.cg: want, "kubepods/podother": {Mems: "0", CPUs: "1"}})
+			p.Decided(ew, tc.driver, map[string]decide.PodCPUSet{tc.cg: want, "kubepods/podother": {Mems: "0", CPUs: "1"}})
 			if got, ok := p.PodCPUSet(tc.root, uid); !ok || got != want {
 				t.Errorf("PodCPUSet = %+v %v, want %+v", got, ok, want)
 			}
@@ -201,8 +216,9 @@ func TestCreatedWithTheAgentsStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ew := early(t, h, store)
 	p := New(nil)
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	onDisk := func() *cgroup.FileStore {
 		s, err := cgroup.OpenFileStore(path)
 		if err != nil {
@@ -252,7 +268,7 @@ func TestCreatedWithTheAgentsStore(t *testing.T) {
 	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
-	p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}, "kubepods/podb": {Mems: "0", CPUs: "5"}})
+	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}, "kubepods/podb": {Mems: "0", CPUs: "5"}})
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
 		t.Errorf("written early without its pod's mark on disk: cpuset.cpus %s", cpus)
@@ -264,18 +280,19 @@ func TestCreatedWithTheAgentsStore(t *testing.T) {
 // may have appeared meanwhile), and Awaits names every decided pod's.
 func TestDecidedNamesNewPods(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
+	ew := early(t, h, store)
 	p := New(nil)
 	a, b := filepath.Join(root, "kubepods/poda"), filepath.Join(root, "kubepods/podb")
 	set := decide.PodCPUSet{Mems: "1", CPUs: "2-3"}
-	fresh := p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
+	fresh := p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
 	if len(fresh) != 1 || fresh[0] != a || !p.Awaits(a) || p.Awaits(b) {
 		t.Fatalf("first decision: new %v, awaits a %v, b %v; want [%s], true, false", fresh, p.Awaits(a), p.Awaits(b), a)
 	}
-	fresh = p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set, "kubepods/podb": set})
+	fresh = p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set, "kubepods/podb": set})
 	if len(fresh) != 1 || fresh[0] != b || !p.Awaits(b) {
 		t.Fatalf("second decision: new %v, want [%s]", fresh, b)
 	}
-	if fresh = p.Decided(h, store, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set}); len(fresh) != 0 || p.Awaits(a) {
+	if fresh = p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set}); len(fresh) != 0 || p.Awaits(a) {
 		t.Fatalf("third decision, a gone: new %v, awaits a %v", fresh, p.Awaits(a))
 	}
 }
@@ -308,7 +325,7 @@ func TestWaitsForTheRuntimesCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New(nil)
-	p.Decided(h, cgroup.NewMemoryStore(), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Decided(early(t, h, cgroup.NewMemoryStore()), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	read := func(name, file string) string {
 		b, _ := os.ReadFile(filepath.Join(pod, name, file))
 		return strings.TrimSpace(string(b))

@@ -52,11 +52,11 @@ type Source struct {
 	cgwTold bool           // its problem was posted
 	// settled are the unlisted container cgroups seen holding their
 	// cpuset (cgroup.Hierarchy.CPUSetFilled), not read again while they stay.
-	settled   map[string]bool
-	cgroups   *cgroup.Hierarchy
-	originals cgroup.OriginalStore // the agent's
-	early     *earlypin.Pinner     // the new containers of decided pods, between reconciles
-	now       func() time.Time
+	settled map[string]bool
+	cgroups *cgroup.Hierarchy
+	earlyw  source.EarlyWriter // the agent's executor's early path
+	early   *earlypin.Pinner   // the new containers of decided pods, between reconciles
+	now     func() time.Time
 
 	stopOnce sync.Once
 	cancel   context.CancelFunc
@@ -259,7 +259,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 // the containers that appear before the next decision (earlypin) and
 // publishes the node's NodeResourceTopology from the decision.
 func (s *Source) Decided(d source.Decision) {
-	for _, dir := range s.early.Decided(s.cgroups, s.originals, s.driver, d.Unlisted) {
+	for _, dir := range s.early.Decided(s.earlyw, s.driver, d.Unlisted) {
 		if s.cgw != nil {
 			s.cgw.Adopt(dir)
 		}

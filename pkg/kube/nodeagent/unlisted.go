@@ -33,7 +33,7 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // (cgroup.Hierarchy.CPUSetFilled) is not listed: the runtime's copy would undo the
 // reconcile's write; the early path writes it once filled.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
-	s.cgroups, s.originals = env.Cgroups, env.Originals // the decision's pods' directories are resolved through the one, written keeping the other
+	s.cgroups, s.earlyw = env.Cgroups, env.Early // the decision's pods' directories are resolved through the one, written by the other
 	if s.cgw == nil || env.Cgroups == nil {
 		return
 	}
