@@ -8,15 +8,18 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/cgroupfile"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
@@ -79,85 +82,141 @@ type Decision struct {
 	Pool   string // exclusive, static-burst, shared or be
 	CPUs   cpuset.CPUSet
 	Mems   string
-	Ops    []cgroup.Op // every file to write in the new cgroup, in order
+	Ops    []cgroupfile.Op // every file to write in the new cgroup, in order
 	// MemQoS is the memory QoS decision; nil when memory QoS was not asked for.
 	MemQoS *memqos.Decision
-	// CPUQoS is the CPU QoS decision; nil when CPU QoS was not asked for.
-	CPUQoS *cpuqos.Decision
+	// CPUQoS says what CPU QoS does for the run; "" when it was not asked for.
+	CPUQoS string
 	// Lease records the CPUs; an empty CPU set means "runs in the shared
 	// pool, holds nothing of its own". The caller fills in the owner.
 	Lease    state.Lease
 	Warnings []string
 }
 
-// Decide picks the CPUs and cgroup values for a run in cgroup cg, given the
-// agent's checkpoint (its assignments and the other runs' leases are taken).
+// Decide decides a run in cgroup cg, named by cg's last element, with the
+// agent's one decision (decide.Decide): the run is a workload, built by
+// pkg/workload from the request, decided beside the agent's assignments in
+// force and the other runs' leases (the checkpoint's), which it routes
+// around. What the decision finds it cannot serve is an error.
 func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, error) {
 	if err := req.Validate(); err != nil {
 		return Decision{}, err
 	}
-	held := Held(cp)
-	d := Decision{Cgroup: cg}
 	if req.CPUs > 0 {
-		res, err := cpualloc.Allocate(h.Topology, occupancy(held), h.Reserved, cpualloc.Request{
-			CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy})
-		if err != nil {
+		if err := (cpualloc.Request{CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy}).Validate(); err != nil {
 			return Decision{}, err
 		}
-		if err := keepsSharedPool(h, cp, held, res); err != nil {
+	}
+	name := path.Base(cg)
+	rd := decide.Decide(observation(h, cp, req, name, cg), decide.Memory{})
+	if err := runProblem(rd.Desired.Problems, name); err != nil {
+		return Decision{}, err
+	}
+	st := stateOf(rd.Desired, name)
+	d := Decision{Cgroup: cg, Pool: st.Pool, Mems: st.Mems}
+	if a, ok := rd.Desired.Assignments[name]; ok {
+		if err := keepsSharedPool(h, cp, rd.Desired, a); err != nil {
 			return Decision{}, err
-		}
-		d.CPUs, d.Pool = res.CPUs, "exclusive"
-		if req.Policy == cpualloc.StaticBurst {
-			d.Pool = string(cpualloc.StaticBurst)
 		}
 		// The lease records the rule applied, so its accounting (exclusive
 		// or burst) is unambiguous to whoever reads the checkpoint.
-		d.Lease.Assignment = workload.Assignment{CPUs: res.CPUs, Policy: res.Policy}
+		d.CPUs = a.CPUs
+		d.Lease.Assignment = workload.Assignment{CPUs: a.CPUs, Policy: cpualloc.Rule(h.Topology, a.Policy, a.CPUs)}
 	} else {
-		pools, problems := decide.ComputePools(h.Topology, h.Reserved, h.BEPool, held)
-		d.CPUs, d.Pool = pools.Shared, "shared"
-		if req.QoS == memqos.ClassBE {
-			d.CPUs, d.Pool = pools.BE, "be"
-		}
-		if d.CPUs.IsEmpty() {
-			return Decision{}, fmt.Errorf("%w: the shared pool is empty: every CPU is reserved or held exclusively",
-				cpualloc.ErrInsufficient)
-		}
-		for _, p := range problems {
-			d.Warnings = append(d.Warnings, p.String())
+		d.CPUs = rd.Desired.Pools.Shared
+		if st.Pool == "be" {
+			d.CPUs = rd.Desired.Pools.BE
 		}
 		d.Lease.Assignment = workload.Assignment{CPUs: cpuset.New()}
 	}
 	d.Lease.Cgroup = cg
-	d.Mems = decide.Mems(h.Topology, d.CPUs, h.UnrestrictedMems)
-	// mems first, as the agent does, so memory is allowed where the CPUs are.
-	d.Ops = []cgroup.Op{
-		{Cgroup: cg, Knob: cgroup.CPUSetMems, Value: d.Mems},
-		{Cgroup: cg, Knob: cgroup.CPUSetCPUs, Value: d.CPUs.String()},
+	for _, p := range rd.Desired.Problems {
+		if p.Workload == "" {
+			d.Warnings = append(d.Warnings, p.String())
+		}
 	}
-	if req.MemoryLimit > 0 {
-		d.Ops = append(d.Ops, cgroup.Op{Cgroup: cg, Knob: cgroup.MemoryLimit, Value: fmt.Sprint(req.MemoryLimit)})
-	}
+	// The cgroup is new: what the decision restores still holds the value
+	// it was created with, so only its writes are the run's.
+	d.Ops, _ = rd.Writes()
 	if req.MemoryQoS {
-		dec, err := memqos.Decide(memqos.Config{}, memqos.NamespaceConfig{}, memQoSWorkload(req), h.MemQoSOptions)
-		if err != nil {
-			return Decision{}, fmt.Errorf("%w: memory QoS: %v", ErrBadRequest, err)
+		dec := st.MemQoS
+		if dec.Enabled { // by the run's flag: its class config is the run's own
+			dec.Reason = fmt.Sprintf("--memory-qos auto: recommended %s profile", dec.Class)
 		}
 		d.MemQoS = &dec
-		d.Ops = append(d.Ops, memQoSOps(cg, dec)...)
 	}
 	if req.CPUQoS {
-		dec := cpuqos.Decide(runCPUQoS, cpuqos.Workload{Class: string(req.QoS)}, cpuqos.Kernel{CPUIdle: h.CPUIdle})
-		d.CPUQoS = &dec
-		if dec.Idle {
-			d.Ops = append(d.Ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUIdle, Value: "1"})
-		}
-		if dec.Shares > 0 {
-			d.Ops = append(d.Ops, cgroup.Op{Cgroup: cg, Knob: cgroup.CPUShares, Value: fmt.Sprint(dec.Shares)})
-		}
+		d.CPUQoS = st.CPUQoSWhy
 	}
 	return d, nil
+}
+
+// observation is the run's decision's input: the run, the agent's
+// assignments and the other runs' leases, and the agent's reserved CPUs,
+// BE pool and mems. Memory QoS asked for (policy auto: the recommended
+// profile) is the run's class switched on with its default parameters,
+// which are the recommended ones; CPU QoS asked for is both classes' on.
+func observation(h Host, cp state.Checkpoint, req Request, name, cg string) decide.Observation {
+	cfg := &workload.Config{Host: &hostconfig.HostConfig{UnrestrictedMems: h.UnrestrictedMems}, Reserved: h.Reserved, BEPool: h.BEPool}
+	if req.MemoryQoS {
+		cfg.MemQoS.LS, cfg.MemQoS.BE = &memqos.ClassConfig{Enable: new(true)}, &memqos.ClassConfig{Enable: new(true)}
+	}
+	if req.CPUQoS {
+		cfg.MemQoS.CPU = runCPUQoS
+	}
+	return decide.Observation{Topology: h.Topology, Config: cfg, Workloads: []workload.Workload{runWorkload(req, name, cg)},
+		Leases: LeasesOf(cp.Leases), Held: cp.Assignments, Prepared: map[string]bool{cg: true},
+		V1SoftLimitForLow: h.MemQoSOptions.V1SoftLimitForLow, ThrottleNotBelowRequest: h.MemQoSOptions.ThrottleNotBelowRequest,
+		CPUIdle: h.CPUIdle}
+}
+
+// runWorkload is the run as a workload, read by pkg/workload as a
+// HostConfig workload of its class, memory request and limit, in cg, with
+// the CPUs it asks for.
+func runWorkload(req Request, name, cg string) workload.Workload {
+	var res hostconfig.Resources
+	if req.MemoryRequest > 0 {
+		res.Requests.Memory = resource.NewQuantity(req.MemoryRequest, resource.BinarySI)
+	}
+	if req.MemoryLimit > 0 {
+		res.Limits.Memory = resource.NewQuantity(req.MemoryLimit, resource.BinarySI)
+	}
+	w := workload.FromHostConfig(hostconfig.Workload{Name: name, Cgroup: cg, QOSClass: string(req.QoS), Resources: res}, cg).Plan
+	if req.CPUs > 0 {
+		w.CPU = workload.CPUNeed{Exclusive: true, CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy}
+	}
+	return w
+}
+
+// runProblem is the decision's problem with the run as the error of the
+// run: CPUs it cannot have, an empty pool, memory QoS it cannot compute.
+func runProblem(ps []workload.Problem, name string) error {
+	for _, p := range ps {
+		if p.Workload != name {
+			continue
+		}
+		switch p.Reason {
+		case "CPUAllocationFailed":
+			return fmt.Errorf("%w: %s", cpualloc.ErrInsufficient, p.Message)
+		case "NoCPUs":
+			return fmt.Errorf("%w: the shared pool is empty: every CPU is reserved or held exclusively", cpualloc.ErrInsufficient)
+		case "InvalidMemoryQOS":
+			return fmt.Errorf("%w: memory QoS: %s", ErrBadRequest, p.Message)
+		default:
+			return fmt.Errorf("%s: %s", p.Reason, p.Message)
+		}
+	}
+	return nil
+}
+
+// stateOf is the decision's state of the workload named.
+func stateOf(d decide.Desired, name string) decide.WorkloadState {
+	for _, st := range d.Workloads {
+		if st.Name == name {
+			return st
+		}
+	}
+	return decide.WorkloadState{}
 }
 
 // runCPUQoS is CPU QoS on for both classes with the protocol's defaults
@@ -165,38 +224,12 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 // so there is nothing to restore.
 var runCPUQoS = cpuqos.Config{LS: &cpuqos.ClassConfig{Enable: new(true)}, BE: &cpuqos.ClassConfig{Enable: new(true)}}
 
-// runContainer names the command in memory QoS decisions.
-const runContainer = "command"
-
-func memQoSWorkload(req Request) memqos.Workload {
-	return memqos.Workload{
-		Labels:      map[string]string{"koordinator.sh/qosClass": string(req.QoS)},
-		Annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`},
-		Containers: []memqos.Container{{Name: runContainer,
-			RequestBytes: req.MemoryRequest, LimitBytes: req.MemoryLimit}},
-	}
-}
-
-// memQoSOps keeps the writes of the decision. The cgroup is new, so files the
-// decision restores still hold their creation values: nothing to do there.
-func memQoSOps(cg string, dec memqos.Decision) []cgroup.Op {
-	var ops []cgroup.Op
-	for _, c := range dec.Containers {
-		for _, s := range c.Settings {
-			if s.Op == memqos.Write {
-				ops = append(ops, cgroup.Op{Cgroup: cg, Knob: cgroup.Knob(s.Knob), Value: fmt.Sprint(s.Value)})
-			}
-		}
-	}
-	return ops
-}
-
 // keepsSharedPool refuses exclusive CPUs that would leave the shared pool
 // empty while something runs there: the agent's shared and BE workloads, or
 // runs in the shared pool, would have no CPU left (and an empty cpuset
 // cannot be written). With nobody in the pool, every CPU may be taken.
-func keepsSharedPool(h Host, cp state.Checkpoint, held map[string]workload.Assignment, res cpualloc.Result) error {
-	if res.Policy == cpualloc.StaticBurst {
+func keepsSharedPool(h Host, cp state.Checkpoint, d decide.Desired, run workload.Assignment) error {
+	if run.Policy == cpualloc.StaticBurst || !sharedPoolEmptied(d.Problems) {
 		return nil // burst CPUs stay in the shared pool
 	}
 	var users []string
@@ -214,43 +247,18 @@ func keepsSharedPool(h Host, cp state.Checkpoint, held map[string]workload.Assig
 		return nil
 	}
 	slices.Sort(users)
-	shared := h.Topology.CPUSet().Difference(h.Reserved).Difference(h.Topology.Isolated)
-	for _, a := range held {
-		if a.Policy != cpualloc.StaticBurst {
-			shared = shared.Difference(a.CPUs)
-		}
-	}
-	if shared.Difference(res.CPUs).IsEmpty() {
-		return fmt.Errorf("%w: taking CPUs %q would leave the shared pool empty (it holds only CPUs %q), and %s run there",
-			cpualloc.ErrInsufficient, res.CPUs.String(), shared.String(), strings.Join(users, ", "))
-	}
-	return nil
+	// The pool before the run took its CPUs: what neither the reservation
+	// nor another's exclusive CPUs hold.
+	was := h.Topology.CPUSet().Difference(d.Pools.Reserved).Difference(h.Topology.Isolated).
+		Difference(d.Pools.Exclusive.Difference(run.CPUs))
+	return fmt.Errorf("%w: taking CPUs %q would leave the shared pool empty (it holds only CPUs %q), and %s run there",
+		cpualloc.ErrInsufficient, run.CPUs.String(), was.String(), strings.Join(users, ", "))
 }
 
-// Held is every CPU assignment in force: the agent's own and the other runs'
-// leases (keyed "lease/<name>"), as decide.ComputePools takes them. Leases in
-// the shared pool hold no CPUs and are left out.
-func Held(cp state.Checkpoint) map[string]workload.Assignment {
-	out := make(map[string]workload.Assignment, len(cp.Assignments)+len(cp.Leases))
-	for name, a := range cp.Assignments {
-		out[name] = a
-	}
-	for name, l := range cp.Leases {
-		if !l.Assignment.CPUs.IsEmpty() {
-			out["lease/"+name] = l.Assignment
-		}
-	}
-	return out
-}
-
-// occupancy is the allocator's view of the held assignments.
-func occupancy(held map[string]workload.Assignment) cpualloc.State {
-	st := cpualloc.State{BurstMilli: map[int]int64{}}
-	for _, a := range held {
-		st = st.With(cpualloc.Result{CPUs: a.CPUs},
-			cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli})
-	}
-	return st
+// sharedPoolEmptied says whether the decision left the shared pool with no
+// CPU of its own (decide's SharedPoolEmpty).
+func sharedPoolEmptied(ps []workload.Problem) bool {
+	return slices.ContainsFunc(ps, func(p workload.Problem) bool { return p.Workload == "" && p.Reason == "SharedPoolEmpty" })
 }
 
 // Describe renders the decision as "name value" lines, for --dry-run.
@@ -266,8 +274,8 @@ func (d Decision) Describe() string {
 		}
 		line("memory QoS", state+": "+d.MemQoS.Reason)
 	}
-	if d.CPUQoS != nil {
-		line("CPU QoS", d.CPUQoS.Reason)
+	if d.CPUQoS != "" {
+		line("CPU QoS", d.CPUQoS)
 	}
 	for _, op := range d.Ops {
 		line(string(op.Knob), op.Value)
