@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/utils/cpuset"
-
 	"github.com/locus-project/locus/pkg/balancer"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
@@ -269,5 +267,3 @@ func (r *Runner) AfterWrite(d decide.Desired, failed func(string) bool) []Unsett
 }
 
 func joinParts(p []string) string { return strings.Join(p, ",") }
-
-func nodeSet(nodes []int) string { return cpuset.New(nodes...).String() }

@@ -283,21 +283,3 @@ func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgrou
 	}
 	return keptOps, keptRestores
 }
-
-// partLists writes each container's part as a CPU list; nil for none.
-func partLists(parts map[string]cpuset.CPUSet) map[string]string {
-	if parts == nil {
-		return nil
-	}
-	out := make(map[string]string, len(parts))
-	for n, p := range parts {
-		out[n] = p.String()
-	}
-	return out
-}
-
-// cpuFacts are what a workload's state and writes say of its CPUs.
-type cpuFacts struct {
-	list, mems string
-	nodes      []int
-}
