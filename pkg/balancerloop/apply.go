@@ -158,8 +158,9 @@ func (r *Runner) forget(cg string) {
 	_ = r.d.Originals.Forget(keys...)
 }
 
-// released tells the cgroups released by the last decision whose cpusets
-// it restored (failed names those it could not write, or found gone).
+// tellReleased tells the cgroups released by the last decision whose
+// cpusets it restored (failed names those it could not write, or found
+// gone).
 func (r *Runner) tellReleased(failed func(string) bool) {
 	for _, cg := range r.released {
 		if !failed(cg) {
@@ -174,12 +175,11 @@ func (r *Runner) tellReleased(failed func(string) bool) {
 // cpusets restored by the decision (workloads get the plan's at once
 // anyway); the record goes once that is done (AfterWrite).
 func (r *Runner) releaseAll() decide.Balanced {
-	path := filepath.Join(r.d.StateDir, File)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(filepath.Join(r.d.StateDir, File)); err != nil {
+		r.disabling = false // no earlier run left anything
 		return decide.Balanced{}
 	}
 	r.rec = r.load()
-	r.disabling = true
 	var b decide.Balanced
 	for _, cg := range r.rec.Extra {
 		if r.d.H.Exists(cgroup.CPUSet, cg) {

@@ -205,3 +205,19 @@ func TestAddFlags(t *testing.T) {
 		t.Fatal("a wrong partition kind was taken")
 	}
 }
+
+// Without a record there is nothing to release, and nothing to tell or
+// log.
+func TestOffWithoutARecord(t *testing.T) {
+	f := newFixture(t)
+	var log strings.Builder
+	f.d.Log = slog.New(slog.NewTextHandler(&log, nil))
+	r := NewOff(f.d, false, false)
+	if b := r.Observe(Input{}); len(b.Released) != 0 {
+		t.Fatalf("released %+v", b)
+	}
+	r.AfterWrite(decide.Desired{}, noneFailed)
+	if len(f.ev.got) != 0 || log.Len() != 0 {
+		t.Fatalf("events %q, log %q", f.ev.got, log.String())
+	}
+}
