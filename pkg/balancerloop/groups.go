@@ -57,6 +57,22 @@ func (r *Runner) workloadGroups(d decide.Desired) []group {
 	return out
 }
 
+// stillHere are the workloads of the last decision's groups that this
+// reconcile still has, and not terminating.
+func (r *Runner) stillHere() []group {
+	here := make(map[string]bool, len(r.ws))
+	for _, w := range r.ws {
+		here[w.Name] = !w.Terminating
+	}
+	out := make([]group, 0, len(r.wgroups))
+	for _, g := range r.wgroups {
+		if here[g.name] {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
 // listExtra lists the children of the configured parents that are no
 // workload's cgroup.
 func (r *Runner) listExtra(ws []Workload) []string {

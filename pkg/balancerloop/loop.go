@@ -11,7 +11,6 @@
 package balancerloop
 
 import (
-	"slices"
 	"strings"
 
 	"k8s.io/utils/cpuset"
@@ -102,7 +101,7 @@ func (r *Runner) Observe(in Input) decide.Balanced {
 		return r.releaseAll()
 	}
 	r.ws, r.extra = in.Workloads, r.listExtra(in.Workloads)
-	r.groups = append(slices.Clip(r.wgroups), r.extraGroups()...)
+	r.groups = append(r.stillHere(), r.extraGroups()...)
 	pool := r.shared
 	if pool.IsEmpty() {
 		pool = in.Topology.CPUSet() // no decision yet: the first window only starts
