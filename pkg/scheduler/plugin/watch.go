@@ -124,7 +124,13 @@ func (p *Plugin) onNRT(logger klog.Logger, obj any) {
 	// pods refused for it are worth another try.
 	last := p.cluster.Heartbeat(u.GetName())
 	back := !last.IsZero() && p.args.NRTMaxAge.Duration > 0 && time.Since(last) > p.args.NRTMaxAge.Duration
-	if p.cluster.SetNRT(u.GetName(), &o) || back {
+	freed := p.cluster.SetNRT(u.GetName(), &o)
+	if err := p.cluster.ReportError(u.GetName()); err != nil {
+		// The node takes no pod of this plugin until its agent reports
+		// again; every other node goes on as before.
+		logger.Error(err, "NodeResourceTopology refused", "node", u.GetName())
+	}
+	if freed || back {
 		p.activate(logger)
 	}
 }
