@@ -322,20 +322,39 @@ start_kubelet() {
 		--cert-dir="$E2E_DIR/kubelet/pki" --hostname-override="$E2E_NODE" --node-ip="$E2E_NODE_IP" --v=2
 }
 
+# decision_key writes the key file the scheduler signs its decisions with and the
+# agent verifies them by (docs/security.md), once: in chart mode the chart's
+# Secret's (a host agent started there verifies the chart's scheduler), else a
+# random key of the node's own.
+decision_key() {
+	local f=$E2E_DIR/decision-keys
+	[ -s "$f" ] && return 0
+	(
+		umask 077
+		if [ "$(sed -n 's/^LOCUS_E2E_MODE=//p' "$E2E_DIR/env" 2>/dev/null)" = chart ]; then
+			kubectl_e2e -n "$E2E_NAMESPACE" get secret "$E2E_RELEASE-decision-key" -o jsonpath='{.data.keys}' | base64 -d >"$f"
+		else
+			printf 'e2e %s\n' "$(head -c 32 /dev/urandom | base64 -w0)" >"$f"
+		fi
+	)
+}
+
 # LOCUS_E2E_SCHEDULER_ARGS and LOCUS_E2E_AGENT_ARGS add flags, split on spaces.
 # shellcheck disable=SC2086
 start_scheduler() {
+	decision_key
 	start scheduler "$E2E_BIN/locus-scheduler" --kubeconfig="$E2E_DIR/kubeconfig" \
-		--leader-elect=false --secure-port=0 ${LOCUS_E2E_SCHEDULER_ARGS:-}
+		--leader-elect=false --secure-port=0 --decision-key-file="$E2E_DIR/decision-keys" ${LOCUS_E2E_SCHEDULER_ARGS:-}
 }
 
 # shellcheck disable=SC2086
 start_agent() {
+	decision_key
 	# The node's cgroups are the host's: the agent writes them as the DaemonSet would.
 	start agent "$E2E_BIN/locus" agent --node-name="$E2E_NODE" --kubeconfig="$E2E_DIR/kubeconfig" \
 		--state-dir="$E2E_DIR/agent" --cgroup-driver=cgroupfs --metrics-addr="$AGENT_METRICS" \
 		--kubelet-dir="$E2E_DIR/kubelet/root" --kubelet-config="$E2E_DIR/kubelet/config.yaml" \
-		--memory-v1-soft-limit --nri-socket="$NRI_SOCK" ${LOCUS_E2E_AGENT_ARGS:-}
+		--memory-v1-soft-limit --nri-socket="$NRI_SOCK" --decision-key-file="$E2E_DIR/decision-keys" ${LOCUS_E2E_AGENT_ARGS:-}
 }
 
 kubelet_healthy() { in_ns curl -fsS "http://127.0.0.1:$KUBELET_HEALTHZ_PORT/healthz"; }

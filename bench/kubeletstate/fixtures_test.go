@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -204,4 +205,57 @@ func mutate(r *rand.Rand, raw []byte) []byte {
 	const alphabet = `0123456789-,abcAB":{}[] n`
 	out[r.Intn(len(out))] = alphabet[r.Intn(len(alphabet))]
 	return out
+}
+
+// TestChecksumZeroAsTheKubelet: a checkpoint whose checksum is 0 is read
+// as kubelet v1.33 reads it. The CPU manager's VerifyChecksum accepts a 0
+// unchecked, in v1 and v2 alike ("for compatibility with old file
+// backend"), so whoever can write the file can write any content under a
+// 0; the memory manager's compares a 0 like any other checksum. Locus
+// accepts and refuses the very same files.
+func TestChecksumZeroAsTheKubelet(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	zero := regexp.MustCompile(`"checksum":[0-9]+`)
+	cpuAccepted, memRefused := 0, 0
+	for i := 0; i < 1000; i++ {
+		var raw []byte
+		var err error
+		memory := i%2 == 1
+		if memory {
+			raw, err = randomMemory(r).MarshalCheckpoint()
+		} else {
+			raw, err = randomCPU(r).MarshalCheckpoint()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A byte changed under a 0 can make a list name a CPU beyond any
+		// machine's, which Locus refuses where the kubelet's parse does
+		// not (its state check then does): there Locus only refuses more.
+		for j, b := range [][]byte{zero.ReplaceAll(raw, []byte(`"checksum":0`)), zero.ReplaceAll(mutate(r, raw), []byte(`"checksum":0`))} {
+			var kErr, lErr error
+			if memory {
+				kErr, lErr = kubeletReadsMemory(b), parseMemory(b)
+			} else {
+				kErr, lErr = kubeletReadsCPU(b), parseCPU(b)
+			}
+			if (kErr == nil) != (lErr == nil) && (j == 0 || lErr == nil) {
+				t.Fatalf("%s\nkubelet: %v\nlocus: %v", b, kErr, lErr)
+			}
+			switch {
+			case !memory && kErr == nil:
+				cpuAccepted++
+			case memory && kErr != nil:
+				memRefused++
+			}
+		}
+	}
+	v1 := []byte(`{"policyName":"static","defaultCpuSet":"0-3","entries":{"c0ffee":"4-7"},"checksum":0}`)
+	if kErr, lErr := kubeletReadsCPU(v1), parseCPU(v1); kErr != nil || lErr != nil {
+		t.Fatalf("a v1 checkpoint with checksum 0: kubelet %v, locus %v", kErr, lErr)
+	}
+	t.Logf("checksum 0: %d CPU checkpoints accepted, %d memory checkpoints refused, by both", cpuAccepted, memRefused)
+	if cpuAccepted < 500 || memRefused < 900 {
+		t.Fatalf("%d CPU accepted, %d memory refused: the test lost its power", cpuAccepted, memRefused)
+	}
 }

@@ -28,6 +28,7 @@ type kubeFlags struct {
 	driver, reserved             string
 	kubeletRoot                  string
 	kubeletDir, kubeletConfig    string
+	decisionKeyFile              string
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
@@ -47,6 +48,7 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64); default: the kubelet's reservedSystemCPUs")
 	f.StringVar(&k.kubeletDir, "kubelet-dir", kubelet.DefaultDir, "Kubernetes mode: the kubelet's root directory, whose cpu_manager_state and memory_manager_state are read, never written (empty: read nothing)")
 	f.StringVar(&k.kubeletConfig, "kubelet-config", "", "Kubernetes mode: the kubelet's configuration file (default: config.yaml in --kubelet-dir)")
+	f.StringVar(&k.decisionKeyFile, "decision-key-file", "", "Kubernetes mode: the keys locus-scheduler signs its decisions with (one \"<id> <base64 key>\" a line), read again when it changes; a pod's locus.io/resource-status is applied only under their signature (empty: none is applied)")
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
 	f.DurationVar(&k.nrtHeartbeat, "nrt-heartbeat", time.Minute, "Kubernetes mode: rewrite the NodeResourceTopology's locus.io/heartbeat at least this often (0: only on change); locus-scheduler's nrtMaxAge must be longer")
 	f.BoolVar(&k.noNRT, "no-nrt", false, "Kubernetes mode: publish no NodeResourceTopology")
@@ -56,7 +58,7 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.BoolVar(&k.nri.FailClosed, "nri-fail-closed", false, "Kubernetes mode: refuse to create a container of a pod asking for exclusive CPUs when its CPUs cannot be decided at creation (default: it starts, and gets them once running)")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
 		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset", "kubelet-dir", "kubelet-config",
-		"nri", "nri-socket", "nri-fail-closed"}
+		"nri", "nri-socket", "nri-fail-closed", "decision-key-file"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -114,7 +116,8 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	o.NRI = k.nri
 	err = runKube(ctx, o, nodeagent.RunOptions{Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
-			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved}})
+			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved,
+			DecisionKeyFile: k.decisionKeyFile}})
 	if err != nil || k.ownerDaemonSet == "" || o.DryRun {
 		return err
 	}

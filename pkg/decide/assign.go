@@ -28,7 +28,7 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workl
 func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
 	out := map[string]workload.Assignment{}
-	var problems []workload.Problem
+	needs, problems := refuseDecisions(t, reserved, needs)
 	state := cpualloc.State{BurstMilli: map[int]int64{}}
 	online := t.CPUSet()
 	owned := kube.Owned(online)
@@ -84,6 +84,10 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 		}
 		if msg := conflict(need.Decided, online, state); msg != "" {
 			problems = append(problems, workload.Problem{Workload: name, Reason: "CPUSetConflict", Message: msg})
+			continue
+		}
+		if msg := floorConflict(t, reserved, owned, state, need); msg != "" {
+			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResourceStatusRefused, Message: msg})
 			continue
 		}
 		a := workload.Assignment{CPUs: need.Decided, Policy: need.Policy,

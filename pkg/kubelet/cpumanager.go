@@ -1,7 +1,6 @@
 package kubelet
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -26,6 +25,19 @@ const (
 	MaxNUMANodes     = topology.MaxNodeID + 1
 	maxNameLen       = 253 // a pod UID or a container name
 	maxPolicyNameLen = 64
+	// MaxEntries bounds a checkpoint's containers in all, whatever their
+	// pods: sixteen a pod of MaxPods.
+	MaxEntries = 16 * MaxPods
+	// MaxCheckpointCPUs bounds the CPUs a CPU manager checkpoint's lists
+	// name in all, counted before any is expanded: the default set and
+	// the containers' exclusive sets divide the machine's CPUs between
+	// them (the kubelet refuses a state whose union is not the machine's
+	// CPUs, or whose exclusive sets meet the default one), and only init
+	// containers' sets name a CPU again (an app container reuses them):
+	// four times the largest machine leaves room for three init
+	// containers' sets on every CPU, at ~1.2 MiB of sets. Before the
+	// bound, 24 KB of "0-8191" lists kept 423 MiB.
+	MaxCheckpointCPUs = 4 * (topology.MaxCPUID + 1)
 )
 
 // cpuCheckpointV2 and cpuCheckpointV1 are the kubelet's
@@ -89,8 +101,10 @@ func (c CPUManager) All() cpuset.CPUSet { return c.Default.Union(c.Exclusive()) 
 
 // ParseCPUManager reads a cpu_manager_state file as the kubelet does: as a
 // v1 checkpoint whose checksum holds, else as a v2 one whose checksum holds
-// (a checksum of 0 is accepted unchecked, as the kubelet accepts it). Every
-// CPU list is parsed with topology.ParseCPUList.
+// (a checksum of 0 is accepted unchecked, as kubelet v1.33's
+// VerifyChecksum accepts it for both versions, "for compatibility with old
+// file backend"). Every CPU list is counted against MaxCheckpointCPUs
+// before any is expanded (topology.CPUBudget).
 func ParseCPUManager(raw []byte) (CPUManager, error) {
 	if len(raw) > MaxFileBytes {
 		return CPUManager{}, fmt.Errorf("%d bytes, more than %d", len(raw), MaxFileBytes)
@@ -146,73 +160,63 @@ func (e checksumError) Error() string {
 }
 
 func fromV1(cp cpuCheckpointV1) (CPUManager, error) {
-	out := CPUManager{Version: 1, ByContainerID: map[string]cpuset.CPUSet{}}
-	if err := out.header(cp.PolicyName, cp.DefaultCPUSet); err != nil {
+	if len(cp.Entries) > MaxEntries {
+		return CPUManager{}, fmt.Errorf("entries: %d containers, more than %d", len(cp.Entries), MaxEntries)
+	}
+	ids := sortedStrings(cp.Entries)
+	budget := checkpointBudget()
+	if err := header(budget, cp.PolicyName, cp.DefaultCPUSet); err != nil {
 		return CPUManager{}, err
 	}
-	if len(cp.Entries) > MaxPods*MaxContainers {
-		return CPUManager{}, fmt.Errorf("entries: %d containers, more than %d", len(cp.Entries), MaxPods*MaxContainers)
-	}
-	for _, id := range sortedStrings(cp.Entries) {
-		set, err := parseEntry(cp.Entries[id], "entries["+topology.Quote(id)+"]", id)
-		if err != nil {
+	for _, id := range ids {
+		if err := charge(budget, cp.Entries[id], "entries["+topology.Quote(id)+"]", id); err != nil {
 			return CPUManager{}, err
 		}
-		out.ByContainerID[id] = set
+	}
+	out := CPUManager{Version: 1, Policy: cp.PolicyName, Default: mustParse(cp.DefaultCPUSet), ByContainerID: make(map[string]cpuset.CPUSet, len(ids))}
+	for _, id := range ids {
+		out.ByContainerID[id] = mustParse(cp.Entries[id])
 	}
 	return out, nil
 }
 
 func fromV2(cp cpuCheckpointV2) (CPUManager, error) {
-	out := CPUManager{Version: 2, Assignments: map[string]map[string]cpuset.CPUSet{}}
-	if err := out.header(cp.PolicyName, cp.DefaultCPUSet); err != nil {
-		return CPUManager{}, err
-	}
 	if len(cp.Entries) > MaxPods {
 		return CPUManager{}, fmt.Errorf("entries: %d pods, more than %d", len(cp.Entries), MaxPods)
 	}
-	for _, uid := range sortedStrings(cp.Entries) {
+	budget := checkpointBudget()
+	if err := header(budget, cp.PolicyName, cp.DefaultCPUSet); err != nil {
+		return CPUManager{}, err
+	}
+	entries := 0
+	uids := sortedStrings(cp.Entries)
+	for _, uid := range uids {
 		cs := cp.Entries[uid]
 		field := "entries[" + topology.Quote(uid) + "]"
 		if len(cs) > MaxContainers {
 			return CPUManager{}, fmt.Errorf("%s: %d containers, more than %d", field, len(cs), MaxContainers)
 		}
+		if entries += len(cs); entries > MaxEntries {
+			return CPUManager{}, fmt.Errorf("%s: more than %d containers in all", field, MaxEntries)
+		}
 		if err := checkName(field, uid); err != nil {
 			return CPUManager{}, err
 		}
-		out.Assignments[uid] = map[string]cpuset.CPUSet{}
 		for _, name := range sortedStrings(cs) {
-			set, err := parseEntry(cs[name], field+"["+topology.Quote(name)+"]", name)
-			if err != nil {
+			if err := charge(budget, cs[name], field+"["+topology.Quote(name)+"]", name); err != nil {
 				return CPUManager{}, err
 			}
-			out.Assignments[uid][name] = set
+		}
+	}
+	out := CPUManager{Version: 2, Policy: cp.PolicyName, Default: mustParse(cp.DefaultCPUSet),
+		Assignments: make(map[string]map[string]cpuset.CPUSet, len(uids))}
+	for _, uid := range uids {
+		out.Assignments[uid] = make(map[string]cpuset.CPUSet, len(cp.Entries[uid]))
+		for name, list := range cp.Entries[uid] {
+			out.Assignments[uid][name] = mustParse(list)
 		}
 	}
 	return out, nil
-}
-
-func (c *CPUManager) header(policy, def string) error {
-	if len(policy) > maxPolicyNameLen {
-		return fmt.Errorf("policyName: %s is longer than %d bytes", topology.Quote(policy), maxPolicyNameLen)
-	}
-	set, err := topology.ParseCPUList(def)
-	if err != nil {
-		return fmt.Errorf("defaultCpuSet: %v", err)
-	}
-	c.Policy, c.Default = policy, set
-	return nil
-}
-
-func parseEntry(list, field, name string) (cpuset.CPUSet, error) {
-	if err := checkName(field, name); err != nil {
-		return cpuset.CPUSet{}, err
-	}
-	set, err := topology.ParseCPUList(list)
-	if err != nil {
-		return cpuset.CPUSet{}, fmt.Errorf("%s: %v", field, err)
-	}
-	return set, nil
 }
 
 func checkName(field, name string) error {
@@ -229,37 +233,4 @@ func sortedStrings[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// checkDepth refuses JSON nested deeper than max before it is decoded: a
-// checkpoint is at most a few levels deep, and deep nesting is only cost.
-func checkDepth(raw []byte, max int) error {
-	depth, inString, escaped := 0, false, false
-	for _, c := range raw {
-		switch {
-		case escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case c == '"':
-			inString = !inString
-		case inString:
-		case c == '{' || c == '[':
-			if depth++; depth > max {
-				return fmt.Errorf("nested deeper than %d levels", max)
-			}
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return nil
-}
-
-// shortErr cuts a decoder's error, which may quote the input.
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return string(bytes.ToValidUTF8([]byte(s), []byte("?")))
 }

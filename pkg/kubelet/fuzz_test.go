@@ -12,13 +12,24 @@ import (
 // its bounds allow.
 func checkCPUs(t *testing.T, c CPUManager) {
 	t.Helper()
-	if len(c.Assignments) > MaxPods || len(c.ByContainerID) > MaxPods*MaxContainers {
+	if len(c.Assignments) > MaxPods || len(c.ByContainerID) > MaxEntries {
 		t.Fatalf("%d pods, %d container IDs", len(c.Assignments), len(c.ByContainerID))
 	}
+	entries, cpus := 0, c.Default.Size()
 	for _, cs := range c.Assignments {
 		if len(cs) > MaxContainers {
 			t.Fatalf("%d containers", len(cs))
 		}
+		entries += len(cs)
+		for _, set := range cs {
+			cpus += set.Size()
+		}
+	}
+	for _, set := range c.ByContainerID {
+		cpus += set.Size()
+	}
+	if entries > MaxEntries || cpus > MaxCheckpointCPUs {
+		t.Fatalf("%d containers, %d CPUs in all", entries, cpus)
 	}
 	if all := c.All(); all.Size() > 0 && all.List()[all.Size()-1] > topology.MaxCPUID {
 		t.Fatalf("cpu %d", all.List()[all.Size()-1])
@@ -36,6 +47,8 @@ func FuzzParseCPUManager(f *testing.F) {
 		return `{"policyName":"static","defaultCpuSet":` + strconv.Quote(s) + `,"entries":{"u":{"c":` + strconv.Quote(s) + `}},"checksum":0}`
 	})
 	fuzzseed.Add(f, func(s string) string { return `{"policyName":"static","entries":{"id":` + strconv.Quote(s) + `}}` })
+	// Many lists, each within its bound, over the budget in all.
+	f.Add(cpuCheckpoint("0", 1500, func(int) string { return "0-8191" }))
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var c CPUManager

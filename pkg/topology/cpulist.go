@@ -48,31 +48,62 @@ func ParseNodeList(s string) ([]int, error) {
 	return ids, nil
 }
 
+// CountCPUList is how many CPUs a CPU list names, read as ParseCPUList
+// reads it (the same errors) without making the set: a parser of a
+// document with many lists bounds their total with it before it expands
+// any (CPUBudget).
+func CountCPUList(s string) (int, error) {
+	_, n, err := spansOf(s, MaxCPUID, "cpu")
+	if err != nil {
+		return 0, fmt.Errorf("invalid cpu list %s: %w", Quote(s), err)
+	}
+	return n, nil
+}
+
 // parseList reads a list of ids in 0..limit into sorted, distinct ids. Its
 // cost is bounded by len(s) and limit whatever the text says.
 func parseList(s string, limit int, what string) ([]int, error) {
+	spans, n, err := spansOf(s, limit, what)
+	if err != nil || n == 0 {
+		return nil, err
+	}
+	ids := make([]int, 0, n)
+	next := 0
+	for _, r := range spans {
+		for id := max(r.lo, next); id <= r.hi; id++ {
+			ids = append(ids, id)
+		}
+		next = max(next, r.hi+1)
+	}
+	return ids, nil
+}
+
+type span struct{ lo, hi int }
+
+// spansOf reads a list's ranges, sorted by their start, and counts the
+// distinct ids they cover, without listing them.
+func spansOf(s string, limit int, what string) ([]span, int, error) {
 	s = strings.TrimSpace(s)
 	if len(s) > MaxListLen {
-		return nil, fmt.Errorf("%d bytes long, more than %d", len(s), MaxListLen)
+		return nil, 0, fmt.Errorf("%d bytes long, more than %d", len(s), MaxListLen)
 	}
 	if s == "" {
-		return nil, nil
+		return nil, 0, nil
 	}
-	type span struct{ lo, hi int }
 	var spans []span
 	for part := range strings.SplitSeq(s, ",") {
 		a, b, isRange := strings.Cut(part, "-")
 		lo, err := parseID(a, limit, what)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		hi := lo
 		if isRange {
 			if hi, err = parseID(b, limit, what); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if lo > hi {
-				return nil, fmt.Errorf("range %q runs backwards", part)
+				return nil, 0, fmt.Errorf("range %q runs backwards", part)
 			}
 		}
 		spans = append(spans, span{lo, hi})
@@ -85,15 +116,7 @@ func parseList(s string, limit int, what string) ([]int, error) {
 		n += max(0, r.hi+1-max(r.lo, next))
 		next = max(next, r.hi+1)
 	}
-	ids := make([]int, 0, n)
-	next = 0
-	for _, r := range spans {
-		for id := max(r.lo, next); id <= r.hi; id++ {
-			ids = append(ids, id)
-		}
-		next = max(next, r.hi+1)
-	}
-	return ids, nil
+	return spans, n, nil
 }
 
 // parseID reads one decimal id: digits only (no sign, no spaces), at most

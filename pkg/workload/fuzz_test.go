@@ -86,17 +86,25 @@ func FuzzParseContainerCPUSets(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		var parts map[string]cpuset.CPUSet
 		var err error
-		fuzzseed.Timed(t, "ParseContainerCPUSets", func() { parts, err = ParseContainerCPUSets(raw) })
+		// The pod of the cap's test: the largest decision, an app
+		// container, a sidecar and three init containers.
+		b := capPod.budget()
+		fuzzseed.Timed(t, "ParseContainerCPUSets", func() { parts, err = ParseContainerCPUSets(raw, b) })
 		fuzzseed.CheckError(t, err, "container", "JSON", "bytes")
 		if err != nil {
 			return
 		}
+		total := 0
 		for name, p := range parts {
-			if len(name) > maxContainerName || p.IsEmpty() || p.List()[p.Size()-1] > topology.MaxCPUID {
+			if !b.Containers[name] || p.IsEmpty() || !p.IsSubsetOf(b.Decided) {
 				t.Fatalf("accepted %q: %v", name, p)
 			}
+			total += p.Size()
 		}
-		again, err := ParseContainerCPUSets(FormatContainerCPUSets(parts))
+		if total > b.total || total > maxPartsCPUs {
+			t.Fatalf("accepted %d CPUs in all, over the budget of %d", total, b.total)
+		}
+		again, err := ParseContainerCPUSets(FormatContainerCPUSets(parts), b)
 		if err != nil || !SameContainerCPUSets(again, parts) {
 			t.Fatalf("%v writes %s, which reads back as %v, %v", parts, FormatContainerCPUSets(parts), again, err)
 		}

@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -144,9 +145,45 @@ const maxContainerCPUSets = 64 << 10
 // DNS label).
 const maxContainerName = 63
 
+// maxPartsCPUs bounds the CPUs a container-cpusets annotation expands into
+// in all, whatever the pod: four times the largest machine, ~1.2 MiB of
+// sets. A larger partition is not read (the agent divides the CPUs itself
+// anyway); before the bound, 64 KiB of "0-8191" lists kept 1.2 GiB.
+const maxPartsCPUs = 4 * (topology.MaxCPUID + 1)
+
+// PartsBudget is what a container-cpusets annotation can name, sized from
+// its pod and decision: only the pod's containers, each a part of the
+// decided CPUs, and in all what cpualloc.Partition hands out (the app
+// containers and sidecars share the set out, each init container takes
+// from it again), at most maxPartsCPUs.
+type PartsBudget struct {
+	Containers map[string]bool
+	Decided    cpuset.CPUSet
+	total      int
+}
+
+// PodPartsBudget is the budget of a pod's container-cpusets annotation
+// beside the decision's CPUs.
+func PodPartsBudget(pod *corev1.Pod, decided cpuset.CPUSet) PartsBudget {
+	b := PartsBudget{Containers: map[string]bool{}, Decided: decided}
+	inits := 0
+	for _, c := range pod.Spec.InitContainers {
+		b.Containers[c.Name] = true
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			inits++
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		b.Containers[c.Name] = true
+	}
+	b.total = min(decided.Size()*(1+min(inits, maxPartsCPUs)), maxPartsCPUs)
+	return b
+}
+
 // ParseContainerCPUSets reads the container-cpusets annotation: a JSON
-// object of container names to Linux CPU lists. Errors name the container.
-func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
+// object of container names to Linux CPU lists, within the budget: every
+// list is counted before any is expanded. Errors name the container.
+func ParseContainerCPUSets(raw string, b PartsBudget) (map[string]cpuset.CPUSet, error) {
 	if len(raw) > maxContainerCPUSets {
 		return nil, fmt.Errorf("%d bytes, more than the %d a pod's partition takes", len(raw), maxContainerCPUSets)
 	}
@@ -154,17 +191,41 @@ func ParseContainerCPUSets(raw string) (map[string]cpuset.CPUSet, error) {
 	if err := decodeOne(raw, &j, "a JSON object of container names to CPU lists"); err != nil {
 		return nil, err
 	}
-	out := make(map[string]cpuset.CPUSet, len(j))
-	for name, list := range j {
+	if len(j) > len(b.Containers) {
+		return nil, fmt.Errorf("%d containers, but the pod has %d", len(j), len(b.Containers))
+	}
+	names := make([]string, 0, len(j))
+	for name := range j {
+		names = append(names, name)
+	}
+	slices.Sort(names) // the same error for the same text
+	budget := topology.NewCPUBudget(b.total, fmt.Sprintf("a partition of the decision's %d CPUs among the pod's containers", b.Decided.Size()))
+	for _, name := range names {
 		if len(name) > maxContainerName {
 			return nil, fmt.Errorf("container %s: a name longer than the %d characters Kubernetes allows", topology.Quote(name), maxContainerName)
 		}
-		cpus, err := topology.ParseCPUList(list)
+		if !b.Containers[name] {
+			return nil, fmt.Errorf("container %s: the pod has no container of that name", topology.Quote(name))
+		}
+		n, err := budget.Charge(j[name])
+		if err != nil {
+			return nil, fmt.Errorf("container %s: %v", topology.Quote(name), err)
+		}
+		if n > b.Decided.Size() {
+			return nil, fmt.Errorf("container %s: %d CPUs, more than the decision's %d", topology.Quote(name), n, b.Decided.Size())
+		}
+	}
+	out := make(map[string]cpuset.CPUSet, len(j))
+	for _, name := range names {
+		cpus, err := topology.ParseCPUList(j[name]) // counted above: it parses
 		if err != nil {
 			return nil, fmt.Errorf("container %s: %v", topology.Quote(name), err)
 		}
 		if cpus.IsEmpty() {
 			return nil, fmt.Errorf("container %s: empty CPU list", topology.Quote(name))
+		}
+		if !cpus.IsSubsetOf(b.Decided) {
+			return nil, fmt.Errorf("container %s: CPUs %s are not the decision's %s", topology.Quote(name), cpus.Difference(b.Decided), b.Decided)
 		}
 		out[name] = cpus
 	}

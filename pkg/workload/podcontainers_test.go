@@ -82,7 +82,7 @@ func TestPodLimitCPUs(t *testing.T) {
 			p := wholePod(opt, tc.cs...)
 			req, err := ParseCPURequest(p)
 			var probs []string
-			need := PodCPUNeed(p, nil, func(reason, f string, args ...any) { probs = append(probs, reason+": "+fmt.Sprintf(f, args...)) })
+			need := PodCPUNeed(p, nil, Trust{}, func(reason, f string, args ...any) { probs = append(probs, reason+": "+fmt.Sprintf(f, args...)) })
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Errorf("scheduler: %+v, %v; want an error saying %q", req, err, tc.wantErr)
@@ -146,7 +146,9 @@ func TestContainerScopeNeed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.ann[AnnotationCPUSet] = "true"
 			var probs []string
-			need := PodCPUNeed(wholePod(tc.ann, cs...), nil, func(reason, f string, args ...any) {
+			p := wholePod(tc.ann, cs...)
+			trust := signed(t, p)
+			need := PodCPUNeed(p, nil, trust, func(reason, f string, args ...any) {
 				probs = append(probs, reason+": "+fmt.Sprintf(f, args...))
 			})
 			if need.CPUs != 4 || !reflect.DeepEqual(need.Containers, tc.want) {
@@ -173,7 +175,10 @@ func TestContainerCPUSetsRoundTrip(t *testing.T) {
 	if raw != `{"log":"2","q\"t":"3,5","web":"0-1"}` {
 		t.Errorf("Format = %s", raw)
 	}
-	out, err := ParseContainerCPUSets(raw)
+	b := PartsBudget{Containers: map[string]bool{"web": true, "log": true, `q"t`: true, "a": true, "b": true},
+		Decided: cpuset.New(0, 1, 2, 3, 5)}
+	b.total = 10
+	out, err := ParseContainerCPUSets(raw, b)
 	if err != nil || !SameContainerCPUSets(in, out) {
 		t.Errorf("round trip: %v, %v", out, err)
 	}
@@ -184,8 +189,13 @@ func TestContainerCPUSetsRoundTrip(t *testing.T) {
 		`{"a":"9999999"}`:             `container "a": `,
 		strings.Repeat(" ", 64<<10+1): "65537 bytes, more than the 65536",
 		`{"a":"0","b":"1-"}`:          `container "b": `,
+		`{"a":"0","zz":"1"}`:          `container "zz": the pod has no container of that name`,
+		`{"a":"0-3,5","b":"0-3,5","web":"0-3,5"}`: `container "web": 5 CPUs: more than the 0 left`,
+		`{"a":"4"}`:   `container "a": CPUs 4 are not the decision's 0-3,5`,
+		`{"a":"0-7"}`: `container "a": 8 CPUs, more than the decision's 5`,
+		`{"a":"0","b":"0","c":"0","d":"0","e":"0","f":"0"}`: "6 containers, but the pod has 5",
 	} {
-		if _, err := ParseContainerCPUSets(raw); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ParseContainerCPUSets(raw, b); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("ParseContainerCPUSets(%.40q) = %v, want an error saying %q", raw, err, want)
 		}
 	}

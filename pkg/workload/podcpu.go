@@ -12,9 +12,13 @@ import (
 
 // PodCPUNeed reads what the pod asks of the allocator; problem is told,
 // with a reason and a message naming the field and the value, whatever is
-// wrong and what was done instead. A valid resource-status
-// annotation (the scheduler's decision) is applied as it is, opted in or not:
-// the scheduler has already counted those CPUs as taken; once every
+// wrong and what was done instead. A resource-status annotation (the
+// scheduler's decision) is believed only under the scheduler's signature
+// for this pod on this node (trust, VerifyDecision); one without is
+// UntrustedResourceStatus and counts for nothing. A believed decision that
+// parses is asked for as it is, with what the pod's own text says of the
+// CPUs it may hold (CPUNeed.Check), for pkg/decide to hold it to: the
+// scheduler has already counted those CPUs as taken; once every
 // container's status reports the CPU limit the kubelet actuated (the pod was
 // resized in place), a count other than the decision's asks for the decided
 // CPUs grown or shrunk to it. Otherwise cpuset-scheduler "true" with an
@@ -23,43 +27,34 @@ import (
 // many CPUs as Kubernetes counts the pod's limit (podLimitCPUs). A
 // container-scope pod (AnnotationCPUScope) says each container's count
 // too. Anything malformed leaves the pod in the shared pool (or, for a bad
-// decision, lets the agent choose; for a bad scope, its containers share
-// its CPUs) and says why.
-func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, string, ...any)) CPUNeed {
+// or untrusted decision, lets the agent choose; for a bad scope, its
+// containers share its CPUs) and says why.
+func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, trust Trust, problem func(string, string, ...any)) CPUNeed {
 	optIn := OptedIn(pod)
 	raw, hasDecision := pod.Annotations[AnnotationResourceStatus]
 	if !optIn && !hasDecision {
 		return CPUNeed{}
 	}
 	policy := policyOf(pod, problem)
+	then := "running in the shared pool"
+	if optIn {
+		then = "the agent chooses the CPUs itself"
+	}
+	if hasDecision {
+		if err := VerifyDecision(trust.Keys, pod, trust.Node); err != nil {
+			problem(ReasonUntrustedResourceStatus, "annotation %s is not the scheduler's: %v; %s", AnnotationResourceStatus, err, then)
+			hasDecision = false
+		}
+	}
 	if hasDecision {
 		rs, err := ParseResourceStatus(raw)
 		if err == nil {
-			p := rs.Policy
-			if p == "" {
-				p = policy
-			}
-			need := CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs}
-			if p == cpualloc.StaticBurst {
-				need.RequestMilli = requestMilli(pod)
-			} else if n, ok := reportedLimitCPUs(pod); ok {
-				// Resized in place since the decision: the count the
-				// kubelet reports actuated, grown or shrunk from the
-				// decided CPUs.
-				need.CPUs = n
-			}
-			checkNUMA(rs, topo, problem)
-			withContainers(&need, pod, problem)
-			return need
-		}
-		then := "running in the shared pool"
-		if optIn {
-			then = "the agent chooses the CPUs itself"
+			return decidedNeed(pod, rs, policy, optIn, topo, problem)
 		}
 		problem("InvalidResourceStatus", "annotation %s: %v; %s", AnnotationResourceStatus, err, then)
-		if !optIn {
-			return CPUNeed{}
-		}
+	}
+	if !optIn {
+		return CPUNeed{}
 	}
 	cpus, err := actuatedLimitCPUs(pod)
 	if err != nil {
@@ -72,24 +67,57 @@ func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, problem func(string, s
 	if policy == cpualloc.StaticBurst {
 		need.RequestMilli = requestMilli(pod)
 	}
-	withContainers(&need, pod, problem)
+	need.Containers = containerScope(pod, true, problem)
 	return need
 }
 
-// withContainers adds what a container-scope pod's containers ask, and
-// the scheduler's partition of its CPUs when it wrote one.
-func withContainers(need *CPUNeed, pod *corev1.Pod, problem func(string, string, ...any)) {
+// ReasonUntrustedResourceStatus is the problem of a pod whose
+// resource-status is not under the scheduler's signature for it on this
+// node: written by someone else, copied from another pod, or on a node
+// whose agent has no key.
+const ReasonUntrustedResourceStatus = "UntrustedResourceStatus"
+
+// decidedNeed is the need of a pod with a believed decision, and what the
+// pod's text says of it (DecisionCheck). The scheduler's partition of a
+// container-scope pod's CPUs is read only beside a believed decision.
+func decidedNeed(pod *corev1.Pod, rs ResourceStatus, policy cpualloc.Policy, optIn bool, topo *topology.Topology,
+	problem func(string, string, ...any)) CPUNeed {
+	p := rs.Policy
+	if p == "" {
+		p = policy
+	}
+	need := CPUNeed{Exclusive: true, CPUs: rs.CPUs.Size(), Policy: p, Decided: rs.CPUs, Check: decisionCheck(pod, optIn)}
+	if p == cpualloc.StaticBurst {
+		need.RequestMilli = requestMilli(pod)
+	} else if n, ok := reportedLimitCPUs(pod); ok {
+		// Resized in place since the decision: the count the
+		// kubelet reports actuated, grown or shrunk from the
+		// decided CPUs.
+		need.CPUs = n
+	}
+	checkNUMA(rs, topo, problem)
 	need.Containers = containerScope(pod, true, problem)
-	raw, ok := pod.Annotations[AnnotationContainerCPUSets]
-	if need.Containers == nil || !ok {
-		return
+	if raw, ok := pod.Annotations[AnnotationContainerCPUSets]; ok && need.Containers != nil {
+		parts, err := ParseContainerCPUSets(raw, PodPartsBudget(pod, rs.CPUs))
+		if err != nil {
+			problem("InvalidContainerCPUSets", "annotation %s: %v; the agent divides the CPUs itself", AnnotationContainerCPUSets, err)
+		} else {
+			need.DecidedContainers = parts
+		}
 	}
-	parts, err := ParseContainerCPUSets(raw)
-	if err != nil {
-		problem("InvalidContainerCPUSets", "annotation %s: %v; the agent divides the CPUs itself", AnnotationContainerCPUSets, err)
-		return
+	return need
+}
+
+// decisionCheck is what the pod's text says of the exclusive CPUs it may
+// hold.
+func decisionCheck(pod *corev1.Pod, optIn bool) *DecisionCheck {
+	c := &DecisionCheck{OptedIn: optIn, BestEffort: KubeQoS(pod) == corev1.PodQOSBestEffort}
+	if n, err := actuatedLimitCPUs(pod); err != nil {
+		c.LimitError = err.Error()
+	} else {
+		c.LimitCPUs = n
 	}
-	need.DecidedContainers = parts
+	return c
 }
 
 // OptedIn says whether the pod asks for CPUs of its own: cpuset-scheduler
@@ -107,10 +135,12 @@ func optedIn(labels, annotations map[string]string) bool {
 
 // AsksForCPUs says, from a pod's labels and annotations alone (what a
 // runtime tells of a sandbox), whether it asks for CPUs of its own: opted
-// in, or carrying the scheduler's decision, valid or not.
+// in, or carrying a signed decision, valid or not (a decision without a
+// signature is never applied).
 func AsksForCPUs(labels, annotations map[string]string) bool {
 	_, decided := annotations[AnnotationResourceStatus]
-	return decided || optedIn(labels, annotations)
+	_, signed := annotations[AnnotationDecisionSignature]
+	return decided && signed || optedIn(labels, annotations)
 }
 
 // CPURequest is what an opted-in pod asks of the allocator, as the agent

@@ -36,8 +36,9 @@ func TestAsksForCPUs(t *testing.T) {
 	}{
 		{map[string]string{AnnotationCPUSet: "true"}, nil, true},
 		{nil, map[string]string{AnnotationCPUSet: "TRUE"}, true},
-		{map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3"}`}, nil, true},
-		{map[string]string{AnnotationResourceStatus: "not json"}, nil, true},
+		{map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3"}`, AnnotationDecisionSignature: "v1:k:x"}, nil, true},
+		{map[string]string{AnnotationResourceStatus: "not json", AnnotationDecisionSignature: ""}, nil, true},
+		{map[string]string{AnnotationResourceStatus: `{"cpuset":"2-3"}`}, nil, false},
 		{map[string]string{AnnotationCPUSet: "no"}, nil, false},
 		{nil, nil, false},
 	} {

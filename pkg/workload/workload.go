@@ -92,6 +92,25 @@ type CPUNeed struct {
 	// DecidedContainers is the scheduler's partition of the pod's CPUs
 	// (AnnotationContainerCPUSets), checked against the agent's own.
 	DecidedContainers map[string]cpuset.CPUSet
+	// Check, set with a pod's Decided, is what the pod's own text says of
+	// the exclusive CPUs it may hold: pkg/decide applies the decision only
+	// if the pod qualifies. Nil for a decision that is the agent's own (a
+	// `locus run` lease).
+	Check *DecisionCheck
+}
+
+// DecisionCheck is what a pod's text says of the exclusive CPUs it may
+// hold, beside a decision made elsewhere (CPUNeed.Decided).
+type DecisionCheck struct {
+	// OptedIn: cpuset-scheduler "true".
+	OptedIn bool
+	// BestEffort: the pod's Kubernetes QoS class is BestEffort.
+	BestEffort bool
+	// LimitCPUs is the pod's CPU count by its integer limits, as the
+	// kubelet actuated them (actuatedLimitCPUs); 0 when they are not
+	// whole CPUs, LimitError saying why.
+	LimitCPUs  int
+	LimitError string
 }
 
 // Assignment is the CPU set a workload holds. It is what the checkpoint keeps,

@@ -15,13 +15,17 @@ import (
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 )
 
-// resourceStatus is the scheduler's decision on the pod (docs/kubernetes.md).
-const resourceStatus = "locus.io/resource-status"
+// resourceStatus is the scheduler's decision on the pod (docs/kubernetes.md),
+// signed in decisionSignature for the pod on its node (docs/security.md).
+const (
+	resourceStatus    = "locus.io/resource-status"
+	decisionSignature = "locus.io/resource-status-signature"
+)
 
 // Scenario 1: the seed's nginx Deployment with cpuset-scheduler "true" goes
 // through a real kube-controller-manager (Deployment, ReplicaSet) to
-// locus-scheduler, which binds its pod and writes the exact CPUs on it; the
-// agent applies them: the container's real cpuset.cpus and its processes'
+// locus-scheduler, which binds its pod and writes the exact CPUs on it,
+// signed with the chart's key; the agent applies them: the container's real cpuset.cpus and its processes'
 // Cpus_allowed_list are the annotated CPUs, and a pod already running in the
 // shared pool is moved off them.
 func TestSchedulerBindsSeedDeployment(t *testing.T) {
@@ -41,8 +45,9 @@ func TestSchedulerBindsSeedDeployment(t *testing.T) {
 			return false, fmt.Errorf("%d pods (%v)", len(l.Items), err)
 		}
 		p := l.Items[0]
-		if p.Spec.NodeName == "" || p.Annotations[resourceStatus] == "" {
-			return false, fmt.Errorf("pod %s: node %q, %s %q", p.Name, p.Spec.NodeName, resourceStatus, p.Annotations[resourceStatus])
+		if p.Spec.NodeName == "" || p.Annotations[resourceStatus] == "" || p.Annotations[decisionSignature] == "" {
+			return false, fmt.Errorf("pod %s: node %q, %s %q, %s %q", p.Name, p.Spec.NodeName, resourceStatus, p.Annotations[resourceStatus],
+				decisionSignature, p.Annotations[decisionSignature])
 		}
 		pod = &p
 		return true, nil
@@ -84,4 +89,23 @@ func (n *e2eNode) labelNode(t *testing.T, key, value string) {
 	}
 	set(value)
 	t.Cleanup(func() { set(nil) })
+}
+
+// A pod's own resource-status is not the scheduler's: a BestEffort pod
+// writing every CPU of the node as its decision is not pinned (it runs in
+// the shared pool like any other) and gets an UntrustedResourceStatus
+// Warning naming the annotation.
+func TestForgedResourceStatusNotApplied(t *testing.T) {
+	n := need(t)
+	ns := n.namespace(t, "forged")
+	n.createPod(t, ns, podSpec{name: "forged", annotations: map[string]string{resourceStatus: `{"cpuset": "0-1"}`}})
+	n.createPod(t, ns, podSpec{name: "shared"})
+	forged := n.waitRunning(t, ns, "forged")
+	shared := n.waitRunning(t, ns, "shared")
+	n.waitEvent(t, ns, "Pod", "forged", corev1.EventTypeWarning, "UntrustedResourceStatus", resourceStatus, decisionSignature)
+	want := readFile(t, filepath.Join(n.containerCgroup(t, shared, "w", "cpuset"), "cpuset.cpus"))
+	waitFile(t, filepath.Join(n.containerCgroup(t, forged, "w", "cpuset"), "cpuset.cpus"), want)
+	for _, e := range n.events(t, ns, "Pod", "forged", "CPUsAssigned") {
+		t.Errorf("the forged pod was pinned: %s", e.Message)
+	}
 }

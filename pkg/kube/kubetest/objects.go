@@ -85,9 +85,17 @@ func (cp *ControlPlane) CreatePod(t testing.TB, pod *corev1.Pod) *corev1.Pod {
 // scheduler does (there is none here), and returns the pod as stored afterwards.
 func (cp *ControlPlane) BindPod(t testing.TB, pod *corev1.Pod, node string) *corev1.Pod {
 	t.Helper()
+	return cp.BindPodAnnotated(t, pod, node, nil)
+}
+
+// BindPodAnnotated is BindPod with annotations on the Binding, which the
+// apiserver copies onto the pod in the same write (as locus-scheduler
+// writes its decision).
+func (cp *ControlPlane) BindPodAnnotated(t testing.TB, pod *corev1.Pod, node string, annotations map[string]string) *corev1.Pod {
+	t.Helper()
 	ctx := callContext(t)
 	binding := &corev1.Binding{
-		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+		ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: annotations},
 		Target:     corev1.ObjectReference{Kind: "Node", Name: node},
 	}
 	pods := cp.Client.CoreV1().Pods(pod.Namespace)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,9 +24,11 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 var cp *kubetest.ControlPlane
@@ -212,9 +215,20 @@ func nodeagentOptions(n *node) kubeOptions {
 			Config:         cfg,
 			NRTMinInterval: 100 * time.Millisecond,
 			Source: nodeagent.SourceOptions{NodeName: n.name, ResourceQoSConfigMap: n.resQoS, PodQoSConfigMap: n.podQoS,
-				Reserved: reserved},
+				Reserved: reserved, DecisionKeyFile: writeKeyFile(n.t)},
 		},
 	}
+}
+
+// writeKeyFile writes the scheduler's test key where the agent's
+// --decision-key-file points.
+func writeKeyFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "decision-keys")
+	if err := os.WriteFile(path, []byte(decisiontest.KeyFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // kubeOptions are the agent's options and those of its Kubernetes mode.
@@ -281,7 +295,31 @@ func (n *node) apply(files []string, kinds ...string) map[string]*corev1.Pod {
 }
 
 // create creates, binds and runs a pod.
+// create creates the pod, binds it to the node and runs it. A decision
+// it carries (locus.io/resource-status) is signed as locus-scheduler signs
+// it, with the agent's key, in the Binding.
 func (n *node) create(pod *corev1.Pod) *corev1.Pod {
+	n.t.Helper()
+	pod.Namespace = n.ns
+	return n.kubelet.Run(callCtx(n.t), n.bind(cp.CreatePod(n.t, pod)))
+}
+
+// bind binds a created pod to the node, signing the decision it carries
+// in the Binding as locus-scheduler does.
+func (n *node) bind(created *corev1.Pod) *corev1.Pod {
+	n.t.Helper()
+	if _, decided := created.Annotations[workload.AnnotationResourceStatus]; !decided {
+		return cp.BindPod(n.t, created, n.name)
+	}
+	signed := maps.Clone(created.Annotations)
+	decisiontest.Sign(n.t, string(created.UID), n.name, signed)
+	ann := map[string]string{workload.AnnotationDecisionSignature: signed[workload.AnnotationDecisionSignature]}
+	return cp.BindPodAnnotated(n.t, created, n.name, ann)
+}
+
+// createUnsigned creates, binds and runs the pod as it is: a decision it
+// carries is its author's, not the scheduler's.
+func (n *node) createUnsigned(pod *corev1.Pod) *corev1.Pod {
 	n.t.Helper()
 	pod.Namespace = n.ns
 	return n.run(cp.CreatePod(n.t, pod))

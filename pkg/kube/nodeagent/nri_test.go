@@ -99,7 +99,7 @@ func (n *node) startNRI(gate *watchGate, mods ...func(*kubeOptions)) *nritest.Ru
 func (n *node) pending(pod *corev1.Pod) (*corev1.Pod, *api.PodSandbox) {
 	n.t.Helper()
 	pod.Namespace = n.ns
-	pod = cp.BindPod(n.t, cp.CreatePod(n.t, pod), n.name)
+	pod = n.bind(cp.CreatePod(n.t, pod))
 	n.kubelet.mkcg(n.kubelet.PodCgroup(pod))
 	return pod, &api.PodSandbox{Id: "sb-" + string(pod.UID), Uid: string(pod.UID), Namespace: pod.Namespace, Name: pod.Name,
 		Labels: pod.Labels, Annotations: pod.Annotations}

@@ -38,6 +38,11 @@ type SourceOptions struct {
 	// StateDir is the agent's state directory, where the last good value of
 	// each ConfigMap is kept (SavedConfigFile); "" keeps none.
 	StateDir string
+	// DecisionKeyFile holds the keys the scheduler signs its decisions
+	// with (pkg/decisionsig), read again when it changes: a pod's
+	// resource-status is applied only under its signature. "": no key, and
+	// no decision is applied.
+	DecisionKeyFile string
 	// Quiet posts no events (a dry run changes nothing in the cluster).
 	Quiet  bool
 	Logger *slog.Logger

@@ -22,12 +22,14 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgwatch"
+	"github.com/locus-project/locus/pkg/decisionsig/keyfile"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kube/earlypin"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/source"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Source is an agent.WorkloadSource backed by the apiserver.
@@ -56,6 +58,7 @@ type Source struct {
 	cgroups *cgroup.Hierarchy
 	earlyw  source.EarlyWriter // the agent's executor's early path
 	early   *earlypin.Pinner   // the new containers of decided pods, between reconciles
+	keys    *keyfile.File      // the scheduler's keys; nil without --decision-key-file
 	now     func() time.Time
 
 	stopOnce sync.Once
@@ -85,6 +88,11 @@ func NewSource(o SourceOptions) (*Source, error) {
 	}
 	s := &Source{opts: o, log: o.Logger, nrt: o.NRT, changed: make(chan struct{}, 1),
 		driver: o.CgroupDriver, badPods: map[string]string{}, now: time.Now, early: earlypin.New(o.Logger)}
+	if o.DecisionKeyFile != "" {
+		s.keys = keyfile.New(o.DecisionKeyFile)
+	} else {
+		s.log.Warn("no --decision-key-file: no pod's " + workload.AnnotationResourceStatus + " is applied (opted-in pods get CPUs the agent chooses)")
+	}
 	events := o.EventClient
 	if events == nil {
 		events = o.Client
@@ -203,7 +211,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		s.driver = d // kept: the kubelet does not change drivers under running pods
 		s.log.Info("kubelet cgroup driver detected", "driver", d)
 	}
-	penv := podplan.Env{Driver: s.driver, Exists: exists, Topology: env.Topology}
+	penv := podplan.Env{Driver: s.driver, Exists: exists, Topology: env.Topology, Trust: s.trust()}
 	s.memReq = map[string]int64{}
 	lag := s.lagging.begin(s.now())
 	live := map[string]*corev1.Pod{}

@@ -42,8 +42,10 @@ func FuzzPod(f *testing.F) {
 		if q, err := resource.ParseQuantity(limit); err == nil {
 			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: q, corev1.ResourceMemory: q}
 		}
+		// Signed, so that the decision's text is read, not only refused.
+		signed(t, p)
 		fuzzseed.Timed(t, "FromPod, Decision and ParseCPURequest", func() {
-			w, err := FromPod(p, Env{Driver: env().Driver, Exists: func(string) bool { return true }, Topology: top})
+			w, err := FromPod(p, Env{Driver: env().Driver, Exists: func(string) bool { return true }, Topology: top, Trust: env().Trust})
 			if err != nil {
 				t.Fatalf("FromPod: %v (only the UID and QoS class, both valid here, can fail it)", err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/topology"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Memo remembers each pod's mapping, so that a reconcile maps again only the
@@ -18,7 +19,8 @@ import (
 // the same driver and topology (the agent replaces its Topology when the
 // machine's changes), and only while every existence question the mapping
 // asked gets the answer it got then: a container's cgroup appearing before
-// its pod's status changes maps the pod anew. The questions are asked
+// its pod's status changes maps the pod anew; so does a new key file
+// (Env.Trust, compared by its Keys). The questions are asked
 // again each time (a reconcile answers them once for all its readers).
 //
 // A Memo is used by one goroutine at a time.
@@ -31,6 +33,7 @@ type memoEntry struct {
 	version string
 	driver  podcgroup.Driver
 	topo    *topology.Topology
+	trust   workload.Trust
 	asked   []existence // in the order asked
 	w       Workload
 	err     error
@@ -54,11 +57,11 @@ func (m *Memo) FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	}
 	uid := string(pod.UID)
 	if e := m.entries[uid]; e != nil && e.version == pod.ResourceVersion && e.driver == env.Driver &&
-		e.topo == env.Topology && e.holds(env.Exists) {
+		e.topo == env.Topology && e.trust == env.Trust && e.holds(env.Exists) {
 		e.used = m.round
 		return e.w.clone(), e.err
 	}
-	e := &memoEntry{version: pod.ResourceVersion, driver: env.Driver, topo: env.Topology, used: m.round}
+	e := &memoEntry{version: pod.ResourceVersion, driver: env.Driver, topo: env.Topology, trust: env.Trust, used: m.round}
 	exists := env.Exists
 	env.Exists = func(rel string) bool {
 		ok := exists(rel)

@@ -1,10 +1,13 @@
 package podplan
 
 import (
+	"encoding/base64"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/locus-project/locus/pkg/decisionsig"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
@@ -117,5 +120,27 @@ func TestMemoSweep(t *testing.T) {
 	m.Sweep() // a pass without the pod: it left the node
 	if m.Len() != 0 {
 		t.Fatalf("gone: %d remembered, want 0", m.Len())
+	}
+}
+
+// A key file read anew (a key rotated or removed) maps every pod anew: a
+// decision signed only with a key no longer held stops being believed at
+// once, not when its pod next changes.
+func TestMemoMapsAgainOnNewKeys(t *testing.T) {
+	p := signed(t, pod(map[string]string{"cpuset-scheduler": "true", "locus.io/resource-status": `{"cpuset":"2-3"}`},
+		nil, corev1.PodQOSGuaranteed, ctr{name: "a", lim: "cpu=2"}))
+	p.ResourceVersion = "1"
+	e := env("kubepods/pod" + uid)
+	var m Memo
+	if w, err := m.FromPod(p, e); err != nil || w.Plan.CPU.Decided.String() != "2-3" {
+		t.Fatalf("signed: %+v, %v", w.Plan.CPU, err)
+	}
+	other, err := decisionsig.ParseKeys([]byte("other " + base64.StdEncoding.EncodeToString([]byte(strings.Repeat("b", 32)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Trust.Keys = other
+	if w, _ := m.FromPod(p, e); !w.Plan.CPU.Decided.IsEmpty() || reasons(w) != "UntrustedResourceStatus" {
+		t.Fatalf("after the key changed: %+v, problems %v", w.Plan.CPU, w.Problems)
 	}
 }

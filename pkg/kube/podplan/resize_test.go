@@ -49,7 +49,7 @@ func TestFromPodCPUNeedResized(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := FromPod(tt.pod, env(podB, "kubepods/pod"+uid))
+			w, err := FromPod(signed(t, tt.pod), env(podB, "kubepods/pod"+uid))
 			if err != nil {
 				t.Fatal(err)
 			}

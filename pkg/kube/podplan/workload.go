@@ -23,6 +23,9 @@ type Env struct {
 	Driver   podcgroup.Driver
 	Exists   func(rel string) bool // does this cgroup exist (relative to the root)
 	Topology *topology.Topology
+	// Trust is the node's name and the scheduler's keys, under whose
+	// signature alone a pod's resource-status is applied.
+	Trust workload.Trust
 }
 
 // Workload is a pod as the agent manages it.
@@ -85,7 +88,7 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	if !w.Plan.Terminating && !awaited {
 		w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
 	}
-	w.Plan.CPU = workload.PodCPUNeed(pod, env.Topology, problem)
+	w.Plan.CPU = workload.PodCPUNeed(pod, env.Topology, env.Trust, problem)
 	w.Plan.MemQoS = workload.PodMemQoS(pod)
 	qos := workload.PodQoS(pod)
 	w.Class = qos.Status()

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/decisionsig"
+	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -64,7 +66,22 @@ func env(present ...string) Env {
 		set[p] = true
 	}
 	return Env{Driver: podcgroup.Cgroupfs, Exists: func(rel string) bool { return set[rel] },
-		Topology: fixture.MustBuild(fixture.MemoryOnly)}
+		Topology: fixture.MustBuild(fixture.MemoryOnly), Trust: workload.Trust{Node: testNode, Keys: testKeys}}
+}
+
+// testNode is where env's agent runs.
+const testNode = "node-a"
+
+var testKeys, _ = decisionsig.ParseKeys([]byte(decisiontest.KeyFile))
+
+// signed signs the decision a pod carries, if any, as the scheduler does
+// for testNode.
+func signed(t testing.TB, p *corev1.Pod) *corev1.Pod {
+	t.Helper()
+	if _, ok := p.Annotations[workload.AnnotationResourceStatus]; ok {
+		decisiontest.SignPod(t, p, testNode)
+	}
+	return p
 }
 
 func reasons(w Workload) string {
@@ -173,7 +190,7 @@ func TestFromPodCPUNeed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := FromPod(pod(tt.ann, nil, corev1.PodQOSBurstable, tt.cs...), env(podB))
+			w, err := FromPod(signed(t, pod(tt.ann, nil, corev1.PodQOSBurstable, tt.cs...)), env(podB))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -80,6 +80,17 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	return false // set by the deferred comparison
 }
 
+// ReportError is why the node's NodeResourceTopology was refused, nil
+// when it was read (or there is none): for the plugin to log.
+func (c *Cluster) ReportError(node string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.reports[node]; r != nil && r.err != nil {
+		return r.err
+	}
+	return nil
+}
+
 // DeleteNRT forgets a node's NodeResourceTopology: the node takes no pods
 // with CPUs of their own until one is published again.
 func (c *Cluster) DeleteNRT(node string) {

@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
@@ -35,6 +36,14 @@ func FuzzNRT(f *testing.F) {
 		return `{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(ct) +
 			`}},"zones":[{"name":"node-0","type":"Node","costs":[{"name":"node-0","value":10}]}]}`
 	})
+	// Many holdings, each within its bound, over the budget in all.
+	many := `{"cpus":[{"id":0,"numa":0,"l3":-1},{"id":1,"numa":0,"l3":-1}],"reserved":"","isolated":"","exclusive":{`
+	for i := range 200 {
+		many += `"ns/p` + strconv.Itoa(i) + `":"0-8191",`
+	}
+	many = strings.TrimSuffix(many, ",") + `}}`
+	f.Add(`{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(many) +
+		`}},"zones":[{"name":"node-0","type":"Node","costs":[{"name":"node-0","value":10}]}]}`)
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var obj nrt.Object
@@ -42,11 +51,12 @@ func FuzzNRT(f *testing.F) {
 			return // the API server would not have stored it
 		}
 		fuzzseed.Timed(t, "readNRT and Place", func() {
-			build, _, _, err := readNRT(&obj)
+			build, _, r, err := readNRT(&obj)
 			fuzzseed.CheckError(t, err)
 			if err != nil {
 				return
 			}
+			checkHoldings(t, r, len(ann(t, &obj).CPUs))
 			topo, err := build()
 			fuzzseed.CheckError(t, err)
 			if err != nil {
@@ -67,4 +77,31 @@ func FuzzNRT(f *testing.F) {
 			}
 		})
 	})
+}
+
+// checkHoldings fails t when a report's holdings name more CPUs than its
+// budget allows: the node's CPUs for those held alone, maxBurstSharers
+// times them for static-burst ones.
+func checkHoldings(t *testing.T, r report, cpus int) {
+	t.Helper()
+	excl, burst := 0, 0
+	for _, h := range r.holdings {
+		if h.Policy == cpualloc.StaticBurst {
+			burst += h.CPUs.Size()
+		} else {
+			excl += h.CPUs.Size()
+		}
+	}
+	if excl > cpus || burst > maxBurstSharers*cpus {
+		t.Fatalf("a report of %d CPUs read with %d held alone, %d static-burst", cpus, excl, burst)
+	}
+}
+
+// ann is the report's annotation as readNRT read it.
+func ann(t *testing.T, obj *nrt.Object) nrt.CPUTopology {
+	var in placementTopology
+	if err := json.Unmarshal([]byte(obj.Metadata.Annotations[nrt.AnnotationCPUTopology]), &in); err != nil {
+		t.Fatal(err)
+	}
+	return in.CPUTopology
 }

@@ -109,24 +109,8 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 			return nil, "", report{}, fmt.Errorf("annotation %s: %q is not an RFC 3339 time", nrt.AnnotationHeartbeat, v)
 		}
 	}
-	for name, cpus := range ct.Exclusive {
-		set, err := topology.ParseCPUList(cpus)
-		if err != nil {
-			return nil, "", report{}, fmt.Errorf("exclusive[%s]: %v", topology.Quote(name), err)
-		}
-		r.holdings[name] = workload.Assignment{CPUs: set, Policy: cpualloc.FullPCPUs}
-	}
-	for name, b := range ct.StaticBurst {
-		set, err := topology.ParseCPUList(b.CPUs)
-		if err != nil {
-			return nil, "", report{}, fmt.Errorf("staticBurst[%s].cpus: %v", topology.Quote(name), err)
-		}
-		// A request is a pod's summed CPU requests: never negative, and
-		// no pod asks more than the largest machine has.
-		if b.RequestMilli < 0 || b.RequestMilli > maxRequestMilli {
-			return nil, "", report{}, fmt.Errorf("staticBurst[%s].requestMilli: %d is outside 0..%d", topology.Quote(name), b.RequestMilli, maxRequestMilli)
-		}
-		r.holdings[name] = workload.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
+	if err := readHoldings(ct, r.holdings); err != nil {
+		return nil, "", report{}, err
 	}
 	if key, err = fingerprint(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err

@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/yaml"
 
+	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/scheduler/plugin"
 )
@@ -27,6 +28,10 @@ var cp *kubetest.ControlPlane
 // test prints its end.
 var schedulerLog string
 
+// keyFile holds the decision key the scheduler signs with and the agents
+// verify by, as the chart's Secret does.
+var keyFile string
+
 func TestMain(m *testing.M) {
 	klog.InitFlags(nil)
 	dir, err := os.MkdirTemp("", "locus-scheduler-test-")
@@ -35,6 +40,10 @@ func TestMain(m *testing.M) {
 	}
 	defer os.RemoveAll(dir)
 	schedulerLog = filepath.Join(dir, "scheduler.log")
+	keyFile = filepath.Join(dir, "decision-keys")
+	if err := os.WriteFile(keyFile, []byte(decisiontest.KeyFile), 0o600); err != nil {
+		panic(err)
+	}
 	_ = flag.Set("logtostderr", "false")
 	_ = flag.Set("alsologtostderr", "false")
 	_ = flag.Set("v", "2")
@@ -103,12 +112,34 @@ func schedulerConfig(t *testing.T, set ...string) string {
 		t.Fatal(err)
 	}
 	cfg["clientConnection"] = map[string]any{"kubeconfig": kubeconfig}
+	setKeyFile(t, cfg)
 	out, _ := yaml.Marshal(cfg)
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// setKeyFile points the plugin's decisionKeyFile, the chart's Secret
+// mount, at the test's key file.
+func setKeyFile(t *testing.T, cfg map[string]any) {
+	t.Helper()
+	profiles, _ := cfg["profiles"].([]any)
+	for _, p := range profiles {
+		pcs, _ := p.(map[string]any)["pluginConfig"].([]any)
+		for _, pc := range pcs {
+			if pc := pc.(map[string]any); pc["name"] == plugin.Name {
+				args := pc["args"].(map[string]any)
+				if args["decisionKeyFile"] == nil {
+					t.Fatal("the chart's scheduler configuration gives the plugin no decisionKeyFile")
+				}
+				args["decisionKeyFile"] = keyFile
+				return
+			}
+		}
+	}
+	t.Fatalf("the chart's scheduler configuration has no pluginConfig for %s", plugin.Name)
 }
 
 func unstructuredString(obj map[string]any, fields ...string) (string, bool, error) {

@@ -230,8 +230,9 @@ func (c *cluster) startAgent(nd *testNode) {
 	o := nodeagent.RunOptions{
 		Config:         cp.ServiceAccountConfig(c.t, chartNamespace, agentSA),
 		NRTMinInterval: 100 * time.Millisecond,
-		Source:         nodeagent.SourceOptions{NodeName: nd.name, Reserved: reserved, CgroupDriver: podcgroup.Cgroupfs},
-		Logger:         ao.Logger, StateDir: ao.StateDir,
+		Source: nodeagent.SourceOptions{NodeName: nd.name, Reserved: reserved, CgroupDriver: podcgroup.Cgroupfs,
+			DecisionKeyFile: keyFile},
+		Logger: ao.Logger, StateDir: ao.StateDir,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

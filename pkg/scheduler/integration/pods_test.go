@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
 	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
@@ -107,6 +108,18 @@ func waitScheduled(t *testing.T, ns string, names []string) map[string]placed {
 		return true, nil
 	})
 	return out
+}
+
+// checkSigned checks that every decision carries the scheduler's
+// signature for its pod on its node: what the node's agent requires before
+// it applies one.
+func checkSigned(t *testing.T, pods map[string]placed) {
+	t.Helper()
+	for name, p := range pods {
+		if err := workload.VerifyDecision(decisiontest.Keys(t), p.pod, p.pod.Spec.NodeName); err != nil {
+			t.Errorf("pod %s: %v", name, err)
+		}
+	}
 }
 
 func condition(pod *corev1.Pod) string {

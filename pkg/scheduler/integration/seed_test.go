@@ -11,8 +11,9 @@ import (
 // = limit = 4, nodeSelector policy=intel7), on three kwok nodes with an
 // agent each. Every pod is bound with a decision; per node, exclusive CPUs
 // are disjoint whole cores of one NUMA node, static-burst pods share CPUs
-// nobody holds alone, and only once the free ones are used; each agent
-// reports exactly those CPUs back.
+// nobody holds alone, and only once the free ones are used; every decision
+// is signed for its pod on its node, and each agent applies it and reports
+// exactly those CPUs back.
 func TestSeedDeployments(t *testing.T) {
 	c := newCluster(t, 3, true)
 	startScheduler(t)
@@ -57,5 +58,6 @@ func TestSeedDeployments(t *testing.T) {
 		}
 	}
 	checkPlacements(t, all)
+	checkSigned(t, all)
 	waitReported(t, c, all)
 }

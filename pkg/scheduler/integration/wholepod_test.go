@@ -43,8 +43,8 @@ func TestWholePods(t *testing.T) {
 	if got := pods["init"].rs.CPUs.Size(); got != 6 {
 		t.Errorf("init: %d CPUs, want 6 (the init container's)", got)
 	}
-	parts, err := workload.ParseContainerCPUSets(pods["side"].pod.Annotations[workload.AnnotationContainerCPUSets])
 	rs := pods["side"].rs
+	parts, err := workload.ParseContainerCPUSets(pods["side"].pod.Annotations[workload.AnnotationContainerCPUSets], workload.PodPartsBudget(pods["side"].pod, rs.CPUs))
 	if err != nil || parts["log"].Size() != 1 || parts["app"].Size() != 3 || !parts["log"].Intersection(parts["app"]).IsEmpty() ||
 		!parts["log"].Union(parts["app"]).Equals(rs.CPUs) {
 		t.Errorf("side: partition %v, %v of %s", parts, err, rs.CPUs)

@@ -68,16 +68,20 @@ func (p *Plugin) Unreserve(ctx context.Context, cs *framework.CycleState, pod *v
 }
 
 // PreBind writes the decision on the pod (locus.io/resource-status, and
-// locus.io/container-cpusets for a container-scope pod) before
+// locus.io/container-cpusets for a container-scope pod), signed for the pod
+// on node (signed), before
 // it is bound, so the agent finds it as soon as the pod reaches the node;
 // where the plugin's Bind runs first (bindsFirst), Bind writes it with
 // the binding instead and PreBind does nothing.
-func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, _ string) *framework.Status {
+func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod, node string) *framework.Status {
 	s, ok := readState(cs)
 	if !ok || p.bindsFirst() {
 		return nil
 	}
-	ann := s.annotations()
+	ann, err := p.signed(ctx, s, pod, node)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
 	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
 	}
@@ -103,7 +107,10 @@ func (p *Plugin) Bind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod
 	if !ok {
 		return framework.NewStatus(framework.Skip)
 	}
-	ann := s.annotations()
+	ann, err := p.signed(ctx, s, pod, node)
+	if err != nil {
+		return framework.AsStatus(err)
+	}
 	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": Bind without Reserve"))
 	}

@@ -182,7 +182,7 @@ func TestBindCarriesPartition(t *testing.T) {
 	if err != nil || rs.CPUs.Size() != 4 {
 		t.Fatalf("decision %+v, %v; want 4 CPUs (the sidecar's 1 and the app's 3)", rs, err)
 	}
-	parts, err := workload.ParseContainerCPUSets(bindings["a"].Annotations[workload.AnnotationContainerCPUSets])
+	parts, err := workload.ParseContainerCPUSets(bindings["a"].Annotations[workload.AnnotationContainerCPUSets], workload.PodPartsBudget(a, rs.CPUs))
 	if err != nil || len(parts) != 2 || parts["log"].Size() != 1 || parts["go-demo"].Size() != 3 ||
 		!parts["log"].Intersection(parts["go-demo"]).IsEmpty() || !parts["log"].Union(parts["go-demo"]).Equals(rs.CPUs) {
 		t.Fatalf("partition %v, %v of %s", parts, err, rs.CPUs)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
@@ -83,5 +84,36 @@ func TestDefaultConfig(t *testing.T) {
 	cfg, _ := options.LoadConfigFromFile(klog.Background(), path)
 	if cfg.ClientConnection.Kubeconfig != "/etc/k.conf" || cfg.ClientConnection.QPS != 77 {
 		t.Fatalf("client connection %+v", cfg.ClientConnection)
+	}
+}
+
+// --decision-key-file becomes the default configuration's decisionKeyFile;
+// with --config it is refused rather than silently ignored.
+func TestDefaultConfigDecisionKeyFile(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	for _, f := range options.NewOptions().Flags.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	addFlags(fs)
+	if err := fs.Parse([]string{"--" + DecisionKeyFileFlag + "=/etc/keys"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := DefaultConfig(fs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, args := profileOf(t, path); args.DecisionKeyFile != "/etc/keys" {
+		t.Fatalf("args %+v, want decisionKeyFile /etc/keys", args)
+	}
+	if err := fs.Set("config", path); err != nil {
+		t.Fatal(err)
+	}
+	err = withDefaultConfig(fs, func() error { return nil })
+	if err == nil || !strings.Contains(err.Error(), "--"+DecisionKeyFileFlag+" applies without --config only") {
+		t.Fatalf("with --config: %v", err)
 	}
 }

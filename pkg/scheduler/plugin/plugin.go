@@ -23,6 +23,7 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/decisionsig/keyfile"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 )
 
@@ -42,6 +43,12 @@ type Args struct {
 	// stopped, and nothing would apply their CPUs. Default 3m (three of the
 	// agent's default --nrt-heartbeat); 0s turns the check off.
 	NRTMaxAge *metav1.Duration `json:"nrtMaxAge,omitempty"`
+	// DecisionKeyFile holds the keys decisions are signed with (one
+	// "<id> <base64 key>" a line, the first signing; pkg/decisionsig), read
+	// again when it changes. The node agents apply a decision only under
+	// its signature, and the plugin counts a pod's decision only under it.
+	// Empty: decisions are written unsigned (no agent applies them).
+	DecisionKeyFile string `json:"decisionKeyFile,omitempty"`
 }
 
 // DefaultNRTMaxAge is NRTMaxAge when the configuration leaves it out.
@@ -89,6 +96,8 @@ type Plugin struct {
 
 	bindOnce sync.Once
 	binds    bool // see bindsFirst
+
+	keys *keyfile.File // nil without DecisionKeyFile
 }
 
 var (
@@ -121,6 +130,14 @@ func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, 
 		return nil, err
 	}
 	p := &Plugin{args: args, handle: h, cluster: core.NewCluster()}
+	if args.DecisionKeyFile != "" {
+		p.keys = keyfile.New(args.DecisionKeyFile)
+		if _, _, err := p.keys.Keys(); err != nil {
+			return nil, fmt.Errorf("%s args: decisionKeyFile: %w", Name, err)
+		}
+	} else {
+		klog.FromContext(ctx).Info("no decisionKeyFile: decisions are written unsigned, and no Locus agent applies them", "plugin", Name)
+	}
 	if l := h.SnapshotSharedLister(); l != nil {
 		p.slots.list = l.NodeInfos().List
 	}

@@ -24,6 +24,7 @@ import (
 // its KubeSchedulerConfiguration, with this plugin registered.
 func Command() *cobra.Command {
 	cmd := app.NewSchedulerCommand(app.WithPlugin(Name, New))
+	addFlags(cmd.Flags())
 	cmd.Use = "locus-scheduler"
 	cmd.Long = `locus-scheduler is kube-scheduler with Locus's topology-aware CPU plugin,
 ` + Name + `, registered. Enable it in the KubeSchedulerConfiguration given with
@@ -31,8 +32,8 @@ func Command() *cobra.Command {
 CPUs together (whole cores, one L3 cache or NUMA node where possible) and writes
 them on the pod as ` + workload.AnnotationResourceStatus + ` for the Locus node agent.
 Without --config it runs kube-scheduler's default configuration, as
-default-scheduler, with the plugin added. Every other flag and setting is
-kube-scheduler's.`
+default-scheduler, with the plugin added (--decision-key-file then names its
+key file). Every other flag and setting is kube-scheduler's.`
 	runE := cmd.RunE
 	cmd.RunE = func(c *cobra.Command, args []string) error {
 		return withDefaultConfig(c.Flags(), func() error { return runE(c, args) })
@@ -70,6 +71,7 @@ func Start(ctx context.Context, configFile string, flags ...string) (*Server, er
 	for _, f := range opts.Flags.FlagSets {
 		fs.AddFlagSet(f)
 	}
+	addFlags(fs)
 	args := []string{"--leader-elect=false", "--secure-port=0"}
 	if configFile != "" {
 		args = append(args, "--config="+configFile)

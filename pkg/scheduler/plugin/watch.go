@@ -67,8 +67,9 @@ func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 }
 
 // onPod records a bound pod and the decision it carries. A decision that
-// does not parse counts for nothing here: the agent chooses the CPUs itself
-// (and reports them) or runs the pod in the shared pool.
+// does not parse, or is not signed for the pod (believed), counts for
+// nothing here: the agent chooses the CPUs itself (and reports them) or
+// runs the pod in the shared pool.
 func (p *Plugin) onPod(logger klog.Logger, obj any) {
 	pod, ok := obj.(*v1.Pod)
 	if !ok || pod.Spec.NodeName == "" {
@@ -83,6 +84,7 @@ func (p *Plugin) onPod(logger klog.Logger, obj any) {
 	var decision *workload.Assignment
 	a, ok, err := workload.Decision(pod)
 	switch {
+	case ok && !p.believed(logger, pod):
 	case err != nil:
 		logger.V(2).Info("ignoring an unreadable decision", "pod", klog.KObj(pod), "annotation", workload.AnnotationResourceStatus, "err", err)
 	case ok:
@@ -124,7 +126,13 @@ func (p *Plugin) onNRT(logger klog.Logger, obj any) {
 	// pods refused for it are worth another try.
 	last := p.cluster.Heartbeat(u.GetName())
 	back := !last.IsZero() && p.args.NRTMaxAge.Duration > 0 && time.Since(last) > p.args.NRTMaxAge.Duration
-	if p.cluster.SetNRT(u.GetName(), &o) || back {
+	freed := p.cluster.SetNRT(u.GetName(), &o)
+	if err := p.cluster.ReportError(u.GetName()); err != nil {
+		// The node takes no pod of this plugin until its agent reports
+		// again; every other node goes on as before.
+		logger.Error(err, "NodeResourceTopology refused", "node", u.GetName())
+	}
+	if freed || back {
 		p.activate(logger)
 	}
 }
