@@ -38,6 +38,7 @@ type Agent struct {
 	w         *cgroup.Writer
 	store     state.State
 	originals cgroup.OriginalStore
+	writes    cgroup.OriginalStore // the Writer's: originals, the cgroups created kept apart too
 	procs     procfs.FS
 	events    *eventlog.Log
 	metrics   *publish.Metrics
@@ -109,7 +110,7 @@ func New(opts Options) (*Agent, error) {
 		a.Close()
 		return nil, err
 	}
-	if a.w, err = cgroup.NewWriter(a.h, a.originals); err != nil {
+	if a.w, err = cgroup.NewWriter(a.h, a.writes); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -151,7 +152,7 @@ func (a *Agent) openState() error {
 	if a.opts.DryRun {
 		a.store = &state.Store{Dir: dir, ReadOnly: true}
 		orig, err := cgroup.ReadFileStore(filepath.Join(dir, OriginalsFile))
-		a.originals = orig
+		a.originals, a.writes = orig, orig
 		a.events, _ = eventlog.Open("", a.log)
 		return err
 	}
@@ -167,12 +168,16 @@ func (a *Agent) openState() error {
 	if err != nil {
 		return err
 	}
+	if a.writes, err = cgroup.OpenCreated(filepath.Join(dir, CreatedFile), store); err != nil {
+		return err
+	}
 	a.originals = store
 	return execute.CheckOriginals(store, a.store, filepath.Join(dir, OriginalsFile), a.events, a.log)
 }
 
-// OriginalsFile keeps the original cgroup values, under the state directory.
-const OriginalsFile = "originals.json"
+// OriginalsFile keeps the original cgroup values, and CreatedFile the
+// cgroups Locus created (cgroup.Created), under the state directory.
+const OriginalsFile, CreatedFile = "originals.json", "created.json"
 
 // Close releases the agent lock. It leaves workloads running.
 func (a *Agent) Close() {
