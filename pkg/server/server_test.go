@@ -64,7 +64,7 @@ func code(t *testing.T, addr, path string) int {
 // which name every workload, its cgroups and processes, are served on the
 // status address alone. Without one (or the same), one address serves all.
 func TestStatusOnlyOnTheStatusAddress(t *testing.T) {
-	split := startTest(t, "127.0.0.2:0", "127.0.0.1:0")
+	split := startTest(t, "[127.0.0.2]:0", "127.0.0.1:0") // the chart's form: [$(POD_IP)]:PORT
 	one := startTest(t, "127.0.0.1:0", "")
 	if split.Addr() == split.StatusAddr() || one.Addr() != one.StatusAddr() {
 		t.Fatalf("addresses: split %s and %s, one %s and %s", split.Addr(), split.StatusAddr(), one.Addr(), one.StatusAddr())
