@@ -75,7 +75,9 @@ func TestAgentLeastPrivilegeOnTheNode(t *testing.T) {
 	}
 	for _, cmd := range cmds {
 		args := append([]string{"-n", n.locusNS, "exec", pod.Name, "-c", "agent", "--"}, cmd...)
-		out, err := n.cp.Kubectl(args...).CombinedOutput()
+		kubectl := n.cp.Kubectl(args...)
+		kubectl.Env = append(kubectl.Env, "HOME="+t.TempDir()) // its cache, not beside the test's sources
+		out, err := kubectl.CombinedOutput()
 		if err != nil {
 			t.Errorf("kubectl exec %s: %v\n%s", strings.Join(cmd, " "), err, out)
 		} else if cmd[1] == "top" && strings.Contains(string(out), "no agent at") {
