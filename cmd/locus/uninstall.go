@@ -90,7 +90,7 @@ func (k *kubeFlags) uninstallNode(o agent.Options, cfg *rest.Config, log io.Writ
 			return fmt.Errorf("delete NodeResourceTopology %s: %w", k.node, err)
 		}
 	}
-	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.LocalityFile, balancerloop.File, status.File} {
+	for _, f := range []string{"checkpoint.json", agent.OriginalsFile, agent.CreatedFile, agent.LocalityFile, balancerloop.File, status.File} {
 		if err := os.Remove(filepath.Join(o.StateDir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

@@ -37,6 +37,7 @@ type Agent struct {
 	h         *cgroup.Hierarchy
 	store     state.State
 	originals cgroup.OriginalStore
+	writes    cgroup.OriginalStore // the Writer's: originals, the cgroups created kept apart too
 	procs     procfs.FS
 	events    *eventlog.Log
 	metrics   *publish.Metrics
@@ -138,7 +139,7 @@ func (a *Agent) newExecutor() (*execute.Executor, error) {
 	if a.opts.DebugWriteDelay > 0 {
 		between = a.debugDelay
 	}
-	return execute.New(execute.Config{Hierarchy: a.h, Originals: a.originals, BetweenBatches: between,
+	return execute.New(execute.Config{Hierarchy: a.h, Originals: a.originals, Created: a.writes, BetweenBatches: between,
 		OriginalsFile: OriginalsFile, Store: a.store, Procs: a.procs, Stopper: a.sup,
 		Events: a.events, Log: a.log, Writes: a.metrics.Writes, Unsupported: a.metrics.Unsupported,
 		Core: a.opts.CoreSched, Pods: a.src != nil,
@@ -152,7 +153,7 @@ func (a *Agent) openState() error {
 	if a.opts.DryRun {
 		a.store = &state.Store{Dir: dir, ReadOnly: true}
 		orig, err := cgroup.ReadFileStore(filepath.Join(dir, OriginalsFile))
-		a.originals = orig
+		a.originals, a.writes = orig, orig
 		a.events, _ = eventlog.Open("", a.log)
 		return err
 	}
@@ -168,12 +169,16 @@ func (a *Agent) openState() error {
 	if err != nil {
 		return err
 	}
+	if a.writes, err = cgroup.OpenCreated(filepath.Join(dir, CreatedFile), store); err != nil {
+		return err
+	}
 	a.originals = store
 	return execute.CheckOriginals(store, a.store, filepath.Join(dir, OriginalsFile), a.events, a.log)
 }
 
-// OriginalsFile keeps the original cgroup values, under the state directory.
-const OriginalsFile = "originals.json"
+// OriginalsFile keeps the original cgroup values, and CreatedFile the
+// cgroups Locus created (cgroup.Created), under the state directory.
+const OriginalsFile, CreatedFile = "originals.json", "created.json"
 
 // Close releases the agent lock. It leaves workloads running.
 func (a *Agent) Close() {

@@ -37,6 +37,7 @@ type Options struct {
 	// at once).
 	ConfigSettle time.Duration
 	MetricsAddr  string        // "" serves nothing
+	StatusAddr   string        // when set, /status and /ui here, not at MetricsAddr (server.Config)
 	Profiling    bool          // serve /debug/pprof/ beside /metrics
 	StopGrace    time.Duration // SIGTERM to SIGKILL; default 10s
 	// DebugWriteDelay sleeps between the steps of a reconcile, so tests can

@@ -3,11 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
-	"fmt"
-	"path/filepath"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostsource"
@@ -15,8 +11,8 @@ import (
 	"github.com/locus-project/locus/pkg/source"
 )
 
-// Run reconciles until ctx ends: at start, on every change in the config
-// file's directory, every Resync, and when a started process exits. With
+// Run reconciles until ctx ends: at start, on every change of the config
+// file, every Resync, and when a started process exits. With
 // Once or DryRun it reconciles once and returns an error if a write failed.
 // On the way out it stops the workloads marked stop-on-agent-exit.
 func (a *Agent) Run(ctx context.Context) error {
@@ -28,20 +24,15 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	defer srv.Close()
-	var changes <-chan fsnotify.Event
+	var changes <-chan struct{}
 	var watchErrs <-chan error
 	if a.opts.ConfigFile != "" {
-		w, err := fsnotify.NewWatcher()
+		w, err := hostsource.WatchConfig(a.opts.ConfigFile) // the file only, not its directory's others
 		if err != nil {
-			return fmt.Errorf("watch config: %w", err)
+			return err
 		}
 		defer w.Close()
-		// The directory, not the file: editors and ConfigMap mounts replace
-		// the file by renaming, which ends a watch on the file itself.
-		if err := w.Add(filepath.Dir(a.opts.ConfigFile)); err != nil {
-			return fmt.Errorf("watch config: %w", err)
-		}
-		changes, watchErrs = w.Events, w.Errors
+		changes, watchErrs = w.Changed(), w.Errors()
 	}
 	var sourceChanged <-chan struct{}
 	if a.src != nil {

@@ -34,7 +34,7 @@ func checkPrivilege(env Env) Result {
 		return Result{Status: OK, Found: "running as " + who + " with CAP_SYS_NICE: memory locality may move any workload's pages"}
 	}
 	return Result{Status: Warn, Found: "running as " + who + " without CAP_SYS_NICE: moving the pages of other users' processes fails with EPERM",
-		Do: "run the agent as root, or give it CAP_SYS_NICE (the Helm chart's DaemonSet is privileged); without it memory locality runs only on this user's processes"}
+		Do: "run the agent as root, or give it CAP_SYS_NICE (the Helm chart's agent has it, and CAP_SYS_PTRACE); without it memory locality runs only on this user's processes"}
 }
 
 type procStatus struct {

@@ -41,6 +41,11 @@ type Config struct {
 	Hierarchy      *cgroup.Hierarchy
 	Originals      cgroup.OriginalStore
 	BetweenBatches func()
+	// Created, when set, is the store the writer records in: Originals
+	// with the cgroups Locus created kept in a file of their own too
+	// (cgroup.Created), so a lost originals file does not leave them
+	// behind.
+	Created cgroup.OriginalStore
 	// OriginalsFile is the name of the originals checkpoint in Store's
 	// directory, for the messages about it.
 	OriginalsFile string
@@ -114,7 +119,11 @@ func New(c Config) (*Executor, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	w, err := cgroup.NewWriter(c.Hierarchy, c.Originals)
+	records := c.Originals
+	if c.Created != nil {
+		records = c.Created
+	}
+	w, err := cgroup.NewWriter(c.Hierarchy, records)
 	if err != nil {
 		return nil, err
 	}

@@ -24,8 +24,10 @@ type Match struct {
 	// Exe is an absolute path: the process must be running this very file
 	// (compared by device and inode through /proc/PID/exe).
 	Exe string `json:"exe,omitempty"`
-	// Unit is a systemd unit (libvirtd.service, machine-qemu....scope) the
-	// process must belong to, outside any user's own service manager.
+	// Unit is a systemd unit (libvirtd.service, machine-qemu....scope) of the
+	// host's own service manager the process must belong to: never one of
+	// the same name in a delegated sub-tree (a service's children, a
+	// container's own systemd, a user's manager).
 	Unit string `json:"unit,omitempty"`
 }
 

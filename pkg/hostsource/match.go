@@ -106,17 +106,35 @@ func allAre(ids [4]int, want int) bool {
 	return true
 }
 
-// inSystemUnit reports whether a systemd cgroup path lies in the unit. Below
-// a user@UID.service the user's own manager names the units, so a unit
-// there proves nothing about who started the process.
+// inSystemUnit reports whether a systemd cgroup path lies in the unit as
+// the host's own service manager runs it: one of the slices from the root
+// down (system.slice, then system-getty.slice, as systemd nests them), or
+// the first unit below them. Anything deeper is a delegated sub-tree (a
+// service's own children, a container's own systemd, a user@UID.service's
+// manager): whoever runs there names its cgroups, so a unit's name there
+// proves nothing about who started the process.
 func inSystemUnit(cg, unit string) bool {
+	parent := ""
 	for _, part := range strings.Split(strings.Trim(cg, "/"), "/") {
-		if strings.HasPrefix(part, "user@") && strings.HasSuffix(part, ".service") {
-			return false
+		if !hostSlice(part, parent) {
+			return part == unit
 		}
 		if part == unit {
 			return true
 		}
+		parent = strings.TrimSuffix(part, ".slice")
 	}
 	return false
+}
+
+// hostSlice says whether name is a slice systemd puts right below the slice
+// whose name without ".slice" is parent ("" for the root): system.slice at
+// the root, system-getty.slice below system.slice; a slice named otherwise
+// is not systemd's.
+func hostSlice(name, parent string) bool {
+	prefix, ok := strings.CutSuffix(name, ".slice")
+	if ok && parent != "" {
+		prefix, ok = strings.CutPrefix(prefix, parent+"-")
+	}
+	return ok && prefix != "" && !strings.Contains(prefix, "-")
 }

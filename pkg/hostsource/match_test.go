@@ -2,7 +2,9 @@ package hostsource
 
 import (
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/locus-project/locus/internal/proctest"
@@ -48,4 +50,62 @@ func TestMatchNeverAdoptsInitOrKernelThreads(t *testing.T) {
 	if !inSystemUnit("/system.slice/qemu.service", "qemu.service") {
 		t.Error("/system.slice/qemu.service is not in qemu.service")
 	}
+}
+
+// unit: names a unit of the host's own service manager: the unit is the first
+// level below the slices from the root. The same name deeper down is a unit of
+// a delegated sub-tree (a service's own children, a container's own systemd, a
+// user's manager), whoever runs there chose it, and it is never adopted.
+func TestMatchUnitOnlyAtTheHostsOwnLevel(t *testing.T) {
+	for _, tc := range []struct {
+		cg, unit string
+		in       bool
+	}{
+		{"/system.slice/qemu.service", "qemu.service", true},
+		{"/system.slice/qemu.service/vcpu0", "qemu.service", true}, // the unit's own sub-cgroups
+		{"/machine.slice/machine-qemu\\x2d1\\x2dvm.scope/libvirt/vcpu1", "machine-qemu\\x2d1\\x2dvm.scope", true},
+		{"/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service", true},
+		{"/system.slice", "system.slice", true},
+		{"/machine.slice/machine-qemu.scope", "machine.slice", true},
+		{"/system.slice/ci-runner.service/qemu.service", "qemu.service", false},
+		{"/machine.slice/systemd-nspawn@box.service/payload/system.slice/qemu.service", "qemu.service", false},
+		{"/machine.slice/libpod-0123abcd.scope/container/system.slice/qemu.service", "qemu.service", false},
+		{"/docker/0123abcd/system.slice/qemu.service", "qemu.service", false},
+		{"/system.slice/qemu.slice/qemu.service", "qemu.service", false}, // not a slice of system.slice
+		{"/system.slice/docker-0123.scope/system.slice/qemu.service", "system.slice", true},
+		{"/system.slice/ci-runner.service/system.slice", "system.slice", true},
+		{"/system.slice/ci-runner.service/inner.slice", "inner.slice", false},
+		{"/user.slice/user-1000.slice/user@1000.service/app.slice/qemu.service", "qemu.service", false},
+		{"/system.slice/other.service", "qemu.service", false},
+		{"/", "qemu.service", false},
+		{"", "qemu.service", false},
+	} {
+		if got := inSystemUnit(tc.cg, tc.unit); got != tc.in {
+			t.Errorf("%s in %s: %v, want %v", tc.cg, tc.unit, got, tc.in)
+		}
+	}
+}
+
+// Whatever /proc/PID/cgroup says, a unit put below a unit of the host (a
+// delegated sub-tree) is never the host's own: inSystemUnit must say no for
+// it however the rest of the path reads.
+func FuzzInSystemUnit(f *testing.F) {
+	for _, seed := range []struct{ cg, unit string }{
+		{"/system.slice/qemu.service", "qemu.service"},
+		{"/system.slice/ci-runner.service/qemu.service", "qemu.service"},
+		{"/machine.slice/machine-a.slice/machine-a-b.slice/x.scope/y", "machine-a-b.slice"},
+		{"/a-.slice/-.slice//.slice", ".slice"},
+	} {
+		f.Add(seed.cg, seed.unit)
+	}
+	f.Fuzz(func(t *testing.T, cg, unit string) {
+		parts := strings.Split(strings.Trim(cg, "/"), "/")
+		if inSystemUnit(cg, unit) && !slices.Contains(parts, unit) {
+			t.Fatalf("%q in unit %q, which it does not name", cg, unit)
+		}
+		delegated := "/system.slice/delegate.service/" + strings.TrimLeft(cg, "/")
+		if unit != "system.slice" && unit != "delegate.service" && inSystemUnit(delegated, unit) {
+			t.Fatalf("%q (delegated) counts as in the host's %q", delegated, unit)
+		}
+	})
 }

@@ -158,7 +158,12 @@ func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Decision, b
 func (h *LoopHandler) run(b *batch) {
 	reqs := h.take(b)
 	for _, q := range reqs {
-		delete(h.stopped, q.Pod.Namespace+"/"+q.Pod.Name) // a new sandbox of a stopped pod
+		// A new sandbox of a stopped pod; one of a pod created again under
+		// the same name (another UID) leaves the old one stopped.
+		key := q.Pod.Namespace + "/" + q.Pod.Name
+		if uid, ok := h.stopped[key]; ok && (uid == "" || q.Pod.UID == "" || uid == q.Pod.UID) {
+			delete(h.stopped, key)
+		}
 	}
 	b.finish(h.l.Decide(reqs))
 }

@@ -17,7 +17,7 @@ type Match struct {
 }
 
 // MatchWorkloads pairs each request with its pod's workload among ws (by
-// namespace/name; a pod's Cgroup is its pod cgroup) and names its
+// UID, see workloadOf; a pod's Cgroup is its pod cgroup) and names its
 // container's cgroup. A container not yet running has no cgroup: it is
 // added to its pod's workload (whose Containers then no longer share an
 // array with another slice) under a name below the pod's that is only a
@@ -25,13 +25,16 @@ type Match struct {
 // gets its Err now.
 func MatchWorkloads(reqs []Request, ws []*workload.Workload) *Match {
 	m := &Match{out: make([]Decision, len(reqs)), keys: make([]string, len(reqs))}
-	byName := map[string]int{}
+	byName, byUID := map[string]int{}, map[string]int{}
 	for i := range ws {
 		byName[ws[i].Name] = i
+		if ws[i].UID != "" {
+			byUID[ws[i].UID] = i
+		}
 	}
 	for i, q := range reqs {
 		name := q.Pod.Namespace + "/" + q.Pod.Name
-		j, ok := byName[name]
+		j, ok := workloadOf(q.Pod, ws, byName, byUID)
 		if !ok {
 			m.out[i] = Decision{Exclusive: workload.AsksForCPUs(q.Pod.Labels, q.Pod.Annotations),
 				Err: fmt.Errorf("pod %s is %w (its cgroup, or the pod from the API server)", name, ErrUnknownPod)}
@@ -50,6 +53,22 @@ func MatchWorkloads(reqs []Request, ws []*workload.Workload) *Match {
 		}
 	}
 	return m
+}
+
+// workloadOf finds the index in ws of pod's workload: the one of its UID. A
+// pod deleted and created again under the same name is another pod, so a
+// workload of that name with another UID (the old pod, still listed) is not
+// its own: its container must not get the old pod's cgroup or CPUs. Only
+// where the runtime or the source gives no UID is the name enough.
+func workloadOf(pod Pod, ws []*workload.Workload, byName, byUID map[string]int) (int, bool) {
+	if j, ok := byUID[pod.UID]; ok && pod.UID != "" {
+		return j, true
+	}
+	j, ok := byName[pod.Namespace+"/"+pod.Name]
+	if !ok || (pod.UID != "" && ws[j].UID != "") {
+		return 0, false
+	}
+	return j, true
 }
 
 // Failed answers the requests when the decision could not be made: each

@@ -69,6 +69,53 @@ func TestMatchWorkloads(t *testing.T) {
 	}
 }
 
+// A pod deleted and created again under the same namespace and name is a
+// new pod (a new UID): while the agent still lists the old one, a container
+// of the new pod is not paired with it, so it never gets the old pod's
+// container cgroup or CPUs; it is a pod not known yet, to be looked up. A
+// request or a workload without a UID (a runtime or a source that gives
+// none) pairs by name as before.
+func TestMatchWorkloadsPairsByUID(t *testing.T) {
+	old := workload.Workload{Name: "ns/a", UID: "uid-old", Cgroup: "kubepods/poduid-old", CPU: workload.CPUNeed{Exclusive: true},
+		Containers: []workload.Container{{Name: "app", Cgroup: "kubepods/poduid-old/c1"}}}
+	renewed := req("a", "app", nil)
+	renewed.Pod.UID = "uid-new"
+	same := req("a", "app", nil)
+	same.Pod.UID = "uid-old"
+	noUID := req("a", "app", nil)
+	m := MatchWorkloads([]Request{renewed, same, noUID}, []*workload.Workload{&old})
+	out := m.Decided([]cgroup.Op{{Cgroup: "kubepods/poduid-old/c1", Knob: cgroup.CPUSetCPUs, Value: "3"}}, cgroup.V2)
+	if !errors.Is(out[0].Err, ErrUnknownPod) || !out[0].Values.IsZero() || out[0].Exclusive {
+		t.Errorf("the new pod's container was paired with the old pod: %+v", out[0])
+	}
+	if out[1].Err != nil || out[1].Values.CPUs != "3" || out[2].Err != nil || out[2].Values.CPUs != "3" {
+		t.Errorf("the old pod's own container: %+v; without a UID: %+v", out[1], out[2])
+	}
+	if len(old.Containers) != 1 {
+		t.Errorf("the old pod got the new pod's container: %+v", old.Containers)
+	}
+}
+
+// A sandbox of a pod created again under a stopped pod's name does not
+// bring the stopped one back into the decisions; the same pod's new
+// sandbox does.
+func TestNewSandboxOfAnotherPodKeepsTheOldStopped(t *testing.T) {
+	h := NewLoopHandler(context.Background(), Loop{Decide: func(reqs []Request) []Decision { return make([]Decision, len(reqs)) }})
+	h.stopped["ns/a"] = "uid-old"
+	renewed := req("a", "app", nil)
+	renewed.Pod.UID = "uid-new"
+	h.run(&batch{reqs: []Request{renewed}, done: make(chan struct{})})
+	if h.stopped["ns/a"] != "uid-old" {
+		t.Fatalf("a new pod's sandbox forgot the stopped pod of the same name: %v", h.stopped)
+	}
+	again := req("a", "app", nil)
+	again.Pod.UID = "uid-old"
+	h.run(&batch{reqs: []Request{again}, done: make(chan struct{})})
+	if _, ok := h.stopped["ns/a"]; ok {
+		t.Fatalf("the stopped pod's own new sandbox left it stopped: %v", h.stopped)
+	}
+}
+
 // A stopped sandbox's pod is left out until the source drops it; a new pod
 // of the same name (another UID) is not.
 func TestDropStopped(t *testing.T) {

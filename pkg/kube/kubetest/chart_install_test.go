@@ -119,6 +119,9 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 	if !spec.HostPID || spec.ServiceAccountName != "locus-agent" || spec.Containers[0].Image != "ghcr.io/locus-project/locus:"+chartAppVersion(t) {
 		t.Fatalf("agent DaemonSet: hostPID %v, service account %q, image %q", spec.HostPID, spec.ServiceAccountName, spec.Containers[0].Image)
 	}
+	if sc := spec.Containers[0].SecurityContext; sc == nil || sc.Privileged == nil || *sc.Privileged || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Fatalf("agent DaemonSet as stored: security context %+v, want not privileged, read-only root", sc)
+	}
 
 	agent, err := kubernetes.NewForConfig(own.ServiceAccountConfig(t, ns, "locus-agent"))
 	if err != nil {

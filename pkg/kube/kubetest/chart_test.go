@@ -26,7 +26,8 @@ var chartValueSets = []struct {
 	set  []string
 }{
 	{name: "defaults"},
-	{name: "scheduler-unprivileged", set: []string{"scheduler.enabled=true", "agent.privileged=false", "image.pullPolicy=Always"}},
+	{name: "scheduler-privileged", set: []string{"scheduler.enabled=true", "agent.privileged=true", "image.pullPolicy=Always"}},
+	{name: "no-network-policy", set: []string{"networkPolicy.enabled=false", "agent.seccompProfile.type=RuntimeDefault"}},
 	{name: "no-default-configs", set: []string{"defaultConfigs.resourceQOS.create=false", "defaultConfigs.podConfig.create=false"}},
 	{name: "grafana-dashboard", set: []string{"grafana.dashboard.enabled=true"}},
 	{name: "agent-flags", set: []string{`agent.reservedCPUs=0\,64`, "agent.cgroupDriver=systemd"}},
@@ -112,9 +113,15 @@ func TestHelmChartAppliesToRealAPIServer(t *testing.T) {
 			if vs.name == "grafana-dashboard" {
 				wantConfigMaps++ // the dashboard, for Grafana's sidecar
 			}
+			wantPolicies := 1
+			if vs.name == "no-network-policy" {
+				wantPolicies = 0
+			}
 			if kinds["DaemonSet"] != 1 || kinds["CustomResourceDefinition"] != 1 ||
-				kinds["Deployment"] != wantDeployments || kinds["ConfigMap"] != wantConfigMaps {
-				t.Fatalf("rendered kinds %v: want 1 DaemonSet, 1 CRD, %d Deployment(s), %d ConfigMap(s)", kinds, wantDeployments, wantConfigMaps)
+				kinds["Deployment"] != wantDeployments || kinds["ConfigMap"] != wantConfigMaps ||
+				kinds["ValidatingAdmissionPolicy"] != 1 || kinds["ValidatingAdmissionPolicyBinding"] != 1 || kinds["NetworkPolicy"] != wantPolicies {
+				t.Fatalf("rendered kinds %v: want 1 DaemonSet, 1 CRD, %d Deployment(s), %d ConfigMap(s), the admission policy and its binding, %d NetworkPolicy",
+					kinds, wantDeployments, wantConfigMaps, wantPolicies)
 			}
 
 			apply := cp.Kubectl("apply", "--dry-run=server", "-f", "-")

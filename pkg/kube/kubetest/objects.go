@@ -112,7 +112,30 @@ func (cp *ControlPlane) BindPodAnnotated(t testing.TB, pod *corev1.Pod, node str
 // ServiceAccountConfig returns a client configuration that authenticates with a
 // real token of the service account namespace/name (created if missing), issued by
 // the TokenRequest API: RBAC treats it exactly as a pod running as that account.
+// The token is bound to no object, so it carries no node's name; a pod's own
+// token is PodServiceAccountConfig's.
 func (cp *ControlPlane) ServiceAccountConfig(t testing.TB, namespace, name string) *rest.Config {
+	t.Helper()
+	return cp.serviceAccountConfig(t, namespace, name, nil)
+}
+
+// PodServiceAccountConfig returns a client configuration with the token the
+// kubelet mounts into pod: its service account's (created if missing), bound
+// to the pod, and so, once the pod is assigned a node, carrying that node's
+// name as authentication.kubernetes.io/node-name in the user's extra info, as
+// the apiserver (v1.32 and later, always) puts it there. The token dies with
+// the pod.
+func (cp *ControlPlane) PodServiceAccountConfig(t testing.TB, pod *corev1.Pod) *rest.Config {
+	t.Helper()
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	return cp.serviceAccountConfig(t, pod.Namespace, sa,
+		&authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID})
+}
+
+func (cp *ControlPlane) serviceAccountConfig(t testing.TB, namespace, name string, bound *authenticationv1.BoundObjectReference) *rest.Config {
 	t.Helper()
 	ctx := callContext(t)
 	sas := cp.Client.CoreV1().ServiceAccounts(namespace)
@@ -122,7 +145,7 @@ func (cp *ControlPlane) ServiceAccountConfig(t testing.TB, namespace, name strin
 	}
 	hour := int64(3600)
 	tr, err := sas.CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour},
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hour, BoundObjectRef: bound},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("kubetest: token for service account %s/%s: %v", namespace, name, err)

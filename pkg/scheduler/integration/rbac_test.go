@@ -11,7 +11,8 @@ import (
 // The chart's scheduler identity may do what a kube-scheduler does, what
 // the plugin adds and its leader election (off in the other tests, which
 // run it in-process), and not what belongs to others: the agents' writes,
-// other components' Leases, secrets, nodes.
+// other components' Leases, secrets, nodes, and no write to a pod but its
+// binding (upstream kube-scheduler's own rights).
 func TestSchedulerRBAC(t *testing.T) {
 	setup(t)
 	client, err := kubernetes.NewForConfig(cp.ServiceAccountConfig(t, chartNamespace, schedulerSA))
@@ -22,8 +23,9 @@ func TestSchedulerRBAC(t *testing.T) {
 		verb, group, resource, sub, ns, name string
 		allowed                              bool
 	}{
-		{"patch", "", "pods", "", "any", "", true},         // the decision
-		{"create", "", "pods", "binding", "any", "", true}, // kube-scheduler's
+		{"patch", "", "pods", "", "any", "", false},        // its decision rides on the Binding
+		{"update", "", "pods", "", "any", "", false},
+		{"create", "", "pods", "binding", "any", "", true}, // kube-scheduler's, and the decision's
 		{"list", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", true},
 		{"watch", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", true},
 		{"update", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", false}, // the agents'
