@@ -38,8 +38,8 @@ type ContainerDecision struct {
 // Decide computes the memcg files of every container of w. Precedence: the
 // pod annotation's policy auto/none, then the namespace lists, then the
 // class's enable in resource-qos-config; nothing configured means off.
-// policy auto is the recommended profile overlaid with the class's
-// parameters (the class's enable does not matter there).
+// policy auto is the recommended profile, whatever the class's memoryQOS
+// section says.
 // Explicit parameters in the annotation override whichever profile is in
 // force, but never switch memory QoS on by themselves. Errors name the bad
 // label, annotation or container; the caller keeps the files as they are.
@@ -99,11 +99,9 @@ func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed boo
 	switch {
 	case ps.Policy == PolicyNone:
 		return off(FromAnnotation, "annotation %s sets policy none", key)
-	case ps.Policy == PolicyAuto && cc != nil && !guaranteed:
-		// The recommended parameters, each overridable by the class (whether
-		// its enable is true or false) and then by the pod.
-		return on(FromAnnotation, Recommended(be).With(cc.Params), "annotation %s sets policy auto: recommended %s profile with %s parameters", key, family, path)
 	case ps.Policy == PolicyAuto:
+		// The recommended parameters replace the class's, as ack-koordinator's
+		// agent does; only the pod's own parameters go on top.
 		return on(FromAnnotation, Recommended(be), "annotation %s sets policy auto: recommended %s profile", key, family)
 	case slices.Contains(nsc.Disabled, ns):
 		return off(FromNamespace, "namespace %q is in disabledNamespaces", ns)

@@ -24,7 +24,7 @@ func TestPrecedenceTable(t *testing.T) {
 		wmarkMinAdj int64
 	}{
 		{1, `{"policy": "none"}`, lsLow, on, ls, "", FromAnnotation, 0, 0, 0},
-		{2, `{"policy": "auto"}`, lsLow, off, ls, "", FromAnnotation, 500, 0, -25},
+		{2, `{"policy": "auto"}`, lsLow, off, ls, "", FromAnnotation, 0, 0, -25},
 		{3, "", lsLow, off, ls, "", FromNamespace, 0, 0, 0},
 		{4, "", lsOff, on, ls, "", FromNamespace, 500, 0, -25},
 		{5, "", "{}", on, ls, "", FromNamespace, 0, 0, -25},

@@ -50,3 +50,22 @@ func TestAutoIsTheRecommendedParameters(t *testing.T) {
 			MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 99614720}})
 	}
 }
+
+// policy auto replaces the class's memoryQOS parameters with the recommended
+// ones, as ack-koordinator's agent does: an LS pod on a cluster whose lsClass
+// throttles at 80 % keeps memory.high at max, and only the pod's own
+// parameters go on top.
+func TestAutoReplacesTheClassParameters(t *testing.T) {
+	cfg := mustConfig(t, `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "throttlingPercent": 80, "lowLimitPercent": 50}}}}`)
+	w := Workload{Namespace: "ns", Labels: map[string]string{LabelQoSClass: "LS"}, Annotations: map[string]string{AnnotationMemoryQoS: `{"policy": "auto"}`},
+		Containers: []Container{{Name: "app", RequestBytes: 50 * mib, LimitBytes: 100 * mib}}}
+	d, err := Decide(cfg, NamespaceConfig{}, w, Options{})
+	if err != nil || !d.Enabled || d.Source != FromAnnotation || d.Profile != Recommended(false) {
+		t.Fatalf("profile %+v enabled %v from %s (%s), %v; want the recommended LS profile", d.Profile, d.Enabled, d.Source, d.Reason, err)
+	}
+	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0},
+		MemoryWmarkHigh: {Expect, 99614720}, MemoryWmarkMinAdj: {Write, -25}})
+	w.Annotations[AnnotationMemoryQoS] = `{"policy": "auto", "throttlingPercent": 90}`
+	d, _ = Decide(cfg, NamespaceConfig{}, w, Options{})
+	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryLow: {Restore, 0}, MemoryHigh: {Write, 94371840}})
+}
