@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
-	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -119,7 +118,7 @@ func (c *HostConfig) validate() error {
 		}
 	}
 	if c.CgroupParent != "" {
-		if err := cgroup.CheckRel(c.CgroupParent); err != nil {
+		if err := checkCgroupPath(c.CgroupParent); err != nil {
 			return fmt.Errorf("cgroupParent: %w", err)
 		}
 	}
@@ -143,7 +142,7 @@ func (w Workload) validate() error {
 	sources := 0
 	if w.Cgroup != "" {
 		sources++
-		if err := cgroup.CheckRel(w.Cgroup); err != nil {
+		if err := checkCgroupPath(w.Cgroup); err != nil {
 			return fmt.Errorf("cgroup: %w", err)
 		}
 	}
