@@ -42,21 +42,16 @@ type ContainerDecision struct {
 // section says.
 // Explicit parameters in the annotation override whichever profile is in
 // force, but never switch memory QoS on by themselves. Errors name the bad
-// label, annotation or container; the caller keeps the files as they are.
+// container or class; the caller keeps the files as they are.
 func Decide(cfg Config, ns NamespaceConfig, w Workload, opts Options) (Decision, error) {
 	if err := checkContainers(w.Containers); err != nil {
 		return Decision{}, err
 	}
-	ps, key, err := podSetting(w)
-	if err != nil {
+	if err := checkClass(w.Class); err != nil {
 		return Decision{}, err
 	}
-	class, from, guaranteed, err := classOf(w)
-	if err != nil {
-		return Decision{}, err
-	}
-	d := Decision{Class: class, ClassFrom: from}
-	st := resolve(cfg, ns, w.Namespace, class, guaranteed, ps, key)
+	d := Decision{Class: w.Class, ClassFrom: w.ClassFrom}
+	st := resolve(cfg, ns, w)
 	d.Enabled, d.Source, d.Reason, d.Profile = st.enabled, st.source, st.reason, st.profile
 	for _, c := range w.Containers {
 		s := allRestored(d.Reason, opts, false)
@@ -79,7 +74,8 @@ type state struct {
 	profile Profile
 }
 
-func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed bool, ps PodSetting, key string) state {
+func resolve(cfg Config, nsc NamespaceConfig, w Workload) state {
+	ns, c, guaranteed, ps, key := w.Namespace, w.Class, w.Guaranteed, w.Pod, w.PodKey
 	be := c == ClassBE
 	family := "LS"
 	if be {
@@ -126,6 +122,16 @@ func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed boo
 		return off(FromClassConfig, "%s.enable is false", path)
 	}
 	return on(FromClassConfig, TableDefaults(be).With(cc.Params), "%s.enable is true", path)
+}
+
+// checkClass refuses a class no section governs: the workload's text is
+// read into one of the classes, so another is a caller's mistake.
+func checkClass(c Class) error {
+	switch c {
+	case ClassLSE, ClassLSR, ClassLS, ClassBE, ClassSystem:
+		return nil
+	}
+	return fmt.Errorf("class %q is not one of LSE, LSR, LS, BE, SYSTEM", c)
 }
 
 // checkContainers rejects sizes no kernel file can express.

@@ -170,8 +170,8 @@ const runContainer = "command"
 
 func memQoSWorkload(req Request) memqos.Workload {
 	return memqos.Workload{
-		Labels:      map[string]string{"koordinator.sh/qosClass": string(req.QoS)},
-		Annotations: map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto"}`},
+		Class: req.QoS, ClassFrom: "label " + workload.LabelQoSClass,
+		Pod: memqos.PodSetting{Policy: memqos.PolicyAuto}, PodKey: workload.AnnotationMemoryQoS,
 		Containers: []memqos.Container{{Name: runContainer,
 			RequestBytes: req.MemoryRequest, LimitBytes: req.MemoryLimit}},
 	}

@@ -1,7 +1,6 @@
-package workload
+package sloconfig
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,17 +13,31 @@ import (
 	"github.com/locus-project/locus/pkg/topology"
 )
 
-// CPU Burst's text: the pod annotation and the cpu-burst-config key of
-// ack-slo-config, read strictly (an unknown field, a wrong type or a value
-// out of range is an error naming the field path and the value).
-const (
-	AnnotationCPUBurst = "koordinator.sh/cpuBurst"
-	ConfigKeyCPUBurst  = "cpu-burst-config" // in kube-system/ack-slo-config
-	// Bounds: far above any real value, low enough that hostile text costs
-	// nothing to refuse.
-	MaxCPUBurstAnnotation = 4 << 10
-	MaxCPUBurstConfig     = 256 << 10
-)
+// MaxCPUBurstConfig bounds cpu-burst-config: far above any real value, low
+// enough that hostile text costs nothing to refuse.
+const MaxCPUBurstConfig = 256 << 10
+
+// CPUBurst is cpu-burst-config decoded: clusterStrategy, and each
+// nodeStrategies entry merged over it.
+type CPUBurst struct {
+	Cluster cpuburst.Config
+	Nodes   []NodeStrategy[cpuburst.Config]
+	// written tells a key that says nothing (blank, or absent) from one
+	// whose clusterStrategy is empty: only the latter is a strategy in force.
+	written bool
+}
+
+// ForNode is the strategy in force on a node with these labels.
+func (b CPUBurst) ForNode(nodeLabels map[string]string) cpuburst.NodeConfig {
+	if !b.written {
+		return cpuburst.NodeConfig{}
+	}
+	c, name := forNode(b.Cluster, b.Nodes, nodeLabels)
+	if name == "" {
+		name = "clusterStrategy"
+	}
+	return cpuburst.NodeConfig{Strategy: c, Source: name}
+}
 
 // burstFields are the protocol's fields with their ranges; a bound outside
 // what the protocol allows is Locus's, to keep the arithmetic bounded.
@@ -43,11 +56,12 @@ var burstFields = []burstField{
 
 var burstPolicies = []cpuburst.Policy{cpuburst.Auto, cpuburst.CPUBurstOnly, cpuburst.CFSQuotaBurst, cpuburst.None}
 
-// ParseCPUBurst reads the koordinator.sh/cpuBurst annotation's JSON; path
-// prefixes the field names in errors.
-func ParseCPUBurst(raw, path string) (cpuburst.Config, error) {
-	if len(raw) > MaxCPUBurstAnnotation {
-		return cpuburst.Config{}, fmt.Errorf("%s: %d bytes, at most %d", path, len(raw), MaxCPUBurstAnnotation)
+// ParseCPUBurstAnnotation reads the JSON of a cpuBurst annotation (or a
+// standalone workload's cpuBurst field): the fields of a cpu-burst-config
+// strategy. path prefixes the field names in errors.
+func ParseCPUBurstAnnotation(raw, path string) (cpuburst.Config, error) {
+	if len(raw) > MaxAnnotationBytes {
+		return cpuburst.Config{}, fmt.Errorf("%s: %d bytes, at most %d", path, len(raw), MaxAnnotationBytes)
 	}
 	var o map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &o); err != nil || o == nil {
@@ -60,13 +74,8 @@ func ParseCPUBurst(raw, path string) (cpuburst.Config, error) {
 func burstObject(o map[string]json.RawMessage, path string) (cpuburst.Config, error) {
 	var c cpuburst.Config
 	var errs []error
-	keys := make([]string, 0, len(o))
-	for k := range o {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		if len(errs) == maxBurstErrors {
+	for _, key := range keys(o) {
+		if len(errs) == maxErrors {
 			errs = append(errs, fmt.Errorf("%s: more errors not shown", path))
 			break
 		}
@@ -98,10 +107,6 @@ func burstObject(o map[string]json.RawMessage, path string) (cpuburst.Config, er
 	return c, errors.Join(errs...)
 }
 
-// maxBurstErrors bounds the errors told of one object: hostile text with
-// thousands of bad fields must not make a message as long.
-const maxBurstErrors = 8
-
 // shown is a JSON value fit for a message: a string as its text, quoted.
 func shown(v json.RawMessage) string {
 	var s string
@@ -122,83 +127,58 @@ func clipKey(k string) string {
 	return k
 }
 
-// ParseCPUBurstConfig reads cpu-burst-config (JSON or YAML) on a node with
-// these labels: clusterStrategy, with the first nodeStrategies entry whose
-// nodeSelector selects the node merged over it. Every entry is checked on
-// every node. Blank input is the protocol's defaults (policy none).
-func ParseCPUBurstConfig(raw string, nodeLabels map[string]string) (cpuburst.NodeConfig, error) {
+// ParseCPUBurst reads cpu-burst-config (JSON or YAML): clusterStrategy, and
+// each nodeStrategies entry merged over it. Blank input says nothing: the
+// protocol's defaults (policy none).
+func ParseCPUBurst(raw string) (CPUBurst, error) {
 	if len(raw) > MaxCPUBurstConfig {
-		return cpuburst.NodeConfig{}, fmt.Errorf("%s: %d bytes, at most %d", ConfigKeyCPUBurst, len(raw), MaxCPUBurstConfig)
+		return CPUBurst{}, fmt.Errorf("%s: %d bytes, at most %d", ConfigKeyCPUBurst, len(raw), MaxCPUBurstConfig)
 	}
 	if strings.TrimSpace(raw) == "" {
-		return cpuburst.NodeConfig{}, nil
+		return CPUBurst{}, nil
 	}
 	doc, err := yaml.YAMLToJSON([]byte(raw))
 	if err != nil {
 		// The parser's text can quote a whole nested key: cut it.
-		return cpuburst.NodeConfig{}, fmt.Errorf("%s: %s", ConfigKeyCPUBurst, topology.Quote(err.Error()))
+		return CPUBurst{}, fmt.Errorf("%s: %s", ConfigKeyCPUBurst, topology.Quote(err.Error()))
 	}
-	q, err := qosForNode(string(doc), nodeLabels)
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &root); err != nil || root == nil {
+		return CPUBurst{}, fmt.Errorf("%s: want an object with clusterStrategy and nodeStrategies, got %s", ConfigKeyCPUBurst, clipJSON(doc))
+	}
+	cluster := root["clusterStrategy"]
+	entries, err := parseNodeStrategies(root[nodeStrategiesKey], cluster)
 	if err != nil {
-		return cpuburst.NodeConfig{}, err
+		return CPUBurst{}, err
 	}
-	cluster, err := burstStrategy(q.cluster, "clusterStrategy")
-	if err != nil {
-		return cpuburst.NodeConfig{}, err
+	for _, k := range keys(root) {
+		if k != "clusterStrategy" && k != nodeStrategiesKey {
+			return CPUBurst{}, fmt.Errorf("%s: unknown field %s (known: clusterStrategy, nodeStrategies)", ConfigKeyCPUBurst, topology.Quote(k))
+		}
 	}
-	out := cpuburst.NodeConfig{Strategy: cluster, Source: "clusterStrategy"}
-	for i, e := range q.entries {
-		c, err := burstStrategy(e, fmt.Sprintf("%s[%d]", nodeStrategiesKey, i))
+	b := CPUBurst{written: true}
+	if b.Cluster, err = burstStrategy(cluster, "clusterStrategy"); err != nil {
+		return CPUBurst{}, err
+	}
+	for _, e := range entries {
+		c, err := burstStrategy(e.merged, e.path)
 		if err != nil {
-			return cpuburst.NodeConfig{}, err
+			return CPUBurst{}, err
 		}
-		if i == q.match {
-			out = cpuburst.NodeConfig{Strategy: c, Source: q.name}
-		}
+		b.Nodes = append(b.Nodes, NodeStrategy[cpuburst.Config]{Name: e.name, Selector: e.sel, Value: c})
 	}
-	return out, nil
+	return b, nil
 }
 
-// burstStrategy reads a document's clusterStrategy (for a nodeStrategies
-// entry, the entry merged over it, named by path).
-func burstStrategy(doc, path string) (cpuburst.Config, error) {
-	var root map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(doc), &root); err != nil || root == nil {
-		return cpuburst.Config{}, fmt.Errorf("%s: want an object with clusterStrategy and nodeStrategies, got %s", ConfigKeyCPUBurst, clipJSON(json.RawMessage(doc)))
-	}
-	for k := range root {
-		if k != "clusterStrategy" {
-			return cpuburst.Config{}, fmt.Errorf("%s: unknown field %s (known: clusterStrategy, nodeStrategies)", ConfigKeyCPUBurst, topology.Quote(k))
-		}
-	}
-	cs, ok := root["clusterStrategy"]
-	if !ok || isJSONNull(cs) {
+// burstStrategy reads a strategy: clusterStrategy, or an entry merged over
+// it, named by path.
+func burstStrategy(raw json.RawMessage, path string) (cpuburst.Config, error) {
+	if isNull(raw) {
 		return cpuburst.Config{}, nil
 	}
 	var o map[string]json.RawMessage
-	if err := json.NewDecoder(bytes.NewReader(cs)).Decode(&o); err != nil || o == nil {
-		return cpuburst.Config{}, fmt.Errorf("%s: want an object, got %s", path, clipJSON(cs))
+	if err := json.Unmarshal(raw, &o); err != nil || o == nil {
+		return cpuburst.Config{}, fmt.Errorf("%s: want an object, got %s", path, clipJSON(raw))
 	}
 	return burstObject(o, path)
-}
-
-// CheckCPUBurstConfig parses a cpu-burst-config value as the agent will,
-// so that a source keeps in force only a value the agent accepts.
-func CheckCPUBurstConfig(raw string) error {
-	_, err := ParseCPUBurstConfig(raw, nil)
-	return err
-}
-
-// CPUBurstOf reads a workload's own CPU Burst fields: its annotation, nil
-// when it has none; the error names the annotation and the field.
-func CPUBurstOf(annotations map[string]string) (*cpuburst.Config, error) {
-	raw, ok := annotations[AnnotationCPUBurst]
-	if !ok {
-		return nil, nil
-	}
-	c, err := ParseCPUBurst(raw, "annotation "+AnnotationCPUBurst)
-	if err != nil {
-		return nil, err
-	}
-	return &c, nil
 }

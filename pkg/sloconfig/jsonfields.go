@@ -1,10 +1,12 @@
-package memqos
+package sloconfig
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,9 +21,16 @@ import (
 
 type object map[string]json.RawMessage
 
+// keys are an object's keys in order, so that errors come in the same
+// order every time.
+func keys[V any](o map[string]V) []string { return slices.Sorted(maps.Keys(o)) }
+
 // document turns a config value into JSON. JSON is tried first for its
 // precise error positions; YAML is the fallback. Blank input gives nil.
 func document(raw string) (json.RawMessage, error) {
+	if len(raw) > MaxValueBytes {
+		return nil, fmt.Errorf("%d bytes, at most %d", len(raw), MaxValueBytes)
+	}
 	if strings.TrimSpace(raw) == "" {
 		return nil, nil
 	}
@@ -71,8 +80,10 @@ func clip(s string) string {
 	return s
 }
 
+// isNull says a value is absent: missing, empty or null.
 func isNull(raw json.RawMessage) bool {
-	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }
 
 func wrongType(path string, raw json.RawMessage, want string) error {
@@ -187,4 +198,20 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// maxErrors bounds the problems told of one value: hostile text with
+// thousands of bad fields must not make a message as long, since it is
+// copied into logs and Events.
+const maxErrors = 8
+
+// joinErrors is errors.Join of the first maxErrors problems, saying how
+// many more there were.
+func joinErrors(errs []error) error {
+	errs = slices.DeleteFunc(slices.Clone(errs), func(err error) bool { return err == nil })
+	if len(errs) > maxErrors {
+		more := len(errs) - maxErrors
+		errs = append(errs[:maxErrors:maxErrors], fmt.Errorf("and %d more problems not shown", more))
+	}
+	return errors.Join(errs...)
 }

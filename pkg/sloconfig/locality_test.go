@@ -1,4 +1,4 @@
-package locality
+package sloconfig
 
 import (
 	"reflect"
@@ -7,35 +7,35 @@ import (
 	"time"
 )
 
-func TestParseAnnotation(t *testing.T) {
+func TestParseLocalityAnnotation(t *testing.T) {
 	tests := []struct {
 		value string
-		want  Settings
+		want  Locality
 		err   string
 	}{
-		{`{"policy": "bestEffort"}`, Settings{Policy: PolicyBestEffort}, ""},
-		{`{"policy": "BestEffort"}`, Settings{Policy: PolicyBestEffort}, ""},
-		{`{"policy": "NONE"}`, Settings{Policy: PolicyNone}, ""},
-		{`{"policy": "bestEffort","migrateIntervalMinutes":10}`, Settings{Policy: PolicyBestEffort, MigrateIntervalMinutes: 10}, ""},
-		{`{"policy": "bestEffort","migrateIntervalMinutes":0}`, Settings{Policy: PolicyBestEffort}, ""},
-		{`{"policy": "always"}`, Settings{}, `koordinator.sh/memoryLocality.policy: "always" is not bestEffort or none`},
-		{`{"policy": 1}`, Settings{}, "memoryLocality.policy: want a string"},
-		{`{"migrateIntervalMinutes": 5}`, Settings{}, "memoryLocality.policy: missing"},
-		{`{"policy": "bestEffort", "migrateIntervalMinutes": -1}`, Settings{}, "memoryLocality.migrateIntervalMinutes: want a whole number"},
-		{`{"policy": "bestEffort", "migrateIntervalMinutes": 1.5}`, Settings{}, "migrateIntervalMinutes"},
-		{`{"policy": "bestEffort", "migrateIntervalMinutes": "10"}`, Settings{}, "migrateIntervalMinutes"},
+		{`{"policy": "bestEffort"}`, Locality{Policy: LocalityBestEffort}, ""},
+		{`{"policy": "BestEffort"}`, Locality{Policy: LocalityBestEffort}, ""},
+		{`{"policy": "NONE"}`, Locality{Policy: LocalityNone}, ""},
+		{`{"policy": "bestEffort","migrateIntervalMinutes":10}`, Locality{Policy: LocalityBestEffort, MigrateIntervalMinutes: 10}, ""},
+		{`{"policy": "bestEffort","migrateIntervalMinutes":0}`, Locality{Policy: LocalityBestEffort}, ""},
+		{`{"policy": "always"}`, Locality{}, `koordinator.sh/memoryLocality.policy: "always" is not bestEffort or none`},
+		{`{"policy": 1}`, Locality{}, "memoryLocality.policy: want a string"},
+		{`{"migrateIntervalMinutes": 5}`, Locality{}, "memoryLocality.policy: missing"},
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": -1}`, Locality{}, "memoryLocality.migrateIntervalMinutes: want a whole number"},
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": 1.5}`, Locality{}, "migrateIntervalMinutes"},
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": "10"}`, Locality{}, "migrateIntervalMinutes"},
 		// The seed: migrateIntervalMinutes "none" turns memory locality off.
-		{`{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`, Settings{Policy: PolicyNone}, ""},
-		{`{"policy": "BestEffort", "migrateIntervalMinutes": "None"}`, Settings{Policy: PolicyNone}, ""},
-		{`{"migrateIntervalMinutes": "none"}`, Settings{Policy: PolicyNone}, ""},
-		{`{"policy": "often", "migrateIntervalMinutes": "none"}`, Settings{}, `policy: "often" is not bestEffort or none`},
-		{`{"policy": "bestEffort", "migrateIntervalMinutes": "never"}`, Settings{}, `or "none", got`},
-		{`{"policy": "bestEffort", "interval": 10}`, Settings{}, `unknown field "interval"`},
-		{`bestEffort`, Settings{}, "is not a JSON object"},
-		{`null`, Settings{}, "is not a JSON object"},
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`, Locality{Policy: LocalityNone}, ""},
+		{`{"policy": "BestEffort", "migrateIntervalMinutes": "None"}`, Locality{Policy: LocalityNone}, ""},
+		{`{"migrateIntervalMinutes": "none"}`, Locality{Policy: LocalityNone}, ""},
+		{`{"policy": "often", "migrateIntervalMinutes": "none"}`, Locality{}, `policy: "often" is not bestEffort or none`},
+		{`{"policy": "bestEffort", "migrateIntervalMinutes": "never"}`, Locality{}, `or "none", got`},
+		{`{"policy": "bestEffort", "interval": 10}`, Locality{}, `unknown field "interval"`},
+		{`bestEffort`, Locality{}, "is not a JSON object"},
+		{`null`, Locality{}, "is not a JSON object"},
 	}
 	for _, tc := range tests {
-		got, err := ParseAnnotation(tc.value)
+		got, err := ParseLocalityAnnotation(tc.value, "koordinator.sh/memoryLocality")
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: error %v, want %q", tc.value, err, tc.err)
@@ -48,7 +48,7 @@ func TestParseAnnotation(t *testing.T) {
 	}
 }
 
-func TestParseClassConfig(t *testing.T) {
+func TestParseLocalities(t *testing.T) {
 	// The seed's ConfigMap value, with other features' keys around it.
 	raw := `{
 	  "clusterStrategy": {
@@ -63,19 +63,19 @@ func TestParseClassConfig(t *testing.T) {
 	  },
 	  "nodeStrategies": []
 	}`
-	got, err := ParseClassConfig(raw)
+	got, err := localities(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]Settings{"lsClass": {Policy: PolicyBestEffort}, "lsrClass": {Policy: PolicyNone}}
+	want := map[string]Locality{"lsClass": {Policy: LocalityBestEffort}, "lsrClass": {Policy: LocalityNone}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 	yamlRaw := "clusterStrategy:\n  lsClass:\n    memoryLocality:\n      policy: BestEffort\n      migrateIntervalMinutes: 30\n"
-	if got, err := ParseClassConfig(yamlRaw); err != nil || got["lsClass"] != (Settings{Policy: PolicyBestEffort, MigrateIntervalMinutes: 30}) {
+	if got, err := localities(yamlRaw); err != nil || got["lsClass"] != (Locality{Policy: LocalityBestEffort, MigrateIntervalMinutes: 30}) {
 		t.Errorf("yaml: got %+v, %v", got, err)
 	}
-	if got, err := ParseClassConfig("  "); err != nil || len(got) != 0 {
+	if got, err := localities("  "); err != nil || len(got) != 0 {
 		t.Errorf("blank: got %+v, %v", got, err)
 	}
 	for _, tc := range []struct{ raw, want string }{
@@ -85,21 +85,28 @@ func TestParseClassConfig(t *testing.T) {
 		{`[1]`, "resource-qos-config"},
 		{`{"clusterStrategy": `, "resource-qos-config"},
 	} {
-		if _, err := ParseClassConfig(tc.raw); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := localities(tc.raw); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.raw, err, tc.want)
 		}
 	}
 }
 
+// localities are the memoryLocality sections of a resource-qos-config
+// value's clusterStrategy.
+func localities(raw string) (map[string]Locality, error) {
+	r, err := ParseResourceQoS(raw)
+	return r.Cluster.Locality, err
+}
+
 func TestResolveAndDue(t *testing.T) {
-	be, none := Settings{Policy: PolicyBestEffort}, Settings{Policy: PolicyNone}
-	if Resolve(&none, &be) != none || Resolve(nil, &be) != be || Resolve(nil, nil).Policy != PolicyNone {
+	be, none := Locality{Policy: LocalityBestEffort}, Locality{Policy: LocalityNone}
+	if ResolveLocality(&none, &be) != none || ResolveLocality(nil, &be) != be || ResolveLocality(nil, nil).Policy != LocalityNone {
 		t.Error("annotation must win over class config, and nothing means off")
 	}
 	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	every10 := Settings{Policy: PolicyBestEffort, MigrateIntervalMinutes: 10}
+	every10 := Locality{Policy: LocalityBestEffort, MigrateIntervalMinutes: 10}
 	tests := []struct {
-		s    Settings
+		s    Locality
 		ran  bool
 		now  time.Time
 		want bool

@@ -1,170 +1,151 @@
-package workload
+package sloconfig
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
 	"github.com/locus-project/locus/pkg/topology"
 )
 
-// resource-qos-config may carry, beside clusterStrategy, a list of per-node
-// overrides, as ack-koordinator's NodeSLO does:
+// resource-qos-config and cpu-burst-config may carry, beside
+// clusterStrategy, a list of per-node overrides, as ack-koordinator's
+// NodeSLO does:
 //
 //	"nodeStrategies": [{"name": "big", "nodeSelector": {"matchLabels": {"pool": "big"}},
 //	                    "beClass": {"memoryQOS": {"throttlingPercent": 50}}}]
 //
-// The first entry whose nodeSelector matches the node's labels is merged over
-// clusterStrategy for that node: objects key by key, any other value
-// replaced, so an entry says only what differs. Every entry is checked,
-// whichever node reads the config, so that a mistake is found on every node
-// rather than only on the nodes it selects.
+// Each entry is merged over clusterStrategy (objects key by key, any other
+// value replaced, so an entry says only what differs) and decoded on
+// arrival, whichever node reads the config, so that a mistake is found on
+// every node rather than only on the nodes it selects. The first entry
+// whose nodeSelector matches a node's labels is in force there.
 
 // Bounds on the per-node overrides: far above any real config, low enough
 // that a hostile ConfigMap costs nothing to refuse.
 const (
-	MaxNodeStrategies  = 64 // entries in nodeStrategies
-	MaxSelectorTerms   = 32 // matchLabels plus matchExpressions of one entry
-	MaxSelectorValues  = 64 // values of one matchExpressions term
-	maxMergeDepth      = 32 // objects merged key by key down to this depth
+	MaxNodeStrategies = 64 // entries in nodeStrategies
+	MaxSelectorTerms  = 32 // matchLabels plus matchExpressions of one entry
+	MaxSelectorValues = 64 // values of one matchExpressions term
+	maxMergeDepth     = 32 // objects merged key by key down to this depth
+	// maxMergedBytes bounds the entries merged over clusterStrategy, all
+	// together: each is as long as clusterStrategy and the entry.
+	maxMergedBytes     = 16 << 20
 	nodeStrategiesKey  = "nodeStrategies"
 	nodeStrategyFields = "name, nodeSelector and the class strategies (lsrClass, lsClass, beClass, systemClass, ...)"
 )
 
-// nodeStrategy is one entry of nodeStrategies.
-type nodeStrategy struct {
-	name string
-	sel  labels.Selector
-	body map[string]json.RawMessage // the class strategies: nodeSelector and name removed
+// NodeStrategy is one nodeStrategies entry, decoded: Value is the entry
+// merged over clusterStrategy.
+type NodeStrategy[T any] struct {
+	// Name is the entry's name, or "nodeStrategies[i]" without one.
+	Name     string
+	Selector labels.Selector
+	Value    T
 }
 
-// nodeDocs is resource-qos-config split for one node.
-type nodeDocs struct {
-	cluster string   // the document without nodeStrategies
-	entries []string // per entry: cluster with the entry merged over clusterStrategy
-	match   int      // the first entry selecting the node, -1 for none
-	name    string   // its name, or "nodeStrategies[i]" without one
+// forNode is the first entry selecting a node with these labels, or
+// cluster ("" for its name) when none does.
+func forNode[T any](cluster T, nodes []NodeStrategy[T], nodeLabels map[string]string) (T, string) {
+	for _, n := range nodes {
+		if n.Selector.Matches(labels.Set(nodeLabels)) {
+			return n.Value, n.Name
+		}
+	}
+	return cluster, ""
 }
 
-// qosForNode splits resource-qos-config into the cluster document and one
-// document per nodeStrategies entry, and finds the entry in force on a node
-// with the given labels. Input that is not an object is left whole in
-// cluster, for the class parsers to name the error.
-func qosForNode(raw string, nodeLabels map[string]string) (nodeDocs, error) {
-	q := nodeDocs{cluster: raw, match: -1}
-	if strings.TrimSpace(raw) == "" {
-		return q, nil
-	}
-	doc, err := yaml.YAMLToJSON([]byte(raw)) // JSON is YAML too
-	if err != nil {
-		return q, nil
-	}
-	var root map[string]json.RawMessage
-	if json.Unmarshal(doc, &root) != nil || root == nil {
-		return q, nil
-	}
-	list, ok := root[nodeStrategiesKey]
-	if !ok {
-		return q, nil
-	}
-	delete(root, nodeStrategiesKey)
-	base, err := json.Marshal(root)
-	if err != nil {
-		return q, err
-	}
-	q.cluster = string(base)
-	if isJSONNull(list) {
-		return q, nil
-	}
-	strategies, err := parseNodeStrategies(list)
-	if err != nil {
-		return q, err
-	}
-	cluster := root["clusterStrategy"]
-	for i, s := range strategies {
-		body, err := json.Marshal(s.body)
-		if err != nil {
-			return q, err
-		}
-		merged, err := mergeJSON(cluster, body, 0)
-		if err != nil {
-			return q, fmt.Errorf("%s[%d]: %w", nodeStrategiesKey, i, err)
-		}
-		root["clusterStrategy"] = merged
-		d, err := json.Marshal(root)
-		if err != nil {
-			return q, err
-		}
-		q.entries = append(q.entries, string(d))
-		if q.match < 0 && s.sel.Matches(labels.Set(nodeLabels)) {
-			q.match, q.name = i, s.name
-			if q.name == "" {
-				q.name = fmt.Sprintf("%s[%d]", nodeStrategiesKey, i)
-			}
-		}
-	}
-	return q, nil
+// entry is one nodeStrategies entry as written: its name, selector and
+// the rest (the strategies it overrides), merged over clusterStrategy.
+type entry struct {
+	name, path string
+	sel        labels.Selector
+	merged     json.RawMessage
 }
 
-// parseNodeStrategies reads the nodeStrategies array, counting its entries
-// before keeping any.
-func parseNodeStrategies(list json.RawMessage) ([]nodeStrategy, error) {
+// parseNodeStrategies reads the nodeStrategies array (absent or null:
+// none), counting its entries before keeping any, and merges each over
+// cluster.
+func parseNodeStrategies(list, cluster json.RawMessage) ([]entry, error) {
+	if isNull(list) {
+		return nil, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(list))
 	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
 		return nil, fmt.Errorf("%s: want an array of objects, got %s", nodeStrategiesKey, clipJSON(list))
 	}
-	var out []nodeStrategy
+	var out []entry
 	var errs []error
 	for i := 0; dec.More(); i++ {
 		if i == MaxNodeStrategies {
 			return nil, fmt.Errorf("%s: more than %d entries", nodeStrategiesKey, MaxNodeStrategies)
 		}
-		var e json.RawMessage
-		if err := dec.Decode(&e); err != nil {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
 			return nil, fmt.Errorf("%s[%d]: %v", nodeStrategiesKey, i, err)
 		}
-		s, err := parseNodeStrategy(e, fmt.Sprintf("%s[%d]", nodeStrategiesKey, i))
+		e, body, err := parseEntry(raw, fmt.Sprintf("%s[%d]", nodeStrategiesKey, i))
 		errs = append(errs, err)
-		out = append(out, s)
+		if err == nil {
+			e.merged = body
+			out = append(out, e)
+		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := joinErrors(errs); err != nil {
 		return nil, err
+	}
+	merged := 0
+	for i := range out {
+		m, err := mergeJSON(cluster, out[i].merged, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", out[i].path, err)
+		}
+		if merged += len(m); merged > maxMergedBytes {
+			return nil, fmt.Errorf("%s: merged over clusterStrategy, the entries make more than %d bytes", nodeStrategiesKey, maxMergedBytes)
+		}
+		out[i].merged = m
 	}
 	return out, nil
 }
 
-func parseNodeStrategy(raw json.RawMessage, path string) (nodeStrategy, error) {
-	var s nodeStrategy
-	if json.Unmarshal(raw, &s.body) != nil || s.body == nil {
-		return s, fmt.Errorf("%s: want an object with %s, got %s", path, nodeStrategyFields, clipJSON(raw))
+// parseEntry reads one entry's name and selector, and returns the rest of
+// it: the strategies it overrides.
+func parseEntry(raw json.RawMessage, path string) (entry, json.RawMessage, error) {
+	e := entry{path: path, name: path}
+	var body map[string]json.RawMessage
+	if json.Unmarshal(raw, &body) != nil || body == nil {
+		return e, nil, fmt.Errorf("%s: want an object with %s, got %s", path, nodeStrategyFields, clipJSON(raw))
 	}
-	if n, ok := s.body["name"]; ok {
-		if json.Unmarshal(n, &s.name) != nil {
-			return s, fmt.Errorf("%s.name: want a string, got %s", path, clipJSON(n))
+	if n, ok := body["name"]; ok {
+		var name string
+		if json.Unmarshal(n, &name) != nil {
+			return e, nil, fmt.Errorf("%s.name: want a string, got %s", path, clipJSON(n))
 		}
 		// It goes to logs and the status: short and printable.
-		if len(s.name) > 63 || strings.IndexFunc(s.name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
-			return s, fmt.Errorf("%s.name: %s is not up to 63 printable characters", path, topology.Quote(s.name))
+		if len(name) > 63 || strings.IndexFunc(name, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+			return e, nil, fmt.Errorf("%s.name: %s is not up to 63 printable characters", path, topology.Quote(name))
+		}
+		if name != "" {
+			e.name = name
 		}
 	}
-	sel, ok := s.body["nodeSelector"]
-	if !ok || isJSONNull(sel) {
-		return s, fmt.Errorf("%s.nodeSelector: missing; an entry without one would match no node (clusterStrategy is for every node)", path)
+	sel, ok := body["nodeSelector"]
+	if !ok || isNull(sel) {
+		return e, nil, fmt.Errorf("%s.nodeSelector: missing; an entry without one would match no node (clusterStrategy is for every node)", path)
 	}
 	var err error
-	if s.sel, err = parseSelector(sel, path+".nodeSelector"); err != nil {
-		return s, err
+	if e.sel, err = parseSelector(sel, path+".nodeSelector"); err != nil {
+		return e, nil, err
 	}
-	delete(s.body, "name")
-	delete(s.body, "nodeSelector")
-	return s, nil
+	delete(body, "name")
+	delete(body, "nodeSelector")
+	rest, err := json.Marshal(body)
+	return e, rest, err
 }
 
 // parseSelector reads a Kubernetes label selector (matchLabels,
@@ -175,7 +156,7 @@ func parseSelector(raw json.RawMessage, path string) (labels.Selector, error) {
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
 		return nil, fmt.Errorf("%s: want an object with matchLabels and/or matchExpressions, got %s", path, clipJSON(raw))
 	}
-	for k := range fields {
+	for _, k := range keys(fields) {
 		if k != "matchLabels" && k != "matchExpressions" {
 			return nil, fmt.Errorf("%s: unknown field %s (known: matchLabels, matchExpressions)", path, topology.Quote(k))
 		}
@@ -215,9 +196,9 @@ func parseSelector(raw json.RawMessage, path string) (labels.Selector, error) {
 // over wins. Depth is bounded; below maxMergeDepth over replaces base.
 func mergeJSON(base, over json.RawMessage, depth int) (json.RawMessage, error) {
 	var b, o map[string]json.RawMessage
-	if depth >= maxMergeDepth || isJSONNull(base) || json.Unmarshal(base, &b) != nil || b == nil ||
+	if depth >= maxMergeDepth || isNull(base) || json.Unmarshal(base, &b) != nil || b == nil ||
 		json.Unmarshal(over, &o) != nil || o == nil {
-		if isJSONNull(over) && depth > 0 {
+		if isNull(over) && depth > 0 {
 			return base, nil
 		}
 		return over, nil
@@ -230,11 +211,6 @@ func mergeJSON(base, over json.RawMessage, depth int) (json.RawMessage, error) {
 		b[k] = m
 	}
 	return json.Marshal(b)
-}
-
-func isJSONNull(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || string(t) == "null"
 }
 
 func clipJSON(raw json.RawMessage) string {
