@@ -119,14 +119,6 @@ func shown(v json.RawMessage) string {
 	return topology.Quote(s)
 }
 
-// clipKey keeps a field name fit for a message.
-func clipKey(k string) string {
-	if len(k) > 40 || strings.IndexFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
-		return topology.Quote(k[:min(len(k), 40)])
-	}
-	return k
-}
-
 // ParseCPUBurst reads cpu-burst-config (JSON or YAML): clusterStrategy, and
 // each nodeStrategies entry merged over it. Blank input says nothing: the
 // protocol's defaults (policy none).

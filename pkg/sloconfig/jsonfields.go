@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/locus-project/locus/pkg/fieldname"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // The configs are read field by field from raw JSON, not with struct tags,
@@ -187,9 +188,18 @@ func asStrings(raw json.RawMessage, path string) ([]string, error) {
 // likely meant when its letter case is wrong or it is a near misspelling.
 func unknownField(path, key string, known []string) error {
 	if k, ok := fieldname.Closest(key, known); ok {
-		return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, key), k)
+		return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, clipKey(key)), k)
 	}
-	return fmt.Errorf("%s: unknown field", join(path, key))
+	return fmt.Errorf("%s: unknown field", join(path, clipKey(key)))
+}
+
+// clipKey keeps a field name fit for a message: a key is text from outside
+// too, as long as the value allows.
+func clipKey(k string) string {
+	if len(k) > 40 || strings.IndexFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+		return topology.Quote(k[:min(len(k), 40)])
+	}
+	return k
 }
 
 // join builds a dotted field path; the root has an empty path.
