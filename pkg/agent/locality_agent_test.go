@@ -10,7 +10,9 @@ import (
 
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
@@ -27,7 +29,7 @@ func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 	req, opts := f.calls[0], f.opts[0]
 	ck := h.checkpoint()
 	if !slices.Equal(req.PIDs, []int{4242}) || !slices.Equal(req.Local, h.a.topo.NodesOf(ck.Assignments["redis"].CPUs)) ||
-		!slices.Equal(req.Nodes, []int{0, 1}) || req.Policy != locality.PolicyBestEffort {
+		!slices.Equal(req.Nodes, []int{0, 1}) || req.Policy != sloconfig.LocalityBestEffort {
 		t.Errorf("request %+v", req)
 	}
 	if opts.Budget != 7*time.Millisecond || opts.SysfsRoot != h.opts.SysfsRoot || opts.Margin != (locality.Margin{}) {
@@ -191,7 +193,7 @@ func TestLocalityBadSettingsWarnAndChangeNothing(t *testing.T) {
 	h.settle()
 	h.settle()
 	evs := h.localityEvents()
-	want := locality.AnnotationKey + `: unknown field "interval" (known: policy, migrateIntervalMinutes)`
+	want := workload.AnnotationMemoryLocality + `: unknown field "interval" (known: policy, migrateIntervalMinutes)`
 	if f.count() != 0 || len(evs) != 1 || evs[0].Type != eventlog.Warning || evs[0].Reason != "InvalidMemoryLocality" ||
 		!strings.HasPrefix(evs[0].Message, want) {
 		t.Fatalf("%d migrations, events %+v; want one warning starting %q", f.count(), evs, want)

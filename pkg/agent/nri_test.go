@@ -46,7 +46,7 @@ func newNRINodeOn(t testing.TB, shape fixture.Shape, cpus string, v cgroup.Versi
 			tree.mkcg(c.Cgroup)
 		}
 	}
-	src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0), ResourceQoSConfig: memQoSOn, Workloads: pods}}
+	src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0), SLO: lsLow50(t), Workloads: pods}}
 	n := &nriNode{src: src, tree: tree, sock: filepath.Join(nritest.SocketDir(t), "nri.sock")}
 	nriOpts.Enabled, nriOpts.Socket = true, n.sock
 	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, shape),

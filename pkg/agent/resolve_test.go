@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 func parseWorkloads(t *testing.T, doc string) []resolved {
@@ -51,8 +52,8 @@ func TestResolveWorkloads(t *testing.T) {
 			if n.Exclusive != tc.excl || n.CPUs != tc.cpus || n.Policy != tc.policy || n.RequestMilli != tc.reqMilli {
 				t.Errorf("cpu need = %+v", n)
 			}
-			if r.plan.MemQoS.KubeQoS != tc.kube || r.plan.BE != tc.be {
-				t.Errorf("kube QoS %s, BE %v; want %s, %v", r.plan.MemQoS.KubeQoS, r.plan.BE, tc.kube, tc.be)
+			if r.plan.QoS.Kube != tc.kube || r.plan.BE != tc.be {
+				t.Errorf("kube QoS %s, BE %v; want %s, %v", r.plan.QoS.Kube, r.plan.BE, tc.kube, tc.be)
 			}
 			got := ""
 			if len(r.problems) > 0 {
@@ -64,7 +65,7 @@ func TestResolveWorkloads(t *testing.T) {
 		})
 	}
 	r := parseWorkloads(t, "- {name: a, command: [x], qosClass: ls, labels: {koordinator.sh/qosClass: BE}, resources: {limits: {memory: 1Gi}}}")[0]
-	if r.plan.MemQoS.Labels[memqos.LabelQoSClass] != "LS" || r.plan.MemQoS.Containers[0].RequestBytes != 1<<30 {
+	if r.plan.MemQoS.Class != memqos.ClassLS || r.plan.MemQoS.ClassFrom != "label "+workload.LabelQoSClass || r.plan.MemQoS.Containers[0].RequestBytes != 1<<30 {
 		t.Errorf("qosClass must win over the label and a limit defaults the request: %+v", r.plan.MemQoS)
 	}
 	if r.cgroup != "locus.slice/a" || r.source != FromCommand {

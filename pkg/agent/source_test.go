@@ -15,6 +15,7 @@ import (
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
@@ -49,8 +50,19 @@ func pod(name string, cpus int) source.Workload {
 	return source.Workload{Class: "LS", Plan: workload.Workload{Name: "ns/" + name, Cgroup: cg,
 		Containers: []workload.Container{{Name: "app", Cgroup: cg + "/app"}},
 		CPU:        workload.CPUNeed{Exclusive: cpus > 0, CPUs: cpus, Policy: cpualloc.FullPCPUs},
-		MemQoS: memqos.Workload{Namespace: "ns", Labels: map[string]string{memqos.LabelQoSClass: "LS"},
+		MemQoS: memqos.Workload{Namespace: "ns", Class: memqos.ClassLS, ClassFrom: "label " + workload.LabelQoSClass,
 			Containers: []memqos.Container{{Name: "app", RequestBytes: 1 << 30, LimitBytes: 2 << 30}}}}}
+}
+
+// lsLow50 is the SLO configuration of the pods' tests: memory QoS on for LS
+// with lowLimitPercent 50, decoded as a source hands it over.
+func lsLow50(t testing.TB) sloconfig.Doc {
+	t.Helper()
+	rq, err := sloconfig.ParseResourceQoS(memQoSOn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sloconfig.Doc{ResourceQoS: rq}
 }
 
 // With a source, the loop writes the containers' cgroups (not only the
@@ -63,8 +75,7 @@ func TestSourceWorkloads(t *testing.T) {
 			tree := newCgroupTree(t, v, true, "0-3") // with the memory files on v1 too
 			tree.mkcg("kubepods/pod-a/app", "kubepods/pod-b/app")
 			src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0),
-				ResourceQoSConfig: `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50}}}}`,
-				Workloads:         []source.Workload{pod("a", 2), pod("b", 0)}}}
+				SLO: lsLow50(t), Workloads: []source.Workload{pod("a", 2), pod("b", 0)}}}
 			a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
 				CgroupRoot: tree.root, CgroupVersion: tree.v, Source: src, EventSink: src.emit,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

@@ -74,8 +74,7 @@ func newPodNode(t *testing.T, v cgroup.Version, ws ...source.Workload) *podNode 
 		n.tree.mkcg(w.Plan.Containers[0].Cgroup)
 	}
 	n.src = &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0),
-		ResourceQoSConfig: `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50}}}}`,
-		Workloads:         ws}}
+		SLO: lsLow50(t), Workloads: ws}}
 	n.listed = &listHook{fakeSource: n.src}
 	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
 		CgroupRoot: n.tree.root, CgroupVersion: n.tree.v, Source: n.listed, EventSink: n.src.emit,

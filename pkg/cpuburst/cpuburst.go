@@ -4,9 +4,10 @@
 // quota a container left unused and lets it spend above the quota later
 // (cpuBurstOnly), and a CFS quota raised step by step while the container
 // is throttled and the node's shared pool is not busy (cfsQuotaBurstOnly);
-// "auto" is both. It is pure: pkg/workload parses the pod annotation and
-// the cpu-burst-config ConfigMap key, pkg/decide turns the decision into
-// cgroup writes, and the agent observes the throttle counters.
+// "auto" is both. It is pure: pkg/sloconfig decodes the cpu-burst-config
+// ConfigMap key (and, for pkg/workload, the pod annotation), pkg/decide
+// turns the decision into cgroup writes, and the agent observes the
+// throttle counters.
 package cpuburst
 
 import "fmt"

@@ -3,7 +3,7 @@
 // demoted (cpu.idle 1, SCHED_IDLE for the group, where the kernel has it,
 // else the lowest weight), an LS workload keeps its weight, and an LS
 // workload may ask for core isolation (a core scheduling cookie of its own).
-// It is pure: pkg/memqos parses the config, pkg/workload the workload text,
+// It is pure: pkg/sloconfig decodes the config, pkg/workload the workload text,
 // pkg/decide turns the decision into cgroup writes and the agent applies
 // the cookie.
 package cpuqos

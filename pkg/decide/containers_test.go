@@ -22,7 +22,7 @@ func scoped(container bool, decided map[string]cpuset.CPUSet) workload.Workload 
 		{Name: "log", Cgroup: "kubepods/podu/log"}, {Name: "web", Cgroup: "kubepods/podu/web"},
 		{Name: "cache", Cgroup: "kubepods/podu/cache"}},
 		CPU:    workload.CPUNeed{Exclusive: true, CPUs: 4, Policy: cpualloc.FullPCPUsThenThreads, Decided: cpuset.New(2, 3, 4, 5)},
-		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": "LS"}}}
+		MemQoS: memqos.Workload{Class: memqos.ClassLS, ClassFrom: "label " + workload.LabelQoSClass}}
 	if container {
 		w.CPU.Containers = []cpualloc.ContainerCPUs{{Name: "log", Kind: cpualloc.Sidecar, CPUs: 1},
 			{Name: "web", Kind: cpualloc.App, CPUs: 2}, {Name: "cache", Kind: cpualloc.App, CPUs: 1}}
@@ -103,7 +103,7 @@ func TestComputeUnlisted(t *testing.T) {
 		return w
 	}
 	shared := with(workload.Workload{Name: "team/plain", UID: "uid-p", Cgroup: "kubepods/podu",
-		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": "LS"}}})
+		MemQoS: memqos.Workload{Class: memqos.ClassLS, ClassFrom: "label " + workload.LabelQoSClass}})
 	for _, tc := range []struct {
 		name    string
 		w       workload.Workload
@@ -164,7 +164,7 @@ func TestComputeUnlisted(t *testing.T) {
 func TestComputeAwaited(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Intel2S96C)
 	awaited := func(w workload.Workload, kube memqos.KubeQoS) workload.Workload {
-		w.Containers, w.Awaited, w.UID, w.MemQoS.KubeQoS = nil, true, "uid-a", kube
+		w.Containers, w.Awaited, w.UID, w.QoS.Kube = nil, true, "uid-a", kube
 		return w
 	}
 	exclusive := scoped(false, nil)

@@ -191,7 +191,7 @@ func Compute(in Input) Desired {
 		} else if w.OwnsMemoryLimit {
 			d.Restores = append(d.Restores, cgroupfile.Target{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit})
 		}
-		dec, err := memqos.Decide(in.MemQoS, in.Namespaces, w.MemQoS, in.MemQoSOptions)
+		dec, err := memQoS(in, w)
 		if err != nil {
 			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryQOS", Message: err.Error()})
 		} else {

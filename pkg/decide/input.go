@@ -41,7 +41,7 @@ func (o Observation) Input(previous map[string]workload.Assignment) Input {
 	in := Input{Topology: o.Topology, Reserved: cfg.Reserved, BEPool: cfg.BEPool, Kubelet: o.Kubelet,
 		UnrestrictedMems: cfg.Host.UnrestrictedMems, Previous: previous, MemQoS: cfg.MemQoS, Namespaces: cfg.Namespaces,
 		MemQoSOptions: memqos.Options{V1SoftLimitForLow: o.V1SoftLimitForLow, ThrottleNotBelowRequest: o.ThrottleNotBelowRequest},
-		CPUQoS:        cfg.MemQoS.CPU, CPUKernel: cpuqos.Kernel{CPUIdle: o.CPUIdle},
+		CPUQoS:        cfg.CPUQoS, CPUKernel: cpuqos.Kernel{CPUIdle: o.CPUIdle},
 		CPUBurst: cfg.CPUBurst, BurstKernel: o.Burst.Kernel}
 	in.Workloads = make([]workload.Workload, 0, len(o.Workloads)+len(o.Leases)+len(o.Held))
 	in.Workloads = append(in.Workloads, o.Workloads...)

@@ -166,7 +166,7 @@ func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpu
 // waiting for them.
 func (k Kubelet) mayPin(w workload.Workload) bool {
 	return w.Awaited && (k.Policy == "static" || k.MemPinned != nil || k.Unknown != "") &&
-		strings.EqualFold(string(w.MemQoS.KubeQoS), string(memqos.Guaranteed))
+		strings.EqualFold(string(w.QoS.Kube), string(memqos.Guaranteed))
 }
 
 // pinnedContainers is what the kubelet pinned of w: container name to CPUs.

@@ -21,12 +21,14 @@ func testWorkload(name string, cpus int, exclusive, be bool, ann map[string]stri
 	if be {
 		class = "BE"
 	}
-	return workload.Workload{
+	w := workload.Workload{
 		Name: name, Cgroup: cg, Containers: []workload.Container{{Name: name, Cgroup: cg}}, BE: be,
 		CPU: workload.CPUNeed{Exclusive: exclusive, CPUs: cpus, Policy: cpualloc.FullPCPUs},
-		MemQoS: memqos.Workload{Labels: map[string]string{"koordinator.sh/qosClass": class}, Annotations: ann,
-			Containers: []memqos.Container{{Name: name, RequestBytes: 100 * mib, LimitBytes: 200 * mib}}},
 	}
+	// Its text read as it arrives, as a source does.
+	w.SetMemQoS(workload.MemQoSOf("", map[string]string{workload.LabelQoSClass: class}, ann, "",
+		[]memqos.Container{{Name: name, RequestBytes: 100 * mib, LimitBytes: 200 * mib}}))
+	return w
 }
 
 func opValue(ops []cgroupfile.Op, cg string, k cgroupfile.Knob) (string, bool) {
@@ -40,7 +42,7 @@ func opValue(ops []cgroupfile.Op, cg string, k cgroupfile.Knob) (string, bool) {
 
 func TestComputeSmallMachine(t *testing.T) {
 	topo := fixture.MustBuild(fixture.Intel2S96C)
-	auto := map[string]string{"koordinator.sh/memoryQOS": `{"policy":"auto","lowLimitPercent":100}`}
+	auto := map[string]string{workload.AnnotationMemoryQoS: `{"policy":"auto","lowLimitPercent":100}`}
 	in := Input{Topology: topo, Reserved: cpuset.New(0, 96), BEPool: cpuset.New(),
 		Workloads: []workload.Workload{
 			testWorkload("redis", 4, true, false, auto),
@@ -99,7 +101,7 @@ func TestComputeProblemsKeepWorkloadsRunning(t *testing.T) {
 	big := testWorkload("big", 8, true, false, nil)
 	decided := testWorkload("decided", 2, true, false, nil)
 	decided.CPU.Decided = cpuset.New(2, 9)
-	bad := testWorkload("bad", 0, false, false, map[string]string{"koordinator.sh/memoryQOS": `{"policy":`})
+	bad := testWorkload("bad", 0, false, false, map[string]string{workload.AnnotationMemoryQoS: `{"policy":`})
 	d := Compute(Input{Topology: topo, Workloads: []workload.Workload{big, decided, bad}})
 	reasons := map[string]string{}
 	for _, p := range d.Problems {

@@ -40,10 +40,11 @@ type HostConfig struct {
 	// CgroupParent is where command and match workloads get their cgroups.
 	CgroupParent string `json:"cgroupParent,omitempty"`
 	// ResourceQOSConfig is the same document as the ConfigMap key
-	// resource-qos-config, kept raw for the memqos parser.
+	// resource-qos-config, kept as written for pkg/sloconfig, which decodes
+	// both with the same code into the same types.
 	ResourceQOSConfig json.RawMessage `json:"resourceQOSConfig,omitempty"`
 	// CPUBurstConfig is the same document as the ConfigMap key
-	// cpu-burst-config, kept raw for pkg/workload's parser.
+	// cpu-burst-config, kept as written for pkg/sloconfig likewise.
 	CPUBurstConfig json.RawMessage `json:"cpuBurstConfig,omitempty"`
 	Workloads      []Workload      `json:"workloads"`
 }
@@ -60,7 +61,8 @@ type Workload struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 	Labels      map[string]string `json:"labels,omitempty"`
 	// CPUBurst is the standalone spelling of the koordinator.sh/cpuBurst
-	// annotation (the same fields), kept raw for pkg/workload's parser.
+	// annotation (the same fields), kept as written for pkg/workload, which
+	// reads it as it reads the annotation.
 	CPUBurst json.RawMessage `json:"cpuBurst,omitempty"`
 }
 

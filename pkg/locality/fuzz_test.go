@@ -1,8 +1,6 @@
 package locality
 
 import (
-	"encoding/json"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -10,70 +8,8 @@ import (
 	"github.com/locus-project/locus/pkg/topology"
 )
 
-// A pod's annotation and the ack-slo ConfigMap come from users; numa_maps and
-// /proc/PID/status from any process, which names its own mappings' files.
-
-func FuzzParseAnnotation(f *testing.F) {
-	f.Add(`{"policy": "bestEffort", "migrateIntervalMinutes": 10}`)
-	f.Add(`{"policy": "NONE", "migrateIntervalMinutes": 1e300}`)
-	f.Add(`{"policy": "bestEffort", "migrateIntervalMinutes": "none"}`)
-	fuzzseed.Add(f, func(s string) string { return `{"policy": ` + strconv.Quote(s) + `}` })
-	fuzzseed.Add(f, fuzzseed.Same)
-	f.Fuzz(func(t *testing.T, value string) {
-		var s Settings
-		var err error
-		fuzzseed.Timed(t, "ParseAnnotation", func() { s, err = ParseAnnotation(value) })
-		fuzzseed.CheckError(t, err, AnnotationKey)
-		if err == nil {
-			checkSettings(t, s)
-			roundTrip(t, s, func(raw string) (Settings, error) { return ParseAnnotation(raw) })
-		}
-	})
-}
-
-func FuzzParseClassConfig(f *testing.F) {
-	f.Add(`{"clusterStrategy": {"lsClass": {"memoryLocality": {"policy": "bestEffort"}}, "beClass": {"cpuQOS": {}}}}`)
-	f.Add("clusterStrategy:\n  beClass:\n    memoryLocality:\n      policy: none\n      migrateIntervalMinutes: 5\n")
-	fuzzseed.Add(f, func(s string) string {
-		return `{"clusterStrategy": {"lsClass": {"memoryLocality": {"policy": ` + strconv.Quote(s) + `}}}}`
-	})
-	fuzzseed.Add(f, func(s string) string { return `{"clusterStrategy": {"lsClass": {"memoryLocality": ` + s + `}}}` })
-	fuzzseed.Add(f, fuzzseed.Same)
-	f.Fuzz(func(t *testing.T, raw string) {
-		var m map[string]Settings
-		var err error
-		fuzzseed.Timed(t, "ParseClassConfig", func() { m, err = ParseClassConfig(raw) })
-		fuzzseed.CheckError(t, err, ConfigKeyResourceQoS, "clusterStrategy")
-		for class, s := range m {
-			checkSettings(t, s)
-			if len(m) > strings.Count(raw, "memoryLocality") {
-				t.Fatalf("class %q from nowhere", class)
-			}
-		}
-	})
-}
-
-func checkSettings(t *testing.T, s Settings) {
-	t.Helper()
-	if (s.Policy != PolicyBestEffort && s.Policy != PolicyNone) || s.MigrateIntervalMinutes < 0 || s.MigrateIntervalMinutes > 1e6 {
-		t.Fatalf("accepted %+v", s)
-	}
-	if s.Interval() < 0 {
-		t.Fatalf("%+v: negative interval", s)
-	}
-}
-
-func roundTrip(t *testing.T, s Settings, parse func(string) (Settings, error)) {
-	t.Helper()
-	raw, _ := json.Marshal(s)
-	if !strings.Contains(string(raw), "policy") {
-		raw = []byte(`{"policy": "` + string(s.Policy) + `"}`)
-	}
-	again, err := parse(string(raw))
-	if err != nil || again != s {
-		t.Fatalf("%+v writes %s, which reads back as %+v, %v", s, raw, again, err)
-	}
-}
+// numa_maps and /proc/PID/status come from any process, which names its own
+// mappings' files.
 
 func FuzzParseNumaMaps(f *testing.F) {
 	f.Add("7f0000000000 default anon=3 dirty=3 N0=2 N1=1 kernelpagesize_kB=4\n" +

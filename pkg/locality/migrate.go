@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 // Strategy is how pages are moved.
@@ -69,7 +71,7 @@ func (o Options) normalized() Options {
 type Request struct {
 	PIDs   []int
 	Local  []int
-	Policy Policy // "" migrates (bestEffort); none skips
+	Policy sloconfig.LocalityPolicy // "" migrates (bestEffort); none skips
 	// Nodes are the machine's memory nodes; nil reads them from sysfs.
 	Nodes []int
 }

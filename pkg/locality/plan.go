@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 // Reasons a plan or a process is skipped.
@@ -26,8 +28,8 @@ type ProcessPages struct {
 
 // PlanInput is everything the planner decides from.
 type PlanInput struct {
-	Policy Policy // "" plans as bestEffort; none skips
-	Local  []int  // the nodes of the workload's cpuset
+	Policy sloconfig.LocalityPolicy // "" plans as bestEffort; none skips
+	Local  []int                    // the nodes of the workload's cpuset
 	// Nodes holds every memory node of the machine with its size and free
 	// memory, read fresh.
 	Nodes     map[int]NodeMemory
@@ -87,7 +89,7 @@ func MakePlan(in PlanInput) (Plan, error) {
 	local := slices.Sorted(slices.Values(in.Local))
 	local = slices.Compact(local)
 	plan := Plan{Local: local, Room: map[int]uint64{}}
-	if in.Policy == PolicyNone {
+	if in.Policy == sloconfig.LocalityNone {
 		plan.Skipped = ReasonPolicyNone
 		return plan, nil
 	}
@@ -182,7 +184,7 @@ func (in PlanInput) validate() error {
 	if in.PageSize == 0 {
 		return fmt.Errorf("plan: page size is 0")
 	}
-	if in.Policy != "" && in.Policy != PolicyBestEffort && in.Policy != PolicyNone {
+	if in.Policy != "" && in.Policy != sloconfig.LocalityBestEffort && in.Policy != sloconfig.LocalityNone {
 		return fmt.Errorf("plan: unknown policy %q", in.Policy)
 	}
 	for _, id := range slices.Sorted(maps.Keys(in.Nodes)) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 const testPage = 4096
@@ -41,7 +43,7 @@ func TestMakePlan(t *testing.T) {
 		},
 		{
 			name:    "policy none",
-			in:      PlanInput{Policy: PolicyNone, Local: []int{0}, Nodes: nodesFree(1000, 1000), Processes: []ProcessPages{{PID: 1, Pages: NodePages{1: 10}}}},
+			in:      PlanInput{Policy: sloconfig.LocalityNone, Local: []int{0}, Nodes: nodesFree(1000, 1000), Processes: []ProcessPages{{PID: 1, Pages: NodePages{1: 10}}}},
 			skipped: ReasonPolicyNone,
 		},
 		{

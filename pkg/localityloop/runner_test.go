@@ -19,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -92,7 +93,7 @@ func TestRunnerRunsRecordsAndReports(t *testing.T) {
 	m := &allLocal{}
 	r, evs, metrics, wakes := testRunner(t, dir, m, cg)
 	target := Target{Name: "w", Containers: []workload.Container{{Name: "w", Cgroup: "pods/w"}}, CPUs: "1",
-		Local: []int{0}, Nodes: []int{0, 1}, Settings: locality.Settings{Policy: locality.PolicyBestEffort}}
+		Local: []int{0}, Nodes: []int{0, 1}, Settings: sloconfig.Locality{Policy: sloconfig.LocalityBestEffort}}
 	for range 2 {
 		r.Schedule([]Target{target}, time.Time{})
 		r.Wait()
@@ -133,7 +134,7 @@ func TestRunnerWaitsForTheCpuset(t *testing.T) {
 	m := &allLocal{}
 	r, evs, _, _ := testRunner(t, t.TempDir(), m, cg)
 	r.Schedule([]Target{{Name: "w", Containers: []workload.Container{{Name: "w", Cgroup: "pods/w"}}, CPUs: "1",
-		Local: []int{0}, Nodes: []int{0, 1}, Settings: locality.Settings{Policy: locality.PolicyBestEffort}}}, time.Time{})
+		Local: []int{0}, Nodes: []int{0, 1}, Settings: sloconfig.Locality{Policy: sloconfig.LocalityBestEffort}}}, time.Time{})
 	r.Wait()
 	if len(m.calls) != 0 || len(evs.evs) != 0 || r.Record("w") != nil {
 		t.Errorf("a cpuset not in force: calls %+v events %+v", m.calls, evs.evs)

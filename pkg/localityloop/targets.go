@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -28,7 +29,7 @@ type Target struct {
 	CPUs       string // the cpuset the run is for
 	Local      []int  // the NUMA nodes of CPUs
 	Nodes      []int  // the machine's memory nodes
-	Settings   locality.Settings
+	Settings   sloconfig.Locality
 	// Skip is set when there is nothing to move whatever the memory holds:
 	// one memory node, or CPUs on every node (locality.ReasonNoTargetNUMA).
 	Skip string
@@ -44,7 +45,7 @@ var boundPools = []string{"exclusive", "static-burst"}
 // workload rather than falling back to the class: the annotation says the
 // workload wants its own setting. Workloads without CPUs of their own are
 // targets that are skipped: their memory has no local node to go to.
-func Targets(ws []workload.Workload, states []decide.WorkloadState, classes map[string]locality.Settings,
+func Targets(ws []workload.Workload, states []decide.WorkloadState, classes map[string]sloconfig.Locality,
 	memNodes []int) ([]Target, []workload.Problem) {
 	byName := map[string]decide.WorkloadState{}
 	for _, s := range states {
@@ -56,21 +57,16 @@ func Targets(ws []workload.Workload, states []decide.WorkloadState, classes map[
 		if w.Terminating { // its memory goes with it
 			continue
 		}
-		var pod *locality.Settings
-		if raw, ok := w.MemQoS.Annotations[locality.AnnotationKey]; ok {
-			s, err := locality.ParseAnnotation(raw)
-			if err != nil {
-				probs = append(probs, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryLocality",
-					Message: err.Error() + `; using policy "none" instead (memory locality off for this workload, whatever its class says) until the annotation is fixed`})
-				continue
-			}
-			pod = &s
+		if w.MemoryLocalityInvalid != "" {
+			probs = append(probs, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryLocality",
+				Message: w.MemoryLocalityInvalid + `; using policy "none" instead (memory locality off for this workload, whatever its class says) until the annotation is fixed`})
+			continue
 		}
-		class, guaranteed := workload.ClassifyQoS(w.MemQoS.Labels, w.MemQoS.Annotations, w.MemQoS.KubeQoS).Locality()
-		fromClass, _ := locality.ClassSettings(classes, class, guaranteed)
-		settings := locality.Resolve(pod, fromClass)
+		class, guaranteed := w.QoS.Locality()
+		fromClass, _ := sloconfig.LocalityForClass(classes, class, guaranteed)
+		settings := sloconfig.ResolveLocality(w.MemoryLocality, fromClass)
 		st, ok := byName[w.Name]
-		if settings.Policy != locality.PolicyBestEffort || !ok {
+		if settings.Policy != sloconfig.LocalityBestEffort || !ok {
 			continue
 		}
 		t := Target{Name: w.Name, Containers: w.Containers, CPUs: st.CPUs, Local: st.NUMANodes,
@@ -111,9 +107,9 @@ func MemoryNodes(t *topology.Topology) []int {
 // Record is what the last run for a workload was and said. It is kept
 // across agent restarts (File).
 type Record struct {
-	CPUs     string            `json:"cpus"`
-	Settings locality.Settings `json:"settings"`
-	Ran      time.Time         `json:"ran"` // when the last run started
+	CPUs     string             `json:"cpus"`
+	Settings sloconfig.Locality `json:"settings"`
+	Ran      time.Time          `json:"ran"` // when the last run started
 	// Reported is what the last Event said, for the interval's rule.
 	Reported locality.Report       `json:"reported"`
 	Last     status.LocalityStatus `json:"last"`
@@ -190,7 +186,7 @@ func WithBalancer(targets []Target, groups []balancerloop.Unsettled, nodes []int
 	var bal []Target
 	for _, g := range groups {
 		t := Target{Name: g.Name, Containers: g.Containers, CPUs: g.CPUs, Local: g.Nodes, Nodes: nodes,
-			Settings: locality.Settings{Policy: locality.PolicyBestEffort}}
+			Settings: sloconfig.Locality{Policy: sloconfig.LocalityBestEffort}}
 		if !slices.ContainsFunc(nodes, func(n int) bool { return !slices.Contains(g.Nodes, n) }) {
 			t.Skip = locality.ReasonNoTargetNUMA
 		}

@@ -11,30 +11,34 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
-// locWorkload is a workload as the plan sees it, with one container.
+// locWorkload is a workload as the plan sees it, with one container, its
+// text read as it arrives.
 func locWorkload(name string, kube memqos.KubeQoS, labels, annotations map[string]string) workload.Workload {
-	return workload.Workload{Name: name, Cgroup: "pods/" + name, Containers: []workload.Container{{Name: name, Cgroup: "pods/" + name}},
-		MemQoS: memqos.Workload{Labels: labels, Annotations: annotations, KubeQoS: kube}}
+	w := workload.Workload{Name: name, Cgroup: "pods/" + name, Containers: []workload.Container{{Name: name, Cgroup: "pods/" + name}},
+		QoS: workload.ClassifyQoS(labels, annotations, kube)}
+	w.SetMemoryLocality(annotations)
+	return w
 }
 
 func TestLocalityTargets(t *testing.T) {
-	bestEffort := locality.Settings{Policy: locality.PolicyBestEffort}
-	every10 := locality.Settings{Policy: locality.PolicyBestEffort, MigrateIntervalMinutes: 10}
-	classes := map[string]locality.Settings{"lsClass": bestEffort, "lsrClass": every10}
-	ann := func(v string) map[string]string { return map[string]string{locality.AnnotationKey: v} }
-	ls := map[string]string{memqos.LabelQoSClass: "LS"}
-	be := map[string]string{memqos.LabelQoSClass: "be"}
+	bestEffort := sloconfig.Locality{Policy: sloconfig.LocalityBestEffort}
+	every10 := sloconfig.Locality{Policy: sloconfig.LocalityBestEffort, MigrateIntervalMinutes: 10}
+	classes := map[string]sloconfig.Locality{"lsClass": bestEffort, "lsrClass": every10}
+	ann := func(v string) map[string]string { return map[string]string{workload.AnnotationMemoryLocality: v} }
+	ls := map[string]string{workload.LabelQoSClass: "LS"}
+	be := map[string]string{workload.LabelQoSClass: "be"}
 	onNode0 := decide.WorkloadState{Pool: "exclusive", CPUs: "1", NUMANodes: []int{0}}
 	tests := []struct {
 		name    string
 		w       workload.Workload
 		st      decide.WorkloadState
-		classes map[string]locality.Settings
+		classes map[string]sloconfig.Locality
 		nodes   []int
-		want    *locality.Settings // nil: not a target
+		want    *sloconfig.Locality // nil: not a target
 		skip    string
 		problem string
 	}{
@@ -47,11 +51,11 @@ func TestLocalityTargets(t *testing.T) {
 		{"BE reads beClass, absent", locWorkload("w", memqos.BestEffort, be, nil), onNode0, classes, []int{0, 1}, nil, "", ""},
 		{"unlabelled Guaranteed reads lsrClass", locWorkload("w", memqos.Guaranteed, nil, nil), onNode0, classes, []int{0, 1}, &every10, "", ""},
 		{"unlabelled BestEffort is BE", locWorkload("w", memqos.BestEffort, nil, nil), onNode0,
-			map[string]locality.Settings{"lsClass": bestEffort}, []int{0, 1}, nil, "", ""},
+			map[string]sloconfig.Locality{"lsClass": bestEffort}, []int{0, 1}, nil, "", ""},
 		{"bad JSON is a problem naming the annotation", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":`)), onNode0, classes, []int{0, 1},
-			nil, "", locality.AnnotationKey + `: "{\"policy\":" is not a JSON object`},
+			nil, "", workload.AnnotationMemoryLocality + `: "{\"policy\":" is not a JSON object`},
 		{"bad field is a problem naming it", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"always"}`)), onNode0, classes, []int{0, 1},
-			nil, "", locality.AnnotationKey + `.policy: "always" is not bestEffort or none`},
+			nil, "", workload.AnnotationMemoryLocality + `.policy: "always" is not bestEffort or none`},
 		// No CPUs of its own: skipped with the seed's "no target numa", not left out.
 		{"shared pool: skipped", locWorkload("w", memqos.Burstable, ls, ann(`{"policy":"bestEffort"}`)),
 			decide.WorkloadState{Pool: "shared", CPUs: "1-3", NUMANodes: []int{0}}, nil, []int{0, 1}, &bestEffort, locality.ReasonNoTargetNUMA, ""},
@@ -106,12 +110,12 @@ func TestLocalityTargets(t *testing.T) {
 
 func TestLocalityDue(t *testing.T) {
 	t0 := time.Date(2024, 2, 27, 10, 0, 0, 0, time.UTC)
-	once := locality.Settings{Policy: locality.PolicyBestEffort}
-	every10 := locality.Settings{Policy: locality.PolicyBestEffort, MigrateIntervalMinutes: 10}
-	target := func(cpus string, s locality.Settings) Target {
+	once := sloconfig.Locality{Policy: sloconfig.LocalityBestEffort}
+	every10 := sloconfig.Locality{Policy: sloconfig.LocalityBestEffort, MigrateIntervalMinutes: 10}
+	target := func(cpus string, s sloconfig.Locality) Target {
 		return Target{Name: "w", CPUs: cpus, Settings: s}
 	}
-	rec := func(cpus string, s locality.Settings) *Record {
+	rec := func(cpus string, s sloconfig.Locality) *Record {
 		return &Record{CPUs: cpus, Settings: s, Ran: t0}
 	}
 	tests := []struct {
@@ -128,7 +132,7 @@ func TestLocalityDue(t *testing.T) {
 		{"interval: not yet", rec("1", every10), target("1", every10), t0.Add(9*time.Minute + 59*time.Second), false},
 		{"interval: passed", rec("1", every10), target("1", every10), t0.Add(10 * time.Minute), true},
 		{"interval: new cpuset runs now", rec("1", every10), target("2", every10), t0.Add(time.Minute), true},
-		{"policy none never runs", nil, target("1", locality.Settings{Policy: locality.PolicyNone}), t0, false},
+		{"policy none never runs", nil, target("1", sloconfig.Locality{Policy: sloconfig.LocalityNone}), t0, false},
 	}
 	for _, tc := range tests {
 		if got := due(tc.rec, tc.t, tc.now); got != tc.want {
@@ -195,7 +199,7 @@ func TestWithBalancer(t *testing.T) {
 	}
 	vm, wide := got[2], got[3]
 	if vm.Skip != "" || vm.CPUs != "0-3" || !slices.Equal(vm.Local, []int{0}) || !slices.Equal(vm.Nodes, nodes) ||
-		vm.Settings.Policy != locality.PolicyBestEffort {
+		vm.Settings.Policy != sloconfig.LocalityBestEffort {
 		t.Errorf("vm's target %+v", vm)
 	}
 	if wide.Skip != locality.ReasonNoTargetNUMA {

@@ -31,34 +31,31 @@ func checkSettings(t *testing.T, got Settings, wants map[Knob]want) {
 func TestSeedWorkedExamples(t *testing.T) {
 	cases := []struct {
 		name  string
-		class string
+		class *ClassConfig
 		c     Container
 		wants map[Knob]want
 	}{
-		{"min: request 100MiB, minLimitPercent 100", `{"enable": true, "minLimitPercent": 100}`,
+		{"min: request 100MiB, minLimitPercent 100", class(on, Params{MinLimitPercent: p(100)}),
 			Container{RequestBytes: 100 * mib},
 			map[Knob]want{MemoryMin: {Write, 104857600}, MemoryLow: {Restore, 0}}},
-		{"low: request 100MiB, lowLimitPercent 100", `{"enable": true, "lowLimitPercent": 100}`,
+		{"low: request 100MiB, lowLimitPercent 100", class(on, Params{LowLimitPercent: p(100)}),
 			Container{RequestBytes: 100 * mib},
 			map[Knob]want{MemoryLow: {Write, 104857600}, MemoryMin: {Restore, 0}}},
-		{"high: limit 100MiB, throttlingPercent 80", `{"enable": true, "throttlingPercent": 80, "wmarkRatio": 0}`,
+		{"high: limit 100MiB, throttlingPercent 80", class(on, Params{ThrottlingPercent: p(80), WmarkRatio: p(0)}),
 			Container{LimitBytes: 100 * mib},
 			map[Knob]want{MemoryHigh: {Write, 83886080}, MemoryWmarkHigh: {Restore, 0}, MemoryWmarkRatio: {Restore, 0}}},
-		{"wmark: limit 100MiB, throttling 80, wmarkRatio 95", `{"enable": true, "throttlingPercent": 80, "wmarkRatio": 95}`,
+		{"wmark: limit 100MiB, throttling 80, wmarkRatio 95", class(on, Params{ThrottlingPercent: p(80), WmarkRatio: p(95)}),
 			Container{LimitBytes: 100 * mib},
 			map[Knob]want{MemoryHigh: {Write, 83886080}, MemoryWmarkRatio: {Write, 95}, MemoryWmarkHigh: {Expect, 79691776}}},
-		{"wmark without throttling uses the limit", `{"enable": true}`,
+		{"wmark without throttling uses the limit", class(on, Params{}),
 			Container{LimitBytes: 100 * mib},
 			map[Knob]want{MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 99614720}, MemoryWmarkMinAdj: {Write, -25}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseResourceQoSConfig(`{"clusterStrategy": {"lsClass": {"memoryQOS": ` + tc.class + `}}}`)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := Workload{Labels: map[string]string{LabelQoSClass: "LS"}, Containers: []Container{tc.c}}
-			d, err := Decide(cfg, NamespaceConfig{}, w, Options{})
+			w := labelled(ClassLS)
+			w.Containers = []Container{tc.c}
+			d, err := Decide(Config{LS: tc.class}, NamespaceConfig{}, w, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

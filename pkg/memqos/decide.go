@@ -38,25 +38,20 @@ type ContainerDecision struct {
 // Decide computes the memcg files of every container of w. Precedence: the
 // pod annotation's policy auto/none, then the namespace lists, then the
 // class's enable in resource-qos-config; nothing configured means off.
-// policy auto is the recommended profile overlaid with the class's
-// parameters (the class's enable does not matter there).
+// policy auto is the recommended profile, whatever the class's memoryQOS
+// section says.
 // Explicit parameters in the annotation override whichever profile is in
 // force, but never switch memory QoS on by themselves. Errors name the bad
-// label, annotation or container; the caller keeps the files as they are.
+// container or class; the caller keeps the files as they are.
 func Decide(cfg Config, ns NamespaceConfig, w Workload, opts Options) (Decision, error) {
 	if err := checkContainers(w.Containers); err != nil {
 		return Decision{}, err
 	}
-	ps, key, err := podSetting(w)
-	if err != nil {
+	if err := checkClass(w.Class); err != nil {
 		return Decision{}, err
 	}
-	class, from, guaranteed, err := classOf(w)
-	if err != nil {
-		return Decision{}, err
-	}
-	d := Decision{Class: class, ClassFrom: from}
-	st := resolve(cfg, ns, w.Namespace, class, guaranteed, ps, key)
+	d := Decision{Class: w.Class, ClassFrom: w.ClassFrom}
+	st := resolve(cfg, ns, w)
 	d.Enabled, d.Source, d.Reason, d.Profile = st.enabled, st.source, st.reason, st.profile
 	for _, c := range w.Containers {
 		s := allRestored(d.Reason, opts, false)
@@ -79,7 +74,8 @@ type state struct {
 	profile Profile
 }
 
-func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed bool, ps PodSetting, key string) state {
+func resolve(cfg Config, nsc NamespaceConfig, w Workload) state {
+	ns, c, guaranteed, ps, key := w.Namespace, w.Class, w.Guaranteed, w.Pod, w.PodKey
 	be := c == ClassBE
 	family := "LS"
 	if be {
@@ -99,11 +95,9 @@ func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed boo
 	switch {
 	case ps.Policy == PolicyNone:
 		return off(FromAnnotation, "annotation %s sets policy none", key)
-	case ps.Policy == PolicyAuto && cc != nil && !guaranteed:
-		// The recommended parameters, each overridable by the class (whether
-		// its enable is true or false) and then by the pod.
-		return on(FromAnnotation, Recommended(be).With(cc.Params), "annotation %s sets policy auto: recommended %s profile with %s parameters", key, family, path)
 	case ps.Policy == PolicyAuto:
+		// The recommended parameters replace the class's, as ack-koordinator's
+		// agent does; only the pod's own parameters go on top.
 		return on(FromAnnotation, Recommended(be), "annotation %s sets policy auto: recommended %s profile", key, family)
 	case slices.Contains(nsc.Disabled, ns):
 		return off(FromNamespace, "namespace %q is in disabledNamespaces", ns)
@@ -128,6 +122,16 @@ func resolve(cfg Config, nsc NamespaceConfig, ns string, c Class, guaranteed boo
 		return off(FromClassConfig, "%s.enable is false", path)
 	}
 	return on(FromClassConfig, TableDefaults(be).With(cc.Params), "%s.enable is true", path)
+}
+
+// checkClass refuses a class no section governs: the workload's text is
+// read into one of the classes, so another is a caller's mistake.
+func checkClass(c Class) error {
+	switch c {
+	case ClassLSE, ClassLSR, ClassLS, ClassBE, ClassSystem:
+		return nil
+	}
+	return fmt.Errorf("class %q is not one of LSE, LSR, LS, BE, SYSTEM", c)
 }
 
 // checkContainers rejects sizes no kernel file can express.

@@ -3,47 +3,51 @@ package memqos
 import "testing"
 
 // TestPrecedenceTable is the table in docs/memory-qos.md ("Precedence, case
-// by case"), row by row, on pods with request = limit (1000) or request 500.
+// by case"), row by row, on pods with request = limit (1000). The text of
+// each row (the annotation, the ConfigMaps, the class label) is read as
+// pkg/workload and pkg/sloconfig read it; their tests hold that reading.
 func TestPrecedenceTable(t *testing.T) {
-	const (
-		lsLow   = `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50}}}}`
-		lsOff   = `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": false, "lowLimitPercent": 50}}}}`
-		beThrot = `{"clusterStrategy": {"beClass": {"memoryQOS": {"enable": false, "throttlingPercent": 80}}}}`
+	var (
+		lsLow   = Config{LS: class(on, Params{LowLimitPercent: p(50)})}
+		lsOff   = Config{LS: class(off, Params{LowLimitPercent: p(50)})}
+		beThrot = Config{BE: class(off, Params{ThrottlingPercent: p(80)})}
+		none    = Config{}
+		nsOn    = NamespaceConfig{Enabled: []string{"ns"}}
+		nsOff   = NamespaceConfig{Disabled: []string{"ns"}}
+		ls      = labelled(ClassLS)
 	)
-	ls := map[string]string{LabelQoSClass: "LS"}
-	on := NamespaceConfig{Enabled: []string{"ns"}}
-	off := NamespaceConfig{Disabled: []string{"ns"}}
 	rows := []struct {
 		row         int
-		ann, cfg    string
+		ann         *PodSetting // nil: no annotation
+		cfg         Config
 		ns          NamespaceConfig
-		labels      map[string]string
-		kube        KubeQoS
+		w           Workload
 		src         Source
 		low, high   int64 // written values; 0 = restored
 		wmarkMinAdj int64
 	}{
-		{1, `{"policy": "none"}`, lsLow, on, ls, "", FromAnnotation, 0, 0, 0},
-		{2, `{"policy": "auto"}`, lsLow, off, ls, "", FromAnnotation, 500, 0, -25},
-		{3, "", lsLow, off, ls, "", FromNamespace, 0, 0, 0},
-		{4, "", lsOff, on, ls, "", FromNamespace, 500, 0, -25},
-		{5, "", "{}", on, ls, "", FromNamespace, 0, 0, -25},
-		{6, "", lsLow, on, nil, Burstable, FromNamespace, 500, 0, -25},
-		{7, "", beThrot, on, nil, BestEffort, FromNamespace, 0, 800, 50},
-		{8, "", lsLow, on, nil, Guaranteed, FromNamespace, 0, 0, -25},
-		{9, `{"throttlingPercent": 80}`, lsLow, on, ls, "", FromNamespace, 500, 800, -25},
-		{10, "", lsLow, NamespaceConfig{}, ls, "", FromClassConfig, 500, 0, -25},
-		{11, "", lsOff, NamespaceConfig{}, ls, "", FromClassConfig, 0, 0, 0},
-		{12, "", lsLow, NamespaceConfig{}, nil, Guaranteed, FromBuiltin, 0, 0, 0},
-		{13, "", "{}", NamespaceConfig{}, ls, "", FromBuiltin, 0, 0, 0},
+		{1, &PodSetting{Policy: PolicyNone}, lsLow, nsOn, ls, FromAnnotation, 0, 0, 0},
+		{2, &PodSetting{Policy: PolicyAuto}, lsLow, nsOff, ls, FromAnnotation, 0, 0, -25},
+		{3, nil, lsLow, nsOff, ls, FromNamespace, 0, 0, 0},
+		{4, nil, lsOff, nsOn, ls, FromNamespace, 500, 0, -25},
+		{5, nil, none, nsOn, ls, FromNamespace, 0, 0, -25},
+		{6, nil, lsLow, nsOn, unlabelled(Burstable), FromNamespace, 500, 0, -25},
+		{7, nil, beThrot, nsOn, unlabelled(BestEffort), FromNamespace, 0, 800, 50},
+		{8, nil, lsLow, nsOn, unlabelled(Guaranteed), FromNamespace, 0, 0, -25},
+		{9, &PodSetting{Params: Params{ThrottlingPercent: p(80)}}, lsLow, nsOn, ls, FromNamespace, 500, 800, -25},
+		{10, nil, lsLow, NamespaceConfig{}, ls, FromClassConfig, 500, 0, -25},
+		{11, nil, lsOff, NamespaceConfig{}, ls, FromClassConfig, 0, 0, 0},
+		{12, nil, lsLow, NamespaceConfig{}, unlabelled(Guaranteed), FromBuiltin, 0, 0, 0},
+		{13, nil, none, NamespaceConfig{}, ls, FromBuiltin, 0, 0, 0},
 	}
 	for _, r := range rows {
-		w := Workload{Namespace: "ns", Labels: r.labels, KubeQoS: r.kube,
-			Containers: []Container{{Name: "c", RequestBytes: 1000, LimitBytes: 1000}}}
-		if r.ann != "" {
-			w.Annotations = map[string]string{AnnotationMemoryQoS: r.ann}
+		w := r.w
+		if r.ann != nil {
+			w = annotated(w, r.ann.Policy, r.ann.Params)
 		}
-		d, err := Decide(mustConfig(t, r.cfg), r.ns, w, Options{})
+		w.Namespace = "ns"
+		w.Containers = []Container{{Name: "c", RequestBytes: 1000, LimitBytes: 1000}}
+		d, err := Decide(r.cfg, r.ns, w, Options{})
 		if err != nil {
 			t.Fatalf("row %d: %v", r.row, err)
 		}

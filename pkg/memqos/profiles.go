@@ -35,26 +35,3 @@ func (p Profile) With(o Params) Profile {
 	set(&p.WmarkMinAdj, o.WmarkMinAdj)
 	return p
 }
-
-// intField describes one integer parameter: its JSON name, its valid range
-// and where it is stored. A nil dst means the field is accepted for
-// compatibility with koordinator configs but has no effect here.
-type intField struct {
-	key    string
-	lo, hi int64
-	dst    func(*Params) **int64
-}
-
-var paramFields = []intField{
-	{"minLimitPercent", 0, 100, func(p *Params) **int64 { return &p.MinLimitPercent }},
-	{"lowLimitPercent", 0, 100, func(p *Params) **int64 { return &p.LowLimitPercent }},
-	{"throttlingPercent", 0, 100, func(p *Params) **int64 { return &p.ThrottlingPercent }},
-	{"wmarkRatio", 0, 100, func(p *Params) **int64 { return &p.WmarkRatio }},
-	{"wmarkMinAdj", -25, 50, func(p *Params) **int64 { return &p.WmarkMinAdj }},
-	// koordinator fields this package does not act on; validated so that a
-	// config that is wrong elsewhere is not silently accepted here.
-	{"wmarkScalePermill", 1, 1000, nil},
-	{"priorityEnable", 0, 1, nil},
-	{"priority", 0, 12, nil},
-	{"oomKillGroup", 0, 1, nil},
-}

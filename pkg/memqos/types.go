@@ -1,11 +1,11 @@
 // Package memqos decides the memory QoS cgroup values of a container from the
-// cluster, namespace and pod settings. It is pure: callers parse their inputs
-// with this package, call Decide, and hand the result to a cgroup writer. It
-// has no Kubernetes dependency so that both the standalone agent (workloads
-// declared in YAML) and the Kubernetes agent (pods) can use it.
+// cluster, namespace and pod settings. It is pure and takes types, never
+// text: pkg/sloconfig decodes the ConfigMaps (and the HostConfig's section)
+// into Config and NamespaceConfig, pkg/workload reads a workload's class and
+// memoryQOS annotation into Workload; Decide's result goes to a cgroup
+// writer. It has no Kubernetes dependency so that both the standalone agent
+// (workloads declared in YAML) and the Kubernetes agent (pods) can use it.
 package memqos
-
-import "github.com/locus-project/locus/pkg/cpuqos"
 
 // KubeQoS is the QoS class Kubernetes assigned to a pod.
 type KubeQoS string
@@ -38,13 +38,23 @@ type Container struct {
 }
 
 // Workload is the view of a pod (or of a standalone workload) that the
-// decision needs. KubeQoS may be empty when a class label is present.
+// decision needs, its text already read.
 type Workload struct {
-	Namespace   string
-	Labels      map[string]string
-	Annotations map[string]string
-	KubeQoS     KubeQoS
-	Containers  []Container
+	Namespace string
+	// Class is the workload's class: its class label, else mapped from its
+	// Kubernetes QoS class (BestEffort BE, the others LS); ClassFrom says
+	// where it came from ("label koordinator.sh/qosClass", "Kubernetes QoS
+	// Burstable").
+	Class     Class
+	ClassFrom string
+	// Guaranteed marks a workload without a class label that Kubernetes
+	// calls Guaranteed: only lsrClass governs it.
+	Guaranteed bool
+	// Pod is the workload's memoryQOS annotation; PodKey names the key it
+	// was read from, "" when it has none.
+	Pod        PodSetting
+	PodKey     string
+	Containers []Container
 }
 
 // Params is a partial set of memoryQOS parameters, as written in a ConfigMap
@@ -75,16 +85,13 @@ type ClassConfig struct {
 }
 
 // Config is the memory part of resource-qos-config. A nil section means the
-// class has no memoryQOS key. Values returned by the parsers are shared:
+// class has no memoryQOS key. Values pkg/sloconfig decodes are shared:
 // treat them as read-only.
 type Config struct {
 	LSR    *ClassConfig // clusterStrategy.lsrClass.memoryQOS
 	LS     *ClassConfig // clusterStrategy.lsClass.memoryQOS
 	BE     *ClassConfig // clusterStrategy.beClass.memoryQOS
 	System *ClassConfig // clusterStrategy.systemClass.memoryQOS
-	// CPU holds the classes' cpuQOS sections, read by the same parser so
-	// that one value of resource-qos-config is accepted or refused whole.
-	CPU cpuqos.Config
 }
 
 // NamespaceConfig is the memory-qos key of ack-slo-pod-config.
@@ -103,8 +110,9 @@ const (
 	PolicyNone    Policy = "none"    // off, beats the cluster
 )
 
-// PodSetting is a parsed memoryQOS annotation: the policy plus explicit
-// parameters that override whichever profile ends up in force.
+// PodSetting is a memoryQOS annotation, read: the policy plus explicit
+// parameters that override whichever profile ends up in force. The zero
+// value is no annotation (policy default).
 type PodSetting struct {
 	Policy Policy
 	Params Params

@@ -140,7 +140,7 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 	d.Ops, _ = rd.Writes()
 	if req.MemoryQoS {
 		dec := st.MemQoS
-		if dec.Enabled { // by the run's flag: its class config is the run's own
+		if dec.Enabled { // by the run's flag: policy auto
 			dec.Reason = fmt.Sprintf("--memory-qos auto: recommended %s profile", dec.Class)
 		}
 		d.MemQoS = &dec
@@ -153,16 +153,12 @@ func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, erro
 
 // observation is the run's decision's input: the run, the agent's
 // assignments and the other runs' leases, and the agent's reserved CPUs,
-// BE pool and mems. Memory QoS asked for (policy auto: the recommended
-// profile) is the run's class switched on with its default parameters,
-// which are the recommended ones; CPU QoS asked for is both classes' on.
+// BE pool and mems. CPU QoS asked for is both classes' on; memory QoS
+// asked for is the run's own policy auto (runWorkload).
 func observation(h Host, cp state.Checkpoint, req Request, name, cg string) decide.Observation {
 	cfg := &workload.Config{Host: &hostconfig.HostConfig{UnrestrictedMems: h.UnrestrictedMems}, Reserved: h.Reserved, BEPool: h.BEPool}
-	if req.MemoryQoS {
-		cfg.MemQoS.LS, cfg.MemQoS.BE = &memqos.ClassConfig{Enable: new(true)}, &memqos.ClassConfig{Enable: new(true)}
-	}
 	if req.CPUQoS {
-		cfg.MemQoS.CPU = runCPUQoS
+		cfg.CPUQoS = runCPUQoS
 	}
 	return decide.Observation{Topology: h.Topology, Config: cfg, Workloads: []workload.Workload{runWorkload(req, name, cg)},
 		Leases: LeasesOf(cp.Leases), Held: cp.Assignments, Prepared: map[string]bool{cg: true},
@@ -184,6 +180,11 @@ func runWorkload(req Request, name, cg string) workload.Workload {
 	w := workload.FromHostConfig(hostconfig.Workload{Name: name, Cgroup: cg, QOSClass: string(req.QoS), Resources: res}, cg).Plan
 	if req.CPUs > 0 {
 		w.CPU = workload.CPUNeed{Exclusive: true, CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy}
+	}
+	if req.MemoryQoS {
+		// policy auto, as a pod's annotation says it: the recommended
+		// profile, whatever the class's settings.
+		w.MemQoS.Pod = memqos.PodSetting{Policy: memqos.PolicyAuto}
 	}
 	return w
 }

@@ -3,7 +3,6 @@ package source
 import (
 	"reflect"
 	"slices"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -30,33 +29,16 @@ func NewLoader(src Source, reg prometheus.Registerer) *Loader {
 }
 
 // Load asks the source for a snapshot and returns the config in force with
-// it, and the snapshot. A resource-qos-config the config cannot be made of
-// keeps the last config, and the snapshot's Error says so. The workloads
-// returned are the caller's: it may append to their Problems.
+// it, and the snapshot. The snapshot's SLO configuration is decoded
+// already: the config is what is in force on a node with its labels. The
+// workloads returned are the caller's: it may append to their Problems.
 func (l *Loader) Load(env Env) (*workload.Config, Snapshot) {
 	snap := l.Source.Snapshot(env)
 	if l.last == nil || !reflect.DeepEqual(*l.last, snap) {
-		cfg, err := workload.ConfigFromQoSOnNode(snap.ResourceQoSConfig, snap.NodeLabels)
-		if err != nil { // the source should have checked it: keep the last
-			snap.Error = strings.TrimPrefix(snap.Error+"; ", "; ") + "resource-qos-config: " + err.Error()
-			if cfg = l.cfg; cfg == nil {
-				cfg, _ = workload.ConfigFromQoS("")
-			}
-		}
-		burst, err := workload.ParseCPUBurstConfig(snap.CPUBurstConfig, snap.NodeLabels)
-		if err != nil { // as above: the last stays in force
-			snap.Error = strings.TrimPrefix(snap.Error+"; ", "; ") + workload.ConfigKeyCPUBurst + ": " + err.Error()
-			if l.cfg != nil {
-				burst = l.cfg.CPUBurst
-			}
-		}
 		last := snap
 		l.last = &last
-		next := *cfg
-		next.Namespaces, next.Reserved, next.BEPool = snap.Namespaces, snap.Reserved, snap.BEPool
-		next.MemQoSHeld = snap.MemoryQoSHeld
-		next.CPUBurst = burst
-		l.cfg = &next
+		l.cfg = workload.NodeConfig(snap.SLO.ForNode(snap.NodeLabels), snap.Reserved, snap.BEPool)
+		l.cfg.MemQoSHeld = snap.MemoryQoSHeld
 	}
 	// The loop appends to each workload's problems: give it its own slices.
 	snap.Workloads = slices.Clone(l.last.Workloads)

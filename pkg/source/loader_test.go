@@ -1,12 +1,14 @@
 package source
 
 import (
-	"strings"
+	"slices"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/decide"
-	"github.com/locus-project/locus/pkg/workload"
 	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/sloconfig"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // fixed is a Source whose snapshot the test sets.
@@ -24,8 +26,9 @@ func problem(name string) []workload.Problem {
 }
 
 // An unchanged snapshot gives the very same config; workloads are the
-// caller's to append problems to; a config that cannot be made keeps the
-// last and says why; the decision reaches the source.
+// caller's to append problems to; the config is what the snapshot's SLO
+// configuration, decoded already, puts in force on a node with its labels;
+// the decision reaches the source.
 func TestLoader(t *testing.T) {
 	src := &fixed{snap: Snapshot{Reserved: cpuset.New(0), BEPool: cpuset.New(3), MemoryQoSHeld: "held",
 		Workloads: []Workload{{Plan: workload.Workload{Name: "ns/a", Cgroup: "pod-a"}, Class: "LS", Problems: append(make([]workload.Problem, 0, 4), problem("ns/a")...)}}}}
@@ -47,11 +50,22 @@ func TestLoader(t *testing.T) {
 		t.Errorf("the problems appended by two reconciles share their slice: %+v, %+v", first, second)
 	}
 
-	src.snap.ResourceQoSConfig = "{"
-	src.snap.Error = "pods"
-	bad, snap := l.Load(Env{})
-	if !strings.HasPrefix(snap.Error, "pods; resource-qos-config: ") || bad == cfg || !bad.Reserved.Equals(cfg.Reserved) {
-		t.Errorf("bad resource-qos-config: error %q, config %+v", snap.Error, bad)
+	rq, err := sloconfig.ParseResourceQoS(`{"clusterStrategy": {"beClass": {"memoryQOS": {"enable": true}}},
+	  "nodeStrategies": [{"name": "big", "nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": {"memoryQOS": {"throttlingPercent": 50}}}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.snap.SLO.ResourceQoS = rq
+	src.snap.SLO.Namespaces.Enabled = []string{"ns"}
+	cluster, snap := l.Load(Env{})
+	if cluster == cfg || cluster.NodeStrategy != "" || cluster.MemQoS.BE == nil || cluster.MemQoS.BE.Params.ThrottlingPercent != nil ||
+		!slices.Equal(cluster.Namespaces.Enabled, []string{"ns"}) || !cluster.Reserved.Equals(cfg.Reserved) || snap.Error != "" {
+		t.Errorf("cluster strategy: config %+v, error %q", cluster, snap.Error)
+	}
+	src.snap.NodeLabels = map[string]string{"pool": "big"}
+	node, _ := l.Load(Env{})
+	if node == cluster || node.NodeStrategy != "big" || *node.MemQoS.BE.Params.ThrottlingPercent != 50 || !*node.MemQoS.BE.Enable {
+		t.Errorf("the node's entry: config %+v", node)
 	}
 
 	l.Decided(nil, decide.Desired{Pools: decide.Pools{Reserved: cpuset.New(0, 1)},

@@ -4,13 +4,14 @@
 package source
 
 import (
+	"k8s.io/utils/cpuset"
+
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/decide"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
-	"k8s.io/utils/cpuset"
 )
 
 // Source supplies the workloads in place of a HostConfig: the pods
@@ -63,16 +64,12 @@ type Snapshot struct {
 	Error            string
 	Workloads        []Workload
 	Reserved, BEPool cpuset.CPUSet
-	// ResourceQoSConfig is the last good value of resource-qos-config (see
-	// CheckResourceQoSConfig); it configures every class-wide feature.
-	ResourceQoSConfig string
-	// CPUBurstConfig is the last good value of cpu-burst-config (see
-	// CheckCPUBurstConfig).
-	CPUBurstConfig string
+	// SLO is the node's SLO configuration: the last good value of each
+	// ConfigMap key, decoded when it arrived.
+	SLO sloconfig.Doc
 	// NodeLabels are the labels of the agent's own Node; they select the
-	// nodeStrategies entry of resource-qos-config in force.
+	// nodeStrategies entries of SLO in force.
 	NodeLabels map[string]string
-	Namespaces memqos.NamespaceConfig
 	// MemoryQoSHeld, when set, says why no memory QoS configuration is
 	// known (a malformed ConfigMap and no last good value saved): the agent
 	// then leaves every memory QoS file as it is, neither writing nor

@@ -1,39 +1,46 @@
 package workload
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cpuburst"
+	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/hostconfig"
-	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
-// Config is a HostConfig with its derived, validated parts: what the agent
-// acts on, whichever source the node-wide settings came from.
+// Config is what the agent acts on node-wide: a HostConfig (for a source
+// other than the file, one holding none of the file's settings) and the
+// SLO configuration in force on this node, typed, whichever source gave it.
 type Config struct {
 	Host             *hostconfig.HostConfig
 	MemQoS           memqos.Config
+	CPUQoS           cpuqos.Config
 	Namespaces       memqos.NamespaceConfig // the HostConfig has none
 	Reserved, BEPool cpuset.CPUSet
 	// MemQoSHeld, when set, says why memory QoS files are left alone this
 	// reconcile (see source.Snapshot.MemoryQoSHeld).
 	MemQoSHeld string
-	// Locality holds the memoryLocality sections of resourceQOSConfig, by
+	// Locality holds the memoryLocality sections of resource-qos-config, by
 	// class key (lsClass, beClass, ...).
-	Locality map[string]locality.Settings
-	// NodeStrategy names the nodeStrategies entry of resourceQOSConfig in
+	Locality map[string]sloconfig.Locality
+	// NodeStrategy names the nodeStrategies entry of resource-qos-config in
 	// force on this node (its name, or "nodeStrategies[i]"); "" for none.
 	NodeStrategy string
 	// CPUBurst is cpu-burst-config (standalone: cpuBurstConfig) on this
 	// node.
 	CPUBurst cpuburst.NodeConfig
+}
+
+// NodeConfig is the config of a node whose settings come from a source
+// rather than a HostConfig file: what slo says is in force there.
+func NodeConfig(slo sloconfig.Node, reserved, bePool cpuset.CPUSet) *Config {
+	return &Config{Host: &hostconfig.HostConfig{}, MemQoS: slo.MemQoS, CPUQoS: slo.CPUQoS, Namespaces: slo.Namespaces,
+		Reserved: reserved, BEPool: bePool, Locality: slo.Locality, NodeStrategy: slo.Strategy, CPUBurst: slo.CPUBurst}
 }
 
 // ParseConfig validates everything the agent derives from a HostConfig, so
@@ -46,112 +53,39 @@ func ParseConfig(raw []byte) (*Config, error) {
 	return DeriveConfig(hc)
 }
 
-// DeriveConfig validates and derives the parts of a parsed HostConfig. A
-// standalone host has no node labels: only a nodeStrategies entry whose
-// selector matches an empty label set applies there.
+// DeriveConfig validates and derives the parts of a parsed HostConfig: its
+// resourceQOSConfig and cpuBurstConfig are decoded by pkg/sloconfig, as the
+// ConfigMap keys they spell. A standalone host has no node labels: only a
+// nodeStrategies entry whose selector matches an empty label set applies
+// there. Every workload's cpuBurst is checked too, so that a file with a bad
+// one is refused as a whole.
 func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
-	return DeriveConfigOnNode(hc, nil)
-}
-
-// DeriveConfigOnNode is DeriveConfig on a node with these labels: the first
-// nodeStrategies entry of resourceQOSConfig that selects them is merged over
-// clusterStrategy (see qosForNode). Every entry is checked on every node.
-func DeriveConfigOnNode(hc *hostconfig.HostConfig, nodeLabels map[string]string) (*Config, error) {
-	c := &Config{Host: hc}
+	var doc sloconfig.Doc
 	var err error
-	if len(hc.ResourceQOSConfig) > 0 && string(hc.ResourceQOSConfig) != "null" {
-		q, err := qosForNode(string(hc.ResourceQOSConfig), nodeLabels)
-		if err != nil {
+	if raw := hc.ResourceQOSConfig; len(raw) > 0 && string(raw) != "null" {
+		if doc.ResourceQoS, err = sloconfig.ParseResourceQoS(string(raw)); err != nil {
 			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
 		}
-		// The cluster strategy alone first, so that an error found in an
-		// entry's merged document below is the entry's own.
-		if err := c.parseQoS(q.cluster); err != nil {
-			return nil, fmt.Errorf("resourceQOSConfig: %w", err)
-		}
-		for i, e := range q.entries {
-			if err := (&Config{}).parseQoS(e); err != nil {
-				return nil, fmt.Errorf("resourceQOSConfig: %s", strings.ReplaceAll(err.Error(), "clusterStrategy.", fmt.Sprintf("%s[%d].", nodeStrategiesKey, i)))
-			}
-		}
-		if q.match >= 0 {
-			if err := c.parseQoS(q.entries[q.match]); err != nil {
-				return nil, fmt.Errorf("resourceQOSConfig: %w", err)
-			}
-		}
-		c.NodeStrategy = q.name
 	}
-	if c.Reserved, c.BEPool, err = cpuLists(hc); err != nil {
+	if raw := hc.CPUBurstConfig; len(raw) > 0 && string(raw) != "null" {
+		if doc.CPUBurst, err = sloconfig.ParseCPUBurst(string(raw)); err != nil {
+			return nil, fmt.Errorf("cpuBurstConfig: %w", err)
+		}
+	}
+	reserved, bePool, err := cpuLists(hc)
+	if err != nil {
 		return nil, err
-	}
-	if err := c.deriveBurst(hc, nodeLabels); err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// deriveBurst reads cpuBurstConfig and checks every workload's cpuBurst, so
-// that a file with a bad one is refused as a whole, as for resourceQOSConfig.
-func (c *Config) deriveBurst(hc *hostconfig.HostConfig, nodeLabels map[string]string) error {
-	if len(hc.CPUBurstConfig) > 0 && string(hc.CPUBurstConfig) != "null" {
-		b, err := ParseCPUBurstConfig(string(hc.CPUBurstConfig), nodeLabels)
-		if err != nil {
-			return fmt.Errorf("cpuBurstConfig: %w", err)
-		}
-		c.CPUBurst = b
 	}
 	for i, w := range hc.Workloads {
 		if len(w.CPUBurst) > 0 && string(w.CPUBurst) != "null" {
-			if _, err := ParseCPUBurst(string(w.CPUBurst), fmt.Sprintf("workloads[%d].cpuBurst", i)); err != nil {
-				return err
+			if _, err := sloconfig.ParseCPUBurstAnnotation(string(w.CPUBurst), fmt.Sprintf("workloads[%d].cpuBurst", i)); err != nil {
+				return nil, err
 			}
 		}
 	}
-	return nil
-}
-
-// parseQoS reads the memory QoS and memory locality sections of one
-// resource-qos-config document into c.
-func (c *Config) parseQoS(raw string) error {
-	var err error
-	if c.MemQoS, err = memqos.ParseResourceQoSConfig(raw); err != nil {
-		return err
-	}
-	c.Locality, err = localityClasses(json.RawMessage(raw))
-	return err
-}
-
-// CheckResourceQoSConfig parses a resource-qos-config value the way the
-// agent derives its settings from it, so that a source keeps in force only
-// a value the agent accepts. Errors name the field.
-func CheckResourceQoSConfig(raw string) error {
-	_, err := ConfigFromQoS(raw)
-	return err
-}
-
-// ConfigFromQoS derives a config from resource-qos-config alone, as from a
-// HostConfig holding only that, on a node without labels.
-func ConfigFromQoS(raw string) (*Config, error) { return ConfigFromQoSOnNode(raw, nil) }
-
-// ConfigFromQoSOnNode is ConfigFromQoS on a node with these labels, which
-// select the nodeStrategies entry in force.
-func ConfigFromQoSOnNode(raw string, nodeLabels map[string]string) (*Config, error) {
-	hc := &hostconfig.HostConfig{}
-	if strings.TrimSpace(raw) != "" {
-		hc.ResourceQOSConfig = json.RawMessage(raw)
-	}
-	cfg, err := DeriveConfigOnNode(hc, nodeLabels)
-	if err != nil {
-		return nil, errors.New(strings.TrimPrefix(err.Error(), "resourceQOSConfig: "))
-	}
-	return cfg, nil
-}
-
-func localityClasses(raw json.RawMessage) (map[string]locality.Settings, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	return locality.ParseClassConfig(string(raw))
+	c := NodeConfig(doc.ForNode(nil), reserved, bePool)
+	c.Host = hc
+	return c, nil
 }
 
 // cpuLists parses the config's reservedCPUs and bePool (already validated).

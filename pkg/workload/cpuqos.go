@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/locus-project/locus/pkg/cpuqos"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -21,7 +20,7 @@ func CPUQoS(q QoS, labels, annotations map[string]string) (cpuqos.Workload, erro
 	switch class {
 	case cpuqos.ClassLSE, cpuqos.ClassLSR, cpuqos.ClassLS, cpuqos.ClassBE, cpuqos.ClassSystem:
 	default:
-		raw, where := memqos.ClassLabel(labels, annotations)
+		raw, where := ClassLabel(labels, annotations)
 		return cpuqos.Workload{}, fmt.Errorf("%s: %s is not one of LSE, LSR, LS, BE, SYSTEM", where, topology.Quote(raw))
 	}
 	w := cpuqos.Workload{Class: class}
@@ -46,15 +45,6 @@ func (w *Workload) SetCPUQoS(q QoS, labels, annotations map[string]string) {
 	w.CPUQoS, w.CPUQoSInvalid = c, ""
 	if err != nil {
 		w.CPUQoSInvalid = err.Error()
-	}
-}
-
-// SetCPUBurst fills the workload's CPU Burst fields from its annotations.
-func (w *Workload) SetCPUBurst(annotations map[string]string) {
-	c, err := CPUBurstOf(annotations)
-	w.CPUBurst, w.CPUBurstInvalid = c, ""
-	if err != nil {
-		w.CPUBurstInvalid = err.Error()
 	}
 }
 

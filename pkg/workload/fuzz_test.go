@@ -3,12 +3,12 @@ package workload
 import (
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -40,37 +40,6 @@ func FuzzParseResourceStatus(f *testing.F) {
 		again, err := ParseResourceStatus(rs.Format())
 		if err != nil || !again.CPUs.Equals(rs.CPUs) || !slices.Equal(again.NUMANodes, rs.NUMANodes) || again.Policy != rs.Policy {
 			t.Fatalf("%+v writes %s, which reads back as %+v, %v", rs, rs.Format(), again, err)
-		}
-	})
-}
-
-// resource-qos-config's nodeStrategies are ConfigMap text that every node
-// agent reads; the entry in force depends on the node's labels.
-func FuzzConfigFromQoSOnNode(f *testing.F) {
-	f.Add(`{"clusterStrategy": {"beClass": {"memoryQOS": {"enable": true}}}, "nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": {"memoryQOS": {"throttlingPercent": 50}}}]}`)
-	f.Add(`{"nodeStrategies": [{"name": "x", "nodeSelector": {"matchExpressions": [{"key": "pool", "operator": "NotIn", "values": ["a"]}]}, "lsClass": {"memoryLocality": {"policy": "none"}}}]}`)
-	f.Add("nodeStrategies:\n- nodeSelector: {matchLabels: {pool: big}}\n  beClass: {memoryQOS: {enable: true}}\n")
-	f.Add(`{"nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": ` + strings.Repeat(`{"a":`, 100) + strings.Repeat(`}`, 100) + `}]}`)
-	fuzzseed.Add(f, fuzzseed.Same)
-	fuzzseed.Add(f, func(s string) string {
-		return `{"nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}, "beClass": {"memoryQOS": ` + s + `}}]}`
-	})
-	fuzzseed.Add(f, func(s string) string { return `{"nodeStrategies": ` + s + `}` })
-	f.Fuzz(func(t *testing.T, raw string) {
-		var cfg *Config
-		var err error
-		fuzzseed.Timed(t, "ConfigFromQoSOnNode", func() { cfg, err = ConfigFromQoSOnNode(raw, map[string]string{"pool": "big"}) })
-		fuzzseed.CheckError(t, err)
-		if err != nil {
-			return
-		}
-		// Accepted on one node is accepted on every node: each entry is
-		// checked whichever selects the node.
-		if _, err := ConfigFromQoSOnNode(raw, nil); err != nil {
-			t.Fatalf("accepted with labels, refused without: %v", err)
-		}
-		if n := cfg.NodeStrategy; len(n) > 63+len("nodeStrategies[]")+2 {
-			t.Fatalf("entry name in force %q is not bounded", n)
 		}
 	})
 }
@@ -107,6 +76,46 @@ func FuzzParseContainerCPUSets(f *testing.F) {
 		again, err := ParseContainerCPUSets(FormatContainerCPUSets(parts), b)
 		if err != nil || !SameContainerCPUSets(again, parts) {
 			t.Fatalf("%v writes %s, which reads back as %v, %v", parts, FormatContainerCPUSets(parts), again, err)
+		}
+	})
+}
+
+// A pod's memory QoS text: its class labels and memoryQOS annotations, of
+// both generations, as whoever may create a pod writes them.
+func FuzzMemQoSOf(f *testing.F) {
+	f.Add("LS", "", `{"policy": "auto"}`, `{"policy": "none"}`)
+	f.Add("", "be", "", `{"policy": "NONE", "lowLimitPercent": 5}`)
+	f.Add("gold", "", `{policy: default, throttlingPercent: 80}`, "")
+	for _, s := range append(fuzzseed.Texts(), fuzzseed.Lists()...) {
+		f.Add(s, "", s, "")
+		f.Add("", s, `{"policy": `+strconv.Quote(s)+`}`, s)
+	}
+	f.Fuzz(func(t *testing.T, label, legacyLabel, ann, legacyAnn string) {
+		labels := map[string]string{LabelQoSClass: label, LegacyQoSClass: legacyLabel}
+		anns := map[string]string{}
+		if ann != "" {
+			anns[AnnotationMemoryQoS] = ann
+		}
+		if legacyAnn != "" {
+			anns[LegacyAnnotationMemoryQoS] = legacyAnn
+		}
+		var err error
+		var w memqos.Workload
+		fuzzseed.Timed(t, "MemQoSOf", func() { w, err = MemQoSOf("ns", labels, anns, memqos.Burstable, nil) })
+		fuzzseed.CheckError(t, err, "annotation", "label")
+		if err != nil {
+			return
+		}
+		switch w.Class {
+		case memqos.ClassLSE, memqos.ClassLSR, memqos.ClassLS, memqos.ClassBE, memqos.ClassSystem:
+		default:
+			t.Fatalf("accepted class %q", w.Class)
+		}
+		if (w.PodKey == "") != (ann == "" && legacyAnn == "") {
+			t.Fatalf("annotation read from %q", w.PodKey)
+		}
+		if _, err := memqos.Decide(memqos.Config{}, memqos.NamespaceConfig{}, w, memqos.Options{}); err != nil {
+			t.Fatalf("text read, yet the decision refuses it: %v", err)
 		}
 	})
 }

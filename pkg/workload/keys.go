@@ -10,9 +10,26 @@ import (
 
 // The annotation and label keys of workload text that Locus reads itself.
 // They are read only in this package, so that a pod and a standalone
-// workload mean the same by them; the memory QoS keys and the QoS class
-// keys are pkg/memqos's (LabelQoSClass, LegacyQoSClass, AnnotationMemoryQoS).
+// workload mean the same by them. The values of the memoryQOS, cpuBurst and
+// memoryLocality annotations are the sections of the node's SLO
+// configuration of the same names, read by pkg/sloconfig's code for them.
 const (
+	// LabelQoSClass is the koordinator QoS class (LS, BE, LSR, LSE, SYSTEM).
+	// LegacyQoSClass is older agents' key for it, as a label or an
+	// annotation; the koordinator.sh key wins when both are set.
+	LabelQoSClass  = "koordinator.sh/qosClass"
+	LegacyQoSClass = "alibabacloud.com/qosClass"
+	// AnnotationMemoryQoS is a pod's memory QoS policy and parameters
+	// ({"policy": "auto"}); LegacyAnnotationMemoryQoS is older agents' key,
+	// read when the koordinator.sh one is absent, whatever it says.
+	AnnotationMemoryQoS       = "koordinator.sh/memoryQOS"
+	LegacyAnnotationMemoryQoS = "alibabacloud.com/memoryQOS"
+	// AnnotationMemoryLocality turns memory locality on or off for one pod
+	// ({"policy": "bestEffort", "migrateIntervalMinutes": 10}).
+	AnnotationMemoryLocality = "koordinator.sh/memoryLocality"
+	// AnnotationCPUBurst is a pod's own CPU Burst fields ({"policy":
+	// "auto"}), over its node's cpu-burst-config.
+	AnnotationCPUBurst = "koordinator.sh/cpuBurst"
 	// AnnotationCPUSet "true" (annotation or, on a pod, label too) opts a
 	// workload in to exclusive CPUs: as many as its integer limits.cpu.
 	AnnotationCPUSet = "cpuset-scheduler"

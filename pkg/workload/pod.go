@@ -11,12 +11,12 @@ func PodQoS(pod *corev1.Pod) QoS {
 	return ClassifyQoS(pod.Labels, pod.Annotations, memqos.KubeQoS(KubeQoS(pod)))
 }
 
-// PodMemQoS is what memory QoS reads of a pod: its namespace, labels and
-// annotations, its Kubernetes QoS class and each container's memory request
+// PodMemQoS is what memory QoS reads of a pod: its namespace, its class
+// and memoryQOS annotation (MemQoSOf), and each container's memory request
 // and limit, with Kubernetes defaulting (a limit alone requests the limit).
-func PodMemQoS(pod *corev1.Pod) memqos.Workload {
-	mem := memqos.Workload{Namespace: pod.Namespace, Labels: pod.Labels, Annotations: pod.Annotations,
-		KubeQoS: memqos.KubeQoS(KubeQoS(pod))}
+// The containers are there even when the error says the text is bad.
+func PodMemQoS(pod *corev1.Pod) (memqos.Workload, error) {
+	var cs []memqos.Container
 	for _, c := range pod.Spec.Containers {
 		var req, lim *int64
 		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
@@ -27,9 +27,9 @@ func PodMemQoS(pod *corev1.Pod) memqos.Workload {
 			v := q.Value()
 			req = &v
 		}
-		mem.Containers = append(mem.Containers, memContainer(c.Name, req, lim))
+		cs = append(cs, memContainer(c.Name, req, lim))
 	}
-	return mem
+	return MemQoSOf(pod.Namespace, pod.Labels, pod.Annotations, memqos.KubeQoS(KubeQoS(pod)), cs)
 }
 
 // memContainer applies Kubernetes defaulting: a limit without a request

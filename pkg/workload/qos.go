@@ -11,10 +11,8 @@ import (
 
 // QoS is a workload's QoS class as its text gives it: the class label, if
 // any, and the Kubernetes QoS class. Every side of Locus that needs a class
-// reads it from here, so a label means the same to the CPU pools, status and
-// the locality runner; memory QoS reads the same label through the same
-// memqos.ClassLabel and validates it, as its errors say which section of
-// its config applies.
+// reads it from here, so a label means the same to the CPU pools, status,
+// memory QoS (MemQoSOf, which validates it) and the locality runner.
 type QoS struct {
 	// Label is the class label in upper case (koordinator.sh/qosClass, then
 	// the legacy alibabacloud.com/qosClass label, then that legacy key as an
@@ -25,8 +23,25 @@ type QoS struct {
 
 // ClassifyQoS reads the class label from labels and annotations.
 func ClassifyQoS(labels, annotations map[string]string, kube memqos.KubeQoS) QoS {
-	raw, _ := memqos.ClassLabel(labels, annotations)
+	raw, _ := ClassLabel(labels, annotations)
 	return QoS{Label: strings.ToUpper(strings.TrimSpace(raw)), Kube: kube}
+}
+
+// ClassLabel finds the class label as written and where it was found (""
+// when none is set, blanks not counting): the koordinator.sh label, then
+// the legacy label, then the legacy key as an annotation, as older agents
+// wrote it.
+func ClassLabel(labels, annotations map[string]string) (raw, where string) {
+	for _, s := range []struct{ where, value string }{
+		{"label " + LabelQoSClass, labels[LabelQoSClass]},
+		{"label " + LegacyQoSClass, labels[LegacyQoSClass]},
+		{"annotation " + LegacyQoSClass, annotations[LegacyQoSClass]},
+	} {
+		if strings.TrimSpace(s.value) != "" {
+			return s.value, s.where
+		}
+	}
+	return "", ""
 }
 
 // Status is the class a pod shows: its label, else its Kubernetes class.

@@ -17,9 +17,9 @@ func TestClassifyQoS(t *testing.T) {
 		locality      string
 		unlabelledGua bool
 	}{
-		{"label wins", map[string]string{memqos.LabelQoSClass: " be ", memqos.LegacyQoSClass: "LS"}, nil, memqos.Guaranteed, "BE", true, "BE", false},
-		{"legacy label", map[string]string{memqos.LegacyQoSClass: "lsr"}, nil, memqos.BestEffort, "LSR", false, "LSR", false},
-		{"legacy annotation", nil, map[string]string{memqos.LegacyQoSClass: "BE"}, memqos.Burstable, "BE", true, "BE", false},
+		{"label wins", map[string]string{LabelQoSClass: " be ", LegacyQoSClass: "LS"}, nil, memqos.Guaranteed, "BE", true, "BE", false},
+		{"legacy label", map[string]string{LegacyQoSClass: "lsr"}, nil, memqos.BestEffort, "LSR", false, "LSR", false},
+		{"legacy annotation", nil, map[string]string{LegacyQoSClass: "BE"}, memqos.Burstable, "BE", true, "BE", false},
 		{"unlabelled best effort", nil, nil, memqos.BestEffort, "BestEffort", true, "BE", false},
 		{"unlabelled guaranteed", nil, nil, memqos.Guaranteed, "Guaranteed", false, "LS", true},
 		{"unlabelled burstable", nil, nil, memqos.Burstable, "Burstable", false, "LS", false},

@@ -31,7 +31,7 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 	}
 	// The qosClass field is the standalone spelling of the class label.
 	if w.QOSClass != "" {
-		labels[memqos.LabelQoSClass] = strings.ToUpper(w.QOSClass)
+		labels[LabelQoSClass] = strings.ToUpper(w.QOSClass)
 	}
 	kube := standaloneKubeQoS(w.Resources)
 	qos := ClassifyQoS(labels, w.Annotations, kube)
@@ -48,9 +48,10 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		// container; the memory QoS is reckoned from it too.
 		OwnsMemoryLimit: true,
 		MemoryLimit:     mem.LimitBytes,
-		MemQoS: memqos.Workload{Labels: labels, Annotations: w.Annotations,
-			KubeQoS: kube, Containers: []memqos.Container{mem}},
+		QoS:             qos,
 	}}
+	s.Plan.SetMemQoS(MemQoSOf("", labels, w.Annotations, kube, []memqos.Container{mem}))
+	s.Plan.SetMemoryLocality(w.Annotations)
 	s.Plan.SetCPUQoS(qos, labels, w.Annotations)
 	s.Plan.SetCPUBurst(burstAnnotations(w))
 	if lim := w.Resources.Limits.CPU; lim != nil && lim.MilliValue() > 0 && lim.MilliValue() <= maxCPULimitMilli {

@@ -47,8 +47,8 @@ func TestFromHostConfig(t *testing.T) {
 			if n.Exclusive != tc.excl || n.CPUs != tc.cpus || string(n.Policy) != tc.policy || n.RequestMilli != tc.reqMilli {
 				t.Errorf("CPU need %+v", n)
 			}
-			if s.Plan.MemQoS.KubeQoS != tc.kube || s.Class != tc.class || s.Plan.BE != tc.be || s.Plan.MemoryLimit != tc.limitBytes {
-				t.Errorf("kube %s class %q BE %v limit %d", s.Plan.MemQoS.KubeQoS, s.Class, s.Plan.BE, s.Plan.MemoryLimit)
+			if s.Plan.QoS.Kube != tc.kube || s.Class != tc.class || s.Plan.BE != tc.be || s.Plan.MemoryLimit != tc.limitBytes {
+				t.Errorf("kube %s class %q BE %v limit %d", s.Plan.QoS.Kube, s.Class, s.Plan.BE, s.Plan.MemoryLimit)
 			}
 			got, msg := "", ""
 			if len(s.Problems) > 0 {

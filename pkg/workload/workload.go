@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 // Workload is the agent's view of a pod or a standalone workload.
@@ -33,8 +34,19 @@ type Workload struct {
 	Unlisted []string
 	CPU      CPUNeed
 	// BE workloads run in the BE pool when they hold no CPUs of their own.
-	BE     bool
-	MemQoS memqos.Workload
+	BE bool
+	// QoS is the workload's class as its text gives it.
+	QoS QoS
+	// MemQoS is what memory QoS reads of the workload; MemQoSInvalid, when
+	// set, says why its text cannot be read (a bad class label or
+	// memoryQOS annotation): then no memory QoS file is written for it.
+	MemQoS        memqos.Workload
+	MemQoSInvalid string
+	// MemoryLocality is the workload's own memoryLocality annotation, nil
+	// when it gives none; MemoryLocalityInvalid, when set, says why its text
+	// cannot be read: then memory locality is off for it.
+	MemoryLocality        *sloconfig.Locality
+	MemoryLocalityInvalid string
 	// CPUQoS is what CPU QoS reads of the workload; CPUQoSInvalid, when
 	// set, says why its text cannot be read (a bad class or annotation):
 	// then no CPU QoS file is written for it.

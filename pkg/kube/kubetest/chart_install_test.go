@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/locus-project/locus/pkg/kube/kubetest"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 // access is one question to the authorizer about the agent's service account.
@@ -98,14 +98,14 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", stage, err)
 		}
-		if user.Data[memqos.ConfigKeyResourceQoS] != userConfig[memqos.ConfigKeyResourceQoS] || user.Labels["app.kubernetes.io/managed-by"] != "" {
+		if user.Data[sloconfig.ConfigKeyResourceQoS] != userConfig[sloconfig.ConfigKeyResourceQoS] || user.Labels["app.kubernetes.io/managed-by"] != "" {
 			t.Fatalf("%s: the user's ack-slo-config changed: %+v", stage, user)
 		}
 		pod, err := cms.Get(ctx, "ack-slo-pod-config", metav1.GetOptions{})
 		if err != nil {
 			t.Fatalf("%s: the chart's ack-slo-pod-config: %v", stage, err)
 		}
-		if _, err := memqos.ParseNamespaceConfig(pod.Data[memqos.ConfigKeyNamespaces]); err != nil {
+		if _, err := sloconfig.ParseNamespaces(pod.Data[sloconfig.ConfigKeyNamespaces]); err != nil {
 			t.Fatalf("%s: the chart's ack-slo-pod-config: %v", stage, err)
 		}
 	}

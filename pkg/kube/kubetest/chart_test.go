@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/locus-project/locus/pkg/kube/kubetest"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 // The chart is tested here, against the harness's real apiserver, because this is
@@ -155,15 +155,15 @@ func checkDefaultConfig(t *testing.T, kind, name string, obj map[string]any) {
 	}
 	switch name {
 	case "ack-slo-config":
-		cfg, err := memqos.ParseResourceQoSConfig(cm.Data[memqos.ConfigKeyResourceQoS])
+		rq, err := sloconfig.ParseResourceQoS(cm.Data[sloconfig.ConfigKeyResourceQoS])
 		if err != nil {
 			t.Fatalf("chart's %s: %v", name, err)
 		}
-		if cfg.LS == nil || cfg.BE == nil {
-			t.Fatalf("chart's %s sets no lsClass/beClass memoryQOS: %+v", name, cfg)
+		if cfg := rq.Cluster.MemQoS; cfg.LS == nil || cfg.BE == nil {
+			t.Fatalf("chart's %s sets no lsClass/beClass memoryQOS: %+v", name, rq.Cluster.MemQoS)
 		}
 	case "ack-slo-pod-config":
-		if _, err := memqos.ParseNamespaceConfig(cm.Data[memqos.ConfigKeyNamespaces]); err != nil {
+		if _, err := sloconfig.ParseNamespaces(cm.Data[sloconfig.ConfigKeyNamespaces]); err != nil {
 			t.Fatalf("chart's %s: %v", name, err)
 		}
 	case "locus-scheduler-config":

@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 const gib = int64(1) << 30
@@ -29,7 +30,7 @@ func lsConfig(enable bool, low int) string {
 // annotation: the cluster configuration decides.
 func webPod(name string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{memqos.LabelQoSClass: "LS"}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{workload.LabelQoSClass: "LS"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx",
 			Resources: corev1.ResourceRequirements{
 				Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")},
@@ -42,8 +43,8 @@ func webPod(name string) *corev1.Pod {
 func configNode(t *testing.T, v cgroup.Version, systemd bool, resQoS string) *node {
 	n := newNode(t, v, systemd)
 	n.resQoS, n.podQoS = n.name+"-qos", n.name+"-pod-qos"
-	setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, resQoS)
-	setConfigMap(t, n.podQoS, memqos.ConfigKeyNamespaces, `{"enabledNamespaces": [], "disabledNamespaces": []}`)
+	setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, resQoS)
+	setConfigMap(t, n.podQoS, sloconfig.ConfigKeyNamespaces, `{"enabledNamespaces": [], "disabledNamespaces": []}`)
 	return n
 }
 
@@ -61,7 +62,7 @@ func TestConfigMapChangeReachesFiles(t *testing.T) {
 	for pct := 2; pct <= 21; pct++ {
 		want := strconv.FormatInt(gib*int64(pct)/100, 10)
 		start := time.Now()
-		setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, lsConfig(true, pct))
+		setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(true, pct))
 		for n.kubelet.File(cg, "memory.low") != want {
 			if time.Since(start) > 5*time.Second {
 				t.Fatalf("lowLimitPercent %d: memory.low still %s after 5s, want %s", pct, n.kubelet.File(cg, "memory.low"), want)
@@ -79,14 +80,14 @@ func TestConfigMapChangeReachesFiles(t *testing.T) {
 
 	// enable: false restores the original values.
 	n.waitFile(cg, "memory.high", "max")
-	setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, lsConfig(false, 50))
+	setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(false, 50))
 	n.waitFile(cg, "memory.low", "0")
 
 	// policy: none on the pod wins over the class and restores too.
-	setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50, "throttlingPercent": 90}}}}`)
+	setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "lowLimitPercent": 50, "throttlingPercent": 90}}}}`)
 	n.waitFile(cg, "memory.low", strconv.FormatInt(gib/2, 10))
 	n.waitFile(cg, "memory.high", strconv.FormatInt(2*gib*90/100, 10))
-	patch := fmt.Sprintf(`{"metadata": {"annotations": {%q: "{\"policy\": \"none\"}"}}}`, memqos.AnnotationMemoryQoS)
+	patch := fmt.Sprintf(`{"metadata": {"annotations": {%q: "{\"policy\": \"none\"}"}}}`, workload.AnnotationMemoryQoS)
 	if _, err := cp.Client.CoreV1().Pods(n.ns).Patch(callCtx(t), "web", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +109,9 @@ func TestMalformedConfigMapKeepsLastGood(t *testing.T) {
 	bad := []struct {
 		cm, key, value, field string
 	}{
-		{n.resQoS, memqos.ConfigKeyResourceQoS, lsConfig(true, 150), "clusterStrategy.lsClass.memoryQOS.lowLimitPercent"},
-		{n.resQoS, memqos.ConfigKeyResourceQoS, `{"clusterStrategy": {"lsClass": `, "resource-qos-config"},
-		{n.podQoS, memqos.ConfigKeyNamespaces, `{"enabledNamespaces": "` + n.ns + `"}`, "enabledNamespaces"},
+		{n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(true, 150), "clusterStrategy.lsClass.memoryQOS.lowLimitPercent"},
+		{n.resQoS, sloconfig.ConfigKeyResourceQoS, `{"clusterStrategy": {"lsClass": `, "resource-qos-config"},
+		{n.podQoS, sloconfig.ConfigKeyNamespaces, `{"enabledNamespaces": "` + n.ns + `"}`, "enabledNamespaces"},
 	}
 	for _, b := range bad {
 		setConfigMap(t, b.cm, b.key, b.value)
@@ -123,10 +124,10 @@ func TestMalformedConfigMapKeepsLastGood(t *testing.T) {
 		}
 		// Fixed again before the next case.
 		if b.cm == n.podQoS {
-			setConfigMap(t, n.podQoS, memqos.ConfigKeyNamespaces, `{}`)
+			setConfigMap(t, n.podQoS, sloconfig.ConfigKeyNamespaces, `{}`)
 		}
 	}
-	setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, lsConfig(true, 25))
+	setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(true, 25))
 	n.waitFile(cg, "memory.low", strconv.FormatInt(gib/4, 10))
 	waitUntil(t, "the config error to clear", func() bool { return n.status().ConfigError == "" })
 }

@@ -18,13 +18,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/locus-project/locus/pkg/memqos"
-	"github.com/locus-project/locus/pkg/workload"
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
-// configWatch keeps the two ConfigMaps' memory QoS settings: the last value
-// that parsed stays in force, and a malformed one is a Warning event on the
-// ConfigMap and a log line, both naming the field. Each good value is saved
-// in the state directory, so that a restart while a ConfigMap is malformed
+// configWatch keeps the two ConfigMaps' SLO settings, each key decoded
+// once, as it arrives (pkg/sloconfig): the last value that decoded stays in
+// force, and a malformed one is a Warning event on the ConfigMap and a log
+// line, both naming the field. Each good value is saved in the state
+// directory as written, so that a restart while a ConfigMap is malformed
 // starts from it; with none saved, nothing is in force until a good value
 // arrives, and the agent leaves memory QoS files alone meanwhile (held).
 type configWatch struct {
@@ -32,9 +33,9 @@ type configWatch struct {
 	dir       string // the agent's state directory: SavedConfigFile
 	informers []cache.SharedIndexInformer
 	keys      []watchedKey
-	resQoS    *memqos.Holder[string] // resource-qos-config as written, once the agent accepts it
-	nsQoS     *memqos.Holder[memqos.NamespaceConfig]
-	burst     *memqos.Holder[string] // cpu-burst-config as written, once the agent accepts it
+	resQoS    *sloconfig.Holder[sloconfig.ResourceQoS]
+	nsQoS     *sloconfig.Holder[memqos.NamespaceConfig]
+	burst     *sloconfig.Holder[sloconfig.CPUBurst]
 	events    *eventPoster
 	log       *slog.Logger
 	poke      func()
@@ -44,10 +45,9 @@ type configWatch struct {
 	saved savedConfig
 }
 
-// holder is a memqos.Holder of any value type.
+// holder is a sloconfig.Holder of any value type.
 type holder interface {
 	Update(raw string) error
-	Restore(raw string) error
 	Known() bool
 }
 
@@ -61,22 +61,21 @@ type watchedKey struct {
 func (w watchedKey) id() string { return w.name + "/" + w.key }
 
 func newConfigWatch(o SourceOptions, events *eventPoster, poke func()) *configWatch {
-	checked := func(raw string) (string, error) { return raw, workload.CheckResourceQoSConfig(raw) }
-	burst := func(raw string) (string, error) { return raw, workload.CheckCPUBurstConfig(raw) }
-	c := &configWatch{ns: o.ConfigNamespace, dir: o.StateDir, resQoS: memqos.NewPendingHolder(checked), burst: memqos.NewPendingHolder(burst),
-		nsQoS: memqos.NewPendingHolder(memqos.ParseNamespaceConfig), events: events, log: o.Logger, poke: poke, errs: map[string]string{}}
+	c := &configWatch{ns: o.ConfigNamespace, dir: o.StateDir, resQoS: sloconfig.NewHolder(sloconfig.ParseResourceQoS),
+		burst: sloconfig.NewHolder(sloconfig.ParseCPUBurst), nsQoS: sloconfig.NewHolder(sloconfig.ParseNamespaces),
+		events: events, log: o.Logger, poke: poke, errs: map[string]string{}}
 	saved, err := loadSavedConfig(o.StateDir)
 	if err != nil {
 		c.log.Warn("cannot read the last good cluster configuration; waiting for the ConfigMaps", "err", err)
 	}
 	c.saved = saved
 	for _, w := range []watchedKey{
-		{name: o.ResourceQoSConfigMap, key: memqos.ConfigKeyResourceQoS, h: c.resQoS},
-		{name: o.ResourceQoSConfigMap, key: workload.ConfigKeyCPUBurst, h: c.burst},
-		{name: o.PodQoSConfigMap, key: memqos.ConfigKeyNamespaces, h: c.nsQoS},
+		{name: o.ResourceQoSConfigMap, key: sloconfig.ConfigKeyResourceQoS, h: c.resQoS},
+		{name: o.ResourceQoSConfigMap, key: sloconfig.ConfigKeyCPUBurst, h: c.burst},
+		{name: o.PodQoSConfigMap, key: sloconfig.ConfigKeyNamespaces, h: c.nsQoS},
 	} {
 		if v, ok := saved.Values[w.id()]; ok {
-			if err := w.h.Restore(v.Raw); err != nil {
+			if err := w.h.Update(v.Raw); err != nil {
 				c.log.Warn("saved configuration does not parse; waiting for the ConfigMap", "configMap", c.ns+"/"+w.name, "key", w.key, "err", err)
 			} else {
 				c.log.Info("starting from the last good configuration", "configMap", c.ns+"/"+w.name, "key", w.key,
@@ -108,6 +107,11 @@ func (c *configWatch) settle() {
 			c.apply(w, nil)
 		}
 	}
+}
+
+// doc is the SLO configuration in force: each key's last good value.
+func (c *configWatch) doc() sloconfig.Doc {
+	return sloconfig.Doc{ResourceQoS: c.resQoS.Current(), CPUBurst: c.burst.Current(), Namespaces: c.nsQoS.Current()}
 }
 
 // held says why memory QoS files must be left as they are: "" when every

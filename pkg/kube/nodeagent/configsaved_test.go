@@ -12,7 +12,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 )
 
 // An agent restarted while ack-slo-config is malformed starts from the last
@@ -46,7 +46,7 @@ func TestRestartWithMalformedConfigMap(t *testing.T) {
 				}
 			}
 
-			setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, `{"clusterStrategy": {"lsClass": `)
+			setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, `{"clusterStrategy": {"lsClass": `)
 			n.start()
 			want := "the last good configuration stays in force"
 			if lost {
@@ -60,7 +60,7 @@ func TestRestartWithMalformedConfigMap(t *testing.T) {
 					t.Fatalf("memory.low = %s after a restart with a malformed ConfigMap, want %s kept", got, half)
 				}
 			}
-			setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, lsConfig(true, 25))
+			setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(true, 25))
 			n.waitFile(cg, "memory.low", strconv.FormatInt(gib/4, 10))
 			waitUntil(t, "the config error to clear", func() bool { return n.status().ConfigError == "" })
 		})

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -16,7 +16,7 @@ import (
 func setQoSKeys(t *testing.T, name, resQoS, burst string) {
 	t.Helper()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Data: map[string]string{memqos.ConfigKeyResourceQoS: resQoS, workload.ConfigKeyCPUBurst: burst}}
+		Data: map[string]string{sloconfig.ConfigKeyResourceQoS: resQoS, sloconfig.ConfigKeyCPUBurst: burst}}
 	if _, err := cp.Client.CoreV1().ConfigMaps("kube-system").Update(callCtx(t), cm, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,15 +17,16 @@ import (
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/status"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // boundPod opts in to two CPUs of its own and to memory QoS.
 func boundPod(name string) *corev1.Pod {
 	p := webPod(name)
-	p.Annotations = map[string]string{"cpuset-scheduler": "true", memqos.AnnotationMemoryQoS: `{"policy": "auto", "lowLimitPercent": 100}`}
+	p.Annotations = map[string]string{"cpuset-scheduler": "true", workload.AnnotationMemoryQoS: `{"policy": "auto", "lowLimitPercent": 100}`}
 	r := &p.Spec.Containers[0].Resources
 	r.Limits[corev1.ResourceCPU] = resource.MustParse("2")
 	r.Requests[corev1.ResourceCPU] = resource.MustParse("1")
@@ -127,7 +128,7 @@ func TestDeletedPodLeavesNoState(t *testing.T) {
 func TestRestartMakesNoWrites(t *testing.T) {
 	n := newNode(t, cgroup.V2, true)
 	n.resQoS = n.name + "-qos"
-	setConfigMap(t, n.resQoS, memqos.ConfigKeyResourceQoS, lsConfig(true, 100))
+	setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(true, 100))
 	pods := n.apply([]string{"testdata/redis-demo.yaml", "testdata/redis-cpuset.yaml"}, "Pod")
 	pods["web"] = n.create(boundPod("web"))
 	first := n.start()

@@ -19,8 +19,8 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // The load run: a 192-CPU node with loadPods pods churned in waves. It takes
@@ -62,10 +62,10 @@ func loadPod(i int) *corev1.Pod {
 		r.Limits[corev1.ResourceCPU] = resource.MustParse("2")
 		r.Requests[corev1.ResourceCPU] = resource.MustParse("2")
 	case 1:
-		p.Annotations = map[string]string{memqos.AnnotationMemoryQoS: `{"policy": "auto"}`}
+		p.Annotations = map[string]string{workload.AnnotationMemoryQoS: `{"policy": "auto"}`}
 	case 2:
-		p.Labels[memqos.LabelQoSClass] = "BE"
-		p.Annotations = map[string]string{memqos.AnnotationMemoryQoS: `{"policy": "auto"}`}
+		p.Labels[workload.LabelQoSClass] = "BE"
+		p.Annotations = map[string]string{workload.AnnotationMemoryQoS: `{"policy": "auto"}`}
 	}
 	return p
 }

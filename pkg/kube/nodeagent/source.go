@@ -199,7 +199,7 @@ func (s *Source) Emit(e eventlog.Event) { s.events.post(e) }
 // changed (podplan.Memo).
 func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
-		ResourceQoSConfig: s.configs.resQoS.Current(), CPUBurstConfig: s.configs.burst.Current(), Namespaces: s.configs.nsQoS.Current(), Error: s.configs.lastError(),
+		SLO: s.configs.doc(), Error: s.configs.lastError(),
 		MemoryQoSHeld: s.configs.held(), NodeLabels: nodeLabels(s.node, s.opts.NodeName)}
 	exists := s.opts.KubeletCgroupRoot.Exists(env.Exists)
 	if s.driver == "" {

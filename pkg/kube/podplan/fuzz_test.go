@@ -11,7 +11,6 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/fuzzseed"
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -35,9 +34,9 @@ func FuzzPod(f *testing.F) {
 		// The policy's text is the scope's too, and the decision's the
 		// partition's.
 		p := pod(map[string]string{workload.AnnotationCPUSet: optIn, workload.AnnotationCPUPolicy: policy, workload.AnnotationResourceStatus: status,
-			memqos.AnnotationMemoryQoS: memQoS, memqos.LegacyQoSClass: class, workload.AnnotationCPUScope: policy,
+			workload.AnnotationMemoryQoS: memQoS, workload.LegacyQoSClass: class, workload.AnnotationCPUScope: policy,
 			workload.AnnotationContainerCPUSets: status},
-			map[string]string{memqos.LabelQoSClass: class, workload.AnnotationCPUSet: optIn}, "",
+			map[string]string{workload.LabelQoSClass: class, workload.AnnotationCPUSet: optIn}, "",
 			ctr{name: "a", req: "memory=1Gi", running: true, id: containerID})
 		if q, err := resource.ParseQuantity(limit); err == nil {
 			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: q, corev1.ResourceMemory: q}

@@ -89,10 +89,11 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 		w.Plan.Containers = containerCgroups(pod, env, podCg, problem)
 	}
 	w.Plan.CPU = workload.PodCPUNeed(pod, env.Topology, env.Trust, problem)
-	w.Plan.MemQoS = workload.PodMemQoS(pod)
+	w.Plan.SetMemQoS(workload.PodMemQoS(pod))
+	w.Plan.SetMemoryLocality(pod.Annotations)
 	qos := workload.PodQoS(pod)
 	w.Class = qos.Status()
-	w.Plan.BE = qos.BE()
+	w.Plan.BE, w.Plan.QoS = qos.BE(), qos
 	w.Plan.SetCPUQoS(qos, pod.Labels, pod.Annotations)
 	w.Plan.SetCPUBurst(pod.Annotations)
 	limits := workload.PodCPULimits(pod)

@@ -109,7 +109,7 @@ func TestFromPodContainers(t *testing.T) {
 	}
 	// Memory QoS sees every container of the spec, a request defaulting to nothing here.
 	mc := w.Plan.MemQoS.Containers
-	if len(mc) != 3 || mc[0].RequestBytes != 1<<30 || mc[0].LimitBytes != 2<<30 || w.Plan.MemQoS.Namespace != "team" || w.Plan.MemQoS.KubeQoS != memqos.Burstable {
+	if len(mc) != 3 || mc[0].RequestBytes != 1<<30 || mc[0].LimitBytes != 2<<30 || w.Plan.MemQoS.Namespace != "team" || w.Plan.QoS.Kube != memqos.Burstable || w.Plan.MemQoS.Class != memqos.ClassLS || w.Plan.MemQoSInvalid != "" {
 		t.Fatalf("memqos = %+v", w.Plan.MemQoS)
 	}
 	if w.Class != "Burstable" || w.Plan.BE {
@@ -211,10 +211,10 @@ func TestFromPodClass(t *testing.T) {
 		class  string
 		be     bool
 	}{
-		{map[string]string{memqos.LabelQoSClass: "ls"}, nil, corev1.PodQOSBestEffort, "LS", false},
-		{map[string]string{memqos.LabelQoSClass: "BE"}, nil, corev1.PodQOSGuaranteed, "BE", true},
-		{map[string]string{memqos.LegacyQoSClass: "BE"}, nil, corev1.PodQOSBurstable, "BE", true},
-		{nil, map[string]string{memqos.LegacyQoSClass: "be"}, corev1.PodQOSBurstable, "BE", true},
+		{map[string]string{workload.LabelQoSClass: "ls"}, nil, corev1.PodQOSBestEffort, "LS", false},
+		{map[string]string{workload.LabelQoSClass: "BE"}, nil, corev1.PodQOSGuaranteed, "BE", true},
+		{map[string]string{workload.LegacyQoSClass: "BE"}, nil, corev1.PodQOSBurstable, "BE", true},
+		{nil, map[string]string{workload.LegacyQoSClass: "be"}, corev1.PodQOSBurstable, "BE", true},
 		{nil, nil, corev1.PodQOSBestEffort, "BestEffort", true},
 		{nil, nil, corev1.PodQOSGuaranteed, "Guaranteed", false},
 	}

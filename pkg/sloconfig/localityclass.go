@@ -1,10 +1,10 @@
-package locality
+package sloconfig
 
 import "strings"
 
-// ClassSettings picks the memoryLocality section of resource-qos-config that
-// governs a workload of QoS class class (LS, BE, LSR, LSE, SYSTEM, any case),
-// from the sections ParseClassConfig returned, and names it. It maps classes
+// LocalityForClass picks the memoryLocality section of resource-qos-config
+// that governs a workload of QoS class class (LS, BE, LSR, LSE, SYSTEM, any
+// case), from a node's sections (Node.Locality), and names it. It maps classes
 // the way memory QoS does, so one class label means the same for both
 // features:
 //   - BE reads beClass; LS (and an unknown or empty class) reads lsClass;
@@ -16,8 +16,8 @@ import "strings"
 //     opt-in.
 //
 // It returns nil (and the section it looked for) when no section applies.
-func ClassSettings(classes map[string]Settings, class string, unlabelledGuaranteed bool) (*Settings, string) {
-	pick := func(key string) (*Settings, string) {
+func LocalityForClass(classes map[string]Locality, class string, unlabelledGuaranteed bool) (*Locality, string) {
+	pick := func(key string) (*Locality, string) {
 		path := "clusterStrategy." + key + ".memoryLocality"
 		if s, ok := classes[key]; ok {
 			return &s, path

@@ -1,4 +1,4 @@
-package memqos
+package sloconfig
 
 import (
 	"strings"
@@ -7,12 +7,12 @@ import (
 )
 
 func TestHolderKeepsLastGoodConfig(t *testing.T) {
-	h := NewConfigHolder()
-	if h.Current() != (Config{}) {
-		t.Fatal("a new holder must start with memory QoS off")
+	h := NewHolder(ParseResourceQoS)
+	if h.Known() || h.Current().Cluster.MemQoS.LS != nil {
+		t.Fatal("a new holder must know nothing")
 	}
 	good := `{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true, "throttlingPercent": 70}}}}`
-	if err := h.Update(good); err != nil || h.LastError() != nil {
+	if err := h.Update(good); err != nil || !h.Known() {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{
@@ -20,22 +20,21 @@ func TestHolderKeepsLastGoodConfig(t *testing.T) {
 		`{"clusterStrategy": `,
 		`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": "yes"}}}}`,
 	} {
-		err := h.Update(bad)
-		if err == nil || h.LastError() != err {
+		if err := h.Update(bad); err == nil {
 			t.Fatalf("%s: accepted", bad)
 		}
-		cur := h.Current()
+		cur := h.Current().Cluster.MemQoS
 		if cur.LS == nil || !*cur.LS.Enable || *cur.LS.Params.ThrottlingPercent != 70 {
 			t.Fatalf("after %q the previous config was lost: %+v", bad, cur.LS)
 		}
 	}
-	if err := h.Update(""); err != nil || h.Current() != (Config{}) || h.LastError() != nil {
+	if err := h.Update(""); err != nil || h.Current().Cluster.MemQoS.LS != nil || !h.Known() {
 		t.Fatalf("a removed key must switch back to the empty config: %+v, %v", h.Current(), err)
 	}
 }
 
 func TestNamespaceHolder(t *testing.T) {
-	h := NewNamespaceHolder()
+	h := NewHolder(ParseNamespaces)
 	if err := h.Update(`{"enabledNamespaces": ["a"]}`); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +48,7 @@ func TestNamespaceHolder(t *testing.T) {
 }
 
 func TestHolderConcurrentUse(t *testing.T) {
-	h := NewConfigHolder()
+	h := NewHolder(ParseResourceQoS)
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Add(1)
@@ -58,7 +57,7 @@ func TestHolderConcurrentUse(t *testing.T) {
 			for range 50 {
 				if i%2 == 0 {
 					_ = h.Update(`{"clusterStrategy": {"beClass": {"memoryQOS": {"enable": true}}}}`)
-				} else if c := h.Current(); c.BE != nil && !*c.BE.Enable {
+				} else if c := h.Current().Cluster.MemQoS; c.BE != nil && !*c.BE.Enable {
 					t.Error("torn read")
 				}
 			}
@@ -67,24 +66,18 @@ func TestHolderConcurrentUse(t *testing.T) {
 	wg.Wait()
 }
 
-func TestPendingHolder(t *testing.T) {
-	h := NewPendingHolder(ParseResourceQoSConfig)
-	if h.Known() {
-		t.Fatal("a pending holder knows a value")
-	}
+func TestHolderBadValueKnowsNothing(t *testing.T) {
+	h := NewHolder(ParseResourceQoS)
 	if err := h.Update(`{"clusterStrategy": `); err == nil || h.Known() {
 		t.Fatalf("a bad value made it known: %v", err)
 	}
-	if err := h.Restore(`{"clusterStrategy": `); err == nil || h.Known() {
-		t.Fatalf("a bad saved value was restored: %v", err)
+	if err := h.Update(`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true}}}}`); err != nil || !h.Known() {
+		t.Fatalf("Update: %v", err)
 	}
-	if err := h.Restore(`{"clusterStrategy": {"lsClass": {"memoryQOS": {"enable": true}}}}`); err != nil || !h.Known() {
-		t.Fatalf("Restore: %v", err)
+	if cur := h.Current().Cluster.MemQoS; cur.LS == nil || !*cur.LS.Enable {
+		t.Fatalf("value not in force: %+v", cur)
 	}
-	if cur := h.Current(); cur.LS == nil || !*cur.LS.Enable {
-		t.Fatalf("restored value not in force: %+v", cur)
-	}
-	if err := h.Update(`{"clusterStrategy": `); err == nil || !h.Known() || h.Current().LS == nil {
-		t.Fatal("a bad update lost the restored value")
+	if err := h.Update(`{"clusterStrategy": `); err == nil || !h.Known() || h.Current().Cluster.MemQoS.LS == nil {
+		t.Fatal("a bad update lost the value in force")
 	}
 }

@@ -1,8 +1,7 @@
-package memqos
+package sloconfig
 
 import (
 	"encoding/json"
-	"errors"
 
 	"github.com/locus-project/locus/pkg/cpuqos"
 )
@@ -22,7 +21,7 @@ func parseCPUQOS(raw json.RawMessage, path string) (*cpuqos.ClassConfig, error) 
 	}
 	var cc cpuqos.ClassConfig
 	var errs []error
-	for _, key := range sortedKeys(o) {
+	for _, key := range keys(o) {
 		field := join(path, key)
 		switch key {
 		case "enable":
@@ -38,7 +37,7 @@ func parseCPUQOS(raw json.RawMessage, path string) (*cpuqos.ClassConfig, error) 
 		}
 		errs = append(errs, err)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := joinErrors(errs); err != nil {
 		return nil, err
 	}
 	return &cc, nil

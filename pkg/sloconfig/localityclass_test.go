@@ -1,19 +1,19 @@
-package locality
+package sloconfig
 
 import "testing"
 
-func TestClassSettings(t *testing.T) {
-	be := Settings{Policy: PolicyBestEffort}
-	every := Settings{Policy: PolicyBestEffort, MigrateIntervalMinutes: 10}
-	off := Settings{Policy: PolicyNone}
-	all := map[string]Settings{"lsClass": be, "beClass": off, "lsrClass": every, "systemClass": off}
-	lsOnly := map[string]Settings{"lsClass": be}
+func TestLocalityForClass(t *testing.T) {
+	be := Locality{Policy: LocalityBestEffort}
+	every := Locality{Policy: LocalityBestEffort, MigrateIntervalMinutes: 10}
+	off := Locality{Policy: LocalityNone}
+	all := map[string]Locality{"lsClass": be, "beClass": off, "lsrClass": every, "systemClass": off}
+	lsOnly := map[string]Locality{"lsClass": be}
 	tests := []struct {
 		name       string
-		classes    map[string]Settings
+		classes    map[string]Locality
 		class      string
 		guaranteed bool
-		want       *Settings
+		want       *Locality
 		path       string
 	}{
 		{"LS reads lsClass", all, "LS", false, &be, "clusterStrategy.lsClass.memoryLocality"},
@@ -31,7 +31,7 @@ func TestClassSettings(t *testing.T) {
 		{"no sections", nil, "LS", false, nil, "clusterStrategy.lsClass.memoryLocality"},
 	}
 	for _, tc := range tests {
-		got, path := ClassSettings(tc.classes, tc.class, tc.guaranteed)
+		got, path := LocalityForClass(tc.classes, tc.class, tc.guaranteed)
 		if path != tc.path || (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
 			t.Errorf("%s: got %v, %q; want %v, %q", tc.name, got, path, tc.want, tc.path)
 		}

@@ -1,16 +1,19 @@
-package memqos
+package sloconfig
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/locus-project/locus/pkg/fieldname"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // The configs are read field by field from raw JSON, not with struct tags,
@@ -19,9 +22,16 @@ import (
 
 type object map[string]json.RawMessage
 
+// keys are an object's keys in order, so that errors come in the same
+// order every time.
+func keys[V any](o map[string]V) []string { return slices.Sorted(maps.Keys(o)) }
+
 // document turns a config value into JSON. JSON is tried first for its
 // precise error positions; YAML is the fallback. Blank input gives nil.
 func document(raw string) (json.RawMessage, error) {
+	if len(raw) > MaxValueBytes {
+		return nil, fmt.Errorf("%d bytes, at most %d", len(raw), MaxValueBytes)
+	}
 	if strings.TrimSpace(raw) == "" {
 		return nil, nil
 	}
@@ -71,8 +81,10 @@ func clip(s string) string {
 	return s
 }
 
+// isNull says a value is absent: missing, empty or null.
 func isNull(raw json.RawMessage) bool {
-	return raw == nil || string(bytes.TrimSpace(raw)) == "null"
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || string(t) == "null"
 }
 
 func wrongType(path string, raw json.RawMessage, want string) error {
@@ -176,9 +188,18 @@ func asStrings(raw json.RawMessage, path string) ([]string, error) {
 // likely meant when its letter case is wrong or it is a near misspelling.
 func unknownField(path, key string, known []string) error {
 	if k, ok := fieldname.Closest(key, known); ok {
-		return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, key), k)
+		return fmt.Errorf("%s: unknown field (did you mean %q?)", join(path, clipKey(key)), k)
 	}
-	return fmt.Errorf("%s: unknown field", join(path, key))
+	return fmt.Errorf("%s: unknown field", join(path, clipKey(key)))
+}
+
+// clipKey keeps a field name fit for a message: a key is text from outside
+// too, as long as the value allows.
+func clipKey(k string) string {
+	if len(k) > 40 || strings.IndexFunc(k, func(r rune) bool { return r < ' ' || r == 0x7f }) >= 0 {
+		return topology.Quote(k[:min(len(k), 40)])
+	}
+	return k
 }
 
 // join builds a dotted field path; the root has an empty path.
@@ -187,4 +208,20 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// maxErrors bounds the problems told of one value: hostile text with
+// thousands of bad fields must not make a message as long, since it is
+// copied into logs and Events.
+const maxErrors = 8
+
+// joinErrors is errors.Join of the first maxErrors problems, saying how
+// many more there were.
+func joinErrors(errs []error) error {
+	errs = slices.DeleteFunc(slices.Clone(errs), func(err error) bool { return err == nil })
+	if len(errs) > maxErrors {
+		more := len(errs) - maxErrors
+		errs = append(errs[:maxErrors:maxErrors], fmt.Errorf("and %d more problems not shown", more))
+	}
+	return errors.Join(errs...)
 }

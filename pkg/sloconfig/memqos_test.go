@@ -1,10 +1,20 @@
-package memqos
+package sloconfig
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/locus-project/locus/pkg/memqos"
 )
+
+// parseMem is the memory QoS part of a resource-qos-config value's
+// clusterStrategy.
+func parseMem(raw string) (memqos.Config, error) {
+	r, err := ParseResourceQoS(raw)
+	return r.Cluster.MemQoS, err
+}
 
 func memCfg(class, body string) string {
 	return fmt.Sprintf(`{"clusterStrategy": {%q: {"memoryQOS": %s}}}`, class, body)
@@ -38,7 +48,7 @@ func TestParseRangeBounds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.field+"="+tc.v, func(t *testing.T) {
-			cfg, err := ParseResourceQoSConfig(memCfg("lsClass", fmt.Sprintf(`{"enable": true, %q: %s}`, tc.field, tc.v)))
+			cfg, err := parseMem(memCfg("lsClass", fmt.Sprintf(`{"enable": true, %q: %s}`, tc.field, tc.v)))
 			switch {
 			case tc.err == "" && err != nil:
 				t.Fatalf("rejected: %v", err)
@@ -52,22 +62,22 @@ func TestParseRangeBounds(t *testing.T) {
 }
 
 func TestParseStoresValues(t *testing.T) {
-	cfg, err := ParseResourceQoSConfig(`{"clusterStrategy": {
+	cfg, err := parseMem(`{"clusterStrategy": {
 		"lsClass": {"memoryQOS": {"enable": true, "minLimitPercent": 10, "lowLimitPercent": 20,
 			"throttlingPercent": 30, "wmarkRatio": 40, "wmarkMinAdj": -5, "priority": 3}, "cpuQOS": {"groupIdentity": 2}},
 		"beClass": {"memoryQOS": {"enable": false}, "resctrlQOS": {"enable": true}, "memoryLocality": {"policy": "bestEffort"}},
 		"lsrClass": {"cpuQOS": {"enable": true}},
 		"systemClass": {"memoryQOS": {"wmarkRatio": 90}},
 		"cgroupRoot": {"memoryQOS": {"whatever": "other code reads this"}}},
-		"nodeStrategies": [{"nodeSelector": {}}]}`)
+		"nodeStrategies": [{"nodeSelector": {"matchLabels": {"pool": "big"}}}]}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := TableDefaults(false).With(cfg.LS.Params)
-	if want := (Profile{10, 20, 30, 40, -5}); got != want || !*cfg.LS.Enable {
+	got := memqos.TableDefaults(false).With(cfg.LS.Params)
+	if want := (memqos.Profile{MinLimitPercent: 10, LowLimitPercent: 20, ThrottlingPercent: 30, WmarkRatio: 40, WmarkMinAdj: -5}); got != want || !*cfg.LS.Enable {
 		t.Errorf("lsClass = %+v enable %v, want %+v", got, *cfg.LS.Enable, want)
 	}
-	if cfg.BE == nil || *cfg.BE.Enable || cfg.BE.Params != (Params{}) {
+	if cfg.BE == nil || *cfg.BE.Enable || cfg.BE.Params != (memqos.Params{}) {
 		t.Errorf("beClass = %+v", cfg.BE)
 	}
 	if cfg.LSR != nil {
@@ -94,39 +104,39 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseResourceQoSConfig(tc.raw)
+			r, err := ParseResourceQoS(tc.raw)
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.err)
 			}
-			if cfg != (Config{}) {
-				t.Errorf("a rejected config must be empty, got %+v", cfg)
+			if !reflect.DeepEqual(r, ResourceQoS{}) {
+				t.Errorf("a rejected config must be empty, got %+v", r)
 			}
 		})
 	}
 }
 
 func TestParseConfigYAMLAndBlank(t *testing.T) {
-	cfg, err := ParseResourceQoSConfig("clusterStrategy:\n  beClass:\n    memoryQOS:\n      enable: true\n      wmarkMinAdj: 40\n")
+	cfg, err := parseMem("clusterStrategy:\n  beClass:\n    memoryQOS:\n      enable: true\n      wmarkMinAdj: 40\n")
 	if err != nil || cfg.BE == nil || !*cfg.BE.Enable || *cfg.BE.Params.WmarkMinAdj != 40 {
 		t.Fatalf("yaml: %+v, %v", cfg.BE, err)
 	}
-	if _, err := ParseResourceQoSConfig("clusterStrategy:\n  beClass:\n    memoryQOS:\n      wmarkRatio: 200\n"); err == nil ||
+	if _, err := parseMem("clusterStrategy:\n  beClass:\n    memoryQOS:\n      wmarkRatio: 200\n"); err == nil ||
 		!strings.Contains(err.Error(), "clusterStrategy.beClass.memoryQOS.wmarkRatio: 200 is out of range 0-100") {
 		t.Fatalf("yaml range error: %v", err)
 	}
 	for _, blank := range []string{"", "  \n", "null", "{}"} {
-		if cfg, err := ParseResourceQoSConfig(blank); err != nil || cfg != (Config{}) {
+		if cfg, err := parseMem(blank); err != nil || cfg != (memqos.Config{}) {
 			t.Errorf("%q: %+v, %v", blank, cfg, err)
 		}
 	}
 }
 
-func TestParseNamespaceConfig(t *testing.T) {
-	nc, err := ParseNamespaceConfig(`{"enabledNamespaces": ["allow-ns", "b"], "disabledNamespaces": ["block-ns"]}`)
+func TestParseNamespaces(t *testing.T) {
+	nc, err := ParseNamespaces(`{"enabledNamespaces": ["allow-ns", "b"], "disabledNamespaces": ["block-ns"]}`)
 	if err != nil || strings.Join(nc.Enabled, ",") != "allow-ns,b" || strings.Join(nc.Disabled, ",") != "block-ns" {
 		t.Fatalf("%+v, %v", nc, err)
 	}
-	if nc, err := ParseNamespaceConfig("enabledNamespaces: [a]\n"); err != nil || nc.Enabled[0] != "a" {
+	if nc, err := ParseNamespaces("enabledNamespaces: [a]\n"); err != nil || nc.Enabled[0] != "a" {
 		t.Fatalf("yaml: %+v, %v", nc, err)
 	}
 	bad := []struct{ raw, err string }{
@@ -137,28 +147,28 @@ func TestParseNamespaceConfig(t *testing.T) {
 		{`{"enabledNamespaces": [`, `memory-qos: malformed JSON`},
 	}
 	for _, tc := range bad {
-		if _, err := ParseNamespaceConfig(tc.raw); err == nil || !strings.Contains(err.Error(), tc.err) {
+		if _, err := ParseNamespaces(tc.raw); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%s: error %v, want %q", tc.raw, err, tc.err)
 		}
 	}
 }
 
-func TestParsePodSetting(t *testing.T) {
+func TestParseMemoryQOSAnnotation(t *testing.T) {
 	cases := []struct {
 		raw    string
-		policy Policy
+		policy memqos.Policy
 		low    int64 // -1 = not given
 		err    string
 	}{
-		{`{"policy": "auto"}`, PolicyAuto, -1, ""},
-		{`{"policy": "AUTO"}`, PolicyAuto, -1, ""},
-		{`{"policy": " None "}`, PolicyNone, -1, ""},
-		{`{"policy": "Default"}`, PolicyDefault, -1, ""},
-		{`{"policy": ""}`, PolicyDefault, -1, ""},
-		{`{}`, PolicyDefault, -1, ""},
-		{``, PolicyDefault, -1, ""},
-		{`{"policy": "auto", "lowLimitPercent": 60}`, PolicyAuto, 60, ""},
-		{`{lowLimitPercent: 70}`, PolicyDefault, 70, ""},
+		{`{"policy": "auto"}`, memqos.PolicyAuto, -1, ""},
+		{`{"policy": "AUTO"}`, memqos.PolicyAuto, -1, ""},
+		{`{"policy": " None "}`, memqos.PolicyNone, -1, ""},
+		{`{"policy": "Default"}`, memqos.PolicyDefault, -1, ""},
+		{`{"policy": ""}`, memqos.PolicyDefault, -1, ""},
+		{`{}`, memqos.PolicyDefault, -1, ""},
+		{``, memqos.PolicyDefault, -1, ""},
+		{`{"policy": "auto", "lowLimitPercent": 60}`, memqos.PolicyAuto, 60, ""},
+		{`{lowLimitPercent: 70}`, memqos.PolicyDefault, 70, ""},
 		{`{"policy": "on"}`, "", 0, `policy: "on" is not one of auto, default, none`},
 		{`{"policy": true}`, "", 0, `policy: got a boolean true, want a string`},
 		{`{"policy": "auto", "enable": true}`, "", 0, `enable: not a pod setting`},
@@ -166,13 +176,15 @@ func TestParsePodSetting(t *testing.T) {
 		{`{"Policy": "auto"}`, "", 0, `Policy: unknown field (did you mean "policy"?)`},
 		{`"auto"`, "", 0, `got a string "auto", want an object`},
 		{`{"policy": "auto"`, "", 0, `malformed JSON`},
+		// A key is hostile text too: it is cut for the message.
+		{`{"polic` + strings.Repeat("\xb7", 1000) + `": 1}`, "", 0, `": unknown field`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.raw, func(t *testing.T) {
-			ps, err := ParsePodSetting(tc.raw)
+			ps, err := ParseMemoryQOSAnnotation(tc.raw)
 			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("error %v, want %q", err, tc.err)
+				if err == nil || !strings.Contains(err.Error(), tc.err) || len(err.Error()) > 200 {
+					t.Fatalf("error %.300v, want %q, short", err, tc.err)
 				}
 				return
 			}
@@ -183,5 +195,79 @@ func TestParsePodSetting(t *testing.T) {
 				t.Errorf("lowLimitPercent = %v, want %d", got, tc.low)
 			}
 		})
+	}
+}
+
+func TestParseCPUQOS(t *testing.T) {
+	r, err := ParseResourceQoS(`{"clusterStrategy": {
+		"lsClass": {"cpuQOS": {"enable": true, "groupIdentity": 2, "coreExpeller": true}},
+		"beClass": {"cpuQOS": {"enable": true, "groupIdentity": -1, "schedIdle": 1}, "memoryQOS": {"enable": true}}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := r.Cluster
+	ls, be := cfg.CPUQoS.LS, cfg.CPUQoS.BE
+	if ls == nil || !*ls.Enable || *ls.GroupIdentity != 2 || !*ls.CoreExpeller || ls.SchedIdle != nil {
+		t.Errorf("lsClass.cpuQOS = %+v", ls)
+	}
+	if be == nil || !*be.Enable || *be.GroupIdentity != -1 || *be.SchedIdle != 1 {
+		t.Errorf("beClass.cpuQOS = %+v", be)
+	}
+	if cfg.MemQoS.BE == nil || cfg.MemQoS.LS != nil || cfg.CPUQoS.LSR != nil || cfg.CPUQoS.System != nil {
+		t.Errorf("memory sections or other classes set: %+v", cfg)
+	}
+	// YAML, as the ConfigMap may hold it.
+	r, err = ParseResourceQoS("clusterStrategy:\n  beClass:\n    cpuQOS:\n      enable: false\n")
+	if err != nil || r.Cluster.CPUQoS.BE == nil || *r.Cluster.CPUQoS.BE.Enable {
+		t.Errorf("YAML: %+v, %v", r.Cluster.CPUQoS.BE, err)
+	}
+}
+
+// TestParseCPUQOSErrors: a bad cpuQOS refuses the whole value, every
+// problem named by its field, memory settings included.
+func TestParseCPUQOSErrors(t *testing.T) {
+	for _, tc := range []struct{ raw, want string }{
+		{`{"clusterStrategy": {"beClass": {"cpuQOS": {"groupIdentity": -2}}}}`,
+			"clusterStrategy.beClass.cpuQOS.groupIdentity: -2 is out of range -1..2"},
+		{`{"clusterStrategy": {"lsClass": {"cpuQOS": {"groupIdentity": 3}}}}`,
+			"clusterStrategy.lsClass.cpuQOS.groupIdentity: 3 is out of range -1..2"},
+		{`{"clusterStrategy": {"beClass": {"cpuQOS": {"schedIdle": 2}}}}`,
+			"clusterStrategy.beClass.cpuQOS.schedIdle: 2 is out of range 0-1"},
+		{`{"clusterStrategy": {"beClass": {"cpuQOS": {"enable": "yes"}}}}`,
+			`clusterStrategy.beClass.cpuQOS.enable: got a string "yes", want true or false`},
+		{`{"clusterStrategy": {"beClass": {"cpuQOS": {"GroupIdentity": -1}}}}`,
+			`clusterStrategy.beClass.cpuQOS.GroupIdentity: unknown field (did you mean "groupIdentity"?)`},
+		{`{"clusterStrategy": {"lsrClass": {"cpuQOS": [1]}}}`,
+			"clusterStrategy.lsrClass.cpuQOS: got an array [1], want an object"},
+		{`{"clusterStrategy": {"beClass": {"cpuQOS": {"coreExpeller": 1}, "memoryQOS": {"wmarkRatio": 101}}}}`,
+			"clusterStrategy.beClass.cpuQOS.coreExpeller: got a number 1, want true or false"},
+	} {
+		r, err := ParseResourceQoS(tc.raw)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s", tc.raw, err, tc.want)
+		}
+		if !reflect.DeepEqual(r, ResourceQoS{}) {
+			t.Errorf("%s: a refused value still gave %+v", tc.raw, r)
+		}
+	}
+	_, err := ParseResourceQoS(`{"clusterStrategy": {"beClass": {"cpuQOS": {"coreExpeller": 1}, "memoryQOS": {"wmarkRatio": 101}}}}`)
+	if err == nil || !strings.Contains(err.Error(), "memoryQOS.wmarkRatio: 101") {
+		t.Errorf("both problems named: %v", err)
+	}
+}
+
+// TestBoundedProblems: a value with thousands of bad fields is refused with
+// a message of a few lines, saying how many more there were.
+func TestBoundedProblems(t *testing.T) {
+	var b strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&b, `"bad%d": 1, `, i)
+	}
+	_, err := ParseResourceQoS(`{"clusterStrategy": {"lsClass": {"memoryQOS": {` + b.String() + `"enable": true}}}}`)
+	if err == nil || !strings.Contains(err.Error(), "and 4992 more problems not shown") || len(err.Error()) > 1000 {
+		t.Fatalf("%d bytes: %.300v", len(fmt.Sprint(err)), err)
+	}
+	if _, err := ParseResourceQoS(strings.Repeat(" ", MaxValueBytes) + "{}"); err == nil || !strings.Contains(err.Error(), "resource-qos-config: 1048578 bytes, at most 1048576") {
+		t.Fatalf("oversized value: %v", err)
 	}
 }
