@@ -23,7 +23,7 @@ func TestSchedulerRBAC(t *testing.T) {
 		verb, group, resource, sub, ns, name string
 		allowed                              bool
 	}{
-		{"patch", "", "pods", "", "any", "", false},        // its decision rides on the Binding
+		{"patch", "", "pods", "", "any", "", false}, // its decision rides on the Binding
 		{"update", "", "pods", "", "any", "", false},
 		{"create", "", "pods", "binding", "any", "", true}, // kube-scheduler's, and the decision's
 		{"list", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", true},
