@@ -13,7 +13,7 @@ LDFLAGS   := -X github.com/locus-project/locus/cmd/internal/buildinfo.version=$(
 IMAGES    := _output/images
 export VERSION COMMIT
 
-.PHONY: build locus locus-scheduler images push run test k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
+.PHONY: build locus locus-scheduler images push run test test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
 
 build: locus locus-scheduler
 
@@ -49,8 +49,14 @@ run: locus
 # (built against k8s.io/kubernetes, kept out of the main module), the NUMA
 # tests in a multi-node QEMU guest, and the end-to-end tests on a real node.
 # The fuzz targets' seeds run in unit (go test runs them as tests), and each
-# target is then fuzzed for FUZZTIME_TEST executions.
-test: k8s-tools lint unit fuzz bench-vet numa-test e2e
+# target is then fuzzed for FUZZTIME_TEST executions. First, test-deps says
+# what all that does on this machine and installs the Debian packages it needs.
+test: test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e
+
+# What make test does here (packages, builds, guests, a kubelet), said before
+# it starts; then the missing Debian packages, installed with apt-get as root.
+test-deps:
+	hack/test-deps.sh
 
 # Every fuzz target for FUZZTIME each (hack/fuzz.sh; e.g. FUZZTIME=1000000x).
 # Under `make test` each runs for FUZZTIME_TEST executions: a count, not a
