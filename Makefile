@@ -4,16 +4,19 @@ BIN       := bin
 TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
-# The release: the chart's appVersion is the image tag it installs, so the
-# images, the binaries' `version` and the chart all say the same.
-VERSION   ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' deploy/helm/locus/Chart.yaml)
+# The chart's appVersion is the image tag it installs (IMAGE_TAG). The
+# binaries' `version` is that on a release commit (tagged v<appVersion>), and
+# <appVersion>-dev+<commit> on any other, so that no two commits' builds say
+# the same (hack/version.sh).
+IMAGE_TAG ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' deploy/helm/locus/Chart.yaml)
+VERSION   ?= $(shell hack/version.sh)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/locus-project/locus/cmd/internal/buildinfo.version=$(VERSION) \
 	-X github.com/locus-project/locus/cmd/internal/buildinfo.commit=$(COMMIT)
 IMAGES    := _output/images
-export VERSION COMMIT
+export VERSION IMAGE_TAG COMMIT
 
-.PHONY: build locus locus-scheduler images push run test test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
+.PHONY: build locus locus-scheduler images push run version test test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
 
 build: locus locus-scheduler
 
@@ -26,12 +29,12 @@ locus-scheduler:
 
 # OCI archives of the locus and locus-scheduler images for linux/amd64 and
 # linux/arm64 in _output/images, no container daemon needed (hack/images.sh;
-# PLATFORMS=linux/amd64 for one).
+# PLATFORMS=linux/amd64 for one). Each build says when it starts and ends.
 images:
 	hack/images.sh $(IMAGES)
 
-# Pushes what `make images` built as REGISTRY/locus:VERSION and
-# REGISTRY/locus-scheduler:VERSION, with the credentials of `docker login`.
+# Pushes what `make images` built as REGISTRY/locus:IMAGE_TAG and
+# REGISTRY/locus-scheduler:IMAGE_TAG, with the credentials of `docker login`.
 push:
 	@test -n "$(REGISTRY)" || { echo "push: no registry: make push REGISTRY=ghcr.io/you" >&2; exit 2; }
 	@test -f $(IMAGES)/locus.oci.tar && test -f $(IMAGES)/locus-scheduler.oci.tar || \
@@ -130,6 +133,10 @@ tools: $(TOOLS)/staticcheck
 
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# The version the binaries are stamped with (hack/version.sh).
+version:
+	@echo $(VERSION)
 
 clean:
 	rm -rf $(BIN) _output
