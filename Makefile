@@ -4,16 +4,19 @@ BIN       := bin
 TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
-# The release: the chart's appVersion is the image tag it installs, so the
-# images, the binaries' `version` and the chart all say the same.
-VERSION   ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' deploy/helm/locus/Chart.yaml)
+# The chart's appVersion is the image tag it installs (IMAGE_TAG). The
+# binaries' `version` is that on a release commit (tagged v<appVersion>), and
+# <appVersion>-dev+<commit> on any other, so that no two commits' builds say
+# the same (hack/version.sh).
+IMAGE_TAG ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' deploy/helm/locus/Chart.yaml)
+VERSION   ?= $(shell hack/version.sh)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/locus-project/locus/cmd/internal/buildinfo.version=$(VERSION) \
 	-X github.com/locus-project/locus/cmd/internal/buildinfo.commit=$(COMMIT)
 IMAGES    := _output/images
-export VERSION COMMIT
+export VERSION IMAGE_TAG COMMIT
 
-.PHONY: build locus locus-scheduler images push run test k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
+.PHONY: build locus locus-scheduler images push run version test test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e bench crash tools clean
 
 build: locus locus-scheduler
 
@@ -26,12 +29,12 @@ locus-scheduler:
 
 # OCI archives of the locus and locus-scheduler images for linux/amd64 and
 # linux/arm64 in _output/images, no container daemon needed (hack/images.sh;
-# PLATFORMS=linux/amd64 for one).
+# PLATFORMS=linux/amd64 for one). Each build says when it starts and ends.
 images:
 	hack/images.sh $(IMAGES)
 
-# Pushes what `make images` built as REGISTRY/locus:VERSION and
-# REGISTRY/locus-scheduler:VERSION, with the credentials of `docker login`.
+# Pushes what `make images` built as REGISTRY/locus:IMAGE_TAG and
+# REGISTRY/locus-scheduler:IMAGE_TAG, with the credentials of `docker login`.
 push:
 	@test -n "$(REGISTRY)" || { echo "push: no registry: make push REGISTRY=ghcr.io/you" >&2; exit 2; }
 	@test -f $(IMAGES)/locus.oci.tar && test -f $(IMAGES)/locus-scheduler.oci.tar || \
@@ -49,8 +52,14 @@ run: locus
 # (built against k8s.io/kubernetes, kept out of the main module), the NUMA
 # tests in a multi-node QEMU guest, and the end-to-end tests on a real node.
 # The fuzz targets' seeds run in unit (go test runs them as tests), and each
-# target is then fuzzed for FUZZTIME_TEST executions.
-test: k8s-tools lint unit fuzz bench-vet numa-test e2e
+# target is then fuzzed for FUZZTIME_TEST executions. First, test-deps says
+# what all that does on this machine and installs the Debian packages it needs.
+test: test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e
+
+# What make test does here (packages, builds, guests, a kubelet), said before
+# it starts; then the missing Debian packages, installed with apt-get as root.
+test-deps:
+	hack/test-deps.sh
 
 # Every fuzz target for FUZZTIME each (hack/fuzz.sh; e.g. FUZZTIME=1000000x).
 # Under `make test` each runs for FUZZTIME_TEST executions: a count, not a
@@ -124,6 +133,10 @@ tools: $(TOOLS)/staticcheck
 
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# The version the binaries are stamped with (hack/version.sh).
+version:
+	@echo $(VERSION)
 
 clean:
 	rm -rf $(BIN) _output

@@ -10,6 +10,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/progress.sh
+. "$repo/hack/progress.sh"
 bin=${LOCUS_CONTROLPLANE_BIN:-$repo/.cache/controlplane/bin}
 go=${GO:-go}
 
@@ -65,22 +67,16 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/locus-controlplane.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
 start=$(date +%s)
-echo "building kube-apiserver, kubectl, etcd ($kube_version graph) and kwok into $bin"
+echo "building kube-apiserver, kubectl, etcd ($kube_version graph) and kwok into $bin (cold: 15 to 30 minutes on two CPUs)"
 export CGO_ENABLED=0
-(
-	cd "$repo/tools/controlplane"
-	# One invocation so the Go tool builds the shared packages once, in parallel.
-	"$go" build -trimpath -ldflags "$kube_ldflags" -o "$tmp/" \
-		k8s.io/kubernetes/cmd/kube-apiserver \
-		k8s.io/kubernetes/cmd/kubectl \
-		go.etcd.io/etcd/server/v3
-	# A main package at a /v3 module root is named after the element before it.
-	mv "$tmp/server" "$tmp/etcd"
-)
-(
-	cd "$repo/tools/controlplane/kwok"
-	"$go" build -trimpath -ldflags "-s -w" -o "$tmp/kwok" sigs.k8s.io/kwok/cmd/kwok
-)
+# One invocation so the Go tool builds the shared packages once, in parallel.
+step "kube-apiserver, kubectl and etcd" env -C "$repo/tools/controlplane" "$go" build -trimpath -ldflags "$kube_ldflags" -o "$tmp/" \
+	k8s.io/kubernetes/cmd/kube-apiserver \
+	k8s.io/kubernetes/cmd/kubectl \
+	go.etcd.io/etcd/server/v3
+# A main package at a /v3 module root is named after the element before it.
+mv "$tmp/server" "$tmp/etcd"
+step kwok env -C "$repo/tools/controlplane/kwok" "$go" build -trimpath -ldflags "-s -w" -o "$tmp/kwok" sigs.k8s.io/kwok/cmd/kwok
 
 mkdir -p "$bin"
 rm -f "$bin/STAMP"

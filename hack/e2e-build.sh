@@ -9,6 +9,8 @@
 set -euo pipefail
 # shellcheck source=hack/e2e-lib.sh
 . "$(dirname "$0")/e2e-lib.sh"
+# shellcheck source=hack/progress.sh
+. "$repo/hack/progress.sh"
 go=${GO:-go}
 kube_version=v1.33.13
 export CGO_ENABLED=0
@@ -28,12 +30,12 @@ else
 	minor=${minor%%.*}
 	mkdir -p "$E2E_BIN"
 	rm -f "$E2E_BIN/STAMP"
-	(cd "$repo/tools/kubelet" && "$go" build -trimpath -o "$E2E_BIN/" -ldflags "-s -w
+	step "kubelet and kube-controller-manager" env -C "$repo/tools/kubelet" "$go" build -trimpath -o "$E2E_BIN/" -ldflags "-s -w
 		-X k8s.io/component-base/version.gitVersion=$kube_version
 		-X k8s.io/component-base/version.gitMajor=1
 		-X k8s.io/component-base/version.gitMinor=$minor
 		-X k8s.io/component-base/version.gitTreeState=clean" \
-		k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager)
+		k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-controller-manager
 	echo "$stamp" >"$E2E_BIN/STAMP"
 	"$E2E_BIN/kubelet" --version
 fi
@@ -52,16 +54,13 @@ build_containerd2() {
 		return
 	fi
 	log "building containerd 2 into $CTRD2_BIN"
-	local t
-	t=$(now)
 	mkdir -p "$CTRD2_BIN"
 	rm -f "$CTRD2_BIN/STAMP"
-	(cd "$repo/tools/containerd2" && "$go" build -trimpath -o "$CTRD2_BIN/" -ldflags "-s -w" \
+	step "containerd 2" env -C "$repo/tools/containerd2" "$go" build -trimpath -o "$CTRD2_BIN/" -ldflags "-s -w" \
 		github.com/containerd/containerd/v2/cmd/containerd \
 		github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
-		github.com/containerd/containerd/v2/cmd/ctr)
+		github.com/containerd/containerd/v2/cmd/ctr
 	echo "$stamp" >"$CTRD2_BIN/STAMP"
-	log "containerd 2 built in $(since "$t") s"
 }
 if [ "$E2E_RUNTIME" = containerd2 ]; then
 	build_containerd2
@@ -72,12 +71,12 @@ fi
 # mode runs the same binaries the images hold.
 cd "$repo"
 arch=$("$go" env GOARCH)
-PLATFORMS=linux/$arch hack/images.sh "$E2E_IMAGES"
+step "the locus images (hack/images.sh)" env PLATFORMS="linux/$arch" hack/images.sh "$E2E_IMAGES"
 cp "$E2E_IMAGES/bin/linux-$arch/locus" "$E2E_IMAGES/bin/linux-$arch/locus-scheduler" "$E2E_BIN/"
-"$repo/hack/helm-check.sh" --install-only >/dev/null
+step helm "$repo/hack/helm-check.sh" --install-only >/dev/null
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$go" build -trimpath -ldflags "-s -w" -o "$tmp/" ./tools/images ./tools/images/pause ./tools/images/workload
+step "the pause and workload images" "$go" build -trimpath -ldflags "-s -w" -o "$tmp/" ./tools/images ./tools/images/pause ./tools/images/workload
 mkdir -p "$E2E_IMAGES"
 "$tmp/images" -ref "$PAUSE_IMAGE" -o "$E2E_IMAGES/pause.tar" -file "/pause=$tmp/pause"
 "$tmp/images" -ref "$WORKLOAD_IMAGE" -o "$E2E_IMAGES/workload.tar" -file "/workload=$tmp/workload"

@@ -10,6 +10,8 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/progress.sh
+. "$repo/hack/progress.sh"
 go=${GO:-go}
 helm_version=v3.18.6 # built against k8s.io 0.33, like the control plane
 helm=${LOCUS_HELM:-$repo/.cache/bin/helm}
@@ -27,11 +29,11 @@ esac
 if [ -x "$helm" ] && [ "$("$helm" version --template '{{.Version}}' 2>/dev/null)" = "$helm_version" ]; then
 	echo "helm $helm_version present at $helm"
 else
-	echo "installing helm $helm_version into $(dirname "$helm")"
+	echo "installing helm $helm_version into $(dirname "$helm") (a Go build: cold, 10 to 20 minutes on two CPUs)"
 	mkdir -p "$(dirname "$helm")"
 	# The same stamps as helm's own release build: its version, and the Kubernetes
 	# version that .Capabilities.KubeVersion reports under helm template.
-	CGO_ENABLED=0 GOBIN=$(dirname "$helm") "$go" install -trimpath -ldflags "-s -w
+	step "helm $helm_version from its Go module" env CGO_ENABLED=0 GOBIN="$(dirname "$helm")" "$go" install -trimpath -ldflags "-s -w
 		-X helm.sh/helm/v3/internal/version.version=$helm_version
 		-X helm.sh/helm/v3/internal/version.gitTreeState=clean
 		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1

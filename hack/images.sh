@@ -3,30 +3,36 @@
 # agent, runs as root) and locus-scheduler (runs as 65532), each a static binary on
 # an empty base, for every platform of $PLATFORMS, as one OCI archive per image
 # holding all platforms (tools/oci). The archives name the images
-# $IMAGE_REPO/NAME:$VERSION; `make push REGISTRY=...` pushes them.
+# $IMAGE_REPO/NAME:$IMAGE_TAG; `make push REGISTRY=...` pushes them. Each
+# build says when it starts and ends (hack/progress.sh).
 #
 #   hack/images.sh [OUT]   archives in OUT (default _output/images), binaries in OUT/bin/OS-ARCH
 #
-# VERSION (default: the chart's appVersion, the image tag the chart installs),
-# COMMIT (default: git HEAD), PLATFORMS (default "linux/amd64 linux/arm64"),
+# VERSION (what the binaries say; default hack/version.sh: the chart's
+# appVersion on a release commit, else <appVersion>-dev+<commit>), IMAGE_TAG
+# (default: the chart's appVersion, the tag the chart installs), COMMIT
+# (default: git HEAD), PLATFORMS (default "linux/amd64 linux/arm64"),
 # IMAGE_REPO (default ghcr.io/locus-project).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=hack/progress.sh
+. "$repo/hack/progress.sh"
 go=${GO:-go}
 out=${1:-$repo/_output/images}
-version=${VERSION:-$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$repo/deploy/helm/locus/Chart.yaml")}
+version=${VERSION:-$("$repo/hack/version.sh")}
+tag=${IMAGE_TAG:-$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$repo/deploy/helm/locus/Chart.yaml")}
 commit=${COMMIT:-$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)}
 platforms=${PLATFORMS:-linux/amd64 linux/arm64}
 image_repo=${IMAGE_REPO:-ghcr.io/locus-project}
-[ -n "$version" ] || {
-	echo "images: no VERSION and no appVersion in deploy/helm/locus/Chart.yaml" >&2
+[ -n "$tag" ] || {
+	echo "images: no IMAGE_TAG and no appVersion in deploy/helm/locus/Chart.yaml" >&2
 	exit 1
 }
 t0=$(date +%s.%N)
 
 # The Go build the archives are made by, once per run (its own module).
 tool=$repo/.cache/bin/oci
-(cd "$repo/tools/oci" && CGO_ENABLED=0 "$go" build -o "$tool" .)
+step "the oci tool (tools/oci)" env -C "$repo/tools/oci" CGO_ENABLED=0 "$go" build -o "$tool" .
 
 # No -trimpath: the same compile actions as go test and make build, so that with a
 # warm build cache an image costs a link, not a rebuild of Kubernetes.
@@ -38,13 +44,13 @@ for name in locus locus-scheduler; do
 		os=${p%/*} arch=${p#*/}
 		dir=$out/bin/$os-$arch
 		mkdir -p "$dir"
-		(cd "$repo" && CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$go" build -ldflags "$ldflags" -o "$dir/$name" "./cmd/$name")
+		step "$name for $p" env -C "$repo" CGO_ENABLED=0 GOOS="$os" GOARCH="$arch" "$go" build -ldflags "$ldflags" -o "$dir/$name" "./cmd/$name"
 		bins+=(-bin "$p=$dir/$name")
 	done
 	user=()
 	# The scheduler needs no privilege; the agent writes other pods' cgroups as root.
 	[ "$name" = locus ] || user=(-user 65532:65532)
-	"$tool" build -name "$name" -version "$version" -revision "$commit" -repo "$image_repo" \
+	"$tool" build -name "$name" -version "$tag" -revision "$commit" -repo "$image_repo" \
 		"${user[@]}" "${bins[@]}" -o "$out/$name.oci.tar"
 done
-echo "images: $version for $platforms in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s" >&2
+echo "images: tag $tag (binaries $version) for $platforms in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s" >&2

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/balancer"
@@ -37,7 +38,12 @@ answer "numad -w CPUS:MB" gives, with the reason and the alternatives.
 -o nodes prints only the node list ("0" or "0-1"), for scripts:
   numactl --cpunodebind=$(locus advise --cpus 4 --memory 8Gi -o nodes) --membind=... qemu-system-x86_64 ...
 --partition l3 advises L3 caches instead of nodes (their CPUs are printed).
-When nothing fits, every node is advised and the reason says what is short.`,
+
+Exit status: 0 when the request fits; 1 when it does not (the table and the
+JSON still show why; -o nodes prints nothing, so a script never binds to a
+node list that cannot hold the request) or the machine cannot be read; 2 for a
+bad flag, such as a quantity no machine has (--cpus over 65536, --memory
+over 1Pi).`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd.OutOrStdout()) },
 	}
@@ -57,11 +63,7 @@ func (o adviseOptions) run(out io.Writer) error {
 	if o.cpus == "" {
 		return usagef("--cpus is required")
 	}
-	cpus, err := nonNegativeQuantity("--cpus", o.cpus)
-	if err != nil {
-		return err
-	}
-	mem, err := nonNegativeQuantity("--memory", o.memory)
+	req, err := adviseRequest(o.cpus, o.memory)
 	if err != nil {
 		return err
 	}
@@ -88,16 +90,41 @@ func (o adviseOptions) run(out io.Writer) error {
 		return err
 	}
 	in.MemMargin = minMargin(margin, in.Memory)
-	req := balancer.Request{CPUs: float64(cpus.MilliValue()) / 1000, Memory: uint64(mem.Value())}
 	adv := balancer.Advise(in, req)
-	switch o.output {
-	case "nodes":
+	switch {
+	case o.output == "nodes" && adv.Fits:
 		_, err = fmt.Fprintln(out, nodeList(adv.Nodes))
-		return err
-	case "json":
-		return writeJSON(out, adviceJSON(adv, in, req))
+	case o.output == "json":
+		err = writeJSON(out, adviceJSON(adv, in, req))
+	case o.output == "table":
+		err = printAdvice(out, adv, in)
 	}
-	return printAdvice(out, adv, in)
+	if err == nil && !adv.Fits {
+		err = fmt.Errorf("the request does not fit: %s", adv.Reason)
+	}
+	return err
+}
+
+// maxAdviseCPUs bounds --cpus (maxMachineCPUs); memory has the bound of
+// every quantity flag (nonNegativeQuantity).
+var maxAdviseCPUs = *resource.NewQuantity(maxMachineCPUs, resource.DecimalSI)
+
+// adviseRequest reads --cpus and --memory. Each is compared as a quantity
+// before it is converted, so a huge value is refused by name rather than
+// overflowing into a small or negative one.
+func adviseRequest(cpusFlag, memFlag string) (balancer.Request, error) {
+	cpus, err := boundedQuantity("--cpus", cpusFlag, maxAdviseCPUs, " CPUs")
+	if err != nil {
+		return balancer.Request{}, err
+	}
+	if cpus.IsZero() {
+		return balancer.Request{}, usagef("--cpus %s: want more than 0 CPUs", cpusFlag)
+	}
+	mem, err := nonNegativeQuantity("--memory", memFlag)
+	if err != nil {
+		return balancer.Request{}, err
+	}
+	return balancer.Request{CPUs: float64(cpus.MilliValue()) / 1000, Memory: uint64(mem.Value())}, nil
 }
 
 // measure reads the partitions' busy CPUs over the window and the nodes'

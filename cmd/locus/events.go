@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,15 +37,12 @@ func newEventsCmd() *cobra.Command {
 				}
 			}
 			if output == "json" {
-				if shown == nil {
-					shown = []eventlog.Event{}
-				}
-				return writeJSON(cmd.OutOrStdout(), shown)
+				return writeJSON(cmd.OutOrStdout(), eventsJSON(shown))
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "TIME\tTYPE\tREASON\tWORKLOAD\tMESSAGE")
 			for _, e := range shown {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format("2006-01-02 15:04:05"),
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", eventTime(e.Time),
 					e.Type, e.Reason, orDash(e.Workload), e.Message)
 			}
 			return tw.Flush()
@@ -54,4 +52,32 @@ func newEventsCmd() *cobra.Command {
 	cmd.Flags().StringVar(&workload, "workload", "", "only this workload's events")
 	outputFlag(cmd, &output)
 	return cmd
+}
+
+// eventTime is a record's time as the table shows it; a record written
+// without one (by hand, or torn) shows "-", not Go's zero time, year 1.
+func eventTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
+}
+
+// eventJSON is an event as -o json prints it: the time is left out when the
+// record has none.
+type eventJSON struct {
+	Time *time.Time `json:"time,omitempty"`
+	eventlog.Event
+}
+
+func eventsJSON(evs []eventlog.Event) []eventJSON {
+	out := make([]eventJSON, 0, len(evs))
+	for _, e := range evs {
+		j := eventJSON{Event: e}
+		if !e.Time.IsZero() {
+			j.Time = &e.Time
+		}
+		out = append(out, j)
+	}
+	return out
 }

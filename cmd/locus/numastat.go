@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/agent"
+	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/status"
@@ -73,7 +74,7 @@ func (o localityTarget) resolve(pidFlag string) (resolvedTarget, error) {
 	var cpus cpuset.CPUSet
 	switch {
 	case o.pid != 0:
-		comm, _ := os.ReadFile(fmt.Sprintf("%s/%d/comm", o.procRoot, o.pid))
+		comm, _ := boundedread.File(fmt.Sprintf("%s/%d/comm", o.procRoot, o.pid), 4<<10)
 		t.Label = fmt.Sprintf("pid %d (%s)", o.pid, strings.TrimSpace(string(comm)))
 		t.PIDs = []int{o.pid}
 		if cpus, err = reader.CPUsAllowed(o.pid); err != nil {

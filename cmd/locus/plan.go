@@ -74,6 +74,12 @@ func (o planOptions) run(w io.Writer) error {
 	if o.cpus <= 0 {
 		return usagef("--cpus must be at least 1, got %d", o.cpus)
 	}
+	if o.cpus > maxMachineCPUs {
+		return usagef("--cpus %d: more than %d CPUs, which no machine has", o.cpus, maxMachineCPUs)
+	}
+	if err := o.checkRequestMilli(); err != nil {
+		return err
+	}
 	t, err := o.loadTopology()
 	if err != nil {
 		return err
@@ -108,18 +114,34 @@ func (o planOptions) run(w io.Writer) error {
 }
 
 // loadTopology reads the machine from exactly one source. Unreadable sources
-// are failures of the environment (exit 1), not of the flags.
+// are failures of the environment (exit 1), not of the flags; a file that is
+// not a topology is the caller's (exit 2).
 func (o planOptions) loadTopology() (*topology.Topology, error) {
 	switch {
 	case o.sysfsRoot != "" && o.topologyFile != "":
 		return nil, usagef("--sysfs-root and --topology are exclusive: give one")
 	case o.topologyFile != "":
-		return topology.LoadJSONFile(o.topologyFile)
+		return loadTopologyFile("--topology", o.topologyFile)
 	case o.sysfsRoot != "":
 		return topology.Discover(o.sysfsRoot)
 	default:
 		return topology.Discover("/sys")
 	}
+}
+
+// checkRequestMilli names the flag where the allocator would name its
+// request field.
+func (o planOptions) checkRequestMilli() error {
+	switch {
+	case o.requestMilli < 0:
+		return usagef("--request-milli %d is negative", o.requestMilli)
+	case o.requestMilli > 0 && o.policy != string(cpualloc.StaticBurst):
+		return usagef("--request-milli is for --policy %s only", cpualloc.StaticBurst)
+	case o.requestMilli > int64(o.cpus)*1000:
+		return usagef("--request-milli %d is over --cpus %d (%d millicores): a pod's request cannot exceed its limit",
+			o.requestMilli, o.cpus, int64(o.cpus)*1000)
+	}
+	return nil
 }
 
 // state turns --allocated, --burst-load and --reserved into the allocator's

@@ -22,7 +22,7 @@ func newRemoveAgentsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "remove-agents --owner-daemonset NAMESPACE/NAME",
 		Short: "Delete the agents' DaemonSet and wait until every agent has put its node back (helm uninstall)",
-		Args:  cobra.NoArgs,
+		Args:  rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ns, name, err := splitOwner(kube.ownerDaemonSet)
 			if err != nil {

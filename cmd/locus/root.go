@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -11,17 +12,40 @@ import (
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
-		Use:           "locus",
-		Short:         "NUMA- and QoS-aware resource manager",
+		Use:   "locus",
+		Short: "NUMA- and QoS-aware resource manager",
+		Long: `Locus: NUMA- and QoS-aware resource manager.
+
+Exit status, for every command: 0 success; 1 the command was right but failed
+(a file it cannot read, an agent not running, a request that does not fit);
+2 a usage error (an unknown command or flag, a bad flag value, a file that is
+not what its flag wants). locus doctor exits 0/1/2 for ok/warn/fail, and
+locus run with its command's status.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// An unknown command is a usage error like an unknown flag; without
+		// Args, cobra reports it as a plain error (exit 1).
+		Args: unknownCommand,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	root.SuggestionsMinimumDistance = 2
 	// Flag errors are the caller's: exit 2 with a one-line message.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	root.AddCommand(newTopologyCmd(), newPlanCmd(), newRunCmd(), newRunStubCmd(), newStressCmd(),
 		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newTopCmd(),
 		newDoctorCmd(), newVersionCmd(), newRemoveAgentsCmd())
 	return root
+}
+
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q: run 'locus --help' for the commands", args[0])
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg = fmt.Sprintf("unknown command %q: did you mean %q?", args[0], s[0])
+	}
+	return usageError{errors.New(msg)}
 }
 
 // outputFlag adds -o/--output (table or json) to cmd.

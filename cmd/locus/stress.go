@@ -125,6 +125,12 @@ func (o stressOptions) config() (stress.Config, error) {
 
 // nonNegativeQuantity parses a Kubernetes quantity flag ("0.5", "500m", "64Mi").
 func nonNegativeQuantity(flag, s string) (resource.Quantity, error) {
+	return boundedQuantity(flag, s, maxQuantity, "")
+}
+
+// boundedQuantity parses a quantity flag of 0 to limit; unit follows the
+// limit in the error ("65536 CPUs").
+func boundedQuantity(flag, s string, limit resource.Quantity, unit string) (resource.Quantity, error) {
 	q, err := resource.ParseQuantity(s)
 	if err != nil {
 		return q, usagef("%s %q is not a quantity (like 0.5, 500m, 64Mi, 1G)", flag, s)
@@ -132,5 +138,18 @@ func nonNegativeQuantity(flag, s string) (resource.Quantity, error) {
 	if q.Sign() < 0 {
 		return q, usagef("%s %s is negative", flag, s)
 	}
+	if q.Cmp(limit) > 0 {
+		return q, usagef("%s %s: more than %s%s, which no machine has", flag, s, limit.String(), unit)
+	}
 	return q, nil
 }
+
+// maxMachineCPUs is more CPUs than any machine Linux runs on has (NR_CPUS is
+// at most 8192): a CPU count above it is a typo.
+const maxMachineCPUs = 65536
+
+// maxQuantity bounds every quantity flag: 1Pi bytes is beyond any machine's
+// memory, and 1Pi CPUs in millicores (about 1.1e18) still fits the int64
+// that Value and MilliValue return, so no flag overflows into a small or
+// negative number.
+var maxQuantity = resource.MustParse("1Pi")

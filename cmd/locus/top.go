@@ -52,6 +52,9 @@ reverse, / filter by name (enter keeps, esc clears), space pause, q quit.
 			if interval < 100*time.Millisecond {
 				return usagef("--interval %s is below 100ms", interval)
 			}
+			if err := checkFrameSize(cmd, width, height); err != nil {
+				return err
+			}
 			if once {
 				return topOnce(cmd, src, fo, interval, width, height)
 			}
@@ -77,6 +80,29 @@ reverse, / filter by name (enter keeps, esc clears), space pause, q quit.
 	f.IntVar(&width, "width", 0, "--once: frame width (default: the terminal's, else 120)")
 	f.IntVar(&height, "height", 0, "--once: frame height (default: the terminal's, else everything)")
 	return cmd
+}
+
+// The largest frame --once draws: wider than any terminal, and a bound on
+// what one frame may allocate.
+const maxFrameWidth, maxFrameHeight = 10000, 100000
+
+// checkFrameSize refuses a --width or --height that draws nothing (0 means
+// the terminal's own) or more than any screen.
+func checkFrameSize(cmd *cobra.Command, width, height int) error {
+	for _, f := range []struct {
+		name       string
+		value, max int
+	}{{"width", width, maxFrameWidth}, {"height", height, maxFrameHeight}} {
+		switch {
+		case f.value < 0:
+			return usagef("--%s %d is negative: want 1 to %d columns or lines (0: the terminal's)", f.name, f.value, f.max)
+		case f.value > f.max:
+			return usagef("--%s %d is over %d", f.name, f.value, f.max)
+		case cmd.Flags().Changed(f.name) && !cmd.Flags().Changed("once"):
+			return usagef("--%s is for --once; the live view takes the terminal's size", f.name)
+		}
+	}
+	return nil
 }
 
 func isTerminal(w io.Writer) bool {

@@ -7,10 +7,10 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
@@ -101,7 +101,7 @@ func (s *snapshotSource) host(note string) (view.Snapshot, error) {
 // and opens the cgroup hierarchy once (none, when it cannot be opened:
 // workloads then show no usage).
 func (s *snapshotSource) openHost() error {
-	online, _ := os.ReadFile(filepath.Join(s.sysfsRoot, "devices/system/cpu/online"))
+	online, _ := boundedread.File(filepath.Join(s.sysfsRoot, "devices/system/cpu/online"), 64<<10)
 	if s.topo == nil || string(online) != s.online {
 		t, err := topology.Discover(s.sysfsRoot)
 		if err != nil {

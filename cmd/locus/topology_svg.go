@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -42,5 +44,18 @@ func writeSVG(cmd *cobra.Command, f svgFlags, t *topology.Topology) error {
 		return err
 	}
 	// Replaced whole, so a viewer reloading it never reads half a map.
-	return atomicfile.Write(f.file, out, 0o644)
+	if err := atomicfile.Write(f.file, out, 0o644); err != nil {
+		return svgWriteError(f.file, err)
+	}
+	return nil
+}
+
+// svgWriteError names the user's file: the write goes through a temporary
+// file beside it, whose name means nothing to whoever typed --svg.
+func svgWriteError(file string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("--svg %s: %w", file, err)
 }

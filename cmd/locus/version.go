@@ -13,7 +13,7 @@ func newVersionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and Go version of this binary",
-		Args:  cobra.NoArgs,
+		Args:  rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
 				return err

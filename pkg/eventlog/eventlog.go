@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
+	"github.com/locus-project/locus/pkg/boundedread"
 )
 
 // Event types, as in Kubernetes.
@@ -174,16 +175,25 @@ func (l *Log) trim() error {
 	return nil
 }
 
+// MaxFileBytes bounds what Read reads: the log keeps about MaxEvents lines
+// of a few hundred bytes each.
+const MaxFileBytes = 16 << 20
+
 // Read returns the events in a state directory's log, oldest first.
 // Lines that do not parse (a torn last line after a crash) are skipped.
 func Read(stateDir string) ([]Event, error) {
-	f, err := os.Open(stateDir + "/" + EventsFile)
+	path := stateDir + "/" + EventsFile
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	raw, err := boundedread.Reader(f, path, MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
 	var out []Event
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
 		var e Event

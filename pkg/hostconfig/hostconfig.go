@@ -6,13 +6,13 @@ package hostconfig
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
+	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -80,9 +80,12 @@ type ResourceList struct {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
 
+// MaxFileBytes bounds a HostConfig file, as the agent's loader does.
+const MaxFileBytes = 16 << 20
+
 // Load reads and validates a HostConfig file.
 func Load(file string) (*HostConfig, error) {
-	raw, err := os.ReadFile(file)
+	raw, err := boundedread.File(file, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}

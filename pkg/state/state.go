@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
+	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -110,10 +111,14 @@ func (s *Store) Lock() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
+// maxCheckpointBytes bounds what Load reads: a checkpoint of 10,000 workloads
+// is a few MiB.
+const maxCheckpointBytes = 256 << 20
+
 // Load reads the checkpoint; a missing file is an empty checkpoint, a corrupt
 // or newer one an error (the agent must not guess what it owns).
 func (s *Store) Load() (Checkpoint, error) {
-	raw, err := os.ReadFile(s.Path(checkpointFile))
+	raw, err := boundedread.File(s.Path(checkpointFile), maxCheckpointBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return Empty(), nil
 	}

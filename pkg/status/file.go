@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/locus-project/locus/pkg/boundedread"
 )
 
 // File is the name of the status snapshot under the state directory.
@@ -93,9 +95,13 @@ func (e *Encoder) Saved() {
 	e.saved.Write(e.cur.Bytes())
 }
 
+// MaxFileBytes bounds what Read reads: a status of 10,000 workloads is a few
+// MiB.
+const MaxFileBytes = 64 << 20
+
 // Read reads the status an agent wrote to stateDir.
 func Read(stateDir string) (Status, error) {
-	raw, err := os.ReadFile(filepath.Join(stateDir, File))
+	raw, err := boundedread.File(filepath.Join(stateDir, File), MaxFileBytes)
 	if err != nil {
 		return Status{}, err
 	}

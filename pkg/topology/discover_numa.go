@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/boundedread"
 )
 
 func discoverNodes(nodeDir string, online cpuset.CPUSet) ([]NUMANode, error) {
@@ -69,7 +71,7 @@ func discoverNodes(nodeDir string, online cpuset.CPUSet) ([]NUMANode, error) {
 // readNodeMeminfo reads MemTotal and MemFree, in bytes, from a node's meminfo,
 // whose lines look like "Node 0 MemTotal:       16318464 kB".
 func readNodeMeminfo(path string) (total, free uint64, err error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.File(path, maxAttributeBytes)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -3,7 +3,8 @@ package topology
 import (
 	"encoding/json"
 	"fmt"
-	"os"
+
+	"github.com/locus-project/locus/pkg/boundedread"
 )
 
 // The JSON form is a contract other tools read and write (locus topology -o
@@ -90,9 +91,16 @@ func checkCPUFields(cpus []CPU) error {
 	return nil
 }
 
-// LoadJSONFile reads a topology saved with `locus topology -o json`.
+// MaxJSONFileBytes bounds LoadJSONFile: the JSON of a machine with 8192
+// CPUs is under 1 MiB.
+const MaxJSONFileBytes = 8 << 20
+
+// LoadJSONFile reads a topology saved with `locus topology -o json`. Open and
+// read errors are *fs.PathError, a file over MaxJSONFileBytes a
+// *boundedread.TooLargeError; a file that is no topology wraps the decoder's
+// or the checks' error with the path.
 func LoadJSONFile(path string) (*Topology, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.File(path, MaxJSONFileBytes)
 	if err != nil {
 		return nil, err
 	}

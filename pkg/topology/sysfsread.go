@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/boundedread"
 )
 
 // The helpers below read one sysfs attribute each. Every error names the file,
@@ -36,11 +37,15 @@ func readString(path string) (string, error) {
 		return "", &fs.PathError{Op: "read", Path: path, Err: err}
 	}
 	if n == len(buf) {
-		b, err := os.ReadFile(path)
+		b, err := boundedread.File(path, maxAttributeBytes)
 		return strings.TrimSpace(string(b)), err
 	}
 	return strings.TrimSpace(string(buf[:n])), nil
 }
+
+// maxAttributeBytes bounds one sysfs attribute: the kernel hands over at
+// most a page; a --sysfs-root tree may hold anything.
+const maxAttributeBytes = 1 << 20
 
 func readInt(path string) (int, error) {
 	s, err := readString(path)
