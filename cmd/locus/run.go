@@ -139,7 +139,7 @@ func (o *runOptions) run(out io.Writer, args []string) error {
 		return err
 	}
 	runner.DropStale(&cp, h)
-	d, err := runner.Decide(host, cp, req, cg)
+	d, err := runner.PlanRun(host, cp, req, cg)
 	if err != nil {
 		return runError(err)
 	}
@@ -159,7 +159,7 @@ func (o *runOptions) run(out io.Writer, args []string) error {
 	if err := s.Acquire(req); err != nil {
 		return runError(err)
 	}
-	for _, w := range s.Decision.Warnings {
+	for _, w := range s.Plan.Warnings {
 		fmt.Fprintln(os.Stderr, "locus run: warning:", w)
 	}
 	if len(s.Unsupported) > 0 {

@@ -16,7 +16,7 @@
 // A pod is decided as soon as it is bound (workload.Workload.Awaited),
 // mostly before the kubelet makes its cgroup: Awaits has the watch take in
 // such a pod's directory the moment it appears (cgwatch.Options.Adopt), and
-// Decided names the pods new to it for the same (a directory that appeared
+// Follow names the pods new to it for the same (a directory that appeared
 // while the decision was made), so that the sandbox and the first
 // containers are seen as they are made, not at the next reconcile's look.
 // The same cpusets, found by the pod's UID (PodCPUSet), answer the NRI
@@ -110,7 +110,7 @@ func New(log *slog.Logger) *Pinner {
 	return &Pinner{log: log, pods: map[string]pod{}, pending: map[string][]string{}}
 }
 
-// Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
+// Follow takes a decision's cpusets of pods (decide.Desired.Unlisted, by
 // pod cgroup), written by w, whose names of container directories are
 // those of driver. The containers of a pod not decided before (Listed by
 // the snapshot, or seen appearing since) are written now; those of pods
@@ -119,7 +119,7 @@ func New(log *slog.Logger) *Pinner {
 // appeared while it was decided has its containers told to Created by the
 // caller's watch (cgwatch.Watch.Adopt), not left to the next reconcile.
 // Without a writer nothing is written early.
-func (p *Pinner) Decided(w Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
+func (p *Pinner) Follow(w Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
 	if w == nil {
 		return nil
 	}
