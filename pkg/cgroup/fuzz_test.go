@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // The cgroup readers take what the kernel (or, through a cgroup a workload

@@ -13,7 +13,7 @@ import (
 
 	"github.com/containerd/nri/pkg/api"
 
-	"github.com/locus-project/locus/pkg/nri/nritest"
+	"github.com/locus-project/locus/internal/nritest"
 )
 
 func TestCreateContainerIsAdjusted(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/containerd/nri/pkg/api"
 
-	"github.com/locus-project/locus/pkg/nri/nritest"
+	"github.com/locus-project/locus/internal/nritest"
 )
 
 // table is a handler deciding from a table by container name, recording

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // TestCPUBudget: a budget counts each list before expanding it and refuses
