@@ -15,17 +15,12 @@ import (
 // then applies the decisions made elsewhere, then allocates the rest, each in
 // name order, so the result depends only on inputs. What is in force comes
 // first: a new decision that collides with CPUs a workload already holds is
-// refused (CPUSetConflict) rather than moving that workload.
-func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workload.CPUNeed,
-	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
-	return AssignAround(t, reserved, Kubelet{}, needs, prev)
-}
-
-// AssignAround is Assign beside a kubelet: the CPUs it holds alone are
-// never given, a kept assignment or a decision that overlaps them is
-// refused with KubeletCPUConflict (the kubelet wins), and a kept one is
-// then chosen again.
-func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
+// refused (CPUSetConflict) rather than moving that workload. Beside a
+// kubelet (kube), the CPUs it holds alone are never given, a kept
+// assignment or a decision that overlaps them is refused with
+// KubeletCPUConflict (the kubelet wins), and a kept one is then chosen
+// again.
+func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
 	out := map[string]workload.Assignment{}
 	needs, problems := refuseDecisions(t, reserved, needs)

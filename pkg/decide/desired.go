@@ -105,7 +105,7 @@ func Compute(in Input) Desired {
 	var d Desired
 	kube := in.Kubelet
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
-	d.Assignments, d.Problems = AssignAround(in.Topology, reserved, kube, needs, in.Previous)
+	d.Assignments, d.Problems = Assign(in.Topology, reserved, kube, needs, in.Previous)
 	d.Problems = append(problems, d.Problems...)
 	owned := kube.Owned(in.Topology.CPUSet())
 	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)

@@ -77,7 +77,7 @@ func TestPlanRunIsTheAgentsDecision(t *testing.T) {
 // memory or CPU QoS of its own making, and no lease key of its own
 // spelling; the one decision (pkg/decide) does all of that.
 func TestRunnerDecidesNothingItself(t *testing.T) {
-	forbidden := map[string]bool{"cpualloc.Allocate": true, "cpualloc.Resize": true, "decide.ComputePools": true,
+	forbidden := map[string]bool{"cpualloc.Allocate": true, "cpualloc.Resize": true,
 		"decide.Compute": true, "memqos.Compute": true, "cpuqos.Compute": true}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
