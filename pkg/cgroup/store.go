@@ -8,7 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,7 +70,7 @@ func (m *MemoryStore) Forget(keys ...string) error {
 func (m *MemoryStore) Keys() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return sortedKeys(m.data)
+	return slices.Sorted(maps.Keys(m.data))
 }
 
 // storeFormat tags the checkpoint file so a future layout is told apart.
@@ -220,7 +220,7 @@ func (s *FileStore) Forget(keys ...string) error {
 func (s *FileStore) Keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sortedKeys(s.data)
+	return slices.Sorted(maps.Keys(s.data))
 }
 
 // update applies change to a copy and commits it to memory only once it is on
@@ -323,13 +323,4 @@ func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
 		s.beforeWrite()
 	}
 	return atomicfile.Write(s.path, append(raw, '\n'), 0o600)
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -2,6 +2,8 @@ package decide
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"k8s.io/utils/cpuset"
@@ -37,7 +39,7 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 	// decision stands) claim their CPUs first; those whose count changed
 	// claim them too, to be resized below.
 	var resizing []string
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		old, ok := prev[name]
 		if !need.Exclusive || !ok {
@@ -68,7 +70,7 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		}
 	}
 	// Pass 2: new decisions made elsewhere, so allocations route around them.
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || need.Decided.IsEmpty() {
 			continue
@@ -117,7 +119,7 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		}
 	}
 	// Pass 3: allocate what is left.
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() || kube.Unknown != "" {
 			continue
@@ -187,13 +189,4 @@ func conflict(cpus, online cpuset.CPUSet, st cpualloc.State) string {
 func claim(st cpualloc.State, a workload.Assignment, need workload.CPUNeed) cpualloc.State {
 	return st.With(cpualloc.Result{CPUs: a.CPUs},
 		cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: need.RequestMilli})
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
