@@ -27,7 +27,7 @@ LOCUS_E2E_RUNTIME=containerd2 hack/e2e-build.sh
 apt_install runc
 
 rel() { realpath --relative-to="$repo" "$1"; }
-files=(hack deploy/helm/locus/crds pkg/kube/kubetest/testdata pkg/kube/nodeagent/testdata pkg/scheduler/integration/testdata)
+files=(hack deploy/helm/locus/crds internal/kubetest/testdata pkg/kube/nodeagent/testdata pkg/scheduler/integration/testdata)
 for b in etcd kube-apiserver kubectl; do files+=("$(rel "$CP_BIN/$b")"); done
 for b in kubelet kube-controller-manager locus locus-scheduler; do files+=("$(rel "$E2E_BIN/$b")"); done
 for b in containerd containerd-shim-runc-v2 ctr; do files+=("$(rel "$CTRD2_BIN/$b")"); done

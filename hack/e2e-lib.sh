@@ -281,7 +281,7 @@ start_etcd() {
 
 start_apiserver() {
 	local p=$E2E_DIR/pki
-	# As pkg/kube/kubetest's, with the admission plugin that needs the absent node
+	# As internal/kubetest's, with the admission plugin that needs the absent node
 	# lifecycle controller off. ServiceAccount stays on: the chart's pods
 	# authenticate with their service accounts' tokens. The kubelet (kubectl exec,
 	# logs) by the node's IP: nothing resolves its name.

@@ -52,4 +52,4 @@ if [ "$install_only" = 1 ]; then
 fi
 "$repo/hack/build-controlplane.sh"
 cd "$repo"
-LOCUS_HELM=$helm "$go" test -count=1 -run '^TestHelmChart' ./pkg/kube/kubetest/
+LOCUS_HELM=$helm "$go" test -count=1 -run '^TestHelmChart' ./internal/kubetest/

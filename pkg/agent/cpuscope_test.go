@@ -3,9 +3,9 @@ package agent
 import (
 	"testing"
 
+	"github.com/locus-project/locus/internal/nritest"
 	"github.com/locus-project/locus/pkg/cgroup"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
-	"github.com/locus-project/locus/pkg/nri/nritest"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/workload"

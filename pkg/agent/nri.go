@@ -38,7 +38,7 @@ func (a *Agent) call(ctx context.Context, f func()) bool {
 // containers about to be created (or running, at a synchronization): the
 // workloads are the source's, the decision is saved in the checkpoint like
 // a reconcile's, and each container gets what Compute gives its cgroup.
-func (a *Agent) decideContainers(reqs []nri.Request) []nri.Decision {
+func (a *Agent) decideContainers(reqs []nri.Request) []nri.Answer {
 	defer a.h.Scope()()
 	defer a.events.Hold()()
 	cfg, rs := a.loadWorkloads()
@@ -61,7 +61,7 @@ func (a *Agent) decideContainers(reqs []nri.Request) []nri.Decision {
 		return m.Failed(err)
 	}
 	a.emit(rd.Events)
-	return m.Decided(rd.Desired.Ops, a.h.Version())
+	return m.Answers(rd.Desired.Ops, a.h.Version())
 }
 
 // dropGone leaves out the pods whose sandbox the runtime stopped.
@@ -82,7 +82,7 @@ func (a *Agent) startNRI(ctx context.Context) (stop func()) {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(ctx) // also ends the calls the handler makes in the background
-	a.nriLoop = nri.NewLoopHandler(ctx, nri.Loop{Call: a.call, Decide: a.decideContainers, Events: a.events,
+	a.nriLoop = nri.NewLoopHandler(ctx, nri.Loop{Call: a.call, Answer: a.decideContainers, Events: a.events,
 		Wake: func() { a.wake(0) }, Creates: a.metrics.NRICreates, Source: a.src.Source})
 	a.nri = nri.New(a.nriLoop, nri.Options{Socket: a.opts.NRI.Socket, FailClosed: a.opts.NRI.FailClosed,
 		Logger: a.log, OnChange: func() { a.wake(0) }})

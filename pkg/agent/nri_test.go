@@ -13,9 +13,9 @@ import (
 	"github.com/containerd/nri/pkg/api"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/nritest"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
-	"github.com/locus-project/locus/pkg/nri/nritest"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology/fixture"

@@ -117,7 +117,7 @@ func (a *Agent) Reconcile() Result {
 	a.emit(rd.Events)
 	d := rd.Desired
 	if a.src != nil {
-		a.src.Decided(a.topo, d)
+		a.src.Reconciled(a.topo, d)
 	}
 	a.debugDelay()
 

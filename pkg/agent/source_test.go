@@ -25,7 +25,7 @@ import (
 type fakeSource struct {
 	mu      sync.Mutex
 	snap    source.Snapshot
-	decided []source.Decision
+	decided []source.Outcome
 	events  []eventlog.Event
 }
 
@@ -36,7 +36,7 @@ func (f *fakeSource) Snapshot(source.Env) source.Snapshot {
 	defer f.mu.Unlock()
 	return f.snap
 }
-func (f *fakeSource) Decided(d source.Decision) { f.decided = append(f.decided, d) }
+func (f *fakeSource) Reconciled(d source.Outcome) { f.decided = append(f.decided, d) }
 func (f *fakeSource) emit(e eventlog.Event) {
 	f.mu.Lock()
 	f.events = append(f.events, e)

@@ -8,7 +8,7 @@
 // become as exclusive as possible while no CPU idles when work waits, since a
 // saturated partition overflows into the shared pool.
 //
-// Everything here is pure: Decide and Advise take measurements and return
+// Everything here is pure: Place and Advise take measurements and return
 // decisions; the parsers take file text. Reading the machine is the job of
 // package probe, and applying a decision that of the agent.
 package balancer

@@ -51,7 +51,7 @@ func group(name string, cpu float64, memByNode ...uint64) Group {
 }
 
 // placements maps group to its partitions, "a" -> "node0,node1".
-func placements(d Decision) map[string]string {
+func placements(d Plan) map[string]string {
 	out := map[string]string{}
 	for _, p := range d.Placements {
 		out[p.Group] = strings.Join(p.Partitions, ",")

@@ -100,7 +100,7 @@ func DefaultConfig() Config {
 		Overflow: true, OverflowOn: 0.95, OverflowOff: 0.75, MemMargin: 256 << 20}
 }
 
-// State is what the balancer remembers between intervals; Decide returns
+// State is what the balancer remembers between intervals; Place returns
 // the next one. Its zero value is a fresh start.
 type State struct {
 	Groups map[string]GroupState `json:"groups,omitempty"`
@@ -118,8 +118,8 @@ type GroupState struct {
 	Windows    int       `json:"windows"`              // windows measured, up to MinWindows
 }
 
-// Decision is one interval's outcome.
-type Decision struct {
+// Plan is one interval's outcome.
+type Plan struct {
 	State      State
 	Placements []Placement // one per group, by name
 	Moves      []Move      // groups placed or moved this interval

@@ -37,8 +37,8 @@ func (w *world) overflow(prev State, out map[string]bool) {
 
 // decision assembles the outcome: each group's CPUs and nodes, and the
 // partitions' predicted loads.
-func (w *world) decision(groups []Group, sets [][]int, st State, moves []Move) Decision {
-	d := Decision{State: st, Moves: moves}
+func (w *world) decision(groups []Group, sets [][]int, st State, moves []Move) Plan {
+	d := Plan{State: st, Moves: moves}
 	members := make([][]string, len(w.parts))
 	for gi := range groups {
 		g := &groups[gi]

@@ -106,7 +106,7 @@ func (s *sim) spread(name string) []float64 {
 
 // apply puts a decision in force; memory reaches the new nodes at once
 // (the next interval's measurement sees it there).
-func (s *sim) apply(d Decision) {
+func (s *sim) apply(d Plan) {
 	for _, p := range d.Placements {
 		if len(p.Partitions) == 0 {
 			continue
@@ -126,7 +126,7 @@ func (s *sim) apply(d Decision) {
 
 type simRun struct {
 	moves   [][]Move // per interval
-	last    Decision
+	last    Plan
 	history map[string][]string // each group's placements over time
 }
 
@@ -134,7 +134,7 @@ func runSim(cfg Config, s *sim, intervals int, every time.Duration) simRun {
 	var st State
 	r := simRun{history: map[string][]string{}}
 	for t := range intervals {
-		d := Decide(cfg, st, s.step(t, t0.Add(time.Duration(t)*every)))
+		d := Place(cfg, st, s.step(t, t0.Add(time.Duration(t)*every)))
 		s.apply(d)
 		st, r.last = d.State, d
 		r.moves = append(r.moves, d.Moves)
@@ -225,7 +225,7 @@ func TestSimulationIdleGroupsLendTheirCPUs(t *testing.T) {
 		for t := range 6 {
 			in := s.step(t, t0.Add(time.Duration(t)*10*time.Second))
 			used = in.Groups[0].CPU + in.Groups[1].CPU
-			d := Decide(cfg, st, in)
+			d := Place(cfg, st, in)
 			s.apply(d)
 			st = d.State
 		}

@@ -168,7 +168,7 @@ func (r *Runner) sample(parts []balancer.Partition, topo *topology.Topology, mem
 		gs[i].Allowed = allowed[gs[i].Name]
 	}
 	in := balancer.Input{Now: s.At, Partitions: ps, Distance: topo.Distance, Memory: mem, Groups: gs}
-	r.decided(balancer.Decide(r.opts.Config, r.rec.State, in), in)
+	r.planned(balancer.Place(r.opts.Config, r.rec.State, in), in)
 }
 
 // afterWrite starts the next window once the reconcile that decided has
@@ -183,8 +183,8 @@ func (r *Runner) afterWrite() {
 	}
 }
 
-// decided takes in a decision: events for what moved and why, metrics.
-func (r *Runner) decided(d balancer.Decision, in balancer.Input) {
+// planned takes in the balancer's plan: events for what moved and why, metrics.
+func (r *Runner) planned(d balancer.Plan, in balancer.Input) {
 	prev := r.rec.State
 	r.rec.State = d.State
 	r.placed = map[string]balancer.Placement{}

@@ -39,7 +39,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 // observe replaces the series with a decision's, so groups and partitions
 // that are gone vanish.
-func (m *metrics) observe(d balancer.Decision, in balancer.Input) {
+func (m *metrics) observe(d balancer.Plan, in balancer.Input) {
 	for _, g := range []*prometheus.GaugeVec{m.capacity, m.predicted, m.busy, m.groups, m.overflow, m.free, m.load, m.local, m.placed} {
 		g.Reset()
 	}

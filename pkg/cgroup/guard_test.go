@@ -22,7 +22,7 @@ var writers = map[string]string{
 	"pkg/supervisor/supervisor.go":          "command workloads' logs under the state directory",
 	"pkg/scheduler/plugin/defaultconfig.go": "the scheduler's embedded config, as a temporary file",
 	"pkg/topology/fixture/":                 "sysfs fixture trees, for tests",
-	"pkg/kube/kubetest/":                    "the test control plane's certificates and logs",
+	"internal/kubetest/":                    "the test control plane's certificates and logs",
 	"internal/testfs/":                      "fixture files (sysfs, procfs, cgroup trees) in tests' temporary directories",
 	"test/numavm/init/":                     "the QEMU guest's init, inside the guest it boots (its mounts, its test workloads)",
 	"tools/":                                "image archives",

@@ -88,15 +88,6 @@ func (h *Hierarchy) CPUUsage(rel string) (time.Duration, error) {
 	return 0, fmt.Errorf("%s: no usage_usec line", path)
 }
 
-// MemoryUsage is the memory charged to the cgroup in bytes: v1
-// memory.usage_in_bytes, v2 memory.current.
-func (h *Hierarchy) MemoryUsage(rel string) (uint64, error) {
-	if h.version == V1 {
-		return h.readUint(Memory, rel, "memory.usage_in_bytes")
-	}
-	return h.readUint("", rel, "memory.current")
-}
-
 func (h *Hierarchy) readUint(ctrl Controller, rel, name string) (uint64, error) {
 	path, err := h.file(ctrl, rel, name)
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,7 +70,7 @@ func (m *MemoryStore) Forget(keys ...string) error {
 func (m *MemoryStore) Keys() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return sortedKeys(m.data)
+	return slices.Sorted(maps.Keys(m.data))
 }
 
 // storeFormat tags the checkpoint file so a future layout is told apart.
@@ -220,7 +220,7 @@ func (s *FileStore) Forget(keys ...string) error {
 func (s *FileStore) Keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return sortedKeys(s.data)
+	return slices.Sorted(maps.Keys(s.data))
 }
 
 // update applies change to a copy and commits it to memory only once it is on
@@ -252,68 +252,6 @@ func (s *FileStore) saved(n int) {
 	s.unsaved = append(s.unsaved[:0], s.unsaved[n:]...)
 }
 
-// SetMark marks cgroups (NoMark clears them), durably.
-func (s *FileStore) SetMark(m Mark, rels ...string) error {
-	return s.setMarks(m, rels, true)
-}
-
-// MarkUnmarked marks, durably, those of rels that carry no mark of their
-// own: a cgroup marked otherwise keeps what it says.
-func (s *FileStore) MarkUnmarked(m Mark, rels ...string) error {
-	return s.setMarks(m, rels, false)
-}
-
-func (s *FileStore) setMarks(m Mark, rels []string, overwrite bool) error {
-	if len(rels) == 0 {
-		return nil // the Pinner asks every reconcile, mostly for no pod
-	}
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	s.mu.Lock()
-	next := maps.Clone(s.marks)
-	for _, rel := range rels {
-		if _, marked := next[rel]; marked && !overwrite {
-			continue
-		}
-		if m == NoMark {
-			delete(next, rel)
-		} else {
-			next[rel] = m
-		}
-	}
-	if maps.Equal(next, s.marks) {
-		s.mu.Unlock()
-		return nil
-	}
-	data, n := maps.Clone(s.data), len(s.unsaved)
-	s.mu.Unlock()
-	if err := s.save(data, next); err != nil {
-		return fmt.Errorf("originals checkpoint %s: %w", s.path, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.marks = next
-	s.saved(n)
-	return nil
-}
-
-// CgroupMark returns the mark of rel or of its nearest marked ancestor; a
-// ChildrenFromParent mark covers only the cgroups below its own.
-func (s *FileStore) CgroupMark(rel string) Mark {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.markLocked(rel)
-}
-
-func (s *FileStore) markLocked(rel string) Mark {
-	for p, ok := rel, true; ok; p, ok = parentRel(p) {
-		if m, found := s.marks[p]; found && (m != ChildrenFromParent || p != rel) {
-			return m
-		}
-	}
-	return NoMark
-}
-
 func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
 	raw, err := json.MarshalIndent(storeFile{Format: storeFormat, Originals: data, Marks: marks}, "", " ")
 	if err != nil {
@@ -323,13 +261,4 @@ func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
 		s.beforeWrite()
 	}
 	return atomicfile.Write(s.path, append(raw, '\n'), 0o600)
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -55,8 +55,8 @@ type Kernel struct {
 // LowestShares is the smallest cpu.shares (v2: cpu.weight 1).
 const LowestShares = 2
 
-// Decision is a workload's CPU QoS.
-type Decision struct {
+// Settings is a workload's CPU QoS.
+type Settings struct {
 	Enabled bool
 	// Idle asks for cpu.idle 1 on the workload's cgroup; Shares > 0 for
 	// that cpu.shares (the lowest weight where there is no cpu.idle).
@@ -69,10 +69,10 @@ type Decision struct {
 	CoreReason    string
 }
 
-// Decide is the CPU QoS of one workload.
-func Decide(cfg Config, w Workload, k Kernel) Decision {
+// Compute is the CPU QoS of one workload.
+func Compute(cfg Config, w Workload, k Kernel) Settings {
 	cc, path, be := section(cfg, w.Class)
-	var d Decision
+	var d Settings
 	switch {
 	case cc == nil:
 		d.Reason = "no " + path + ": off"

@@ -7,7 +7,7 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
-func TestDecide(t *testing.T) {
+func TestCompute(t *testing.T) {
 	on := func(id *int64, idle *int64) *ClassConfig {
 		return &ClassConfig{Enable: ptr(true), GroupIdentity: id, SchedIdle: idle}
 	}
@@ -37,7 +37,7 @@ func TestDecide(t *testing.T) {
 		{"BE config does not touch LS", Config{BE: on(nil, nil)}, Workload{Class: ClassLS}, withIdle, false, 0, false, "no clusterStrategy.lsClass.cpuQOS"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(tc.cfg, tc.w, tc.k)
+			d := Compute(tc.cfg, tc.w, tc.k)
 			if d.Idle != tc.idle || d.Shares != tc.shares || d.Enabled != tc.on || !strings.Contains(d.Reason, tc.why) {
 				t.Errorf("got idle %v shares %d on %v (%s); want idle %v shares %d on %v (%s)",
 					d.Idle, d.Shares, d.Enabled, d.Reason, tc.idle, tc.shares, tc.on, tc.why)
@@ -68,7 +68,7 @@ func TestCoreIsolation(t *testing.T) {
 		{"never BE, even asked", expel, Workload{Class: ClassBE, CoreIsolation: ptr(true)}, false, "BE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(tc.cfg, tc.w, Kernel{CPUIdle: true})
+			d := Compute(tc.cfg, tc.w, Kernel{CPUIdle: true})
 			if d.CoreIsolation != tc.want || !strings.Contains(d.CoreReason, tc.why) {
 				t.Errorf("got %v (%s), want %v (%s)", d.CoreIsolation, d.CoreReason, tc.want, tc.why)
 			}

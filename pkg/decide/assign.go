@@ -2,6 +2,8 @@ package decide
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"k8s.io/utils/cpuset"
@@ -15,17 +17,12 @@ import (
 // then applies the decisions made elsewhere, then allocates the rest, each in
 // name order, so the result depends only on inputs. What is in force comes
 // first: a new decision that collides with CPUs a workload already holds is
-// refused (CPUSetConflict) rather than moving that workload.
-func Assign(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workload.CPUNeed,
-	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
-	return AssignAround(t, reserved, Kubelet{}, needs, prev)
-}
-
-// AssignAround is Assign beside a kubelet: the CPUs it holds alone are
-// never given, a kept assignment or a decision that overlaps them is
-// refused with KubeletCPUConflict (the kubelet wins), and a kept one is
-// then chosen again.
-func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
+// refused (CPUSetConflict) rather than moving that workload. Beside a
+// kubelet (kube), the CPUs it holds alone are never given, a kept
+// assignment or a decision that overlaps them is refused with
+// KubeletCPUConflict (the kubelet wins), and a kept one is then chosen
+// again.
+func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
 	out := map[string]workload.Assignment{}
 	needs, problems := refuseDecisions(t, reserved, needs)
@@ -42,7 +39,7 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 	// decision stands) claim their CPUs first; those whose count changed
 	// claim them too, to be resized below.
 	var resizing []string
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		old, ok := prev[name]
 		if !need.Exclusive || !ok {
@@ -73,7 +70,7 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 		}
 	}
 	// Pass 2: new decisions made elsewhere, so allocations route around them.
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || need.Decided.IsEmpty() {
 			continue
@@ -122,7 +119,7 @@ func AssignAround(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, ne
 		}
 	}
 	// Pass 3: allocate what is left.
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() || kube.Unknown != "" {
 			continue
@@ -192,13 +189,4 @@ func conflict(cpus, online cpuset.CPUSet, st cpualloc.State) string {
 func claim(st cpualloc.State, a workload.Assignment, need workload.CPUNeed) cpualloc.State {
 	return st.With(cpualloc.Result{CPUs: a.CPUs},
 		cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: need.RequestMilli})
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

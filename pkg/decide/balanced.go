@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"maps"
 	"slices"
 
 	"k8s.io/utils/cpuset"
@@ -58,7 +59,7 @@ func balance(t *topology.Topology, ws []workload.Workload, d Desired, b Balanced
 	var ops []cgroupfile.Op
 	shared := d.Pools.Shared
 	sharedMems := Mems(t, shared, false)
-	for _, cg := range sortedNames(b.Cgroups) {
+	for _, cg := range slices.Sorted(maps.Keys(b.Cgroups)) {
 		if shared.IsEmpty() {
 			break
 		}

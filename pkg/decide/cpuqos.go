@@ -28,7 +28,7 @@ func cpuOps(in Input, w workload.Workload, st *WorkloadState) ([]cgroupfile.Op, 
 		return nil, nil, []workload.Problem{{Workload: w.Name, Reason: "InvalidCPUQOS",
 			Message: w.CPUQoSInvalid + "; its CPU QoS files are left as they are"}}
 	}
-	dec := cpuqos.Decide(in.CPUQoS, w.CPUQoS, in.CPUKernel)
+	dec := cpuqos.Compute(in.CPUQoS, w.CPUQoS, in.CPUKernel)
 	st.CPUQoSWhy, st.CoreIsolation, st.CoreIsolationWhy = dec.Reason, dec.CoreIsolation, dec.CoreReason
 	want := map[cgroupfile.Knob]string{}
 	if dec.Idle {

@@ -37,16 +37,16 @@ type Input struct {
 
 // WorkloadState is what the decision gives one workload, for status and metrics.
 type WorkloadState struct {
-	Name      string          `json:"name"`
-	Cgroup    string          `json:"cgroup"`
-	Pool      string          `json:"pool"` // exclusive, static-burst, shared, be or kubelet
-	CPUs      string          `json:"cpus"`
-	Mems      string          `json:"mems"`
-	NUMANodes []int           `json:"numaNodes"`
-	MemQoS    memqos.Decision `json:"-"`
-	MemQoSOn  bool            `json:"memoryQOS"`
-	MemQoSWhy string          `json:"memoryQOSReason"`
-	CPUQoSWhy string          `json:"cpuQOSReason,omitempty"`
+	Name      string        `json:"name"`
+	Cgroup    string        `json:"cgroup"`
+	Pool      string        `json:"pool"` // exclusive, static-burst, shared, be or kubelet
+	CPUs      string        `json:"cpus"`
+	Mems      string        `json:"mems"`
+	NUMANodes []int         `json:"numaNodes"`
+	MemQoS    memqos.Values `json:"-"`
+	MemQoSOn  bool          `json:"memoryQOS"`
+	MemQoSWhy string        `json:"memoryQOSReason"`
+	CPUQoSWhy string        `json:"cpuQOSReason,omitempty"`
 	// CoreIsolation asks for a core scheduling cookie of the workload's own,
 	// which the agent gives its processes where the kernel has it.
 	CoreIsolation    bool   `json:"coreIsolation,omitempty"`
@@ -105,7 +105,7 @@ func Compute(in Input) Desired {
 	var d Desired
 	kube := in.Kubelet
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
-	d.Assignments, d.Problems = AssignAround(in.Topology, reserved, kube, needs, in.Previous)
+	d.Assignments, d.Problems = Assign(in.Topology, reserved, kube, needs, in.Previous)
 	d.Problems = append(problems, d.Problems...)
 	owned := kube.Owned(in.Topology.CPUSet())
 	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)
@@ -225,7 +225,7 @@ func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, pool st
 
 // memOps turns a memory QoS decision into writes and restores. A standalone
 // workload is its own single container, so pod-level files are skipped there.
-func memOps(w workload.Workload, dec memqos.Decision) ([]cgroupfile.Op, []cgroupfile.Target) {
+func memOps(w workload.Workload, dec memqos.Values) ([]cgroupfile.Op, []cgroupfile.Target) {
 	var ops []cgroupfile.Op
 	var restores []cgroupfile.Target
 	add := func(cg string, s memqos.Settings) {

@@ -2,6 +2,8 @@ package decide
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/locus-project/locus/pkg/eventlog"
@@ -17,7 +19,7 @@ func event(typ, reason, name, format string, args ...any) eventlog.Event {
 
 func droppedEvents(dropped map[string]Lease) []eventlog.Event {
 	var out []eventlog.Event
-	for _, name := range sortedNames(dropped) {
+	for _, name := range slices.Sorted(maps.Keys(dropped)) {
 		l := dropped[name]
 		out = append(out, event(eventlog.Normal, "LeaseDropped", "", "lease %s of a `locus run` that is gone dropped: cgroup %s holds no process; CPUs %q are free again",
 			name, l.Cgroup, l.Assignment.CPUs.String()))
@@ -29,7 +31,7 @@ func droppedEvents(dropped map[string]Lease) []eventlog.Event {
 // assignments in force, and each that no longer holds any.
 func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assignment) []eventlog.Event {
 	var out []eventlog.Event
-	for _, name := range sortedNames(next) {
+	for _, name := range slices.Sorted(maps.Keys(next)) {
 		n := next[name]
 		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
 			continue
@@ -37,7 +39,7 @@ func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assig
 		out = append(out, event(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
 			n.CPUs, t.NodesOf(n.CPUs), n.Policy))
 	}
-	for _, name := range sortedNames(prev) {
+	for _, name := range slices.Sorted(maps.Keys(prev)) {
 		if _, ok := next[name]; !ok {
 			out = append(out, event(eventlog.Normal, "CPUsReleased", name, "CPUs %s released", prev[name].CPUs))
 		}

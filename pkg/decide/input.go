@@ -2,6 +2,8 @@ package decide
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/cpuqos"
@@ -45,10 +47,10 @@ func (o Observation) Input(previous map[string]workload.Assignment) Input {
 		CPUBurst: cfg.CPUBurst, BurstKernel: o.Burst.Kernel}
 	in.Workloads = make([]workload.Workload, 0, len(o.Workloads)+len(o.Leases)+len(o.Held))
 	in.Workloads = append(in.Workloads, o.Workloads...)
-	for _, key := range sortedNames(o.Leases) {
+	for _, key := range slices.Sorted(maps.Keys(o.Leases)) {
 		in.Workloads = appendElsewhere(in.Workloads, LeasePrefix+key, o.Leases[key].Assignment)
 	}
-	for _, key := range sortedNames(o.Held) {
+	for _, key := range slices.Sorted(maps.Keys(o.Held)) {
 		in.Workloads = appendElsewhere(in.Workloads, heldPrefix+key, o.Held[key])
 	}
 	return in

@@ -2,6 +2,8 @@ package decide
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/utils/cpuset"
@@ -103,13 +105,13 @@ func (k Kubelet) Owned(online cpuset.CPUSet) cpuset.CPUSet {
 func (k Kubelet) key() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s|%s|%s|%s", k.Policy, k.Unknown, k.Reserved, k.Unnamed)
-	for _, uid := range sortedNames(k.Pinned) {
-		for _, c := range sortedNames(k.Pinned[uid]) {
+	for _, uid := range slices.Sorted(maps.Keys(k.Pinned)) {
+		for _, c := range slices.Sorted(maps.Keys(k.Pinned[uid])) {
 			fmt.Fprintf(&b, "|%s/%s=%s", uid, c, k.Pinned[uid][c])
 		}
 	}
-	for _, uid := range sortedNames(k.MemPinned) {
-		for _, c := range sortedNames(k.MemPinned[uid]) {
+	for _, uid := range slices.Sorted(maps.Keys(k.MemPinned)) {
+		for _, c := range slices.Sorted(maps.Keys(k.MemPinned[uid])) {
 			fmt.Fprintf(&b, "|mem %s/%s=%s", uid, c, k.MemPinned[uid][c])
 		}
 	}
@@ -180,7 +182,7 @@ func (k Kubelet) pinnedContainers(w workload.Workload) map[string]cpuset.CPUSet 
 // describe lists pinned containers for a message, in name order.
 func describe(pinned map[string]cpuset.CPUSet) string {
 	var parts []string
-	for _, name := range sortedNames(pinned) {
+	for _, name := range slices.Sorted(maps.Keys(pinned)) {
 		parts = append(parts, fmt.Sprintf("container %s to CPUs %s", name, pinned[name]))
 	}
 	return strings.Join(parts, ", ")

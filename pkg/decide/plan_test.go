@@ -171,7 +171,7 @@ func TestAssignKeepsWhatIsInForce(t *testing.T) {
 		"zzz-kept": {CPUs: cpuset.New(0, 1), Policy: cpualloc.FullPCPUs},
 		"mmm-held": {CPUs: cpuset.New(3), Policy: cpualloc.FullPCPUs},
 	}
-	out, problems := Assign(topo, cpuset.New(), needs, prev)
+	out, problems := Assign(topo, cpuset.New(), Kubelet{}, needs, prev)
 	if !out["zzz-kept"].CPUs.Equals(cpuset.New(0, 1)) || !out["mmm-held"].CPUs.Equals(cpuset.New(3)) {
 		t.Fatalf("held CPUs moved: %v", out)
 	}
@@ -180,7 +180,7 @@ func TestAssignKeepsWhatIsInForce(t *testing.T) {
 	}
 	// Once the CPUs are free the decision applies.
 	delete(needs, "zzz-kept")
-	out, problems = Assign(topo, cpuset.New(), needs, out)
+	out, problems = Assign(topo, cpuset.New(), Kubelet{}, needs, out)
 	if !out["aaa-new"].CPUs.Equals(cpuset.New(1, 2)) || len(problems) != 0 {
 		t.Fatalf("after zzz-kept left: %v, %v", out, problems)
 	}

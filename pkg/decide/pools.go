@@ -25,16 +25,12 @@ type Pools struct {
 	Reserved cpuset.CPUSet
 }
 
-// ComputePools derives the pools from the assignments. bePool narrows the BE
+// computePools derives the pools from the assignments. bePool narrows the BE
 // pool when set; if nothing of it is left, BE workloads fall back to Shared
-// rather than to an empty (unwritable) cpuset.
-func ComputePools(t *topology.Topology, reserved, bePool cpuset.CPUSet, as map[string]workload.Assignment) (Pools, []workload.Problem) {
-	return computePools(t, reserved, cpuset.New(), bePool, as)
-}
-
-// computePools leaves out the kubelet's CPUs too, even when the shared pool
-// falls back to the reserved CPUs. With nothing left it is empty: shared
-// workloads' cpusets are then left as they are.
+// rather than to an empty (unwritable) cpuset. It leaves out the kubelet's
+// CPUs too, even when the shared pool falls back to the reserved CPUs. With
+// nothing left it is empty: shared workloads' cpusets are then left as they
+// are.
 func computePools(t *topology.Topology, reserved, kubelet, bePool cpuset.CPUSet, as map[string]workload.Assignment) (Pools, []workload.Problem) {
 	var problems []workload.Problem
 	excl := cpuset.New()

@@ -93,7 +93,7 @@ func TestAssignResizesInPlace(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			topo := fixture.MustBuild(resizeShape)
-			out, problems := Assign(topo, cpuset.New(), tc.needs, tc.prev)
+			out, problems := Assign(topo, cpuset.New(), Kubelet{}, tc.needs, tc.prev)
 			got := map[string]string{}
 			for name, a := range out {
 				got[name] = a.CPUs.String()
@@ -112,7 +112,7 @@ func TestAssignResizesInPlace(t *testing.T) {
 				t.Fatalf("problems = %v, want %q", problems, tc.problems)
 			}
 			// Idempotent: deciding again on the result changes nothing.
-			again, _ := Assign(topo, cpuset.New(), tc.needs, out)
+			again, _ := Assign(topo, cpuset.New(), Kubelet{}, tc.needs, out)
 			if !SameAssignments(out, again) {
 				t.Fatalf("deciding again: %v, then %v", out, again)
 			}

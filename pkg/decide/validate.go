@@ -2,6 +2,8 @@ package decide
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/utils/cpuset"
 
@@ -28,7 +30,7 @@ const ReasonResourceStatusRefused = "ResourceStatusRefused"
 func refuseDecisions(t *topology.Topology, reserved cpuset.CPUSet, needs map[string]workload.CPUNeed) (map[string]workload.CPUNeed, []workload.Problem) {
 	var problems []workload.Problem
 	out := make(map[string]workload.CPUNeed, len(needs))
-	for _, name := range sortedNames(needs) {
+	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		out[name] = need
 		if need.Check == nil || need.Decided.IsEmpty() {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // FuzzParseKeys reads hostile key files: an answer in bounded time, an
@@ -29,7 +29,7 @@ func FuzzParseKeys(f *testing.F) {
 // unless signed, in bounded time, with a short error.
 func FuzzVerify(f *testing.F) {
 	keys := mustKeys(f, keyLine("k1", 'a'))
-	d := Decision{PodUID: "u", Node: "n", ResourceStatus: `{"cpuset":"1"}`}
+	d := Claim{PodUID: "u", Node: "n", ResourceStatus: `{"cpuset":"1"}`}
 	good, _ := Sign(keys, d)
 	f.Add(good, d.ResourceStatus)
 	for _, s := range append(fuzzseed.Texts(), fuzzseed.Lists()...) {
@@ -37,7 +37,7 @@ func FuzzVerify(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sig, status string) {
 		var err error
-		e := Decision{PodUID: "u", Node: "n", ResourceStatus: status}
+		e := Claim{PodUID: "u", Node: "n", ResourceStatus: status}
 		fuzzseed.Timed(t, "Verify", func() { err = Verify(keys, e, sig) })
 		fuzzseed.CheckError(t, err)
 		want, _ := Sign(keys, e)

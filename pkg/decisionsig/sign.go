@@ -15,13 +15,13 @@ import (
 // is a new version, never read as this one.
 const version = "v1"
 
-// Decision is what a signature covers: the pod it is for (its UID, so a
+// Claim is what a signature covers: the pod it is for (its UID, so a
 // signed annotation copied onto another pod, even one of the same name,
 // is refused), the node it was decided on (so a pod's copy on another node
 // is refused), and the decision's annotation values as written.
 // ContainerCPUSets is nil when the decision has none: an annotation added
 // later breaks the signature.
-type Decision struct {
+type Claim struct {
 	PodUID, Node     string
 	ResourceStatus   string
 	ContainerCPUSets *string
@@ -29,7 +29,7 @@ type Decision struct {
 
 // message writes the decision into h: the version, then each field framed
 // by its length, so no two decisions write the same bytes.
-func (d Decision) message(h hash.Hash) {
+func (d Claim) message(h hash.Hash) {
 	h.Write([]byte("locus.io/decision/" + version + "\n"))
 	for _, f := range []*string{&d.PodUID, &d.Node, &d.ResourceStatus, d.ContainerCPUSets} {
 		if f == nil {
@@ -42,14 +42,14 @@ func (d Decision) message(h hash.Hash) {
 	}
 }
 
-func (d Decision) mac(secret []byte) []byte {
+func (d Claim) mac(secret []byte) []byte {
 	h := hmac.New(sha256.New, secret)
 	d.message(h)
 	return h.Sum(nil)
 }
 
 // Sign signs d with the signing key: "v1:<key id>:<base64url MAC>".
-func Sign(k *Keys, d Decision) (string, error) {
+func Sign(k *Keys, d Claim) (string, error) {
 	if k == nil || len(k.keys) == 0 {
 		return "", ErrNoKey
 	}
@@ -67,7 +67,7 @@ const maxSignatureLen = 128
 // Verify says whether sig is a signature of d under one of the keys, in
 // time independent of how much of the MAC matches. The error says why
 // not, without repeating the MAC.
-func Verify(k *Keys, d Decision, sig string) error {
+func Verify(k *Keys, d Claim, sig string) error {
 	if k == nil || len(k.keys) == 0 {
 		return ErrNoKey
 	}

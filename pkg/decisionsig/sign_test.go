@@ -27,7 +27,7 @@ func ptr(s string) *string { return &s }
 // key, or a signature made by hand is refused with the reason.
 func TestVerify(t *testing.T) {
 	keys := mustKeys(t, keyLine("k2", 'b'), keyLine("k1", 'a'))
-	d := Decision{PodUID: "0b8d-uid", Node: "node-a", ResourceStatus: `{"cpuset":"2-3"}`}
+	d := Claim{PodUID: "0b8d-uid", Node: "node-a", ResourceStatus: `{"cpuset":"2-3"}`}
 	sig, err := Sign(keys, d)
 	if err != nil {
 		t.Fatal(err)
@@ -44,19 +44,19 @@ func TestVerify(t *testing.T) {
 	older := mustKeys(t, keyLine("k1", 'a'))
 	oldSig, _ := Sign(older, d)
 	for name, tc := range map[string]struct {
-		d    Decision
+		d    Claim
 		sig  string
 		keys *Keys
 		want string
 	}{
-		"another pod":           {Decision{PodUID: "other", Node: d.Node, ResourceStatus: d.ResourceStatus}, sig, keys, "does not match"},
-		"another node":          {Decision{PodUID: d.PodUID, Node: "node-b", ResourceStatus: d.ResourceStatus}, sig, keys, "does not match"},
-		"other CPUs":            {Decision{PodUID: d.PodUID, Node: d.Node, ResourceStatus: `{"cpuset":"0-3"}`}, sig, keys, "does not match"},
+		"another pod":           {Claim{PodUID: "other", Node: d.Node, ResourceStatus: d.ResourceStatus}, sig, keys, "does not match"},
+		"another node":          {Claim{PodUID: d.PodUID, Node: "node-b", ResourceStatus: d.ResourceStatus}, sig, keys, "does not match"},
+		"other CPUs":            {Claim{PodUID: d.PodUID, Node: d.Node, ResourceStatus: `{"cpuset":"0-3"}`}, sig, keys, "does not match"},
 		"container-cpusets set": {withParts, sig, keys, "does not match"},
 		"container-cpusets cut": {d, partsSig, keys, "does not match"},
-		"container-cpusets changed": {Decision{PodUID: d.PodUID, Node: d.Node, ResourceStatus: d.ResourceStatus,
+		"container-cpusets changed": {Claim{PodUID: d.PodUID, Node: d.Node, ResourceStatus: d.ResourceStatus,
 			ContainerCPUSets: ptr(`{"app":"0-1"}`)}, partsSig, keys, "does not match"},
-		"fields shifted":  {Decision{PodUID: d.PodUID + "node-a", Node: "", ResourceStatus: d.ResourceStatus}, sig, keys, "does not match"},
+		"fields shifted":  {Claim{PodUID: d.PodUID + "node-a", Node: "", ResourceStatus: d.ResourceStatus}, sig, keys, "does not match"},
 		"unknown key":     {d, strings.Replace(sig, "v1:k2:", "v1:k9:", 1), keys, `key "k9"`},
 		"no signature":    {d, "", keys, "no signature"},
 		"no key":          {d, sig, nil, "no decision key"},

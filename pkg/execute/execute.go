@@ -169,10 +169,6 @@ type Report struct {
 // owns) named failed, or found its cgroup gone.
 func (r Report) Failed(name string) bool { return r.failed[name] }
 
-// ContainerNames is how many container cgroups the executor names in its
-// events.
-func (e *Executor) ContainerNames() int { return len(e.containers) }
-
 // containerPrefix is "name:" for a container's cgroup, "" for a workload's.
 func (e *Executor) containerPrefix(cg string) string {
 	if c := e.containers[cg]; c != "" {

@@ -6,8 +6,8 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/fuzzseed"
 	"github.com/locus-project/locus/pkg/topology"
 )
 

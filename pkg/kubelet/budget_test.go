@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // cpuCheckpoint writes a v2 CPU checkpoint with a checksum of 0 (taken

@@ -3,7 +3,8 @@ package kubelet
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"k8s.io/utils/cpuset"
 
@@ -163,7 +164,7 @@ func fromV1(cp cpuCheckpointV1) (CPUManager, error) {
 	if len(cp.Entries) > MaxEntries {
 		return CPUManager{}, fmt.Errorf("entries: %d containers, more than %d", len(cp.Entries), MaxEntries)
 	}
-	ids := sortedStrings(cp.Entries)
+	ids := slices.Sorted(maps.Keys(cp.Entries))
 	budget := checkpointBudget()
 	if err := header(budget, cp.PolicyName, cp.DefaultCPUSet); err != nil {
 		return CPUManager{}, err
@@ -189,7 +190,7 @@ func fromV2(cp cpuCheckpointV2) (CPUManager, error) {
 		return CPUManager{}, err
 	}
 	entries := 0
-	uids := sortedStrings(cp.Entries)
+	uids := slices.Sorted(maps.Keys(cp.Entries))
 	for _, uid := range uids {
 		cs := cp.Entries[uid]
 		field := "entries[" + topology.Quote(uid) + "]"
@@ -202,7 +203,7 @@ func fromV2(cp cpuCheckpointV2) (CPUManager, error) {
 		if err := checkName(field, uid); err != nil {
 			return CPUManager{}, err
 		}
-		for _, name := range sortedStrings(cs) {
+		for _, name := range slices.Sorted(maps.Keys(cs)) {
 			if err := charge(budget, cs[name], field+"["+topology.Quote(name)+"]", name); err != nil {
 				return CPUManager{}, err
 			}
@@ -224,13 +225,4 @@ func checkName(field, name string) error {
 		return fmt.Errorf("%s: the key must be 1 to %d bytes", field, maxNameLen)
 	}
 	return nil
-}
-
-func sortedStrings[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

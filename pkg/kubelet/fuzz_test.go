@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/topology"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/topology"
 )
 

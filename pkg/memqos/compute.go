@@ -144,7 +144,7 @@ func softLimit(low Setting) Setting {
 // the pod gets the sum of its containers' memory.min and memory.low (and
 // soft limits); the ratio and min-adj are the containers' own. The pod's
 // memory.high and limit are left to the runtime.
-func podSettings(p Profile, cs []ContainerDecision, opts Options) Settings {
+func podSettings(p Profile, cs []ContainerValues, opts Options) Settings {
 	s := Settings{
 		sum(MemoryMin, cs),
 		sum(MemoryLow, cs),
@@ -157,7 +157,7 @@ func podSettings(p Profile, cs []ContainerDecision, opts Options) Settings {
 	return s
 }
 
-func sum(k Knob, cs []ContainerDecision) Setting {
+func sum(k Knob, cs []ContainerValues) Setting {
 	var total int64
 	n := 0
 	for _, c := range cs {

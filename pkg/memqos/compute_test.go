@@ -55,7 +55,7 @@ func TestSeedWorkedExamples(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := labelled(ClassLS)
 			w.Containers = []Container{tc.c}
-			d, err := Decide(Config{LS: tc.class}, NamespaceConfig{}, w, Options{})
+			d, err := Compute(Config{LS: tc.class}, NamespaceConfig{}, w, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +133,7 @@ func TestSoftLimitMapping(t *testing.T) {
 
 func TestPodSettingsSumContainers(t *testing.T) {
 	p := Profile{MinLimitPercent: 100, LowLimitPercent: 50, WmarkRatio: 95, WmarkMinAdj: -25}
-	cs := []ContainerDecision{
+	cs := []ContainerValues{
 		{Name: "a", Settings: containerSettings(p, Container{RequestBytes: 100}, Options{V1SoftLimitForLow: true})},
 		{Name: "b", Settings: containerSettings(p, Container{RequestBytes: 300}, Options{V1SoftLimitForLow: true})},
 		{Name: "no-request", Settings: containerSettings(p, Container{}, Options{V1SoftLimitForLow: true})},
@@ -144,7 +144,7 @@ func TestPodSettingsSumContainers(t *testing.T) {
 	if _, ok := s.Get(MemoryHigh); ok {
 		t.Error("pod memory.high must be left to the runtime")
 	}
-	big := []ContainerDecision{
+	big := []ContainerValues{
 		{Settings: Settings{{Knob: MemoryMin, Op: Write, Value: math.MaxInt64 - 1}}},
 		{Settings: Settings{{Knob: MemoryMin, Op: Write, Value: 5}}},
 	}

@@ -2,11 +2,11 @@ package memqos
 
 import "testing"
 
-// FuzzDecide: whatever parameters the text carried (each read within its
+// FuzzCompute: whatever parameters the text carried (each read within its
 // range, pkg/sloconfig's fuzz targets hold that) and whatever sizes, what
 // is written stays within the container's own sizes, and with
 // ThrottleNotBelowRequest memory.high never throttles inside the request.
-func FuzzDecide(f *testing.F) {
+func FuzzCompute(f *testing.F) {
 	f.Add(uint8(0), int64(50), int64(80), int64(95), int64(-25), int64(100<<20), int64(200<<20), false)
 	f.Add(uint8(1), int64(0), int64(100), int64(0), int64(50), int64(0), int64(0), true)
 	f.Add(uint8(2), int64(100), int64(1), int64(100), int64(0), int64(1), int64(1<<62), false)
@@ -18,7 +18,7 @@ func FuzzDecide(f *testing.F) {
 			ThrottlingPercent: p(clamp(throttling, 0, 100)), WmarkRatio: p(clamp(ratio, 0, 100)), WmarkMinAdj: p(clamp(adj, -25, 50))}
 		w := annotated(unlabelled(Burstable), pol, params)
 		w.Containers = []Container{{Name: "c", RequestBytes: request, LimitBytes: limit}}
-		d, err := Decide(Config{LS: class(on, Params{})}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: notBelow})
+		d, err := Compute(Config{LS: class(on, Params{})}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: notBelow})
 		if err != nil {
 			return
 		}

@@ -47,7 +47,7 @@ func TestPrecedenceTable(t *testing.T) {
 		}
 		w.Namespace = "ns"
 		w.Containers = []Container{{Name: "c", RequestBytes: 1000, LimitBytes: 1000}}
-		d, err := Decide(r.cfg, r.ns, w, Options{})
+		d, err := Compute(r.cfg, r.ns, w, Options{})
 		if err != nil {
 			t.Fatalf("row %d: %v", r.row, err)
 		}

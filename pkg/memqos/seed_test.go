@@ -14,7 +14,7 @@ func guaranteed100(policy Policy, params Params) Workload {
 
 // The protocol's worked examples hold on a pod whose request equals its limit.
 func TestSeedWorkedExamplesOnRequestEqualsLimit(t *testing.T) {
-	d, err := Decide(Config{}, NamespaceConfig{}, guaranteed100(PolicyAuto, Params{ThrottlingPercent: p(80), MinLimitPercent: p(100)}), Options{})
+	d, err := Compute(Config{}, NamespaceConfig{}, guaranteed100(PolicyAuto, Params{ThrottlingPercent: p(80), MinLimitPercent: p(100)}), Options{})
 	if err != nil || !d.Enabled {
 		t.Fatalf("enabled %v, err %v", d.Enabled, err)
 	}
@@ -27,13 +27,13 @@ func TestSeedWorkedExamplesOnRequestEqualsLimit(t *testing.T) {
 // request, which for request = limit leaves the file alone.
 func TestThrottleNotBelowRequestIsOptIn(t *testing.T) {
 	w := guaranteed100(PolicyAuto, Params{ThrottlingPercent: p(80)})
-	d, _ := Decide(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
+	d, _ := Compute(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
 	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryHigh: {Restore, 0}, MemoryWmarkHigh: {Expect, 99614720}})
 	w.Containers[0].RequestBytes = 50 * mib
-	d, _ = Decide(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
+	d, _ = Compute(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
 	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryHigh: {Write, 83886080}})
 	w.Containers[0].RequestBytes = 90 * mib
-	d, _ = Decide(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
+	d, _ = Compute(Config{}, NamespaceConfig{}, w, Options{ThrottleNotBelowRequest: true})
 	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryHigh: {Write, 90 * mib}})
 }
 
@@ -45,7 +45,7 @@ func TestAutoIsTheRecommendedParameters(t *testing.T) {
 	}{{ClassLS, -25}, {ClassBE, 50}} {
 		w := guaranteed100(PolicyAuto, Params{})
 		w.Class, w.ClassFrom, w.Guaranteed = c.class, "label koordinator.sh/qosClass", false
-		d, _ := Decide(Config{}, NamespaceConfig{}, w, Options{})
+		d, _ := Compute(Config{}, NamespaceConfig{}, w, Options{})
 		if want := (Profile{WmarkRatio: 95, WmarkMinAdj: c.adj}); d.Profile != want {
 			t.Errorf("%s auto: %+v, want %+v", c.class, d.Profile, want)
 		}
@@ -63,13 +63,13 @@ func TestAutoReplacesTheClassParameters(t *testing.T) {
 	w := annotated(labelled(ClassLS), PolicyAuto, Params{})
 	w.Namespace = "ns"
 	w.Containers = []Container{{Name: "app", RequestBytes: 50 * mib, LimitBytes: 100 * mib}}
-	d, err := Decide(cfg, NamespaceConfig{}, w, Options{})
+	d, err := Compute(cfg, NamespaceConfig{}, w, Options{})
 	if err != nil || !d.Enabled || d.Source != FromAnnotation || d.Profile != Recommended(false) {
 		t.Fatalf("profile %+v enabled %v from %s (%s), %v; want the recommended LS profile", d.Profile, d.Enabled, d.Source, d.Reason, err)
 	}
 	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryLow: {Restore, 0}, MemoryHigh: {Restore, 0},
 		MemoryWmarkHigh: {Expect, 99614720}, MemoryWmarkMinAdj: {Write, -25}})
 	w.Pod.Params = Params{ThrottlingPercent: p(90)}
-	d, _ = Decide(cfg, NamespaceConfig{}, w, Options{})
+	d, _ = Compute(cfg, NamespaceConfig{}, w, Options{})
 	checkSettings(t, d.Containers[0].Settings, map[Knob]want{MemoryLow: {Restore, 0}, MemoryHigh: {Write, 94371840}})
 }

@@ -2,7 +2,7 @@
 // cluster, namespace and pod settings. It is pure and takes types, never
 // text: pkg/sloconfig decodes the ConfigMaps (and the HostConfig's section)
 // into Config and NamespaceConfig, pkg/workload reads a workload's class and
-// memoryQOS annotation into Workload; Decide's result goes to a cgroup
+// memoryQOS annotation into Workload; Compute's result goes to a cgroup
 // writer. It has no Kubernetes dependency so that both the standalone agent
 // (workloads declared in YAML) and the Kubernetes agent (pods) can use it.
 package memqos

@@ -17,9 +17,9 @@ func TestBatchEndsOnce(t *testing.T) {
 				f()
 				return false
 			},
-			Decide: func(reqs []Request) []Decision {
+			Answer: func(reqs []Request) []Answer {
 				defer close(decided)
-				return make([]Decision, len(reqs))
+				return make([]Answer, len(reqs))
 			},
 		})
 		out, ok := h.decide(context.Background(), []Request{{Pod: Pod{Namespace: "ns", Name: "p", UID: "u"}}})

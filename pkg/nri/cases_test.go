@@ -13,7 +13,7 @@ import (
 
 	"github.com/containerd/nri/pkg/api"
 
-	"github.com/locus-project/locus/pkg/nri/nritest"
+	"github.com/locus-project/locus/internal/nritest"
 )
 
 func TestCreateContainerIsAdjusted(t *testing.T) {
@@ -21,9 +21,9 @@ func TestCreateContainerIsAdjusted(t *testing.T) {
 	rt := newRuntime(t, sock)
 	rt.Start(t)
 	h := probeTable()
-	h.values["app"] = Decision{Exclusive: true, Values: Values{CPUs: "2-3", Mems: "1",
+	h.values["app"] = Answer{Exclusive: true, Values: Values{CPUs: "2-3", Mems: "1",
 		Unified: map[string]string{"memory.low": "1048576", "memory.min": "0"}}}
-	h.values["v1"] = Decision{Values: Values{CPUs: "0-7", Mems: "0-1", Reservation: 4096}}
+	h.values["v1"] = Answer{Values: Values{CPUs: "0-7", Mems: "0-1", Reservation: 4096}}
 	var log logBuf
 	startPlugin(t, h, Options{Socket: sock}, &log)
 	registered(t, rt)
@@ -68,7 +68,7 @@ func TestFailOpenAndClosed(t *testing.T) {
 			rt := newRuntime(t, sock)
 			rt.Start(t)
 			h := probeTable()
-			h.values["app"] = Decision{Exclusive: tc.exclusive, Err: errors.New("CPUs taken since the scheduler chose")}
+			h.values["app"] = Answer{Exclusive: tc.exclusive, Err: errors.New("CPUs taken since the scheduler chose")}
 			var log logBuf
 			startPlugin(t, h, Options{Socket: sock, FailClosed: tc.failClosed}, &log)
 			registered(t, rt)
@@ -95,9 +95,9 @@ func TestSynchronizeUpdatesOnlyWhatDiffers(t *testing.T) {
 	rt := nritest.New(t, sock, []*api.PodSandbox{testPod}, []*api.Container{ctr("same", "2,3"), ctr("moved", "0-7"), ctr("unknown", "0-7"), stopped})
 	rt.Start(t)
 	h := probeTable()
-	h.values["same"] = Decision{Values: Values{CPUs: "2-3"}}
-	h.values["moved"] = Decision{Values: Values{CPUs: "4-5", Mems: "0"}}
-	h.values["stopped"] = Decision{Values: Values{CPUs: "6"}}
+	h.values["same"] = Answer{Values: Values{CPUs: "2-3"}}
+	h.values["moved"] = Answer{Values: Values{CPUs: "4-5", Mems: "0"}}
+	h.values["stopped"] = Answer{Values: Values{CPUs: "6"}}
 	var log logBuf
 	p := startPlugin(t, h, Options{Socket: sock}, &log)
 	registered(t, rt)
@@ -118,7 +118,7 @@ func TestUpdateContainerKeepsLocusValues(t *testing.T) {
 	rt := newRuntime(t, sock)
 	rt.Start(t)
 	h := probeTable()
-	h.values["app"] = Decision{Values: Values{CPUs: "2-3", Mems: "0"}}
+	h.values["app"] = Answer{Values: Values{CPUs: "2-3", Mems: "0"}}
 	var log logBuf
 	startPlugin(t, h, Options{Socket: sock}, &log)
 	registered(t, rt)

@@ -44,7 +44,7 @@ func (e *events) Synchronize(ctx context.Context, pods []*api.PodSandbox, ctrs [
 	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
 	defer cancel()
 	var out []*api.ContainerUpdate
-	for i, d := range e.p.h.Decide(ctx, reqs) {
+	for i, d := range e.p.h.Answer(ctx, reqs) {
 		if d.Err != nil || !differs(reqs[i].Container.Current, d.Values) {
 			continue
 		}
@@ -94,12 +94,12 @@ func (e *events) StopPodSandbox(_ context.Context, pod *api.PodSandbox) error {
 	return nil
 }
 
-func (e *events) decideOne(ctx context.Context, req Request) Decision {
+func (e *events) decideOne(ctx context.Context, req Request) Answer {
 	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
 	defer cancel()
-	ds := e.p.h.Decide(ctx, []Request{req})
+	ds := e.p.h.Answer(ctx, []Request{req})
 	if len(ds) != 1 {
-		return Decision{Err: ErrNoDecision}
+		return Answer{Err: ErrNoDecision}
 	}
 	return ds[0]
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // The runtime's view of a running container (its cpuset lists, unified

@@ -80,7 +80,7 @@ func TestCreatedFromTheLastDecisionWhenTheLoopIsLate(t *testing.T) {
 						return false
 					}
 				},
-				Decide: func(reqs []Request) []Decision { decisions++; return make([]Decision, len(reqs)) }})
+				Answer: func(reqs []Request) []Answer { decisions++; return make([]Answer, len(reqs)) }})
 			var log logBuf
 			startPlugin(t, h, Options{Socket: sock}, &log)
 			rt.WaitRegistered(t, 1)
@@ -127,14 +127,14 @@ func TestLastDecisionOnlyWhenTheLoopIsLate(t *testing.T) {
 	h := NewLoopHandler(context.Background(), Loop{Creates: creates, Wake: func() {}, Events: &emitted{},
 		Source: setsFake{sets: map[string]decide.PodCPUSet{"uid1": {CPUs: "4-7", Mems: "1"}}},
 		Call:   func(_ context.Context, fn func()) bool { fn(); return true },
-		Decide: func(reqs []Request) []Decision {
-			out := make([]Decision, len(reqs))
+		Answer: func(reqs []Request) []Answer {
+			out := make([]Answer, len(reqs))
 			out[0].Values.CPUs = "2-3"
 			out[1].Err = wrong
 			return out
 		}})
 	pod := Pod{Namespace: "default", Name: "web", UID: "uid1"}
-	out := h.Decide(context.Background(), []Request{{Pod: pod, Container: Container{Name: "a"}}, {Pod: pod, Container: Container{Name: "b"}}})
+	out := h.Answer(context.Background(), []Request{{Pod: pod, Container: Container{Name: "a"}}, {Pod: pod, Container: Container{Name: "b"}}})
 	if out[0].Values.CPUs != "2-3" || !errors.Is(out[1].Err, wrong) {
 		t.Errorf("the loop's answer: %+v, want its own decision and error", out)
 	}

@@ -23,11 +23,11 @@ const maxLookups = 8
 // lookUp asks the source (lk) for the pods of reqs it does not list yet (its
 // watch lags behind the runtime) and, once it has found any, decides again:
 // a container is then created with the decision the reconcile loop makes
-// for its pod when the watch delivers it, through the same Decide, saved in
+// for its pod when the watch delivers it, through the same decide.Decide, saved in
 // the checkpoint like any other. The first answer stands when nothing is
 // found or the loop does not answer in time; a pod still unknown then fails
 // open as before, its error saying why the lookup did not find it.
-func (h *LoopHandler) lookUp(ctx context.Context, lk source.Lookup, reqs []Request, out []Decision, refs []source.PodRef) []Decision {
+func (h *LoopHandler) lookUp(ctx context.Context, lk source.Lookup, reqs []Request, out []Answer, refs []source.PodRef) []Answer {
 	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	found, err := lk.Lookup(lctx, refs)
 	cancel()
@@ -48,7 +48,7 @@ func (h *LoopHandler) lookUp(ctx context.Context, lk source.Lookup, reqs []Reque
 
 // unknownPods are the pods of the requests answered ErrUnknownPod, each
 // once, at most maxLookups of them.
-func unknownPods(reqs []Request, out []Decision) []source.PodRef {
+func unknownPods(reqs []Request, out []Answer) []source.PodRef {
 	seen := map[string]bool{}
 	var refs []source.PodRef
 	for i, d := range out {

@@ -50,7 +50,7 @@ func TestLoopHandlerLooksUpUnknownPods(t *testing.T) {
 	creates := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c"}, []string{"result"})
 	l := Loop{Creates: creates, Wake: func() {}, Source: f,
 		Call: func(_ context.Context, fn func()) bool { fn(); return true },
-		Decide: func(reqs []Request) []Decision {
+		Answer: func(reqs []Request) []Answer {
 			decisions++
 			ws := make([]*workload.Workload, 0, len(f.known))
 			for name := range f.known {
@@ -67,13 +67,13 @@ func TestLoopHandlerLooksUpUnknownPods(t *testing.T) {
 		}}
 	h := NewLoopHandler(context.Background(), l)
 
-	out := h.Decide(context.Background(), []Request{req("a", "app", nil)})
+	out := h.Answer(context.Background(), []Request{req("a", "app", nil)})
 	if out[0].Err != nil || decisions != 1 || len(f.asked) != 0 {
 		t.Fatalf("known pod: %+v after %d decisions, lookups %v", out, decisions, f.asked)
 	}
 
 	decisions = 0
-	out = h.Decide(context.Background(), []Request{req("late", "app", nil), req("gone", "app", nil), req("late", "side", nil)})
+	out = h.Answer(context.Background(), []Request{req("late", "app", nil), req("gone", "app", nil), req("late", "side", nil)})
 	if len(f.asked) != 1 || len(f.asked[0]) != 2 || f.asked[0][0].Name != "late" || f.asked[0][1].Name != "gone" {
 		t.Fatalf("looked up %v, want late and gone once each", f.asked)
 	}
@@ -89,7 +89,7 @@ func TestLoopHandlerLooksUpUnknownPods(t *testing.T) {
 
 	// Nothing found: the first answer stands, no decision is made again.
 	decisions = 0
-	out = h.Decide(context.Background(), []Request{req("gone", "app", nil)})
+	out = h.Answer(context.Background(), []Request{req("gone", "app", nil)})
 	if decisions != 1 || !errors.Is(out[0].Err, ErrUnknownPod) {
 		t.Errorf("nothing found: %d decisions, %+v", decisions, out)
 	}

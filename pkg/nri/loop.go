@@ -14,13 +14,13 @@ import (
 
 // Loop is what a LoopHandler is given of the agent: its reconcile loop, on
 // which every call is carried out so that a decision at creation and a
-// reconcile never run at once and both reach the one Decide.
+// reconcile never run at once and both reach the one decide.Decide.
 type Loop struct {
 	// Call runs f on the loop; false if ctx ended first.
 	Call func(ctx context.Context, f func()) bool
-	// Decide decides the containers of reqs with the reconcile's own
-	// Decide (see Match); it runs on the loop.
-	Decide func(reqs []Request) []Decision
+	// Answer decides the containers of reqs with the reconcile's own
+	// decide.Decide (see Match); it runs on the loop.
+	Answer func(reqs []Request) []Answer
 	// Events receives the Warning of a container created unpinned.
 	Events interface {
 		Emit(typ, reason, workload, format string, args ...any)
@@ -55,7 +55,7 @@ type LoopHandler struct {
 // wait past their timeout and start unpinned.
 type batch struct {
 	reqs []Request
-	out  []Decision
+	out  []Answer
 	done chan struct{}
 	// end closes done once: Call may report a call not carried out
 	// (its ctx ended) that the loop carries out all the same, so both
@@ -64,7 +64,7 @@ type batch struct {
 }
 
 // finish ends b with out, unless it has ended already.
-func (b *batch) finish(out []Decision) {
+func (b *batch) finish(out []Answer) {
 	b.end.Do(func() {
 		b.out = out
 		close(b.done)
@@ -76,7 +76,7 @@ func NewLoopHandler(ctx context.Context, l Loop) *LoopHandler {
 	return &LoopHandler{l: l, ctx: ctx, stopped: map[string]string{}}
 }
 
-func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
+func (h *LoopHandler) Answer(ctx context.Context, reqs []Request) []Answer {
 	out, ok := h.decide(ctx, reqs)
 	if !ok {
 		// The loop is busy (a long reconcile): the containers of a pod the
@@ -104,11 +104,11 @@ func (h *LoopHandler) Decide(ctx context.Context, reqs []Request) []Decision {
 // only), so the container is still created on its CPUs; its memory QoS
 // arrives by the reconcile, as for a container created unpinned. It decides
 // nothing. A pod the last decision gave no such cpuset gets ErrNoDecision.
-func (h *LoopHandler) lastDecision(reqs []Request) []Decision {
+func (h *LoopHandler) lastDecision(reqs []Request) []Answer {
 	sets := source.PodCPUSetsOf(h.l.Source)
-	out := make([]Decision, len(reqs))
+	out := make([]Answer, len(reqs))
 	for i, r := range reqs {
-		out[i] = Decision{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
+		out[i] = Answer{Err: ErrNoDecision, Exclusive: workload.AsksForCPUs(r.Pod.Labels, r.Pod.Annotations)}
 		if sets == nil {
 			continue
 		}
@@ -128,7 +128,7 @@ const ResultLastDecision = "LastDecision"
 // decide asks the loop for the decision of reqs, in the batch of the
 // requests waiting with them; false if ctx ended first (the loop still
 // makes it later: what it returns is then not read).
-func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Decision, bool) {
+func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Answer, bool) {
 	h.mu.Lock()
 	b := h.open
 	if b == nil {
@@ -165,7 +165,7 @@ func (h *LoopHandler) run(b *batch) {
 			delete(h.stopped, key)
 		}
 	}
-	b.finish(h.l.Decide(reqs))
+	b.finish(h.l.Answer(reqs))
 }
 
 // fail ends a batch the loop did not take: its requests get no decision.

@@ -12,7 +12,7 @@ import (
 // Match is a batch of requests paired with the workloads the decision
 // takes: each request's container has a cgroup name in the decision.
 type Match struct {
-	out  []Decision
+	out  []Answer
 	keys []string
 }
 
@@ -24,7 +24,7 @@ type Match struct {
 // key into the decision, never written. A request of a pod not among ws
 // gets its Err now.
 func MatchWorkloads(reqs []Request, ws []*workload.Workload) *Match {
-	m := &Match{out: make([]Decision, len(reqs)), keys: make([]string, len(reqs))}
+	m := &Match{out: make([]Answer, len(reqs)), keys: make([]string, len(reqs))}
 	byName, byUID := map[string]int{}, map[string]int{}
 	for i := range ws {
 		byName[ws[i].Name] = i
@@ -36,7 +36,7 @@ func MatchWorkloads(reqs []Request, ws []*workload.Workload) *Match {
 		name := q.Pod.Namespace + "/" + q.Pod.Name
 		j, ok := workloadOf(q.Pod, ws, byName, byUID)
 		if !ok {
-			m.out[i] = Decision{Exclusive: workload.AsksForCPUs(q.Pod.Labels, q.Pod.Annotations),
+			m.out[i] = Answer{Exclusive: workload.AsksForCPUs(q.Pod.Labels, q.Pod.Annotations),
 				Err: fmt.Errorf("pod %s is %w (its cgroup, or the pod from the API server)", name, ErrUnknownPod)}
 			continue
 		}
@@ -73,7 +73,7 @@ func workloadOf(pod Pod, ws []*workload.Workload, byName, byUID map[string]int) 
 
 // Failed answers the requests when the decision could not be made: each
 // gets err unless it has an error of its own.
-func (m *Match) Failed(err error) []Decision {
+func (m *Match) Failed(err error) []Answer {
 	for i := range m.out {
 		if m.out[i].Err == nil {
 			m.out[i].Err = err
@@ -82,9 +82,9 @@ func (m *Match) Failed(err error) []Decision {
 	return m.out
 }
 
-// Decided answers the requests with the values the decision's ops give
+// Answers gives each request the values the decision's ops give
 // their containers' cgroups, on a hierarchy of version v.
-func (m *Match) Decided(ops []cgroup.Op, v cgroup.Version) []Decision {
+func (m *Match) Answers(ops []cgroup.Op, v cgroup.Version) []Answer {
 	values := ValuesOf(ops, v)
 	for i := range m.out {
 		if m.out[i].Err == nil {

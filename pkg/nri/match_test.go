@@ -54,7 +54,7 @@ func TestMatchWorkloads(t *testing.T) {
 	if len(a.Containers) != 2 || a.Containers[1] != (workload.Container{Name: "side", Cgroup: "kubepods/pod-a/locus-nri-1"}) {
 		t.Fatalf("containers %+v", a.Containers)
 	}
-	out := m.Decided([]cgroup.Op{{Cgroup: "kubepods/pod-a/app", Knob: cgroup.CPUSetCPUs, Value: "1"},
+	out := m.Answers([]cgroup.Op{{Cgroup: "kubepods/pod-a/app", Knob: cgroup.CPUSetCPUs, Value: "1"},
 		{Cgroup: "kubepods/pod-a/locus-nri-1", Knob: cgroup.CPUSetCPUs, Value: "2"}}, cgroup.V2)
 	if out[0].Values.CPUs != "1" || out[1].Values.CPUs != "2" || !out[0].Exclusive || !out[1].Exclusive {
 		t.Errorf("decided %+v", out)
@@ -84,7 +84,7 @@ func TestMatchWorkloadsPairsByUID(t *testing.T) {
 	same.Pod.UID = "uid-old"
 	noUID := req("a", "app", nil)
 	m := MatchWorkloads([]Request{renewed, same, noUID}, []*workload.Workload{&old})
-	out := m.Decided([]cgroup.Op{{Cgroup: "kubepods/poduid-old/c1", Knob: cgroup.CPUSetCPUs, Value: "3"}}, cgroup.V2)
+	out := m.Answers([]cgroup.Op{{Cgroup: "kubepods/poduid-old/c1", Knob: cgroup.CPUSetCPUs, Value: "3"}}, cgroup.V2)
 	if !errors.Is(out[0].Err, ErrUnknownPod) || !out[0].Values.IsZero() || out[0].Exclusive {
 		t.Errorf("the new pod's container was paired with the old pod: %+v", out[0])
 	}
@@ -100,7 +100,7 @@ func TestMatchWorkloadsPairsByUID(t *testing.T) {
 // bring the stopped one back into the decisions; the same pod's new
 // sandbox does.
 func TestNewSandboxOfAnotherPodKeepsTheOldStopped(t *testing.T) {
-	h := NewLoopHandler(context.Background(), Loop{Decide: func(reqs []Request) []Decision { return make([]Decision, len(reqs)) }})
+	h := NewLoopHandler(context.Background(), Loop{Answer: func(reqs []Request) []Answer { return make([]Answer, len(reqs)) }})
 	h.stopped["ns/a"] = "uid-old"
 	renewed := req("a", "app", nil)
 	renewed.Pod.UID = "uid-new"
@@ -153,18 +153,18 @@ func TestLoopHandler(t *testing.T) {
 			done <- struct{}{}
 			return true
 		},
-		Decide: func(reqs []Request) []Decision {
-			return []Decision{{Values: Values{CPUs: "1"}}, {Err: errors.New("x")}}
+		Answer: func(reqs []Request) []Answer {
+			return []Answer{{Values: Values{CPUs: "1"}}, {Err: errors.New("x")}}
 		},
 		Events: emitter(func(reason string) { mu.Lock(); told = append(told, reason); mu.Unlock() })}
 	h := NewLoopHandler(context.Background(), l)
 	reqs := []Request{req("a", "app", map[string]string{"cpuset-scheduler": "true"}), req("b", "app", nil)}
-	out := h.Decide(context.Background(), reqs)
+	out := h.Answer(context.Background(), reqs)
 	if len(out) != 2 || out[0].Err != ErrNoDecision || !out[0].Exclusive || out[1].Exclusive {
 		t.Errorf("busy: %+v", out)
 	}
 	busy = false
-	out = h.Decide(context.Background(), reqs)
+	out = h.Answer(context.Background(), reqs)
 	<-done
 	if out[0].Values.CPUs != "1" || testutil.ToFloat64(creates.WithLabelValues("Decided")) != 1 {
 		t.Errorf("decided %+v, counted %v", out, testutil.ToFloat64(creates.WithLabelValues("Decided")))
@@ -210,9 +210,9 @@ func TestLoopHandlerBatchesWaitingRequests(t *testing.T) {
 	l := Loop{Creates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "c"}, []string{"result"}), Wake: func() {},
 		Events: emitter(func(string) {}),
 		Call:   func(_ context.Context, f func()) bool { <-release; f(); return true },
-		Decide: func(reqs []Request) []Decision {
+		Answer: func(reqs []Request) []Answer {
 			decides.Add(1)
-			out := make([]Decision, len(reqs))
+			out := make([]Answer, len(reqs))
 			for i, r := range reqs {
 				out[i].Values.CPUs = r.Pod.Name
 			}
@@ -224,7 +224,7 @@ func TestLoopHandlerBatchesWaitingRequests(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if out := h.Decide(context.Background(), []Request{req(fmt.Sprintf("p%d", i), "app", nil)}); len(out) == 1 {
+			if out := h.Answer(context.Background(), []Request{req(fmt.Sprintf("p%d", i), "app", nil)}); len(out) == 1 {
 				got[i] = out[0].Values.CPUs
 			}
 		})

@@ -53,8 +53,8 @@ type Request struct {
 	Container Container
 }
 
-// Decision is the handler's answer for one request.
-type Decision struct {
+// Answer is the handler's answer for one request.
+type Answer struct {
 	Values Values
 	// Err says why there are no values; the container then starts without
 	// them (fail open) unless it asks for exclusive CPUs and the plugin
@@ -66,10 +66,10 @@ type Decision struct {
 
 // Handler is the agent's side: the one decision, reached from the runtime.
 type Handler interface {
-	// Decide returns the values of each container, in order, from the same
+	// Answer returns the values of each container, in order, from the same
 	// decision the reconcile loop makes, recorded (the CPUs assigned are
 	// saved) before it returns. It must answer before ctx ends.
-	Decide(ctx context.Context, reqs []Request) []Decision
+	Answer(ctx context.Context, reqs []Request) []Answer
 	// Unpinned is told when a container is created without its values:
 	// blocked says the creation was refused (fail closed), else it starts
 	// and the reconcile loop applies them later.

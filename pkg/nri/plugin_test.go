@@ -11,28 +11,28 @@ import (
 
 	"github.com/containerd/nri/pkg/api"
 
-	"github.com/locus-project/locus/pkg/nri/nritest"
+	"github.com/locus-project/locus/internal/nritest"
 )
 
 // table is a handler deciding from a table by container name, recording
 // what the plugin told it.
 type table struct {
 	mu       sync.Mutex
-	values   map[string]Decision
+	values   map[string]Answer
 	asked    []string
 	unpinned []string
 	gone     []string
 }
 
-func (t *table) Decide(_ context.Context, reqs []Request) []Decision {
+func (t *table) Answer(_ context.Context, reqs []Request) []Answer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Decision, len(reqs))
+	out := make([]Answer, len(reqs))
 	for i, r := range reqs {
 		t.asked = append(t.asked, r.Container.Name)
 		d, ok := t.values[r.Container.Name]
 		if !ok {
-			d = Decision{Err: errors.New("unknown container")}
+			d = Answer{Err: errors.New("unknown container")}
 		}
 		out[i] = d
 	}
@@ -118,7 +118,7 @@ func registered(t *testing.T, rt *runtime) {
 }
 
 func probeTable() *table {
-	return &table{values: map[string]Decision{"probe": {Values: Values{CPUs: "0"}}}}
+	return &table{values: map[string]Answer{"probe": {Values: Values{CPUs: "0"}}}}
 }
 
 func timeNowMinus(ms int) time.Time { return time.Now().Add(-time.Duration(ms) * time.Millisecond) }

@@ -9,10 +9,10 @@ import (
 	"github.com/locus-project/locus/pkg/state"
 )
 
-// TestDecideCPUQoS: a BE run yields (cpu.idle 1, or cpu.shares 2 where the
+// TestPlanRunCPUQoS: a BE run yields (cpu.idle 1, or cpu.shares 2 where the
 // kernel has no cpu.idle), an LS run keeps its weight, --cpu-qos none
 // writes nothing.
-func TestDecideCPUQoS(t *testing.T) {
+func TestPlanRunCPUQoS(t *testing.T) {
 	for _, tc := range []struct {
 		qos          memqos.Class
 		on, idle     bool
@@ -27,7 +27,7 @@ func TestDecideCPUQoS(t *testing.T) {
 	} {
 		h := host("", "")
 		h.CPUIdle = tc.idle
-		d, err := Decide(h, state.Empty(), Request{QoS: tc.qos, CPUQoS: tc.on}, "p/r")
+		d, err := PlanRun(h, state.Empty(), Request{QoS: tc.qos, CPUQoS: tc.on}, "p/r")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 // leases by run name and assignments by workload, with no prefix: a run
 // reads it as it is and routes around both, even where a lease and a
 // workload share a name.
-func TestDecideReadsTheCheckpointOnDisk(t *testing.T) {
+func TestPlanRunReadsTheCheckpointOnDisk(t *testing.T) {
 	dir := t.TempDir()
 	raw := `{"version":1,
  "assignments":{"run-9":{"cpus":"2-5","policy":"full-pcpus"},"db":{"cpus":"6-9","policy":"spread-by-pcpus"}},
@@ -34,14 +34,14 @@ func TestDecideReadsTheCheckpointOnDisk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := Decide(host("0-1", ""), cp, Request{CPUs: 4, QoS: memqos.ClassLS}, "p/run-1")
+	d, err := PlanRun(host("0-1", ""), cp, Request{CPUs: 4, QoS: memqos.ClassLS}, "p/run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d.CPUs.String() != "12-15" {
 		t.Errorf("cpus %s, want 12-15: around reserved 0-1, the workloads' 2-9 and run-9's lease 10-11", d.CPUs)
 	}
-	shared, err := Decide(host("0-1", ""), cp, Request{QoS: memqos.ClassLS}, "p/run-2")
+	shared, err := PlanRun(host("0-1", ""), cp, Request{QoS: memqos.ClassLS}, "p/run-2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,11 +52,11 @@ func TestDecideReadsTheCheckpointOnDisk(t *testing.T) {
 
 // A run is decided as the agent decides a workload of the same need: the
 // same CPUs, cgroup values and pool.
-func TestDecideIsTheAgentsDecision(t *testing.T) {
+func TestPlanRunIsTheAgentsDecision(t *testing.T) {
 	h := host("0-1", "")
 	cp := checkpoint(map[string]workload.Assignment{"db": excl("2-5")}, map[string]string{"run-9": "6-7"})
 	req := Request{CPUs: 3, QoS: memqos.ClassBE, MemoryLimit: 64 * mib, MemoryQoS: true}
-	d, err := Decide(h, cp, req, "p/run-1")
+	d, err := PlanRun(h, cp, req, "p/run-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,8 @@ func TestDecideIsTheAgentsDecision(t *testing.T) {
 // memory or CPU QoS of its own making, and no lease key of its own
 // spelling; the one decision (pkg/decide) does all of that.
 func TestRunnerDecidesNothingItself(t *testing.T) {
-	forbidden := map[string]bool{"cpualloc.Allocate": true, "cpualloc.Resize": true, "decide.ComputePools": true,
-		"decide.Compute": true, "memqos.Decide": true, "cpuqos.Decide": true}
+	forbidden := map[string]bool{"cpualloc.Allocate": true, "cpualloc.Resize": true,
+		"decide.Compute": true, "memqos.Compute": true, "cpuqos.Compute": true}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

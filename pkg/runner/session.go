@@ -25,7 +25,7 @@ type Session struct {
 	Name, Cgroup string
 	Owner        state.Process
 
-	Decision Decision
+	Plan Plan
 	// Unsupported lists the files of the decision this kernel lacks
 	// (extension files on upstream kernels); they were skipped.
 	Unsupported []string
@@ -63,7 +63,7 @@ func (s *Session) Acquire(req Request) error {
 		if _, taken := cp.Leases[s.Name]; taken {
 			return fmt.Errorf("a lease named %q is already held", s.Name)
 		}
-		d, err := Decide(s.Host, *cp, req, s.Cgroup)
+		d, err := PlanRun(s.Host, *cp, req, s.Cgroup)
 		if err != nil {
 			return err
 		}
@@ -79,7 +79,7 @@ func (s *Session) Acquire(req Request) error {
 		}
 		d.Lease.Owner = s.Owner
 		cp.Leases[s.Name] = d.Lease
-		s.Decision = d
+		s.Plan = d
 		return nil
 	})
 	if err != nil && created {
@@ -90,7 +90,7 @@ func (s *Session) Acquire(req Request) error {
 }
 
 // prepare creates the cgroup and writes its files.
-func (s *Session) prepare(d Decision) error {
+func (s *Session) prepare(d Plan) error {
 	if _, err := s.Cgroups.Ensure(s.Cgroup); err != nil {
 		return err
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
-	"github.com/locus-project/locus/pkg/fuzzseed"
 	"github.com/locus-project/locus/pkg/memqos"
 )
 

@@ -48,9 +48,9 @@ func (l *Loader) Load(env Env) (*workload.Config, Snapshot) {
 	return l.cfg, snap
 }
 
-// Decided hands a reconcile's decision, on topology t, to the source.
-func (l *Loader) Decided(t *topology.Topology, d decide.Desired) {
-	l.Source.Decided(Decision{Topology: t, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads, Unlisted: d.Unlisted})
+// Reconciled hands a reconcile's decision, on topology t, to the source.
+func (l *Loader) Reconciled(t *topology.Topology, d decide.Desired) {
+	l.Source.Reconciled(Outcome{Topology: t, Reserved: d.Pools.Reserved, Kubelet: d.Pools.Kubelet, Assignments: d.Assignments, Workloads: d.Workloads, Unlisted: d.Unlisted})
 }
 
 // MarkContainers makes a workload's container cgroups ready with its own,

@@ -14,13 +14,13 @@ import (
 // fixed is a Source whose snapshot the test sets.
 type fixed struct {
 	snap    Snapshot
-	decided []Decision
+	decided []Outcome
 }
 
 func (f *fixed) Name() string             { return "fixed" }
 func (f *fixed) Changed() <-chan struct{} { return nil }
 func (f *fixed) Snapshot(Env) Snapshot    { return f.snap }
-func (f *fixed) Decided(d Decision)       { f.decided = append(f.decided, d) }
+func (f *fixed) Reconciled(d Outcome)     { f.decided = append(f.decided, d) }
 func problem(name string) []workload.Problem {
 	return []workload.Problem{{Workload: name, Reason: "R"}}
 }
@@ -68,7 +68,7 @@ func TestLoader(t *testing.T) {
 		t.Errorf("the node's entry: config %+v", node)
 	}
 
-	l.Decided(nil, decide.Desired{Pools: decide.Pools{Reserved: cpuset.New(0, 1)},
+	l.Reconciled(nil, decide.Desired{Pools: decide.Pools{Reserved: cpuset.New(0, 1)},
 		Assignments: map[string]workload.Assignment{"ns/a": {CPUs: cpuset.New(2)}}})
 	if len(src.decided) != 1 || !src.decided[0].Reserved.Equals(cpuset.New(0, 1)) || !src.decided[0].Assignments["ns/a"].CPUs.Equals(cpuset.New(2)) {
 		t.Errorf("decided %+v", src.decided)

@@ -1,6 +1,6 @@
 // Package source defines what supplies the agent's workloads in place of a
 // HostConfig (the pods of a Kubernetes node, later a runtime hook): a Snapshot
-// observed at every reconcile, and the Decision handed back.
+// observed at every reconcile, and the Outcome handed back.
 package source
 
 import (
@@ -26,9 +26,9 @@ type Source interface {
 	Snapshot(env Env) Snapshot
 	// Changed fires when Snapshot may return something new.
 	Changed() <-chan struct{}
-	// Decided receives the decision of every reconcile (the source may
+	// Reconciled receives the decision of every reconcile (the source may
 	// publish it); it must not block.
-	Decided(d Decision)
+	Reconciled(d Outcome)
 }
 
 // Env is what a source may need from the machine.
@@ -86,8 +86,8 @@ type Workload struct {
 	Problems []workload.Problem
 }
 
-// Decision is what one reconcile decided.
-type Decision struct {
+// Outcome is what one reconcile decided.
+type Outcome struct {
 	Topology    *topology.Topology
 	Reserved    cpuset.CPUSet
 	Kubelet     cpuset.CPUSet                  // the CPUs the kubelet's static CPU manager holds alone
@@ -100,7 +100,7 @@ type Decision struct {
 
 // ContainerCPUs is, by workload, each container's part of a container-scope
 // workload's CPUs as the decision divided them; nil when none is divided.
-func (d Decision) ContainerCPUs() map[string]map[string]string {
+func (d Outcome) ContainerCPUs() map[string]map[string]string {
 	var out map[string]map[string]string
 	for _, w := range d.Workloads {
 		if len(w.ContainerCPUs) == 0 {

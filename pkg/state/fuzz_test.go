@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // FuzzLoad reads a checkpoint as a crash, a full disk or a hand edit may

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/status"
 )
 

@@ -1,10 +1,6 @@
 package topology
 
-import (
-	"fmt"
-
-	"k8s.io/utils/cpuset"
-)
+import "fmt"
 
 // CPUBudget bounds the CPUs a whole document may expand its CPU lists into:
 // each list is bounded by MaxCPUID, but a document of many lists is not,
@@ -35,12 +31,4 @@ func (b *CPUBudget) Charge(list string) (int, error) {
 	}
 	b.left -= n
 	return n, nil
-}
-
-// Parse charges a list, then expands it.
-func (b *CPUBudget) Parse(list string) (cpuset.CPUSet, error) {
-	if _, err := b.Charge(list); err != nil {
-		return cpuset.New(), err
-	}
-	return ParseCPUList(list)
 }

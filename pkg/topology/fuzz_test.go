@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 // The sysfs readers and the topology JSON (locus plan --topology, and what a

@@ -47,15 +47,6 @@ func (l Line) String() string {
 	return b.String()
 }
 
-// Width is the number of cells the line takes.
-func (l Line) Width() int {
-	n := 0
-	for _, s := range l {
-		n += utf8.RuneCountInString(s.Text)
-	}
-	return n
-}
-
 // clip cuts the line to at most w cells.
 func (l Line) clip(w int) Line {
 	var out Line

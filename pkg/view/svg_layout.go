@@ -1,7 +1,8 @@
 package view
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -83,10 +84,10 @@ func layoutMachine(t *topology.Topology) *mapLayout {
 			m.memOnly = append(m.memOnly, m.measureNode(nb))
 			continue
 		}
-		for _, l3 := range sortedKeysInt(byNode[n.ID]) {
+		for _, l3 := range slices.Sorted(maps.Keys(byNode[n.ID])) {
 			g := &l3Box{id: l3}
 			cores := byNode[n.ID][l3]
-			for _, core := range sortedKeysInt(cores) {
+			for _, core := range slices.Sorted(maps.Keys(cores)) {
 				g.cores = append(g.cores, cores[core])
 			}
 			nb.l3s = append(nb.l3s, m.measureL3(g))
@@ -98,7 +99,7 @@ func layoutMachine(t *topology.Topology) *mapLayout {
 		}
 		sb.nodes = append(sb.nodes, m.measureNode(nb))
 	}
-	for _, id := range sortedKeysInt(sockets) {
+	for _, id := range slices.Sorted(maps.Keys(sockets)) {
 		sb := sockets[id]
 		sizes := make([][2]int, len(sb.nodes))
 		for i, nb := range sb.nodes {
@@ -163,13 +164,4 @@ func nodeLabel(n topology.NUMANode) string {
 		return "NUMA node " + itoa(n.ID) + " · memory only"
 	}
 	return "NUMA node " + itoa(n.ID) + " · CPUs " + n.CPUs.String()
-}
-
-func sortedKeysInt[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }

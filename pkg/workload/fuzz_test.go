@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -114,7 +114,7 @@ func FuzzMemQoSOf(f *testing.F) {
 		if (w.PodKey == "") != (ann == "" && legacyAnn == "") {
 			t.Fatalf("annotation read from %q", w.PodKey)
 		}
-		if _, err := memqos.Decide(memqos.Config{}, memqos.NamespaceConfig{}, w, memqos.Options{}); err != nil {
+		if _, err := memqos.Compute(memqos.Config{}, memqos.NamespaceConfig{}, w, memqos.Options{}); err != nil {
 			t.Fatalf("text read, yet the decision refuses it: %v", err)
 		}
 	})

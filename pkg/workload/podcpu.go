@@ -186,12 +186,12 @@ func ParseCPURequest(pod *corev1.Pod) (CPURequest, error) {
 	return req, nil
 }
 
-// Decision reads the scheduler's decision on a pod (its resource-status
+// ScheduledCPUs reads the scheduler's decision on a pod (its resource-status
 // annotation) as the agent applies it: the CPUs, the policy (the pod's
 // cpu-policy when the decision names none) and, for static-burst, the
 // request that counts on them. ok is false when the pod has none; err says
 // why one does not parse.
-func Decision(pod *corev1.Pod) (a Assignment, ok bool, err error) {
+func ScheduledCPUs(pod *corev1.Pod) (a Assignment, ok bool, err error) {
 	raw, has := pod.Annotations[AnnotationResourceStatus]
 	if !has {
 		return Assignment{}, false, nil

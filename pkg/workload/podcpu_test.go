@@ -112,7 +112,7 @@ func withScope(m map[string]string, scope string) map[string]string {
 	return m
 }
 
-// Decision is the decision as the agent applies it: a static-burst pod's
+// ScheduledCPUs is the decision as the agent applies it: a static-burst pod's
 // CPUs carry its request; a decision without a policy takes the pod's.
 func TestDecision(t *testing.T) {
 	ann := func(status, policy string) map[string]string {
@@ -123,22 +123,22 @@ func TestDecision(t *testing.T) {
 		return m
 	}
 	c := ctr{name: "a", req: "cpu=1", lim: "cpu=4"}
-	a, ok, err := Decision(pod(ann(`{"cpuset": "4-7", "policy": "static-burst"}`, ""), nil, "", c))
+	a, ok, err := ScheduledCPUs(pod(ann(`{"cpuset": "4-7", "policy": "static-burst"}`, ""), nil, "", c))
 	if err != nil || !ok || !a.CPUs.Equals(cpuset.New(4, 5, 6, 7)) || a.Policy != cpualloc.StaticBurst || a.RequestMilli != 1000 {
 		t.Errorf("static-burst decision: %+v %v %v", a, ok, err)
 	}
-	a, ok, err = Decision(pod(ann(`{"cpuset": "2-3"}`, "static-burst"), nil, "", c))
+	a, ok, err = ScheduledCPUs(pod(ann(`{"cpuset": "2-3"}`, "static-burst"), nil, "", c))
 	if err != nil || !ok || a.Policy != cpualloc.StaticBurst || a.RequestMilli != 1000 {
 		t.Errorf("decision without a policy takes the pod's: %+v %v %v", a, ok, err)
 	}
-	a, ok, err = Decision(pod(ann(`{"cpuset": "2-3", "policy": "full-pcpus"}`, ""), nil, "", c))
+	a, ok, err = ScheduledCPUs(pod(ann(`{"cpuset": "2-3", "policy": "full-pcpus"}`, ""), nil, "", c))
 	if err != nil || !ok || a.Policy != cpualloc.FullPCPUs || a.RequestMilli != 0 {
 		t.Errorf("exclusive decision: %+v %v %v", a, ok, err)
 	}
-	if _, ok, err := Decision(pod(nil, nil, "", c)); ok || err != nil {
+	if _, ok, err := ScheduledCPUs(pod(nil, nil, "", c)); ok || err != nil {
 		t.Errorf("no decision: %v %v", ok, err)
 	}
-	if _, ok, err := Decision(pod(ann(`{"cpuset": 5}`, ""), nil, "", c)); ok || err == nil {
+	if _, ok, err := ScheduledCPUs(pod(ann(`{"cpuset": 5}`, ""), nil, "", c)); ok || err == nil {
 		t.Errorf("malformed decision: %v %v", ok, err)
 	}
 }

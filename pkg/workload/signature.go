@@ -49,8 +49,8 @@ func VerifyDecision(keys *decisionsig.Keys, pod *corev1.Pod, node string) error 
 	return nil
 }
 
-func decisionOf(uid, node string, ann map[string]string) decisionsig.Decision {
-	d := decisionsig.Decision{PodUID: uid, Node: node, ResourceStatus: ann[AnnotationResourceStatus]}
+func decisionOf(uid, node string, ann map[string]string) decisionsig.Claim {
+	d := decisionsig.Claim{PodUID: uid, Node: node, ResourceStatus: ann[AnnotationResourceStatus]}
 	if parts, ok := ann[AnnotationContainerCPUSets]; ok {
 		d.ContainerCPUSets = &parts
 	}

@@ -132,7 +132,7 @@ func TestGuestSeedNamespaces(t *testing.T) {
 	if _, err := n.cp.Client.CoreV1().ConfigMaps("kube-system").Create(ctxT(t), cm, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ack-slo-pod-config.yaml"))
+	n.cp.ApplyFile(t, filepath.Join(n.repo, "internal/kubetest/testdata/ack-slo-pod-config.yaml"))
 	t.Cleanup(func() {
 		for _, name := range []string{"ack-slo-config", "ack-slo-pod-config"} {
 			_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), name, metav1.DeleteOptions{})

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 )
 
 // killRounds and killBurst size the kill campaign of the agent on the node:

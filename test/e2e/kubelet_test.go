@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/status"

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 )
 
 // node is the cluster hack/e2e-up.sh brought up, as its env file describes it.

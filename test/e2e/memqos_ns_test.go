@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 )
 
 // Scenario 2b: the seed's ack-slo-pod-config (enabledNamespaces allow-ns,
@@ -26,7 +26,7 @@ import (
 func TestMemoryQoSSeedNamespaces(t *testing.T) {
 	n := need(t)
 	n.sloConfig(t)
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata/ack-slo-pod-config.yaml"))
+	n.cp.ApplyFile(t, filepath.Join(n.repo, "internal/kubetest/testdata/ack-slo-pod-config.yaml"))
 	t.Cleanup(func() {
 		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-pod-config", metav1.DeleteOptions{})
 	})

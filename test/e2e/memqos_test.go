@@ -19,11 +19,11 @@ const memcgDefaultSoftLimit = "9223372036854771712"
 // duration of one test.
 func (n *e2eNode) sloConfig(t *testing.T) { n.sloConfigFrom(t, "ack-slo-config.yaml") }
 
-// sloConfigFrom applies a seed's ack-slo-config from pkg/kube/kubetest/testdata
+// sloConfigFrom applies a seed's ack-slo-config from internal/kubetest/testdata
 // for the duration of one test.
 func (n *e2eNode) sloConfigFrom(t *testing.T, file string) {
 	t.Helper()
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "pkg/kube/kubetest/testdata", file))
+	n.cp.ApplyFile(t, filepath.Join(n.repo, "internal/kubetest/testdata", file))
 	t.Cleanup(func() {
 		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
 	})

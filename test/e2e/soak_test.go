@@ -14,7 +14,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 )
 
 // soakPods is the size of each wave.

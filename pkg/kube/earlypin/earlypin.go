@@ -16,7 +16,7 @@
 // A pod is decided as soon as it is bound (workload.Workload.Awaited),
 // mostly before the kubelet makes its cgroup: Awaits has the watch take in
 // such a pod's directory the moment it appears (cgwatch.Options.Adopt), and
-// Decided names the pods new to it for the same (a directory that appeared
+// Follow names the pods new to it for the same (a directory that appeared
 // while the decision was made), so that the sandbox and the first
 // containers are seen as they are made, not at the next reconcile's look.
 // The same cpusets, found by the pod's UID (PodCPUSet), answer the NRI
@@ -36,13 +36,11 @@
 package earlypin
 
 import (
-	"errors"
 	"log/slog"
 	"path"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgroupfile"
@@ -53,19 +51,6 @@ import (
 // MaxPending bounds the containers remembered that appeared in a pod
 // directory watched before its pod was decided.
 const MaxPending = 1024
-
-// On cgroup v1 a new cpuset cgroup is made with empty cpuset.cpus and
-// cpuset.mems, and the runtime (runc, crun) reads them and, finding them
-// empty, writes its parent's into them just after: a write of Locus's that
-// lands between that read and that write is overwritten, and the container
-// starts on its pod's CPUs. Seen as the cgroup appears, a container is
-// therefore written once the runtime has filled both files, from a
-// goroutine of its own (at most MaxSettling at once; past that, at once),
-// waiting at most SettleWait.
-const (
-	MaxSettling = 256
-	SettleWait  = 2 * time.Second
-)
 
 // Writer carries out the early writes (the agent's executor: execute.Early,
 // source.EarlyWriter): it resolves the pods' directories, marks the pods'
@@ -110,7 +95,7 @@ func New(log *slog.Logger) *Pinner {
 	return &Pinner{log: log, pods: map[string]pod{}, pending: map[string][]string{}}
 }
 
-// Decided takes a decision's cpusets of pods (decide.Desired.Unlisted, by
+// Follow takes a decision's cpusets of pods (decide.Desired.Unlisted, by
 // pod cgroup), written by w, whose names of container directories are
 // those of driver. The containers of a pod not decided before (Listed by
 // the snapshot, or seen appearing since) are written now; those of pods
@@ -119,7 +104,7 @@ func New(log *slog.Logger) *Pinner {
 // appeared while it was decided has its containers told to Created by the
 // caller's watch (cgwatch.Watch.Adopt), not left to the next reconcile.
 // Without a writer nothing is written early.
-func (p *Pinner) Decided(w Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
+func (p *Pinner) Follow(w Writer, driver podcgroup.Driver, sets map[string]decide.PodCPUSet) (fresh []string) {
 	if w == nil {
 		return nil
 	}
@@ -257,69 +242,3 @@ func (p *Pinner) PodCPUSet(root podcgroup.Root, uid string) (decide.PodCPUSet, b
 	}
 	return decide.PodCPUSet{}, false
 }
-
-// Written is how many container cgroups were given their cpuset here.
-func (p *Pinner) Written() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.written
-}
-
-// write applies ops, cpuset.mems then cpuset.cpus of each container; one
-// whose cgroup the runtime has not given its cpuset yet (settled) is
-// written once it has, from a goroutine of its own.
-func (p *Pinner) write(ops []cgroupfile.Op) {
-	if len(ops) == 0 {
-		return
-	}
-	p.mu.Lock()
-	w, h := p.w, p.h
-	p.mu.Unlock()
-	for i := 0; i+1 < len(ops); i += 2 {
-		pair := ops[i : i+2]
-		if !settled(h, pair[0].Cgroup) {
-			if p.settling.Add(1) <= MaxSettling {
-				go func() {
-					defer p.settling.Add(-1)
-					awaitSettled(h, pair[0].Cgroup)
-					p.apply(w, pair)
-				}()
-				continue
-			}
-			p.settling.Add(-1)
-		}
-		p.apply(w, pair)
-	}
-}
-
-// apply writes one container's cpuset.mems and cpuset.cpus. A container
-// gone already is no error: its cgroup went with it.
-func (p *Pinner) apply(w Writer, ops []cgroupfile.Op) {
-	for i := 0; i+1 < len(ops); i += 2 {
-		err := w.Apply(ops[i : i+2])
-		switch {
-		case err == nil:
-			p.mu.Lock()
-			p.written++
-			p.mu.Unlock()
-			p.log.Debug("new container given its pod's cpuset", "cgroup", ops[i].Cgroup, "cpus", ops[i+1].Value)
-		case errors.Is(err, cgroup.ErrCgroupGone):
-		default:
-			p.log.Warn("new container waits for the reconcile", "cgroup", ops[i].Cgroup, "err", err)
-		}
-	}
-}
-
-// awaitSettled polls rel until it is settled or SettleWait has passed: the
-// runtime fills the files microseconds after making the cgroup, later
-// only when it is descheduled in between on a loaded node.
-func awaitSettled(h *cgroup.Hierarchy, rel string) {
-	step := 500 * time.Microsecond
-	for deadline := time.Now().Add(SettleWait); !settled(h, rel) && time.Now().Before(deadline); {
-		time.Sleep(step)
-		step = min(2*step, 20*time.Millisecond)
-	}
-}
-
-// settled is h.CPUSetFilled, true without a hierarchy.
-func settled(h *cgroup.Hierarchy, rel string) bool { return h == nil || h.CPUSetFilled(rel) }

@@ -79,7 +79,7 @@ func TestCreated(t *testing.T) {
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before any decision: cpuset.cpus %s", cpus)
 	}
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	p.Created(filepath.Join(root, "kubepods/poda"), "conmon")
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
@@ -106,7 +106,7 @@ func TestCreated(t *testing.T) {
 	}
 	// Without the agent's executor nothing is written early.
 	q := New(nil)
-	q.Decided(nil, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
+	q.Follow(nil, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
 	q.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" || q.Written() != 0 {
 		t.Errorf("written without the agent's executor: cpuset.cpus %s", cpus)
@@ -120,17 +120,17 @@ func TestPending(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
 	ew := early(t, h, store)
 	p := New(nil)
-	p.Decided(ew, podcgroup.Cgroupfs, nil)
+	p.Follow(ew, podcgroup.Cgroupfs, nil)
 	p.Created(filepath.Join(root, "kubepods/poda"), cid)
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
 	}
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "0", CPUs: "4"}})
 	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "0" {
 		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 0", cpus, mems)
 	}
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "5"}})
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
 		t.Errorf("a container left out of one decision was written by a later one: cpuset.cpus %s", cpus)
 	}
@@ -150,13 +150,13 @@ func TestListed(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
 	ew := early(t, h, store)
 	p := New(nil)
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": {Mems: "0", CPUs: "6"}})
 	p.Listed(filepath.Join(root, "kubepods/poda"), []string{cid, "conmon"})
 	p.Listed(filepath.Join(root, "kubepods/podb"), []string{cid})
 	if cpus, _ := cpuset(t, root, "kubepods/poda/"+cid); cpus != "0-7" {
 		t.Fatalf("written before its pod was decided: cpuset.cpus %s", cpus)
 	}
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "4"}, "kubepods/podb": {Mems: "0", CPUs: "6"}})
 	if cpus, mems := cpuset(t, root, "kubepods/poda/"+cid); cpus != "4" || mems != "1" {
 		t.Errorf("once its pod was decided: cpuset.cpus %s, cpuset.mems %s; want 4, 1", cpus, mems)
 	}
@@ -191,7 +191,7 @@ func TestPodCPUSet(t *testing.T) {
 				t.Fatal("found before any decision")
 			}
 			want := decide.PodCPUSet{Mems: "1", CPUs: "4-7"}
-			p.Decided(ew, tc.driver, map[string]decide.PodCPUSet{tc.cg: want, "kubepods/podother": {Mems: "0", CPUs: "1"}})
+			p.Follow(ew, tc.driver, map[string]decide.PodCPUSet{tc.cg: want, "kubepods/podother": {Mems: "0", CPUs: "1"}})
 			if got, ok := p.PodCPUSet(tc.root, uid); !ok || got != want {
 				t.Errorf("PodCPUSet = %+v %v, want %+v", got, ok, want)
 			}
@@ -218,7 +218,7 @@ func TestCreatedWithTheAgentsStore(t *testing.T) {
 	}
 	ew := early(t, h, store)
 	p := New(nil)
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	onDisk := func() *cgroup.FileStore {
 		s, err := cgroup.OpenFileStore(path)
 		if err != nil {
@@ -268,31 +268,31 @@ func TestCreatedWithTheAgentsStore(t *testing.T) {
 	if err := os.RemoveAll(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
-	p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}, "kubepods/podb": {Mems: "0", CPUs: "5"}})
+	p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}, "kubepods/podb": {Mems: "0", CPUs: "5"}})
 	p.Created(filepath.Join(root, "kubepods/podb"), cid)
 	if cpus, _ := cpuset(t, root, "kubepods/podb/"+cid); cpus != "0-7" {
 		t.Errorf("written early without its pod's mark on disk: cpuset.cpus %s", cpus)
 	}
 }
 
-// Decided returns the directories of the pods it did not know, for the
+// Follow returns the directories of the pods it did not know, for the
 // caller to watch (a pod decided before its cgroup was made, whose cgroup
 // may have appeared meanwhile), and Awaits names every decided pod's.
-func TestDecidedNamesNewPods(t *testing.T) {
+func TestFollowNamesNewPods(t *testing.T) {
 	h, store, root := tree(t, "kubepods/poda", "kubepods/podb")
 	ew := early(t, h, store)
 	p := New(nil)
 	a, b := filepath.Join(root, "kubepods/poda"), filepath.Join(root, "kubepods/podb")
 	set := decide.PodCPUSet{Mems: "1", CPUs: "2-3"}
-	fresh := p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
+	fresh := p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
 	if len(fresh) != 1 || fresh[0] != a || !p.Awaits(a) || p.Awaits(b) {
 		t.Fatalf("first decision: new %v, awaits a %v, b %v; want [%s], true, false", fresh, p.Awaits(a), p.Awaits(b), a)
 	}
-	fresh = p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set, "kubepods/podb": set})
+	fresh = p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set, "kubepods/podb": set})
 	if len(fresh) != 1 || fresh[0] != b || !p.Awaits(b) {
 		t.Fatalf("second decision: new %v, want [%s]", fresh, b)
 	}
-	if fresh = p.Decided(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set}); len(fresh) != 0 || p.Awaits(a) {
+	if fresh = p.Follow(ew, podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set}); len(fresh) != 0 || p.Awaits(a) {
 		t.Fatalf("third decision, a gone: new %v, awaits a %v", fresh, p.Awaits(a))
 	}
 }
@@ -325,7 +325,7 @@ func TestWaitsForTheRuntimesCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New(nil)
-	p.Decided(early(t, h, cgroup.NewMemoryStore()), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
+	p.Follow(early(t, h, cgroup.NewMemoryStore()), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": {Mems: "1", CPUs: "2-3"}})
 	read := func(name, file string) string {
 		b, _ := os.ReadFile(filepath.Join(pod, name, file))
 		return strings.TrimSpace(string(b))

@@ -22,10 +22,10 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/decisiontest"
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
-	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"

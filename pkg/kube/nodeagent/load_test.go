@@ -3,6 +3,7 @@ package nodeagent_test
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -113,7 +114,7 @@ func TestLoad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for w := range loadWaves {
 		waveStart := time.Now()
-		names := sortedKeys(live)
+		names := slices.Sorted(maps.Keys(live))
 		rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 		for _, name := range names[:loadWaveSize] {
 			deletePod(t, live[name])
@@ -204,15 +205,6 @@ func warnings(t *testing.T, file string, live map[string]*corev1.Pod) map[string
 		out[reason]++
 	}
 	return out
-}
-
-func sortedKeys(m map[string]*corev1.Pod) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func freeAddr(t *testing.T) string {

@@ -15,10 +15,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/nritest"
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/nri/nritest"
 )
 
 // watchGate holds back what the agent's watch of pods delivers while it is

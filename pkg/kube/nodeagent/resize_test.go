@@ -11,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 

@@ -31,8 +31,8 @@ var layouts = []struct {
 // topology.
 func TestSeedManifestsOnEveryLayout(t *testing.T) {
 	agentConfig(t)
-	cp.ApplyFile(t, "../kubetest/testdata/ack-slo-config.yaml")
-	cp.ApplyFile(t, "../kubetest/testdata/ack-slo-pod-config.yaml")
+	cp.ApplyFile(t, "../../../internal/kubetest/testdata/ack-slo-config.yaml")
+	cp.ApplyFile(t, "../../../internal/kubetest/testdata/ack-slo-pod-config.yaml")
 	for i, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			n := newNode(t, l.v, l.systemd)

@@ -43,7 +43,7 @@ type Source struct {
 	nrt     *nrt.Publisher
 	changed chan struct{}
 
-	// Used by the reconcile loop only (Snapshot, Decided).
+	// Used by the reconcile loop only (Snapshot, Reconciled).
 	driver  podcgroup.Driver
 	memReq  map[string]int64 // summed memory requests, by workload
 	badPods map[string]string
@@ -263,11 +263,11 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	return snap
 }
 
-// Decided implements agent.WorkloadSource: it hands the pods' cpusets to
+// Reconciled implements source.Source: it hands the pods' cpusets to
 // the containers that appear before the next decision (earlypin) and
 // publishes the node's NodeResourceTopology from the decision.
-func (s *Source) Decided(d source.Decision) {
-	for _, dir := range s.early.Decided(s.earlyw, s.driver, d.Unlisted) {
+func (s *Source) Reconciled(d source.Outcome) {
+	for _, dir := range s.early.Follow(s.earlyw, s.driver, d.Unlisted) {
 		if s.cgw != nil {
 			s.cgw.Adopt(dir)
 		}

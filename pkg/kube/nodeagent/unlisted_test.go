@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )

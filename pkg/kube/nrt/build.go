@@ -3,7 +3,8 @@ package nrt
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -63,7 +64,7 @@ func Build(in Input) (*Object, error) {
 	ct := CPUTopology{CPUs: t.CPUs, Reserved: in.Reserved.String(), Isolated: t.Isolated.String(), Kubelet: in.Kubelet.String(),
 		Exclusive: map[string]string{}, StaticBurst: map[string]Burst{}, BurstMilli: map[string]int64{}}
 	memPerNode := map[int]int64{}
-	for _, name := range sortedKeys(in.Assignments) {
+	for _, name := range slices.Sorted(maps.Keys(in.Assignments)) {
 		a := in.Assignments[name]
 		state = state.With(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli})
 		if parts := in.ContainerCPUs[name]; len(parts) > 0 {
@@ -130,13 +131,4 @@ func ReadCPUTopology(raw string) (CPUTopology, error) {
 func count(n int) resource.Quantity { return *resource.NewQuantity(int64(n), resource.DecimalSI) }
 func byteQty(n int64) resource.Quantity {
 	return *resource.NewQuantity(n, resource.BinarySI)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/fuzzseed"
+	"github.com/locus-project/locus/internal/fuzzseed"
 )
 
 func TestParseRoot(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/fuzzseed"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -43,7 +43,7 @@ func FuzzPod(f *testing.F) {
 		}
 		// Signed, so that the decision's text is read, not only refused.
 		signed(t, p)
-		fuzzseed.Timed(t, "FromPod, Decision and ParseCPURequest", func() {
+		fuzzseed.Timed(t, "FromPod, ScheduledCPUs and ParseCPURequest", func() {
 			w, err := FromPod(p, Env{Driver: env().Driver, Exists: func(string) bool { return true }, Topology: top, Trust: env().Trust})
 			if err != nil {
 				t.Fatalf("FromPod: %v (only the UID and QoS class, both valid here, can fail it)", err)
@@ -62,7 +62,7 @@ func FuzzPod(f *testing.F) {
 			if need := w.Plan.CPU; need.Exclusive && need.CPUs < 1 && need.Decided.IsEmpty() {
 				t.Fatalf("exclusive need of %d CPUs", need.CPUs)
 			}
-			a, ok, err := workload.Decision(p)
+			a, ok, err := workload.ScheduledCPUs(p)
 			checkError(t, err)
 			if ok && a.CPUs.Size() > topology.MaxCPUID+1 {
 				t.Fatalf("decision of %d CPUs", a.CPUs.Size())

@@ -9,9 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/locus-project/locus/internal/decisiontest"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/decisionsig"
-	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/topology/fixture"

@@ -8,8 +8,8 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/fuzzseed"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
-	"github.com/locus-project/locus/pkg/fuzzseed"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locus-project/locus/internal/fuzzseed"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
-	"github.com/locus-project/locus/pkg/fuzzseed"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
@@ -26,13 +27,13 @@ const maxBurstSharers = 256
 func readHoldings(ct nrt.CPUTopology, into map[string]workload.Assignment) error {
 	n := len(ct.CPUs)
 	excl := topology.NewCPUBudget(n, fmt.Sprintf("exclusive holdings name at most the node's %d CPUs", n))
-	for _, name := range sortedNames(ct.Exclusive) {
+	for _, name := range slices.Sorted(maps.Keys(ct.Exclusive)) {
 		if _, err := excl.Charge(ct.Exclusive[name]); err != nil {
 			return fmt.Errorf("exclusive[%s]: %v", topology.Quote(name), err)
 		}
 	}
 	burst := topology.NewCPUBudget(n*maxBurstSharers, fmt.Sprintf("static-burst holdings share each of the node's %d CPUs at most %d times", n, maxBurstSharers))
-	for _, name := range sortedNames(ct.StaticBurst) {
+	for _, name := range slices.Sorted(maps.Keys(ct.StaticBurst)) {
 		b := ct.StaticBurst[name]
 		// A request is a pod's summed CPU requests: never negative, and
 		// no pod asks more than the largest machine has.
@@ -58,13 +59,4 @@ func readHoldings(ct nrt.CPUTopology, into map[string]workload.Assignment) error
 		into[name] = workload.Assignment{CPUs: set, Policy: cpualloc.StaticBurst, RequestMilli: b.RequestMilli}
 	}
 	return nil
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }

@@ -50,9 +50,8 @@ func (v *NodeView) Topology() *topology.Topology {
 }
 
 // FreeMilli is the allocatable CPU (millicores) nobody holds alone, minus
-// the static-burst requests on it; AllocatableMilli all allocatable CPU.
-func (v *NodeView) FreeMilli() int64        { return v.freeMilli }
-func (v *NodeView) AllocatableMilli() int64 { return v.allocMilli }
+// the static-burst requests on it.
+func (v *NodeView) FreeMilli() int64 { return v.freeMilli }
 
 // State is who holds what on the node: the report's holdings of pods
 // that still exist, the decisions on the pods bound to the node, and the

@@ -19,9 +19,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
-	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"

@@ -17,9 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/internal/decisiontest"
+	"github.com/locus-project/locus/internal/kubetest"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
-	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
-	"github.com/locus-project/locus/pkg/kube/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )

@@ -143,7 +143,7 @@ func (p *Plugin) bindsFirst() bool {
 	return p.binds
 }
 
-// Decision is the annotation's content for a placement.
-func Decision(pl core.Placement) workload.ResourceStatus {
+// ResourceStatus is the annotation's content for a placement.
+func ResourceStatus(pl core.Placement) workload.ResourceStatus {
 	return workload.ResourceStatus{CPUs: pl.Result.CPUs, NUMANodes: pl.Result.NUMANodes, Policy: pl.Result.Policy}
 }

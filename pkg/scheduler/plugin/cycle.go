@@ -49,7 +49,7 @@ func (s *cycleState) annotations() map[string]string {
 	if s.final == nil {
 		return nil
 	}
-	out := map[string]string{workload.AnnotationResourceStatus: Decision(*s.final).Format()}
+	out := map[string]string{workload.AnnotationResourceStatus: ResourceStatus(*s.final).Format()}
 	if s.parts != "" {
 		out[workload.AnnotationContainerCPUSets] = s.parts
 	}

@@ -12,7 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/decisionsig/decisiontest"
+	"github.com/locus-project/locus/internal/decisiontest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )

@@ -82,7 +82,7 @@ func (p *Plugin) onPod(logger klog.Logger, obj any) {
 		return
 	}
 	var decision *workload.Assignment
-	a, ok, err := workload.Decision(pod)
+	a, ok, err := workload.ScheduledCPUs(pod)
 	switch {
 	case ok && !p.believed(logger, pod):
 	case err != nil:

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )

@@ -48,7 +48,7 @@ func TestPrecedence(t *testing.T) {
 				if ps := annotations[r.ann]; ps != nil {
 					w = annotated(w, ps.Policy, ps.Params)
 				}
-				d, err := Decide(classes[r.class], namespaces[r.ns], w, Options{})
+				d, err := Compute(classes[r.class], namespaces[r.ns], w, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -100,7 +100,7 @@ func TestAnnotationParametersOverride(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := annotated(unlabelled(Burstable), tc.policy, tc.params)
 			w.Namespace = "ns"
-			d, err := Decide(tc.cfg, tc.ns, w, Options{})
+			d, err := Compute(tc.cfg, tc.ns, w, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestClassSections(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(tc.cfg, NamespaceConfig{}, tc.w, Options{})
+			d, err := Compute(tc.cfg, NamespaceConfig{}, tc.w, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestClassSections(t *testing.T) {
 
 func TestGuaranteedAutoUsesLSProfile(t *testing.T) {
 	w := annotated(unlabelled(Guaranteed), PolicyAuto, Params{})
-	d, err := Decide(Config{}, NamespaceConfig{}, w, Options{})
+	d, err := Compute(Config{}, NamespaceConfig{}, w, Options{})
 	if err != nil || d.Profile != Recommended(false) {
 		t.Fatalf("%+v, %v", d.Profile, err)
 	}
@@ -161,18 +161,18 @@ func TestGuaranteedAutoUsesLSProfile(t *testing.T) {
 func TestReasonNamesTheAnnotation(t *testing.T) {
 	w := annotated(unlabelled(Burstable), PolicyNone, Params{})
 	w.PodKey = "alibabacloud.com/memoryQOS"
-	d, err := Decide(Config{LS: class(on, Params{})}, NamespaceConfig{}, w, Options{})
+	d, err := Compute(Config{LS: class(on, Params{})}, NamespaceConfig{}, w, Options{})
 	if err != nil || d.Enabled || d.Reason != "annotation alibabacloud.com/memoryQOS sets policy none" {
 		t.Fatalf("enabled %v (%s), %v", d.Enabled, d.Reason, err)
 	}
 	w = annotated(unlabelled(Burstable), PolicyDefault, Params{LowLimitPercent: p(10)})
-	d, _ = Decide(Config{LS: class(on, Params{})}, NamespaceConfig{}, w, Options{})
+	d, _ = Compute(Config{LS: class(on, Params{})}, NamespaceConfig{}, w, Options{})
 	if !d.Enabled || d.Reason != "clusterStrategy.lsClass.memoryQOS.enable is true, with parameters from annotation koordinator.sh/memoryQOS" {
 		t.Fatalf("enabled %v (%s)", d.Enabled, d.Reason)
 	}
 }
 
-func TestDecideErrors(t *testing.T) {
+func TestComputeErrors(t *testing.T) {
 	burstable := func(cs ...Container) Workload {
 		w := unlabelled(Burstable)
 		w.Containers = cs
@@ -191,7 +191,7 @@ func TestDecideErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, err := Decide(Config{}, NamespaceConfig{}, tc.w, Options{}); err == nil || !strings.Contains(err.Error(), tc.err) {
+			if _, err := Compute(Config{}, NamespaceConfig{}, tc.w, Options{}); err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("error %v, want %q", err, tc.err)
 			}
 		})
@@ -201,7 +201,7 @@ func TestDecideErrors(t *testing.T) {
 func TestDisabledRestoresEverything(t *testing.T) {
 	w := annotated(unlabelled(Burstable), PolicyNone, Params{})
 	w.Containers = []Container{{Name: "a", RequestBytes: 1, LimitBytes: 2}, {Name: "b"}}
-	d, err := Decide(Config{}, NamespaceConfig{}, w, Options{V1SoftLimitForLow: true})
+	d, err := Compute(Config{}, NamespaceConfig{}, w, Options{V1SoftLimitForLow: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,12 @@ import (
 	"strings"
 )
 
-// Decide settles the groups of one interval. Groups without a placement,
+// Place settles the groups of one interval. Groups without a placement,
 // once measured in MinWindows windows, are placed, heaviest first, where they add least to the imbalance; then up to
 // MaxMoves placed groups that have stayed MinDwell move, each only when the
 // move lowers the imbalance score by more than MinGain after counting the
 // memory it leaves remote. Equal inputs give equal decisions.
-func Decide(cfg Config, prev State, in Input) Decision {
+func Place(cfg Config, prev State, in Input) Plan {
 	w := newWorld(cfg, in)
 	groups := append([]Group(nil), in.Groups...)
 	sort.Slice(groups, func(i, j int) bool { return groups[i].Name < groups[j].Name })

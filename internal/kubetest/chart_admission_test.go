@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 

@@ -16,8 +16,9 @@ const (
 	FromBuiltin     Source = "built-in default" // nothing configured: off
 )
 
-// Decision is the desired memory QoS state of one workload.
-type Decision struct {
+// Values is the memory QoS of one workload: whether it is on, why, and
+// the value of every memcg file of its containers and its pod.
+type Values struct {
 	Enabled   bool
 	Class     Class  // the resolved class; LSE/LSR/SYSTEM keep their name
 	ClassFrom string // e.g. "label koordinator.sh/qosClass", "Kubernetes QoS Burstable"
@@ -25,17 +26,17 @@ type Decision struct {
 	Reason    string  // one sentence, fit for an event or a log line
 	Profile   Profile // the parameters in force; zero when disabled
 	// Containers follow the workload's order; Pod is for the pod cgroup.
-	Containers []ContainerDecision
+	Containers []ContainerValues
 	Pod        Settings
 }
 
-// ContainerDecision holds one container's files, in the order of Knobs.
-type ContainerDecision struct {
+// ContainerValues holds one container's files, in the order of Knobs.
+type ContainerValues struct {
 	Name     string
 	Settings Settings
 }
 
-// Decide computes the memcg files of every container of w. Precedence: the
+// Compute gives the memcg files of every container of w. Precedence: the
 // pod annotation's policy auto/none, then the namespace lists, then the
 // class's enable in resource-qos-config; nothing configured means off.
 // policy auto is the recommended profile, whatever the class's memoryQOS
@@ -43,14 +44,14 @@ type ContainerDecision struct {
 // Explicit parameters in the annotation override whichever profile is in
 // force, but never switch memory QoS on by themselves. Errors name the bad
 // container or class; the caller keeps the files as they are.
-func Decide(cfg Config, ns NamespaceConfig, w Workload, opts Options) (Decision, error) {
+func Compute(cfg Config, ns NamespaceConfig, w Workload, opts Options) (Values, error) {
 	if err := checkContainers(w.Containers); err != nil {
-		return Decision{}, err
+		return Values{}, err
 	}
 	if err := checkClass(w.Class); err != nil {
-		return Decision{}, err
+		return Values{}, err
 	}
-	d := Decision{Class: w.Class, ClassFrom: w.ClassFrom}
+	d := Values{Class: w.Class, ClassFrom: w.ClassFrom}
 	st := resolve(cfg, ns, w)
 	d.Enabled, d.Source, d.Reason, d.Profile = st.enabled, st.source, st.reason, st.profile
 	for _, c := range w.Containers {
@@ -58,7 +59,7 @@ func Decide(cfg Config, ns NamespaceConfig, w Workload, opts Options) (Decision,
 		if d.Enabled {
 			s = containerSettings(d.Profile, c, opts)
 		}
-		d.Containers = append(d.Containers, ContainerDecision{Name: c.Name, Settings: s})
+		d.Containers = append(d.Containers, ContainerValues{Name: c.Name, Settings: s})
 	}
 	d.Pod = allRestored(d.Reason, opts, true)
 	if d.Enabled {

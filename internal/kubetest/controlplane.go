@@ -43,40 +43,17 @@ type ControlPlane struct {
 	mapper    mapperState
 }
 
-type options struct {
-	binDir        string
-	apiserverArgs []string
-	timeout       time.Duration
-}
-
-// Option changes how New starts a control plane.
-type Option func(*options)
-
-// WithBinDir takes the binaries from dir instead of $LOCUS_CONTROLPLANE_BIN or the
-// repository's .cache/controlplane/bin.
-func WithBinDir(dir string) Option { return func(o *options) { o.binDir = dir } }
-
-// WithAPIServerArgs appends flags ("--name=value") to kube-apiserver's command line;
-// a later flag overrides an earlier one of the same name.
-func WithAPIServerArgs(args ...string) Option {
-	return func(o *options) { o.apiserverArgs = append(o.apiserverArgs, args...) }
-}
-
-// WithStartTimeout bounds the time etcd and the apiserver take to become ready
-// (default 90 s: a loaded two-core machine can be slow).
-func WithStartTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+// startTimeout bounds the time etcd and the apiserver take to become ready:
+// a loaded two-core machine can be slow.
+const startTimeout = 90 * time.Second
 
 // attempts covers the rare case of a free port being taken between the probe and the
 // bind: each attempt picks new ports.
 const attempts = 3
 
 // New starts a control plane. Call Stop when done; Start does that for a test.
-func New(ctx context.Context, opts ...Option) (*ControlPlane, error) {
-	o := options{timeout: 90 * time.Second}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	bins, err := FindBinaries(o.binDir)
+func New(ctx context.Context) (*ControlPlane, error) {
+	bins, err := FindBinaries("")
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +62,7 @@ func New(ctx context.Context, opts ...Option) (*ControlPlane, error) {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
-		cp, err := start(ctx, bins, p, o)
+		cp, err := start(ctx, bins, p)
 		if err == nil {
 			return cp, nil
 		}
@@ -97,11 +74,11 @@ func New(ctx context.Context, opts ...Option) (*ControlPlane, error) {
 
 // Start starts a control plane for one test and stops it when the test ends. A
 // package whose tests share one control plane uses Main instead.
-func Start(t testing.TB, opts ...Option) *ControlPlane {
+func Start(t testing.TB) *ControlPlane {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cp, err := New(ctx, opts...)
+	cp, err := New(ctx)
 	if err != nil {
 		t.Fatalf("kubetest: %v", err)
 	}
@@ -121,8 +98,8 @@ func Start(t testing.TB, opts ...Option) *ControlPlane {
 //
 // When the control plane cannot start (the binaries are missing, say), it prints why
 // and exits 1 without running any test.
-func Main(m *testing.M, cp **ControlPlane, opts ...Option) {
-	started, err := New(context.Background(), opts...)
+func Main(m *testing.M, cp **ControlPlane) {
+	started, err := New(context.Background())
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "kubetest: %v\n", err)
 		os.Exit(1)
@@ -138,7 +115,7 @@ func Main(m *testing.M, cp **ControlPlane, opts ...Option) {
 	os.Exit(code)
 }
 
-func start(ctx context.Context, bins Binaries, p *pki, o options) (cp *ControlPlane, err error) {
+func start(ctx context.Context, bins Binaries, p *pki) (cp *ControlPlane, err error) {
 	dir, err := os.MkdirTemp("", "locus-kubetest-")
 	if err != nil {
 		return nil, err
@@ -158,13 +135,13 @@ func start(ctx context.Context, bins Binaries, p *pki, o options) (cp *ControlPl
 	if err != nil {
 		return cp, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 
 	if err := cp.startEtcd(ctx, ports[0], ports[1]); err != nil {
 		return cp, err
 	}
-	if err := cp.startAPIServer(ctx, ports[2], files, o.apiserverArgs); err != nil {
+	if err := cp.startAPIServer(ctx, ports[2], files); err != nil {
 		return cp, err
 	}
 	if err := cp.writeAdminKubeconfig(); err != nil {

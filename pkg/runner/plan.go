@@ -1,8 +1,8 @@
 // Package runner is `locus run`: it starts a command in a cgroup of its own
 // with a topology-aware cpuset and optional memory limit and memory QoS, and
 // records the CPUs it takes as a lease in the agent's checkpoint so the agent
-// and other runs route around them. decide.go is the pure decision; session.go
-// and child.go apply it to the host.
+// and other runs route around them. plan.go is the pure plan, decided by
+// decide.Decide; session.go and child.go apply it to the host.
 package runner
 
 import (
@@ -76,15 +76,15 @@ type Host struct {
 	CPUIdle          bool // cgroups have cpu.idle (cgroup.Hierarchy.KernelHas)
 }
 
-// Decision is what the run will hold.
-type Decision struct {
+// Plan is what the run will hold.
+type Plan struct {
 	Cgroup string
 	Pool   string // exclusive, static-burst, shared or be
 	CPUs   cpuset.CPUSet
 	Mems   string
 	Ops    []cgroupfile.Op // every file to write in the new cgroup, in order
 	// MemQoS is the memory QoS decision; nil when memory QoS was not asked for.
-	MemQoS *memqos.Decision
+	MemQoS *memqos.Values
 	// CPUQoS says what CPU QoS does for the run; "" when it was not asked for.
 	CPUQoS string
 	// Lease records the CPUs; an empty CPU set means "runs in the shared
@@ -93,30 +93,30 @@ type Decision struct {
 	Warnings []string
 }
 
-// Decide decides a run in cgroup cg, named by cg's last element, with the
+// PlanRun decides a run in cgroup cg, named by cg's last element, with the
 // agent's one decision (decide.Decide): the run is a workload, built by
 // pkg/workload from the request, decided beside the agent's assignments in
 // force and the other runs' leases (the checkpoint's), which it routes
 // around. What the decision finds it cannot serve is an error.
-func Decide(h Host, cp state.Checkpoint, req Request, cg string) (Decision, error) {
+func PlanRun(h Host, cp state.Checkpoint, req Request, cg string) (Plan, error) {
 	if err := req.Validate(); err != nil {
-		return Decision{}, err
+		return Plan{}, err
 	}
 	if req.CPUs > 0 {
 		if err := (cpualloc.Request{CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy}).Validate(); err != nil {
-			return Decision{}, err
+			return Plan{}, err
 		}
 	}
 	name := path.Base(cg)
 	rd := decide.Decide(observation(h, cp, req, name, cg), decide.Memory{})
 	if err := runProblem(rd.Desired.Problems, name); err != nil {
-		return Decision{}, err
+		return Plan{}, err
 	}
 	st := stateOf(rd.Desired, name)
-	d := Decision{Cgroup: cg, Pool: st.Pool, Mems: st.Mems}
+	d := Plan{Cgroup: cg, Pool: st.Pool, Mems: st.Mems}
 	if a, ok := rd.Desired.Assignments[name]; ok {
 		if err := keepsSharedPool(h, cp, rd.Desired, a); err != nil {
-			return Decision{}, err
+			return Plan{}, err
 		}
 		// The lease records the rule applied, so its accounting (exclusive
 		// or burst) is unambiguous to whoever reads the checkpoint.
@@ -263,7 +263,7 @@ func sharedPoolEmptied(ps []workload.Problem) bool {
 }
 
 // Describe renders the decision as "name value" lines, for --dry-run.
-func (d Decision) Describe() string {
+func (d Plan) Describe() string {
 	var b strings.Builder
 	line := func(k, v string) { fmt.Fprintf(&b, "%-28s %s\n", k, v) }
 	line("cgroup", d.Cgroup)

@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/locus-project/locus/pkg/kube/kubetest"
+	"github.com/locus-project/locus/internal/kubetest"
 )
 
 // chartAppVersion is deploy/helm/locus/Chart.yaml's appVersion: the image tag

@@ -41,7 +41,7 @@ func excl(cpus string) workload.Assignment {
 	return workload.Assignment{CPUs: mustParse(cpus), Policy: cpualloc.FullPCPUs}
 }
 
-func op(d Decision, k cgroup.Knob) (string, bool) {
+func op(d Plan, k cgroup.Knob) (string, bool) {
 	for _, o := range d.Ops {
 		if o.Knob == k {
 			return o.Value, true
@@ -50,7 +50,7 @@ func op(d Decision, k cgroup.Knob) (string, bool) {
 	return "", false
 }
 
-func TestDecideCPUs(t *testing.T) {
+func TestPlanRunCPUs(t *testing.T) {
 	ls := memqos.ClassLS
 	for _, tc := range []struct {
 		name        string
@@ -90,7 +90,7 @@ func TestDecideCPUs(t *testing.T) {
 			req: Request{QoS: memqos.ClassBE}, cpus: "28-29", mems: "1", pool: "be", leaseCPUs: ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Decide(tc.host, tc.cp, tc.req, "p/run-1")
+			d, err := PlanRun(tc.host, tc.cp, tc.req, "p/run-1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,7 +114,7 @@ func TestDecideCPUs(t *testing.T) {
 	}
 }
 
-func TestDecideRefuses(t *testing.T) {
+func TestPlanRunRefuses(t *testing.T) {
 	full := checkpoint(map[string]workload.Assignment{"all": excl("0-31")}, nil)
 	for _, tc := range []struct {
 		name string
@@ -134,7 +134,7 @@ func TestDecideRefuses(t *testing.T) {
 			ErrBadRequest, "exceeds the memory limit"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Decide(host("", ""), tc.cp, tc.req, "p/run-1")
+			_, err := PlanRun(host("", ""), tc.cp, tc.req, "p/run-1")
 			if !errors.Is(err, tc.is) || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("err = %v, want %v mentioning %q", err, tc.is, tc.msg)
 			}
@@ -142,9 +142,9 @@ func TestDecideRefuses(t *testing.T) {
 	}
 }
 
-func TestDecideMemory(t *testing.T) {
+func TestPlanRunMemory(t *testing.T) {
 	h := host("", "")
-	d, err := Decide(h, state.Empty(), Request{QoS: "LS", MemoryLimit: 200 * mib, MemoryRequest: 100 * mib}, "p/r")
+	d, err := PlanRun(h, state.Empty(), Request{QoS: "LS", MemoryLimit: 200 * mib, MemoryRequest: 100 * mib}, "p/r")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestDecideMemory(t *testing.T) {
 		{"LS", "", "", "-25"},
 		{"BE", "", "", "50"},
 	} {
-		d, err := Decide(h, state.Empty(), Request{QoS: tc.qos, MemoryLimit: 200 * mib,
+		d, err := PlanRun(h, state.Empty(), Request{QoS: tc.qos, MemoryLimit: 200 * mib,
 			MemoryRequest: 100 * mib, MemoryQoS: true}, "p/r")
 		if err != nil {
 			t.Fatal(err)
@@ -230,22 +230,22 @@ func mustParse(s string) cpuset.CPUSet {
 
 // `locus run --cpus 1` beside a workload holding the other CPU would leave
 // the shared pool empty: refused, naming the pool.
-func TestDecideRefusesToEmptyTheSharedPool(t *testing.T) {
+func TestPlanRunRefusesToEmptyTheSharedPool(t *testing.T) {
 	h := host("", "")
 	all := h.Topology.CPUSet()
 	// Everything but CPU 31 is held by the agent's workloads.
 	cp := checkpoint(map[string]workload.Assignment{"demo-ls": excl(all.Difference(cpuset.New(31)).String())}, nil)
 	// With nobody in the shared pool, its last CPU may go.
-	if _, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run"); err != nil {
+	if _, err := PlanRun(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run"); err != nil {
 		t.Fatalf("nobody runs in the shared pool, yet: %v", err)
 	}
 	cp.Workloads["demo-be"] = state.Workload{Cgroup: "locus.slice/demo-be"}
-	_, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run")
+	_, err := PlanRun(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS}, "locus.slice/run")
 	if !errors.Is(err, cpualloc.ErrInsufficient) || !strings.Contains(err.Error(), "shared pool empty") || !strings.Contains(err.Error(), "demo-be run there") {
-		t.Fatalf("Decide = %v, want an error naming the shared pool", err)
+		t.Fatalf("PlanRun = %v, want an error naming the shared pool", err)
 	}
 	// Static-burst CPUs stay in the shared pool: allowed.
-	if _, err := Decide(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS, Policy: cpualloc.StaticBurst}, "locus.slice/run"); err != nil {
+	if _, err := PlanRun(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS, Policy: cpualloc.StaticBurst}, "locus.slice/run"); err != nil {
 		t.Fatalf("static-burst run refused: %v", err)
 	}
 }

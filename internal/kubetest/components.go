@@ -72,7 +72,7 @@ func (cp *ControlPlane) apiserverArgs(port int, f pkiFiles) []string {
 	}
 }
 
-func (cp *ControlPlane) startAPIServer(ctx context.Context, port int, f pkiFiles, extra []string) error {
+func (cp *ControlPlane) startAPIServer(ctx context.Context, port int, f pkiFiles) error {
 	cp.APIServerURL = fmt.Sprintf("https://127.0.0.1:%d", port)
 	cfg := &rest.Config{
 		Host: cp.APIServerURL,
@@ -83,7 +83,7 @@ func (cp *ControlPlane) startAPIServer(ctx context.Context, port int, f pkiFiles
 	if err := cp.setAdminConfig(cfg); err != nil {
 		return err
 	}
-	args := append(cp.apiserverArgs(port, f), extra...)
+	args := cp.apiserverArgs(port, f)
 	p, err := startProcess("kube-apiserver", cp.Binaries.KubeAPIServer, args, nil,
 		filepath.Join(cp.Dir, "kube-apiserver.log"))
 	if err != nil {

@@ -14,7 +14,7 @@ func TestFirstPlacementTwoPerNodeFollowingMemory(t *testing.T) {
 	parts[0].Busy, parts[1].Busy = 2, 2 // the four groups, spread over every CPU
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Groups: []Group{
 		group("a", 1, 0, 100*mi), group("b", 1, 100*mi), group("c", 1, 50*mi, 50*mi), group("d", 1)}}
-	d := Decide(oneWindow(), State{}, in)
+	d := Place(oneWindow(), State{}, in)
 	want := map[string]string{"a": "node1", "b": "node0", "c": "node0", "d": "node1"}
 	if got := placements(d); !reflect.DeepEqual(got, want) {
 		t.Fatalf("placements %v, want %v", got, want)
@@ -35,7 +35,7 @@ func TestFirstPlacementTwoPerNodeFollowingMemory(t *testing.T) {
 	mustEqual(t, "c local percent", d.Placements[2].LocalPercent, 50)
 	// Nothing changes on the next interval with the same load.
 	in.Now = in.Now.Add(time.Hour)
-	d2 := Decide(oneWindow(), d.State, in)
+	d2 := Place(oneWindow(), d.State, in)
 	mustEqual(t, "moves at rest", len(d2.Moves), 0)
 	if !reflect.DeepEqual(placements(d2), want) {
 		t.Fatalf("placements moved at rest: %v", placements(d2))
@@ -46,7 +46,7 @@ func TestLargeGroupSpansNearestPartitions(t *testing.T) {
 	parts, mem := machine(4, 2, 8<<30)
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Distance: twoSockets,
 		Groups: []Group{{Name: "big", CPU: 3.2, Threads: 8}, {Name: "small", CPU: 0.5}}}
-	d := Decide(oneWindow(), State{}, in)
+	d := Place(oneWindow(), State{}, in)
 	got := placements(d)
 	// The span stays on one socket (distance 21, not 31).
 	mustEqual(t, "big", got["big"], "node0,node1")
@@ -57,7 +57,7 @@ func TestLargeGroupSpansNearestPartitions(t *testing.T) {
 	}
 	// A group cannot use more CPUs than it has threads: two fit one node.
 	in.Groups = []Group{{Name: "big", CPU: 3.2, Threads: 2}}
-	mustEqual(t, "two threads", placements(Decide(oneWindow(), State{}, in))["big"], "node0")
+	mustEqual(t, "two threads", placements(Place(oneWindow(), State{}, in))["big"], "node0")
 }
 
 // settled returns a state where the named groups sit on the given
@@ -96,7 +96,7 @@ func TestMovesNeedDwellGainAndCheapMemory(t *testing.T) {
 				{Name: "a", CPU: tc.a, Current: node0, Mem: map[int]uint64{0: tc.memGiB << 30}},
 				{Name: "b", CPU: tc.b, Current: node0, Mem: map[int]uint64{0: tc.memGiB << 30}},
 				{Name: "c", CPU: tc.c, Current: node1}}}
-			d := Decide(oneWindow(), st, in)
+			d := Place(oneWindow(), st, in)
 			if tc.want == "" {
 				if len(d.Moves) != 0 {
 					t.Fatalf("moves %+v, want none", d.Moves)
@@ -127,7 +127,7 @@ func TestAtMostMaxMovesPerInterval(t *testing.T) {
 		}
 		cfg := oneWindow()
 		cfg.MaxMoves = k
-		d := Decide(cfg, settled(at, loads), Input{Now: t0.Add(time.Hour), Partitions: parts, Memory: mem, Groups: groups})
+		d := Place(cfg, settled(at, loads), Input{Now: t0.Add(time.Hour), Partitions: parts, Memory: mem, Groups: groups})
 		mustEqual(t, "moves", len(d.Moves), k)
 		seen := map[string]bool{}
 		for _, m := range d.Moves {
@@ -146,12 +146,12 @@ func TestMemoryMustFit(t *testing.T) {
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Groups: []Group{group("a", 1, 1<<30)}}
 	in.Partitions[0].Busy += 0.5
 	in.Partitions[1].Busy += 0.5
-	mustEqual(t, "node1 lacks room for its 1Gi", placements(Decide(oneWindow(), State{}, in))["a"], "node0")
+	mustEqual(t, "node1 lacks room for its 1Gi", placements(Place(oneWindow(), State{}, in))["a"], "node0")
 	in.Groups = []Group{group("a", 1, 0, 1<<30)}
-	mustEqual(t, "its memory is on node1 already", placements(Decide(oneWindow(), State{}, in))["a"], "node1")
+	mustEqual(t, "its memory is on node1 already", placements(Place(oneWindow(), State{}, in))["a"], "node1")
 	mem[1] = NodeMemory{Total: 16 << 30, Free: 8 << 30}
 	in.Groups = []Group{group("a", 1, 1<<30)}
-	mustEqual(t, "with room, the idle node", placements(Decide(oneWindow(), State{}, in))["a"], "node1")
+	mustEqual(t, "with room, the idle node", placements(Place(oneWindow(), State{}, in))["a"], "node1")
 }
 
 func TestOverflowHysteresis(t *testing.T) {
@@ -182,7 +182,7 @@ func TestOverflowHysteresis(t *testing.T) {
 		}
 		in := Input{Now: t0.Add(time.Duration(i) * time.Minute), Partitions: p, Memory: mem, Groups: []Group{
 			{Name: "a", CPU: s.ab, Current: cur}, {Name: "b", CPU: s.ab, Current: cur}, {Name: "c", CPU: s.c, Current: parts[1].CPUs}}}
-		d := Decide(cfg, st, in)
+		d := Place(cfg, st, in)
 		mustEqual(t, "step overflow", d.State.Overflow["node0"], s.want)
 		wantCPUs := "0-1"
 		if s.want {
@@ -194,7 +194,7 @@ func TestOverflowHysteresis(t *testing.T) {
 		st = d.State
 	}
 	cfg.Overflow = false
-	d := Decide(cfg, settled(map[string]string{"a": "node0"}, nil), Input{Now: t0, Partitions: parts, Memory: mem,
+	d := Place(cfg, settled(map[string]string{"a": "node0"}, nil), Input{Now: t0, Partitions: parts, Memory: mem,
 		Groups: []Group{{Name: "a", CPU: 3, Current: parts[0].CPUs}}})
 	mustEqual(t, "overflow off", d.Placements[0].CPUs.String(), "0-1")
 }
@@ -202,14 +202,14 @@ func TestOverflowHysteresis(t *testing.T) {
 func TestAllowedCPUsAndPlacementDetails(t *testing.T) {
 	parts, mem := machine(2, 2, 8<<30)
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Groups: []Group{{Name: "be", CPU: 1, Allowed: cpuset.New(1, 2, 3)}}}
-	d := Decide(oneWindow(), State{}, in)
+	d := Place(oneWindow(), State{}, in)
 	mustEqual(t, "placed where it may use most", placements(d)["be"], "node1")
 	in.Groups[0].Allowed = cpuset.New(1)
-	d = Decide(oneWindow(), State{}, in)
+	d = Place(oneWindow(), State{}, in)
 	mustEqual(t, "only node0 allowed", placements(d)["be"], "node0")
 	mustEqual(t, "cpus within allowed", d.Placements[0].CPUs.String(), "1")
 	in.Groups[0].Allowed = cpuset.New(9)
-	d = Decide(oneWindow(), State{}, in)
+	d = Place(oneWindow(), State{}, in)
 	mustEqual(t, "nowhere allowed: not placed", len(d.Placements[0].Partitions), 0)
 	mustEqual(t, "no move", len(d.Moves), 0)
 }
@@ -218,11 +218,11 @@ func TestBackgroundLoadAndVanishedPartitions(t *testing.T) {
 	parts, mem := machine(2, 2, 8<<30)
 	parts[0].Busy, parts[1].Busy = 2.0, 0.5 // a (1 CPU over all four) plus 1.5 of something else on node0
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Groups: []Group{group("a", 1)}}
-	d := Decide(oneWindow(), State{}, in)
+	d := Place(oneWindow(), State{}, in)
 	mustEqual(t, "away from the busy node", placements(d)["a"], "node1")
 	mustEqual(t, "background of node0", d.State.Background["node0"], 1.5)
 	st := settled(map[string]string{"a": "node7", "gone": "node0"}, nil)
-	d = Decide(oneWindow(), st, in)
+	d = Place(oneWindow(), st, in)
 	mustEqual(t, "a partition that is gone: placed again", len(d.Moves), 1)
 	mustEqual(t, "placed again", placements(d)["a"], "node1")
 	if _, ok := d.State.Groups["gone"]; ok {
@@ -230,20 +230,20 @@ func TestBackgroundLoadAndVanishedPartitions(t *testing.T) {
 	}
 }
 
-func TestDecideIsDeterministic(t *testing.T) {
+func TestPlaceIsDeterministic(t *testing.T) {
 	parts, mem := machine(4, 4, 8<<30)
 	var groups []Group
 	for i, name := range []string{"q", "w", "e", "r", "t", "y", "u", "i"} {
 		groups = append(groups, group(name, float64(i%3)+0.5, uint64(i)*mi, uint64(8-i)*mi))
 	}
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Distance: twoSockets, Groups: groups}
-	a := Decide(oneWindow(), State{}, in)
+	a := Place(oneWindow(), State{}, in)
 	rev := append([]Group(nil), groups...)
 	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
 		rev[i], rev[j] = rev[j], rev[i]
 	}
 	in.Groups = rev
-	b := Decide(oneWindow(), State{}, in)
+	b := Place(oneWindow(), State{}, in)
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("the order of groups changed the decision:\n%+v\n%+v", a.Placements, b.Placements)
 	}
@@ -269,7 +269,7 @@ func TestFirstPlacementWaitsForWindows(t *testing.T) {
 	in := Input{Now: t0, Partitions: parts, Memory: mem, Groups: []Group{group("a", 1)}}
 	var st State
 	for i := 1; i <= 3; i++ {
-		d := Decide(DefaultConfig(), st, in)
+		d := Place(DefaultConfig(), st, in)
 		if placed := len(d.Placements[0].Partitions) > 0; placed != (i == 3) {
 			t.Fatalf("window %d: placed %v, want a placement at the third window only", i, placed)
 		}

@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/locus-project/locus/internal/kubetest"
 	"github.com/locus-project/locus/pkg/decisionsig"
-	"github.com/locus-project/locus/pkg/kube/kubetest"
 )
 
 // The decision key: the chart's Secret holds a key file the agents and the
