@@ -20,7 +20,7 @@ step_load() {
 }
 
 step_install() {
-	helm install locus deploy/helm/locus --namespace locus-system --create-namespace -f ~/locus-values.yaml
+	helm install locus deploy/helm/locus --namespace locus-system --set namespace.create=true -f ~/locus-values.yaml
 	kubectl -n locus-system rollout status daemonset/locus-agent --timeout=5m
 }
 

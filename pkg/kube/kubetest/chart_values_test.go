@@ -75,6 +75,15 @@ func TestHelmChartRefusesBadValuesNamingThem(t *testing.T) {
 		{"scheduler.nrtMaxAge=3mins", "/scheduler/nrtMaxAge"},
 		{"scheduler.replicas=0", "/scheduler/replicas"},
 		{"apiServer.port=6443", "apiServer.host is required"},
+		{"sloConfig.manage=overwrite", "/sloConfig/manage"},
+		{"defaultConfigs.resourceQOS.create=false", "defaultConfigs"}, // the old values are refused, not ignored
+		{"scheduler.image.repository=me/sched", "image"},
+		{"image.agent.digest=sha256:xyz", "/image/agent/digest"},
+		{"image.scheduler.tag=a b", "/image/scheduler/tag"},
+		{"agent.updateStrategy.type=Recreate", "/agent/updateStrategy/type"},
+		{"agent.updateStrategy.rollingUpdate.maxSurge=1", "/agent/updateStrategy/rollingUpdate/maxSurge"},
+		{"metrics.serviceMonitor.interval=30", "/metrics/serviceMonitor/interval"},
+		{"metrics.serviceMonitor.enabled=true,metrics.service.enabled=false", "metrics.service.enabled"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			cmd := exec.Command(bin, "template", "locus", chart, "--set", tc.set)
