@@ -104,3 +104,16 @@ func TestHelmChartRefusesBadValuesNamingThem(t *testing.T) {
 		helm(t, "", "template", "locus", chart, "--set", ok)
 	}
 }
+
+// `helm show readme` prints the chart's README, the one tools/chartreadme
+// writes from the values (its own test keeps the file in step with them).
+func TestHelmShowReadme(t *testing.T) {
+	want, err := os.ReadFile(kubetest.RepoPath(t, chartDir+"/README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := helm(t, "", "show", "readme", kubetest.RepoPath(t, chartDir))
+	if strings.TrimSpace(got) != strings.TrimSpace(string(want)) || !strings.Contains(got, "| `sloConfig.manage` |") {
+		t.Errorf("helm show readme printed %d bytes, not the chart's README.md (%d bytes)", len(got), len(want))
+	}
+}
