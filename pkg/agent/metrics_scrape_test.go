@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -50,6 +51,20 @@ func TestMetricsScrapeParsesAndLints(t *testing.T) {
 	}
 	if ratios == 0 {
 		t.Errorf("no *_ratio series among %v: the check above checked nothing", names)
+	}
+	// docs/agent.md's table lists every metric (the chart's alerting rules are
+	// checked against it).
+	doc, err := os.ReadFile("../../docs/agent.md")
+	if os.IsNotExist(err) && inGuest() {
+		t.Skip("the NUMA test guest holds this package's directory only, not the docs")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range families {
+		if strings.HasPrefix(name, "locus_") && !strings.Contains(string(doc), "| `"+name+"` |") {
+			t.Errorf("docs/agent.md's metrics table does not list %s", name)
+		}
 	}
 	build := families["locus_build_info"]
 	if build == nil || len(build.GetMetric()) != 1 || len(build.GetMetric()[0].GetLabel()) != 3 {

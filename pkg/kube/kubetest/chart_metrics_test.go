@@ -2,6 +2,8 @@ package kubetest_test
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -104,6 +106,19 @@ func TestHelmChartMetricsServiceAndMonitors(t *testing.T) {
 		"LocusContainerCreationRefused", "LocusNRIFallback", "LocusHostCheckFailing"} {
 		if !strings.Contains(rules, "alert: "+alert+"\n") {
 			t.Errorf("no %s alert in\n%s", alert, rules)
+		}
+	}
+	// Each metric the rules ask for is one the agent exports: docs/agent.md's
+	// table lists them all (pkg/agent's TestMetricsScrapeParsesAndLints holds
+	// it to a live /metrics).
+	doc, err := os.ReadFile(kubetest.RepoPath(t, "docs/agent.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range regexp.MustCompile(`\blocus_[a-z0-9_]+`).FindAllString(rules, -1) {
+		base := strings.TrimSuffix(name, "_bucket")
+		if !strings.Contains(string(doc), "| `"+base+"` |") {
+			t.Errorf("the rules ask for %s, which docs/agent.md does not list among the agent's metrics", name)
 		}
 	}
 	if jobs[0] != jobs[1] || !strings.Contains(rules, `up{job="`+jobs[0]+`"}`) {
