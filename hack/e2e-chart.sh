@@ -23,8 +23,6 @@ helm_e2e() {
 #   read it; the node kubelet's own root and config);
 # - no CPU requests: the seeds' pods ask for both of this node's CPUs;
 # - no ack-slo ConfigMaps from the chart (the default): each scenario applies the seeds' own;
-# - the namespace made by the chart, as the quick start does (it is kept on uninstall,
-#   and the quick start's release of the same name adopts it);
 # - the scheduler runs as default-scheduler (this cluster has no kube-scheduler;
 #   docs/scheduler.md), one replica without leader election.
 # LOCUS_E2E_AGENT_ARGS and LOCUS_E2E_SCHEDULER_ARGS add flags, split on spaces.
@@ -44,7 +42,6 @@ chart_values() {
 	echo "  - --memory-v1-soft-limit"
 	for a in ${LOCUS_E2E_AGENT_ARGS:-}; do echo "  - \"$a\""; done
 	echo "sloConfig: {manage: none}"
-	echo "namespace: {create: true}"
 	echo "scheduler:"
 	echo "  enabled: true"
 	echo "  hostNetwork: true"
@@ -90,7 +87,7 @@ chart_ready() {
 chart_install() {
 	mkdir -p "$E2E_DIR/helm"
 	chart_values >"$E2E_DIR/helm/values.yaml"
-	helm_e2e install "$E2E_RELEASE" "$repo/deploy/helm/locus" --namespace "$E2E_NAMESPACE" \
+	helm_e2e install "$E2E_RELEASE" "$repo/deploy/helm/locus" --namespace "$E2E_NAMESPACE" --create-namespace \
 		-f "$E2E_DIR/helm/values.yaml" >"$E2E_DIR/logs/helm-install.log" 2>&1 || {
 		log "helm install failed:"
 		cat "$E2E_DIR/logs/helm-install.log" >&2
