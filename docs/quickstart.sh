@@ -20,7 +20,9 @@ step_load() {
 }
 
 step_install() {
-	helm install locus deploy/helm/locus --namespace locus-system --create-namespace -f ~/locus-values.yaml
+	kubectl create namespace locus-system --dry-run=client -o yaml | kubectl apply -f -
+	kubectl label namespace locus-system pod-security.kubernetes.io/enforce=privileged --overwrite
+	helm install locus deploy/helm/locus --namespace locus-system -f ~/locus-values.yaml
 	kubectl -n locus-system rollout status daemonset/locus-agent --timeout=5m
 }
 

@@ -22,7 +22,7 @@ helm_e2e() {
 #   the host-process agent (the state dir under the run directory, where the tests
 #   read it; the node kubelet's own root and config);
 # - no CPU requests: the seeds' pods ask for both of this node's CPUs;
-# - no default ConfigMaps: each scenario applies the seeds' own;
+# - no ack-slo ConfigMaps from the chart (the default): each scenario applies the seeds' own;
 # - the scheduler runs as default-scheduler (this cluster has no kube-scheduler;
 #   docs/scheduler.md), one replica without leader election.
 # LOCUS_E2E_AGENT_ARGS and LOCUS_E2E_SCHEDULER_ARGS add flags, split on spaces.
@@ -41,7 +41,7 @@ chart_values() {
 	echo "  extraArgs:"
 	echo "  - --memory-v1-soft-limit"
 	for a in ${LOCUS_E2E_AGENT_ARGS:-}; do echo "  - \"$a\""; done
-	echo "defaultConfigs: {resourceQOS: {create: false}, podConfig: {create: false}}"
+	echo "sloConfig: {manage: none}"
 	echo "scheduler:"
 	echo "  enabled: true"
 	echo "  hostNetwork: true"

@@ -20,7 +20,7 @@ APISERVER_PORT=6443
 ETCD_PORT=2379
 KUBELET_PORT=10250
 KUBELET_HEALTHZ_PORT=10248
-AGENT_METRICS=127.0.0.1:9316
+AGENT_METRICS=127.0.0.1:19316
 # LOCUS_E2E_RUNTIME picks the node's runtime: containerd, Debian's 1.6 (no NRI: the
 # agent pins containers after they start), or containerd2, 2.x built from
 # tools/containerd2 by e2e-build.sh (NRI on: containers are created pinned).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locus-project/locus/cmd/internal/buildinfo"
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -62,6 +63,8 @@ NodeResourceTopology.`,
 				// records (and no table of their stacks) for it.
 				runtime.MemProfileRate = 0
 			}
+			build := buildinfo.Get()
+			o.Version, o.Commit = build.Version, build.Commit
 			ctx, stop := stopsignal.Context(context.Background())
 			defer stop()
 			if !standalone {
@@ -86,7 +89,7 @@ NodeResourceTopology.`,
 	f.StringVar(&version, "cgroup-version", "auto", "auto, v1 or v2")
 	f.BoolVar(&o.Once, "once", false, "reconcile once and exit")
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
-	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:9316", `serve /metrics and /healthz here, and /status and /ui unless --status-addr is another address ("" for none)`)
+	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:19316", `serve /metrics and /healthz here, and /status and /ui unless --status-addr is another address ("" for none)`)
 	f.StringVar(&o.StatusAddr, "status-addr", "", `serve /status, /ui (and /metrics, /healthz) here, leaving --metrics-addr to a scraper; keep it on loopback (default: at --metrics-addr)`)
 	f.BoolVar(&o.Profiling, "profiling", false, "also serve Go's profiles under /debug/pprof/ at --status-addr (for finding where time goes)")
 	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")

@@ -67,7 +67,7 @@ reverse, / filter by name (enter keeps, esc clears), space pause, q quit.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&src.agentAddr, "agent-addr", "127.0.0.1:9316", `the agent's --status-addr ("" reads the host only)`)
+	f.StringVar(&src.agentAddr, "agent-addr", "127.0.0.1:19316", `the agent's --status-addr ("" reads the host only)`)
 	f.StringVar(&src.stateDir, "state-dir", agent.DefaultStateDir, "the agent's state directory, read when no agent answers")
 	f.StringVar(&src.sysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted (without an agent)")
 	f.StringVar(&src.procRoot, "proc-root", "/proc", "where procfs is mounted (without an agent)")

@@ -21,7 +21,7 @@ type svgFlags struct {
 
 func addSVGFlags(cmd *cobra.Command, f *svgFlags) {
 	cmd.Flags().StringVar(&f.file, "svg", "", `draw the machine as an SVG map into FILE ("-" for stdout)`)
-	cmd.Flags().StringVar(&f.agentAddr, "agent-addr", "127.0.0.1:9316",
+	cmd.Flags().StringVar(&f.agentAddr, "agent-addr", "127.0.0.1:19316",
 		`--svg: the agent whose CPU and memory owners to draw ("" for none; not asked with --sysfs-root)`)
 }
 

@@ -89,7 +89,7 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 	own.ApplyFile(t, "testdata/ack-slo-config.yaml")
 	userConfig := configMapData(t, "testdata/ack-slo-config.yaml")
 
-	helm(t, own.Kubeconfig, "install", "locus", chart, "--namespace", ns)
+	helm(t, own.Kubeconfig, "install", "locus", chart, "--namespace", ns, "--set", "sloConfig.manage=create")
 
 	cms := own.Client.CoreV1().ConfigMaps("kube-system")
 	checkConfigs := func(stage string) {
@@ -135,7 +135,7 @@ func TestHelmChartInstallKeepsUserConfigAndGrantsLeastPrivilege(t *testing.T) {
 
 	// On upgrade the ConfigMap the install created exists, so the chart no longer
 	// renders it; its keep policy stops Helm from deleting it.
-	helm(t, own.Kubeconfig, "upgrade", "locus", chart, "--namespace", ns)
+	helm(t, own.Kubeconfig, "upgrade", "locus", chart, "--namespace", ns, "--set", "sloConfig.manage=create")
 	checkConfigs("after upgrade")
 
 	// No controllers run here to carry out the pre-delete hook's Job (test/e2e runs

@@ -88,7 +88,7 @@ func TestHelmChartAgentLeastPrivilegeByDefault(t *testing.T) {
 // metrics port, from the peers given or anyone.
 func TestHelmChartAgentListenersAndNetworkPolicy(t *testing.T) {
 	_, c := agentContainer(t)
-	for _, want := range []string{"--metrics-addr=[$(POD_IP)]:9316", "--status-addr=127.0.0.1:9316"} {
+	for _, want := range []string{"--metrics-addr=[$(POD_IP)]:19316", "--status-addr=127.0.0.1:19316"} {
 		if !slices.Contains(c.Args, want) {
 			t.Errorf("agent args %q: missing %s", c.Args, want)
 		}
@@ -108,8 +108,8 @@ func TestHelmChartAgentListenersAndNetworkPolicy(t *testing.T) {
 	}
 	np := nps[0].Spec
 	if np.PodSelector.MatchLabels["app.kubernetes.io/component"] != "agent" || !slices.Equal(np.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) ||
-		len(np.Ingress) != 1 || len(np.Ingress[0].Ports) != 1 || np.Ingress[0].Ports[0].Port.IntValue() != 9316 || len(np.Ingress[0].From) != 0 {
-		t.Errorf("NetworkPolicy %+v: want ingress to the agents' port 9316 only", np)
+		len(np.Ingress) != 1 || len(np.Ingress[0].Ports) != 1 || np.Ingress[0].Ports[0].Port.IntValue() != 19316 || len(np.Ingress[0].From) != 0 {
+		t.Errorf("NetworkPolicy %+v: want ingress to the agents' port 19316 only", np)
 	}
 	nps = renderKind[networkingv1.NetworkPolicy](t, "NetworkPolicy", `networkPolicy.metricsFrom[0].namespaceSelector.matchLabels.name=monitoring`)
 	if from := nps[0].Spec.Ingress[0].From; len(from) != 1 || from[0].NamespaceSelector.MatchLabels["name"] != "monitoring" {

@@ -28,7 +28,8 @@ var chartValueSets = []struct {
 	{name: "defaults"},
 	{name: "scheduler-privileged", set: []string{"scheduler.enabled=true", "agent.privileged=true", "image.pullPolicy=Always"}},
 	{name: "no-network-policy", set: []string{"networkPolicy.enabled=false", "agent.seccompProfile.type=RuntimeDefault"}},
-	{name: "no-default-configs", set: []string{"defaultConfigs.resourceQOS.create=false", "defaultConfigs.podConfig.create=false"}},
+	{name: "slo-config-adopt", set: []string{"sloConfig.manage=adopt"}},
+	{name: "namespace-on-delete", set: []string{"namespace.create=true", "agent.updateStrategy.type=OnDelete", "metrics.service.enabled=false"}},
 	{name: "grafana-dashboard", set: []string{"grafana.dashboard.enabled=true"}},
 	{name: "agent-flags", set: []string{`agent.reservedCPUs=0\,64`, "agent.cgroupDriver=systemd"}},
 	{name: "scheduler-host-network", set: []string{"scheduler.enabled=true", "agent.hostNetwork=true", "scheduler.hostNetwork=true",
@@ -102,13 +103,13 @@ func TestHelmChartAppliesToRealAPIServer(t *testing.T) {
 				kinds[o.GetKind()]++
 				checkDefaultConfig(t, o.GetKind(), o.GetName(), o.Object)
 			}
-			wantDeployments, wantConfigMaps := 0, 2
+			wantDeployments, wantConfigMaps := 0, 0
 			if strings.Contains(vs.name, "scheduler") {
 				wantDeployments = 1
 				wantConfigMaps++ // its KubeSchedulerConfiguration
 			}
-			if vs.name == "no-default-configs" {
-				wantConfigMaps = 0
+			if vs.name == "slo-config-adopt" {
+				wantConfigMaps = 2 // ack-slo-config and ack-slo-pod-config
 			}
 			if vs.name == "grafana-dashboard" {
 				wantConfigMaps++ // the dashboard, for Grafana's sidecar

@@ -75,6 +75,15 @@ func TestHelmChartRefusesBadValuesNamingThem(t *testing.T) {
 		{"scheduler.nrtMaxAge=3mins", "/scheduler/nrtMaxAge"},
 		{"scheduler.replicas=0", "/scheduler/replicas"},
 		{"apiServer.port=6443", "apiServer.host is required"},
+		{"sloConfig.manage=overwrite", "/sloConfig/manage"},
+		{"defaultConfigs.resourceQOS.create=false", "defaultConfigs"}, // the old values are refused, not ignored
+		{"scheduler.image.repository=me/sched", "image"},
+		{"image.agent.digest=sha256:xyz", "/image/agent/digest"},
+		{"image.scheduler.tag=a b", "/image/scheduler/tag"},
+		{"agent.updateStrategy.type=Recreate", "/agent/updateStrategy/type"},
+		{"agent.updateStrategy.rollingUpdate.maxSurge=1", "/agent/updateStrategy/rollingUpdate/maxSurge"},
+		{"metrics.serviceMonitor.interval=30", "/metrics/serviceMonitor/interval"},
+		{"metrics.serviceMonitor.enabled=true,metrics.service.enabled=false", "metrics.service.enabled"},
 	} {
 		t.Run(tc.set, func(t *testing.T) {
 			cmd := exec.Command(bin, "template", "locus", chart, "--set", tc.set)
@@ -93,5 +102,18 @@ func TestHelmChartRefusesBadValuesNamingThem(t *testing.T) {
 	for _, ok := range []string{`agent.reservedCPUs=0\,64`, "agent.reservedCPUs=3", "agent.reservedCPUs=0-1\\,32-33",
 		"scheduler.nrtMaxAge=90s", "scheduler.nrtMaxAge=1h30m", "agent.cgroupDriver="} {
 		helm(t, "", "template", "locus", chart, "--set", ok)
+	}
+}
+
+// `helm show readme` prints the chart's README, the one tools/chartreadme
+// writes from the values (its own test keeps the file in step with them).
+func TestHelmShowReadme(t *testing.T) {
+	want, err := os.ReadFile(kubetest.RepoPath(t, chartDir+"/README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := helm(t, "", "show", "readme", kubetest.RepoPath(t, chartDir))
+	if strings.TrimSpace(got) != strings.TrimSpace(string(want)) || !strings.Contains(got, "| `sloConfig.manage` |") {
+		t.Errorf("helm show readme printed %d bytes, not the chart's README.md (%d bytes)", len(got), len(want))
 	}
 }

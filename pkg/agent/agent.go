@@ -78,7 +78,7 @@ type Agent struct {
 // DryRun it creates nothing: the state is read if present.
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
-	m := publish.NewMetrics()
+	m := publish.NewMetrics(opts.Version, opts.Commit)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: m,
 		pub: publish.NewPublisher(opts.StateDir, m),
 		now: time.Now, trigger: make(chan struct{}, 1),

@@ -51,7 +51,7 @@ func TestLocalityOneShotRunsOnceAndSurvivesRestart(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"locus_memory_local_ratio", []string{"workload", "redis"}, 100},
+		{"locus_memory_local_ratio", []string{"workload", "redis"}, 1},
 		{"locus_memory_pages_migrated_total", []string{"workload", "redis"}, 1000},
 		{"locus_memory_migration_duration_seconds", nil, 1},
 		{"locus_memory_migration_longest_stall_seconds", []string{"workload", "redis"}, 0.003},
@@ -105,8 +105,8 @@ func TestLocalityIntervalReportsOnlyChanges(t *testing.T) {
 	if len(evs) != 2 || evs[0].Message != wantMessage(t, h, 100) || evs[1].Message != wantMessage(t, h, 89) {
 		t.Fatalf("events %+v\nwant the first run's and the 89 %% run's", evs)
 	}
-	if got, _ := metricValue(t, h.a.metrics.Reg, "locus_memory_local_ratio", "workload", "redis"); got != 89 {
-		t.Errorf("local ratio gauge %v, want the last run's 89 whether reported or not", got)
+	if got, _ := metricValue(t, h.a.metrics.Reg, "locus_memory_local_ratio", "workload", "redis"); got != 0.89 {
+		t.Errorf("local ratio gauge %v, want the last run's 0.89 whether reported or not", got)
 	}
 	if got, _ := metricValue(t, h.a.metrics.Reg, "locus_memory_migration_duration_seconds"); got != 5 {
 		t.Errorf("duration histogram counted %v runs, want 5", got)

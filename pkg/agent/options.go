@@ -49,6 +49,8 @@ type Options struct {
 	Exe                     string    // binary with the shim; default this executable
 	Out                     io.Writer // --dry-run output; default stdout
 	Logger                  *slog.Logger
+	// Version and Commit name the build in locus_build_info ("": unknown).
+	Version, Commit string
 	// Source, when set, supplies the workloads instead of ConfigFile (the
 	// Kubernetes node agent's pods).
 	Source source.Source

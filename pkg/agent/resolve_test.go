@@ -115,9 +115,9 @@ func TestMetricsAndBusyPort(t *testing.T) {
 	}
 	body := get(t, srv.Addr(), "/metrics")
 	for _, want := range []string{
-		`locus_workload_cpus{pool="exclusive",workload="redis"} 2`,
-		`locus_workload_numa_nodes{workload="batch"} 1`,
-		`locus_workload_memory_qos_bytes{container="redis",knob="memory.low",workload="redis"} 2.147483648e+09`,
+		`locus_workload_cpus{namespace="",pod="",pool="exclusive",workload="redis"} 2`,
+		`locus_workload_numa_nodes{namespace="",pod="",workload="batch"} 1`,
+		`locus_workload_memory_qos_bytes{knob="memory.low",namespace="",pod="",workload="redis"} 2.147483648e+09`,
 		`locus_reconcile_duration_seconds_count 1`,
 		`locus_unsupported_knobs{knob="memory.wmark_ratio"} 1`,
 		`locus_cgroup_writes_total`, `locus_reconcile_errors_total 0`,

@@ -28,7 +28,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		overflow:  part("overflow", "1 while the partition's groups overflow into the whole pool."),
 		free:      part("memory_free_bytes", "Free memory of the partition's NUMA nodes."),
 		load:      grp("load_cpus", "Smoothed CPU use of the group, in CPUs."),
-		local:     grp("memory_local_ratio", "Percent of the group's memory on its partitions' nodes."),
+		local:     grp("memory_local_ratio", "Share (0 to 1) of the group's memory on its partitions' nodes."),
 		placed:    grp("partition", "1 for each partition the group is placed on.", "partition"),
 		moves: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_numa_balancer_moves_total",
 			Help: "Groups placed for the first time (kind placed) or moved (kind moved)."}, []string{"kind"}),
@@ -61,7 +61,7 @@ func (m *metrics) observe(d balancer.Plan, in balancer.Input) {
 	}
 	for _, p := range d.Placements {
 		m.load.WithLabelValues(p.Group).Set(p.Load)
-		m.local.WithLabelValues(p.Group).Set(float64(p.LocalPercent))
+		m.local.WithLabelValues(p.Group).Set(float64(p.LocalPercent) / 100)
 		for _, part := range p.Partitions {
 			m.placed.WithLabelValues(p.Group, part).Set(1)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/status"
 )
 
@@ -21,10 +22,10 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		ratio: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_memory_local_ratio",
-			Help: "Percentage of a workload's memory pages on the NUMA nodes of its CPUs, after its last memory locality run."},
-			[]string{"workload"}),
+			Help: "Share (0 to 1) of a workload's memory pages on the NUMA nodes of its CPUs, after its last memory locality run."},
+			publish.WorkloadLabels()),
 		migrated: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_memory_pages_migrated_total",
-			Help: "Base pages (4 KiB) moved from remote NUMA nodes to a workload's local ones."}, []string{"workload"}),
+			Help: "Base pages (4 KiB) moved from remote NUMA nodes to a workload's local ones."}, publish.WorkloadLabels()),
 		// Migrations take from a millisecond (nothing remote) to minutes
 		// (many GiB over a loaded interconnect).
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "locus_memory_migration_duration_seconds",
@@ -32,7 +33,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 		stall: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_memory_migration_longest_stall_seconds",
 			Help: "Longest single page-moving call of a workload's last memory locality run: the longest the workload may have waited on a page."},
-			[]string{"workload"}),
+			publish.WorkloadLabels()),
 	}
 	reg.MustRegister(m.ratio, m.migrated, m.duration, m.stall)
 	return m
@@ -42,9 +43,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 // without touching memory (nothing to do on this machine).
 func (m *Metrics) observe(name string, s status.LocalityStatus, runs []containerRun, migrated bool, took time.Duration) {
 	if s.LocalRatio != nil {
-		m.ratio.WithLabelValues(name).Set(float64(*s.LocalRatio))
+		m.ratio.WithLabelValues(publish.WorkloadLabelValues(name)...).Set(float64(*s.LocalRatio) / 100)
 	}
-	m.migrated.WithLabelValues(name).Add(float64(s.PagesMigrated))
+	m.migrated.WithLabelValues(publish.WorkloadLabelValues(name)...).Add(float64(s.PagesMigrated))
 	if !migrated {
 		return
 	}
@@ -55,13 +56,14 @@ func (m *Metrics) observe(name string, s status.LocalityStatus, runs []container
 			longest = max(longest, r.Result.LongestStall)
 		}
 	}
-	m.stall.WithLabelValues(name).Set(longest.Seconds())
+	m.stall.WithLabelValues(publish.WorkloadLabelValues(name)...).Set(longest.Seconds())
 }
 
 // forget drops a workload's series once memory locality no longer applies
 // to it.
 func (m *Metrics) forget(name string) {
-	m.ratio.DeleteLabelValues(name)
-	m.migrated.DeleteLabelValues(name)
-	m.stall.DeleteLabelValues(name)
+	l := publish.WorkloadLabelValues(name)
+	m.ratio.DeleteLabelValues(l...)
+	m.migrated.DeleteLabelValues(l...)
+	m.stall.DeleteLabelValues(l...)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -108,7 +109,7 @@ func TestRunnerRunsRecordsAndReports(t *testing.T) {
 	if s := r.Status("w"); s == nil || s.Reason != locality.EventSuccess || s.PagesMigrated != 1000 || s.LocalRatio == nil || *s.LocalRatio != 100 {
 		t.Errorf("status %+v", s)
 	}
-	if got := testutil.ToFloat64(metrics.migrated.WithLabelValues("w")); got != 1000 {
+	if got := testutil.ToFloat64(metrics.migrated.WithLabelValues(publish.WorkloadLabelValues("w")...)); got != 1000 {
 		t.Errorf("pages migrated %v", got)
 	}
 	// A new runner reads the record: nothing runs again.

@@ -113,14 +113,14 @@ func TestBuild(t *testing.T) {
 
 func TestPublishWritesOnChange(t *testing.T) {
 	dir := t.TempDir()
-	m := NewMetrics()
+	m := NewMetrics("", "")
 	p := NewPublisher(dir, m)
 	st := status.Status{Time: time.Unix(1, 0).UTC(), Config: "cfg",
 		Workloads: []status.WorkloadStatus{{Name: "db", Pool: "exclusive", CPUs: "2-3"}}}
 	if err := p.Publish(st); err != nil {
 		t.Fatal(err)
 	}
-	if got := testutil.ToFloat64(m.cpus.WithLabelValues("db", "exclusive")); got != 2 {
+	if got := testutil.ToFloat64(m.cpus.WithLabelValues(WorkloadLabelValues("db", "exclusive")...)); got != 2 {
 		t.Errorf("locus_workload_cpus = %v, want 2", got)
 	}
 	file := filepath.Join(dir, status.File)

@@ -1,6 +1,8 @@
 package publish
 
 import (
+	"cmp"
+	"runtime"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +22,9 @@ type Metrics struct {
 	cpus        *prometheus.GaugeVec
 	numaNodes   *prometheus.GaugeVec
 	memBytes    *prometheus.GaugeVec
-	memPercent  *prometheus.GaugeVec
+	memRatio    *prometheus.GaugeVec // percent knobs, as 0-1
+	wmarkMinAdj *prometheus.GaugeVec
+	build       *prometheus.GaugeVec
 	Duration    prometheus.Histogram // one reconcile
 	Errors      prometheus.Counter   // reconciles that failed
 	ConfigErrs  prometheus.Counter   // invalid configs, each distinct error once
@@ -32,20 +36,41 @@ type Metrics struct {
 	NRICreates  *prometheus.CounterVec   // containers the NRI plugin was asked about, by result
 }
 
-// NewMetrics registers the agent's series in a new registry.
-func NewMetrics() *Metrics {
+// WorkloadLabels are the labels of every per-workload series, then more: the
+// agent's name for the workload, and for a pod its namespace and name, which
+// kube-state-metrics uses too (empty, i.e. absent, for a host workload). There
+// is no container label: these values are the pod's cgroup's, and a scrape
+// target's own container label must not be taken for the workload's.
+func WorkloadLabels(more ...string) []string {
+	return append([]string{"workload", "namespace", "pod"}, more...)
+}
+
+// WorkloadLabelValues are WorkloadLabels' values for the workload name.
+func WorkloadLabelValues(name string, more ...string) []string {
+	ns, pod := status.PodOf(name)
+	return append([]string{name, ns, pod}, more...)
+}
+
+// NewMetrics registers the agent's series in a new registry; version and
+// commit name the build in locus_build_info ("": unknown).
+func NewMetrics(version, commit string) *Metrics {
 	m := &Metrics{
 		Reg: prometheus.NewRegistry(),
 		cpus: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_cpus",
-			Help: "CPUs a workload may run on, by pool (exclusive, static-burst, shared, be)."}, []string{"workload", "pool"}),
+			Help: "CPUs a workload may run on, by pool (exclusive, static-burst, shared, be)."}, WorkloadLabels("pool")),
 		numaNodes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_numa_nodes",
-			Help: "NUMA nodes a workload's CPUs span."}, []string{"workload"}),
+			Help: "NUMA nodes a workload's CPUs span."}, WorkloadLabels()),
 		memBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_memory_qos_bytes",
 			Help: "Memory QoS byte values in force (memory.min, memory.low, memory.high, memory.wmark_high), read back from the cgroup."},
-			[]string{"workload", "container", "knob"}),
-		memPercent: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_memory_qos_ratio",
-			Help: "Memory QoS percentages and adjustments in force (memory.wmark_ratio, memory.wmark_min_adj)."},
-			[]string{"workload", "container", "knob"}),
+			WorkloadLabels("knob")),
+		memRatio: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_memory_qos_ratio",
+			Help: "Memory QoS percentages in force as a ratio from 0 to 1 (memory.wmark_ratio 95 is 0.95), read back from the cgroup."},
+			WorkloadLabels("knob")),
+		wmarkMinAdj: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_workload_memory_wmark_min_adj",
+			Help: "memory.wmark_min_adj in force (-25 to 50: how much lower or higher than the global min watermark the workload's is), read back from the cgroup."},
+			WorkloadLabels()),
+		build: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_build_info",
+			Help: "1, with the agent's version, commit and Go version as labels."}, []string{"version", "commit", "goversion"}),
 		Duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "locus_reconcile_duration_seconds",
 			Help: "Time one reconcile takes.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}),
 		Errors: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_reconcile_errors_total",
@@ -64,11 +89,16 @@ func NewMetrics() *Metrics {
 	m.NodeCPUs = server.NewNodeCPUCollector()
 	m.NRICreates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_nri_containers_total",
 		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), LastDecision (not decided in time: given its pod's cpuset from the last decision), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
-	m.Reg.MustRegister(m.NRICreates, m.cpus, m.numaNodes, m.memBytes, m.memPercent, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Unsupported, m.hostCheck, m.NodeCPUs)
+	m.setBuild(version, commit)
+	m.Reg.MustRegister(m.NRICreates, m.build, m.cpus, m.numaNodes, m.memBytes, m.memRatio, m.wmarkMinAdj, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Unsupported, m.hostCheck, m.NodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.Reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+func (m *Metrics) setBuild(version, commit string) {
+	m.build.WithLabelValues(cmp.Or(version, "unknown"), cmp.Or(commit, "unknown"), runtime.Version()).Set(1)
 }
 
 // CountConfigError keeps the config error series: fresh counts a newly
@@ -89,21 +119,25 @@ func (m *Metrics) SetWorkloads(ws []status.WorkloadStatus) {
 	m.cpus.Reset()
 	m.numaNodes.Reset()
 	m.memBytes.Reset()
-	m.memPercent.Reset()
+	m.memRatio.Reset()
+	m.wmarkMinAdj.Reset()
 	for _, w := range ws {
-		m.cpus.WithLabelValues(w.Name, w.Pool).Set(float64(cpuCount(w.CPUs)))
-		m.numaNodes.WithLabelValues(w.Name).Set(float64(len(w.NUMANodes)))
+		m.cpus.WithLabelValues(WorkloadLabelValues(w.Name, w.Pool)...).Set(float64(cpuCount(w.CPUs)))
+		m.numaNodes.WithLabelValues(WorkloadLabelValues(w.Name)...).Set(float64(len(w.NUMANodes)))
 		for knob, text := range w.MemoryQOS.Values {
 			v, err := strconv.ParseFloat(text, 64)
 			if err != nil {
 				continue // "max" and other non-numbers have no gauge value
 			}
 			info, _ := memqos.Info(memqos.Knob(knob))
-			g := m.memBytes
-			if info.Unit == "percent" || info.Unit == "adj" {
-				g = m.memPercent
+			switch info.Unit {
+			case "percent":
+				m.memRatio.WithLabelValues(WorkloadLabelValues(w.Name, knob)...).Set(v / 100)
+			case "adj":
+				m.wmarkMinAdj.WithLabelValues(WorkloadLabelValues(w.Name)...).Set(v)
+			default:
+				m.memBytes.WithLabelValues(WorkloadLabelValues(w.Name, knob)...).Set(v)
 			}
-			g.WithLabelValues(w.Name, w.Name, knob).Set(v)
 		}
 	}
 }

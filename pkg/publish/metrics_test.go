@@ -9,7 +9,7 @@ import (
 // A config error is counted when fresh, and the invalid gauge follows the
 // config in force.
 func TestCountConfigError(t *testing.T) {
-	m := NewMetrics()
+	m := NewMetrics("", "")
 	for _, c := range []struct {
 		fresh, invalid bool
 		errs, bad      float64

@@ -11,7 +11,7 @@ import (
 // it was, and writes nothing before a status was published.
 func TestForget(t *testing.T) {
 	dir := t.TempDir()
-	p := NewPublisher(dir, NewMetrics())
+	p := NewPublisher(dir, NewMetrics("", ""))
 	if err := p.Forget([]string{"demo"}); err != nil {
 		t.Fatal(err)
 	}

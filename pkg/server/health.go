@@ -32,6 +32,7 @@ type Health struct {
 	failures  int       // reconciles failed in a row
 	lastErr   string
 	completed int
+	succeeded int // reconciles that ended without an error
 }
 
 // NewHealth starts following a loop that must complete a reconcile within
@@ -61,6 +62,7 @@ func (h *Health) End(errs []error) {
 	h.running, h.since = time.Time{}, h.now()
 	h.completed++
 	if len(errs) == 0 {
+		h.succeeded++
 		h.failures, h.lastErr = 0, ""
 		return
 	}

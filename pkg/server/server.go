@@ -23,8 +23,8 @@ import (
 
 // Config is what the server reads from.
 type Config struct {
-	// Addr serves /metrics and /healthz, for a scraper and a liveness
-	// probe, and, unless StatusAddr is another address, /status and /ui
+	// Addr serves /metrics, /healthz and /readyz, for a scraper and the
+	// liveness and readiness probes, and, unless StatusAddr is another address, /status and /ui
 	// too ("" serves nothing there).
 	Addr string
 	// StatusAddr, when set and not Addr, serves /status, /ui and the
@@ -83,6 +83,7 @@ func Start(c Config) (*Server, error) {
 	for _, mux := range []*http.ServeMux{scrape, all} {
 		mux.Handle("/metrics", promhttp.HandlerFor(c.Metrics, promhttp.HandlerOpts{}))
 		mux.Handle("/healthz", c.Health)
+		mux.Handle("/readyz", c.Health.Readiness())
 	}
 	registerStatus(all, c)
 	status := c.StatusAddr

@@ -69,8 +69,8 @@ func TestStatusOnlyOnTheStatusAddress(t *testing.T) {
 	if split.Addr() == split.StatusAddr() || one.Addr() != one.StatusAddr() {
 		t.Fatalf("addresses: split %s and %s, one %s and %s", split.Addr(), split.StatusAddr(), one.Addr(), one.StatusAddr())
 	}
-	for _, path := range []string{"/metrics", "/healthz", "/status", "/ui", "/ui/snapshot.json", "/ui/map.svg", "/debug/pprof/goroutine"} {
-		scrapeOnly := path == "/metrics" || path == "/healthz"
+	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/status", "/ui", "/ui/snapshot.json", "/ui/map.svg", "/debug/pprof/goroutine"} {
+		scrapeOnly := path == "/metrics" || path == "/healthz" || path == "/readyz"
 		for _, tc := range []struct {
 			addr   string
 			served bool

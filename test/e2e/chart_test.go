@@ -209,6 +209,7 @@ func (n *e2eNode) releaseObjects(t *testing.T) []string {
 		"Deployment":         func() (runtime.Object, error) { return c.AppsV1().Deployments("").List(ctx, sel) },
 		"ServiceAccount":     func() (runtime.Object, error) { return c.CoreV1().ServiceAccounts("").List(ctx, sel) },
 		"ConfigMap":          func() (runtime.Object, error) { return c.CoreV1().ConfigMaps("").List(ctx, sel) },
+		"Service":            func() (runtime.Object, error) { return c.CoreV1().Services("").List(ctx, sel) },
 		"ClusterRole":        func() (runtime.Object, error) { return c.RbacV1().ClusterRoles().List(ctx, sel) },
 		"ClusterRoleBinding": func() (runtime.Object, error) { return c.RbacV1().ClusterRoleBindings().List(ctx, sel) },
 		"Role":               func() (runtime.Object, error) { return c.RbacV1().Roles("").List(ctx, sel) },

@@ -36,8 +36,39 @@ app.kubernetes.io/component: scheduler
 {{- end -}}
 {{- end -}}
 
+{{- /*
+locus.imageRef names one image from image.registry and image.repository, with
+the per-image overrides in image.<which> (repository, tag, digest). A repository
+whose first component names a host (it holds a dot or a colon, or is localhost,
+as container runtimes read it) is taken whole, so --set
+image.repository=registry.example.com/me/locus works as it reads. A digest pins
+the image and replaces the tag. Called with (list $ "agent" "") or
+(list $ "scheduler" "-scheduler"): the suffix names the image beside the agent's.
+*/ -}}
+{{- define "locus.imageRef" -}}
+{{- $root := index . 0 -}}
+{{- $which := index . 1 -}}
+{{- $suffix := index . 2 -}}
+{{- $img := $root.Values.image -}}
+{{- $own := index $img $which | default dict -}}
+{{- $repo := $own.repository | default (printf "%s%s" $img.repository $suffix) -}}
+{{- $first := first (splitList "/" $repo) -}}
+{{- if and $img.registry (not (or (contains "." $first) (contains ":" $first) (eq "localhost" $first))) -}}
+{{- $repo = printf "%s/%s" (trimSuffix "/" $img.registry) $repo -}}
+{{- end -}}
+{{- with $own.digest -}}
+{{- printf "%s@%s" $repo . -}}
+{{- else -}}
+{{- printf "%s:%s" $repo ($own.tag | default $img.tag | default $root.Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
 {{- define "locus.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- include "locus.imageRef" (list . "agent" "") -}}
+{{- end -}}
+
+{{- define "locus.schedulerImage" -}}
+{{- include "locus.imageRef" (list . "scheduler" "-scheduler") -}}
 {{- end -}}
 
 {{- /* KUBERNETES_SERVICE_HOST/PORT, which client-go's in-cluster config reads, when
