@@ -38,6 +38,9 @@ func setupAndRun() (tally, error) {
 		return tally{}, err
 	}
 	reopenConsole()
+	if err := loopbackUp(); err != nil {
+		return tally{}, err
+	}
 	cfg, err := readConfig()
 	if err != nil {
 		return tally{}, err
