@@ -11,8 +11,10 @@ import (
 // DefaultConfigSettle is how long a changed config file must stay the same
 // before it is acted on. A writer that replaces the file in two steps
 // (a valid prefix, then the rest) would otherwise have the prefix applied:
-// workloads missing from it stopped, their cgroups removed. Renaming a
-// complete file into place needs no wait; this guards the writers that do not.
+// workloads missing from it stopped, their cgroups removed. Every change
+// waits, a file renamed into place too: the loader cannot tell how it was
+// written. So a config change reaches the cgroups about this much later
+// (docs/benchmarks.md counts it in "config written → applied").
 const DefaultConfigSettle = time.Second
 
 // maxConfigBytes bounds a HostConfig: a file larger than this is refused
