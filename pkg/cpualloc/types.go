@@ -48,6 +48,19 @@ type State struct {
 	// static-burst pods that share it. A static-burst pod with request R
 	// millicores on N CPUs adds R/N (rounded up) to each of its CPUs.
 	BurstMilli map[int]int64
+	// Free is, per NUMA node id, the memory and huge pages the node can
+	// still give pinned workloads: its capacity less what the system, the
+	// kubelet and every pinned workload already hold there. Nil means memory
+	// is not accounted: every node holds any request, as before memory was
+	// a dimension of the decision.
+	Free map[int]Memory
+}
+
+// Memory is memory by kind, in bytes: a request's, or what a node has free.
+type Memory struct {
+	Bytes        uint64 // ordinary memory
+	HugePages2Mi uint64 // 2 MiB huge pages
+	HugePages1Gi uint64 // 1 GiB huge pages
 }
 
 // Request asks for CPUs.
@@ -60,12 +73,19 @@ type Request struct {
 	RequestMilli int64
 	// UseReserved allows reserved and isolated CPUs to be handed out.
 	UseReserved bool
+	// Memory is the memory and huge pages the workload needs on the nodes
+	// of its cpuset.mems. Zero asks for none: any node fits.
+	Memory Memory
 }
 
 // Result is an allocation.
 type Result struct {
 	CPUs      cpuset.CPUSet
 	NUMANodes []int // sorted ids of the nodes the CPUs span
+	// MemNodes are the sorted ids of the nodes cpuset.mems names: the CPUs'
+	// nodes, or a larger group of nodes, nearest first, when the CPUs' nodes
+	// cannot hold the memory. Always a superset of NUMANodes.
+	MemNodes []int
 	// Policy is the rule that was applied: the requested policy, except
 	// that the default reports FullPCPUs when the count was a multiple of
 	// the SMT width (the result is then full-pcpus's) and

@@ -50,7 +50,11 @@ func discoverNodes(nodeDir string, online cpuset.CPUSet) ([]NUMANode, error) {
 		if err != nil {
 			return nil, err
 		}
-		nodes = append(nodes, NUMANode{ID: id, CPUs: cpus, MemoryTotal: total, MemoryFree: free})
+		huge, err := readHugePages(dir)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, NUMANode{ID: id, CPUs: cpus, MemoryTotal: total, MemoryFree: free, HugePages: huge})
 		rows = append(rows, row)
 		kept = append(kept, i)
 	}

@@ -21,7 +21,8 @@ import (
 // 16 threads keep tree writing fast.
 var rich = fixture.Shape{Name: "rich", Sockets: 2, NUMAPerSocket: 2, L3PerNUMA: 1, CoresPerSocket: 4,
 	ThreadsPerCore: 2, Siblings: fixture.SiblingsSplit, MemoryPerNode: 8 << 30, MemoryOnlyNodes: 1,
-	Offline: "7", Isolated: "0,8"}
+	Offline: "7", Isolated: "0,8",
+	HugePages: []fixture.NodeHugePages{{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages2MiKiB, Total: 8, Free: 6}}}}
 
 // tree writes shape s into a fresh directory and returns the root and the
 // path of devices/system inside it.
@@ -204,6 +205,14 @@ func TestDiscoverErrorsNameTheFile(t *testing.T) {
 			"node0/meminfo: malformed"},
 		{"meminfo without unit", map[string]string{"node/node0/meminfo": "Node 0 MemTotal: 10\nNode 0 MemFree: 1 kB\n"},
 			"node0/meminfo: malformed"},
+		{"huge pages count garbage", map[string]string{"node/node1/hugepages/hugepages-2048kB/nr_hugepages": "many\n"},
+			"hugepages-2048kB/nr_hugepages: \"many\" is not a page count"},
+		{"huge pages count absurd", map[string]string{"node/node1/hugepages/hugepages-2048kB/nr_hugepages": "18446744073709551615\n"},
+			"hugepages-2048kB/nr_hugepages"},
+		{"huge pages more free than reserved", map[string]string{"node/node1/hugepages/hugepages-2048kB/free_hugepages": "9\n"},
+			"hugepages-2048kB: 9 free huge pages of 8"},
+		{"huge pages free missing", map[string]string{"node/node1/hugepages/hugepages-2048kB/free_hugepages": gone},
+			"hugepages-2048kB/free_hugepages"},
 		{"distance row short", map[string]string{"node/node3/distance": "21 21 12\n"}, "node3/distance: 3 distances for 5"},
 		{"distance garbage", map[string]string{"node/node3/distance": "21 21 12 x 21\n"}, "node3/distance"},
 		{"cpu on no node", map[string]string{"node/node0/cpulist": "0,8-9\n"}, "online cpu 1 is listed by no node"},

@@ -85,6 +85,32 @@ func FuzzNodeMeminfo(f *testing.F) {
 	})
 }
 
+// FuzzHugePages feeds one pool's page counts.
+func FuzzHugePages(f *testing.F) {
+	f.Add("8\n", "6\n")
+	f.Add("268435457", "0")
+	f.Add("-1", "0")
+	for _, s := range fuzzseed.Texts() {
+		f.Add(s, "0")
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, total, free string) {
+		pool := filepath.Join(dir, "node0", "hugepages", "hugepages-2048kB")
+		if err := os.MkdirAll(pool, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, pool, "nr_hugepages", total)
+		writeFile(t, pool, "free_hugepages", free)
+		var got []HugePages
+		var err error
+		fuzzseed.Timed(t, "readHugePages", func() { got, err = readHugePages(filepath.Join(dir, "node0")) })
+		fuzzseed.CheckError(t, err, pool)
+		if err == nil && (len(got) != 1 || got[0].Free > got[0].Total || got[0].Bytes(got[0].Total) > 1<<50) {
+			t.Fatalf("pools %+v from %q, %q", got, total, free)
+		}
+	})
+}
+
 // FuzzDistances feeds one node's distance row.
 func FuzzDistances(f *testing.F) {
 	f.Add("10 20\n", 2)

@@ -18,11 +18,12 @@ type topologyJSON struct {
 }
 
 type nodeJSON struct {
-	ID          int    `json:"id"`
-	CPUs        string `json:"cpus"`
-	MemoryTotal uint64 `json:"memoryTotalBytes"`
-	MemoryFree  uint64 `json:"memoryFreeBytes"`
-	Distances   []int  `json:"distances"`
+	ID          int         `json:"id"`
+	CPUs        string      `json:"cpus"`
+	MemoryTotal uint64      `json:"memoryTotalBytes"`
+	MemoryFree  uint64      `json:"memoryFreeBytes"`
+	HugePages   []HugePages `json:"hugePages,omitempty"`
+	Distances   []int       `json:"distances"`
 }
 
 // MarshalJSON writes the topology in its JSON contract form.
@@ -37,7 +38,7 @@ func (t Topology) MarshalJSON() ([]byte, error) {
 			d = []int{}
 		}
 		out.Nodes[i] = nodeJSON{ID: n.ID, CPUs: n.CPUs.String(), MemoryTotal: n.MemoryTotal,
-			MemoryFree: n.MemoryFree, Distances: d}
+			MemoryFree: n.MemoryFree, HugePages: n.HugePages, Distances: d}
 	}
 	return json.Marshal(out)
 }
@@ -63,7 +64,7 @@ func (t *Topology) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("topology json: numaNodes[%d].cpus: %w", i, err)
 		}
 		out.Nodes[i] = NUMANode{ID: n.ID, CPUs: cpus, MemoryTotal: n.MemoryTotal,
-			MemoryFree: n.MemoryFree, Distances: n.Distances}
+			MemoryFree: n.MemoryFree, HugePages: n.HugePages, Distances: n.Distances}
 	}
 	if err := out.Validate(); err != nil {
 		return fmt.Errorf("topology json: %w", err)

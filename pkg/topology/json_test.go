@@ -70,6 +70,13 @@ func TestJSONUnmarshalErrorsNameTheField(t *testing.T) {
 		{"node misses its cpu", `"cpus":"0"`, `"cpus":""`, "does not list its cpu 0"},
 		{"no cpus", `"cpus":[{"id":0,"core":0,"socket":0,"die":0,"numa":0,"l3":0}]`, `"cpus":[]`, "no online CPUs"},
 		{"not json", good, `{`, "unexpected end of JSON input"},
+		{"huge pages more free than total", `"distances":[10]`, `"distances":[10],"hugePages":[{"sizeKiB":2048,"total":1,"free":2}]`,
+			"numa node 0: hugePages[0]: total 1, free 2"},
+		{"huge page size not a power of two", `"distances":[10]`, `"distances":[10],"hugePages":[{"sizeKiB":3000,"total":1,"free":1}]`,
+			"hugePages[0].sizeKiB: 3000"},
+		{"huge page sizes unsorted", `"distances":[10]`,
+			`"distances":[10],"hugePages":[{"sizeKiB":1048576,"total":1,"free":1},{"sizeKiB":2048,"total":1,"free":1}]`,
+			"hugePages[1].sizeKiB: 2048 not sorted"},
 	}
 	var ok topology.Topology
 	if err := json.Unmarshal([]byte(good), &ok); err != nil {
@@ -92,7 +99,7 @@ func TestJSONUnmarshalErrorsNameTheField(t *testing.T) {
 
 func TestJSONIgnoresExtraKeys(t *testing.T) {
 	doc := `{"version":2,"cpus":[{"id":0,"core":0,"socket":0,"die":0,"numa":0,"l3":-1,"smt":false}],` +
-		`"numaNodes":[{"id":0,"cpus":"0\n","memoryTotalBytes":1,"memoryFreeBytes":1,"distances":[10],"hugepages":0}]}`
+		`"numaNodes":[{"id":0,"cpus":"0\n","memoryTotalBytes":1,"memoryFreeBytes":1,"distances":[10],"gpus":0}]}`
 	var top topology.Topology
 	if err := json.Unmarshal([]byte(doc), &top); err != nil {
 		t.Fatal(err)

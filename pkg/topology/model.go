@@ -33,6 +33,9 @@ type NUMANode struct {
 	CPUs        cpuset.CPUSet
 	MemoryTotal uint64
 	MemoryFree  uint64
+	// HugePages are the node's huge page pools, sorted by size; none when
+	// the kernel reserves none or has no hugetlbfs.
+	HugePages []HugePages
 	// Distances holds the SLIT distance to every node, in the order of
 	// Topology.Nodes (as `numactl -H` prints them).
 	Distances []int
@@ -145,6 +148,9 @@ func (t *Topology) Validate() error {
 		}
 	}
 	for _, n := range t.Nodes {
+		if err := checkHugePages(n); err != nil {
+			return err
+		}
 		if len(n.Distances) != len(t.Nodes) {
 			return fmt.Errorf("numa node %d has %d distances, want %d", n.ID, len(n.Distances), len(t.Nodes))
 		}
