@@ -3,6 +3,7 @@ package cpualloc
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"k8s.io/utils/cpuset"
@@ -174,7 +175,7 @@ func (ix *index) result(ids []int, applied Policy) Result {
 			nodes = append(nodes, ix.nodes[i].id)
 		}
 	}
-	return Result{CPUs: cpuset.New(ids...), NUMANodes: nodes, Policy: applied}
+	return Result{CPUs: cpuset.New(ids...), NUMANodes: nodes, MemNodes: slices.Clone(nodes), Policy: applied}
 }
 
 func (r Request) normalised() (Request, error) {
