@@ -16,8 +16,9 @@ helm_e2e() {
 }
 
 # chart_values: what differs from the chart's defaults here, and why.
-# - hostNetwork, apiServer: the node has no CNI plugin and no kube-proxy, so pods
-#   use the node's network and reach the API server at its own address;
+# - hostNetwork, apiServer: the node has no kube-proxy to route the kubernetes
+#   Service, so Locus's pods use the node's network and reach the API server at
+#   its own address;
 # - cgroupDriver, stateDir, kubeletDir/kubeletConfig, nri.socket, --memory-v1-soft-limit: as
 #   the host-process agent (the state dir under the run directory, where the tests
 #   read it; the node kubelet's own root and config);

@@ -44,6 +44,8 @@ E2E_WAIT_SCALE=${LOCUS_E2E_WAIT_SCALE:-1}
 # chart (default): Locus installed by its Helm chart from the images; host: the
 # agent and scheduler as host processes, quicker to rebuild for the inner loop.
 E2E_MODE=${LOCUS_E2E_MODE:-chart}
+# The pods' addresses on the node's bridge (cni_config).
+E2E_POD_CIDR=${LOCUS_E2E_POD_CIDR:-10.244.0.0/24}
 
 # The kernel tunables the kubelet sets at start (kubelet/cm's setupKernelTunables),
 # saved by up and restored by down.
@@ -300,8 +302,8 @@ start_controller_manager() {
 	# Only what Deployments, the agent's DaemonSet, the chart's uninstall Job and
 	# service-account tokens need
 	# (each namespace's default service account and kube-root-ca.crt), and no node
-	# lifecycle controller: the node is NotReady (no CNI) and must not be tainted or
-	# have its pods evicted.
+	# lifecycle controller: a node whose kubelet stops answering (a restart test)
+	# must not be tainted or have its pods evicted.
 	start controller-manager "$E2E_BIN/kube-controller-manager" --kubeconfig="$E2E_DIR/kubeconfig" \
 		--controllers=deployment-controller,replicaset-controller,daemonset-controller,job-controller,garbage-collector-controller,namespace-controller,serviceaccount-controller,root-ca-certificate-publisher-controller \
 		--root-ca-file="$E2E_DIR/pki/ca.crt" --leader-elect=false --secure-port=0 --use-service-account-credentials=false
@@ -399,6 +401,25 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$E2E_DIR/containerd/net.d"
+EOF2
+}
+
+# cni_config: the pods' network, a bridge in the node's network namespace (so
+# down's removal of the namespace removes it) with addresses from host-local. No
+# masquerade and no port mapping: the pods talk to each other and to the node,
+# which is all a test needs, and nothing is written to the host's iptables.
+cni_config() {
+	cat <<EOF2
+{
+  "cniVersion": "1.0.0",
+  "name": "locus-e2e",
+  "plugins": [
+    {"type": "bridge", "bridge": "cni-locus0", "isGateway": true, "ipMasq": false,
+     "ipam": {"type": "host-local", "ranges": [[{"subnet": "$E2E_POD_CIDR"}]],
+              "routes": [{"dst": "0.0.0.0/0"}], "dataDir": "$E2E_DIR/cni"}},
+    {"type": "loopback"}
+  ]
+}
 EOF2
 }
 

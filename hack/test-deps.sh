@@ -29,6 +29,7 @@ deps=(
 	"sha256sum coreutils"
 	"curl curl" # make numa-test (the Ubuntu kernel), make e2e (health checks)
 	"containerd containerd" # make e2e: the node's runtime (Debian's 1.6)
+	"/usr/lib/cni/bridge containernetworking-plugins" # make e2e: the pods' network (bridge, host-local, loopback)
 	"ctr containerd"
 	"containerd-shim-runc-v2 containerd"
 	"runc runc"
@@ -52,6 +53,7 @@ present() {
 		done
 		return 1
 		;;
+	/*) [ -x "$1" ] ;; # a file, not a command on PATH
 	*) command -v "$1" >/dev/null 2>&1 ;;
 	esac
 }

@@ -23,9 +23,10 @@ import (
 // runnable makes a seed's pod spec run on this node and changes nothing else of
 // it (annotations, labels, resources, volumes stay): every container runs the
 // workload image with args instead of its own image, which no registry here
-// serves; the pod shares the node's network, since the node has no CNI and so
-// stays NotReady (hence the tolerations); container ports go, as on the host
-// network they would be host ports that collide between the seeds' pods.
+// serves; the pod shares the node's network, as the seeds' Services have no
+// kube-proxy here to reach a pod's own address (the tolerations keep it there
+// through a kubelet restart); container ports go, as on the host network they
+// would be host ports that collide between the seeds' pods.
 func (n *e2eNode) runnable(spec *corev1.PodSpec, args ...string) {
 	for i := range spec.Containers {
 		c := &spec.Containers[i]

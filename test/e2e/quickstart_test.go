@@ -130,6 +130,11 @@ func TestQuickStart(t *testing.T) {
 	n.run(t, "ctr", "--address", n.containerd, "-n", "k8s.io", "images", "tag", "--force", n.image, "docker.io/library/redis:7.2")
 	step("try")
 	redis := n.waitRunning(t, "default", "redis")
+	// On the pod network, as on any cluster: an address of its own, not the node's.
+	if redis.Spec.HostNetwork || len(redis.Spec.Tolerations) > 2 || redis.Status.PodIP == "" || redis.Status.PodIP == redis.Status.HostIP {
+		t.Errorf("redis: hostNetwork %v, %d tolerations, pod IP %q on host %q: want its own address on the pod network and only the default tolerations",
+			redis.Spec.HostNetwork, len(redis.Spec.Tolerations), redis.Status.PodIP, redis.Status.HostIP)
+	}
 	cpus := waitCPUs(t, n.containerCgroup(t, redis, "redis", "cpuset"), 1)
 	kubetest.WaitFor(t, "the CPUsAssigned event on the redis pod", fileTimeout, func(ctx context.Context) (bool, error) {
 		l, err := n.cp.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=redis"})
