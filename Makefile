@@ -4,12 +4,13 @@ BIN       := bin
 TOOLS     := $(CURDIR)/.cache/bin
 STATICCHECK_VERSION := v0.8.2
 export CGO_ENABLED ?= 0
-# The chart's appVersion is the image tag it installs (IMAGE_TAG). The
-# binaries' `version` is that on a release commit (tagged v<appVersion>), and
-# <appVersion>-dev+<commit> on any other, so that no two commits' builds say
-# the same (hack/version.sh).
-IMAGE_TAG ?= $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' deploy/helm/locus/Chart.yaml)
+# The binaries' `version` is the chart's appVersion on a release commit (tagged
+# v<appVersion>), and <appVersion>-dev+<commit> on any other, so that no two
+# commits' builds say the same (hack/version.sh); the images' tag (IMAGE_TAG) is
+# the same with '.' for '+', which tags cannot hold: on a release, the appVersion
+# the chart installs by default.
 VERSION   ?= $(shell hack/version.sh)
+IMAGE_TAG ?= $(shell hack/version.sh --image-tag)
 COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -X github.com/locus-project/locus/cmd/internal/buildinfo.version=$(VERSION) \
 	-X github.com/locus-project/locus/cmd/internal/buildinfo.commit=$(COMMIT)

@@ -22,7 +22,7 @@ step_load() {
 step_install() {
 	kubectl create namespace locus-system --dry-run=client -o yaml | kubectl apply -f -
 	kubectl label namespace locus-system pod-security.kubernetes.io/enforce=privileged --overwrite
-	helm install locus deploy/helm/locus --namespace locus-system -f ~/locus-values.yaml
+	helm install locus deploy/helm/locus --namespace locus-system -f ~/locus-values.yaml --set image.tag="$(cat _output/images/TAG)"
 	kubectl -n locus-system rollout status daemonset/locus-agent --timeout=5m
 }
 

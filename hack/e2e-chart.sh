@@ -16,6 +16,7 @@ helm_e2e() {
 }
 
 # chart_values: what differs from the chart's defaults here, and why.
+# - image.tag: the tag of the images hack/e2e-build.sh built (hack/images.sh's TAG);
 # - hostNetwork, apiServer: the node has no kube-proxy to route the kubernetes
 #   Service, so Locus's pods use the node's network and reach the API server at
 #   its own address;
@@ -29,6 +30,7 @@ helm_e2e() {
 # LOCUS_E2E_AGENT_ARGS and LOCUS_E2E_SCHEDULER_ARGS add flags, split on spaces.
 chart_values() {
 	local a
+	echo "image: {tag: \"$(cat "$E2E_IMAGES/TAG")\"}"
 	echo "apiServer: {host: 127.0.0.1, port: \"$APISERVER_PORT\"}"
 	echo "agent:"
 	echo "  hostNetwork: true"

@@ -27,7 +27,7 @@ for b in "${tools[@]}"; do
 	command -v "$b" >/dev/null || die "$b missing"
 done
 case "$E2E_MODE" in
-chart) locus=("$E2E_IMAGES/locus.oci.tar" "$E2E_IMAGES/locus-scheduler.oci.tar" "$HELM") ;;
+chart) locus=("$E2E_IMAGES/locus.oci.tar" "$E2E_IMAGES/locus-scheduler.oci.tar" "$E2E_IMAGES/TAG" "$HELM") ;;
 host) locus=("$E2E_BIN/locus") ;;
 *) die "LOCUS_E2E_MODE=$E2E_MODE: want chart or host" ;;
 esac

@@ -10,7 +10,8 @@
 #
 # VERSION (what the binaries say; default hack/version.sh: the chart's
 # appVersion on a release commit, else <appVersion>-dev+<commit>), IMAGE_TAG
-# (default: the chart's appVersion, the tag the chart installs), COMMIT
+# (default: VERSION as a tag, <appVersion>-dev.<commit> between releases, so that
+# no two commits' images share a tag; written to OUT/TAG), COMMIT
 # (default: git HEAD), PLATFORMS (default "linux/amd64 linux/arm64"),
 # IMAGE_REPO (default ghcr.io/locus-project).
 set -euo pipefail
@@ -20,12 +21,12 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 go=${GO:-go}
 out=${1:-$repo/_output/images}
 version=${VERSION:-$("$repo/hack/version.sh")}
-tag=${IMAGE_TAG:-$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$repo/deploy/helm/locus/Chart.yaml")}
+tag=${IMAGE_TAG:-${version//+/.}}
 commit=${COMMIT:-$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)}
 platforms=${PLATFORMS:-linux/amd64 linux/arm64}
 image_repo=${IMAGE_REPO:-ghcr.io/locus-project}
 [ -n "$tag" ] || {
-	echo "images: no IMAGE_TAG and no appVersion in deploy/helm/locus/Chart.yaml" >&2
+	echo "images: no IMAGE_TAG and no version" >&2
 	exit 1
 }
 t0=$(date +%s.%N)
@@ -53,4 +54,6 @@ for name in locus locus-scheduler; do
 	"$tool" build -name "$name" -version "$tag" -revision "$commit" -repo "$image_repo" \
 		"${user[@]}" "${bins[@]}" -o "$out/$name.oci.tar"
 done
+# What helm install needs as image.tag for these archives (docs/quickstart.md).
+echo "$tag" >"$out/TAG"
 echo "images: tag $tag (binaries $version) for $platforms in $(awk "BEGIN{printf \"%.1f\", $(date +%s.%N) - $t0}") s" >&2

@@ -5,7 +5,23 @@
 # Releasing); otherwise <appVersion>-dev+<commit>, with .dirty when the tree
 # has uncommitted changes, so that no two commits' builds say the same.
 # Outside a git checkout it is <appVersion>-dev.
+#
+#   hack/version.sh              the version
+#   hack/version.sh --image-tag  the same as an image tag, whose grammar has no
+#                                '+': <appVersion>-dev.<commit>[.dirty]
 set -euo pipefail
+case "${1:-}" in
+--image-tag)
+	v=$("$0")
+	echo "${v//+/.}"
+	exit 0
+	;;
+"") ;;
+*)
+	echo "usage: hack/version.sh [--image-tag]" >&2
+	exit 2
+	;;
+esac
 repo=$(cd "$(dirname "$0")/.." && pwd)
 app=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$repo/deploy/helm/locus/Chart.yaml")
 [ -n "$app" ] || {

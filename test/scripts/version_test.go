@@ -87,3 +87,30 @@ func TestVersionIsPerCommitUntilTagged(t *testing.T) {
 		t.Errorf("the tagged commit with a change: %q, want %q", got, v+"-dev+"+second+".dirty")
 	}
 }
+
+// The images' tag is the version in a tag's grammar, which has no '+': each
+// commit's images have a tag of their own, and the release's the bare version.
+func TestImageTagIsTheVersionAsATag(t *testing.T) {
+	dir := versionRepo(t)
+	tag := func() string {
+		t.Helper()
+		out, err := exec.Command(filepath.Join(dir, "hack/version.sh"), "--image-tag").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	ociTag := regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+	v := version(t, dir)
+	if got := tag(); got != strings.ReplaceAll(v, "+", ".") || !ociTag.MatchString(got) || got == strings.TrimSuffix(v, "-dev+"+git(t, dir, "rev-parse", "--short=12", "HEAD")) {
+		t.Errorf("image tag %q for version %q: want the version with '.' for '+', a valid tag, not the release's", got, v)
+	}
+	app := strings.TrimSuffix(v, "-dev+"+git(t, dir, "rev-parse", "--short=12", "HEAD"))
+	git(t, dir, "tag", "v"+app)
+	if got := tag(); got != app {
+		t.Errorf("the release commit's image tag %q, want %q", got, app)
+	}
+	if err := exec.Command(filepath.Join(dir, "hack/version.sh"), "--bogus").Run(); err == nil {
+		t.Error("hack/version.sh --bogus succeeded, want a usage error")
+	}
+}
