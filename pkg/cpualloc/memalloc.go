@@ -89,6 +89,7 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 	if err == nil {
 		res := ix.result(ids, applied)
 		res.MemNodes = ix.memGroup(m, ix.nodeIndices(ids))
+		res.MemHeld = Hold(res.MemNodes, free, req.Memory)
 		return res, nil
 	}
 	if errors.Is(err, ErrInvalidRequest) {
@@ -107,6 +108,7 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 			}
 			res := ix.result(ids, applied)
 			res.MemNodes = ix.idsOf(c.nodes)
+			res.MemHeld = Hold(res.MemNodes, free, req.Memory)
 			return res, nil
 		}
 	}

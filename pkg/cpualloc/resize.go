@@ -55,6 +55,10 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 		return Result{}, invalidf("%s: resizing %d CPUs to %d is not a multiple of %d threads per core",
 			FullPCPUs, n, req.CPUs, ix.threads)
 	}
+	group, err := ix.resizeGroup(held, req.MemNodes)
+	if err != nil {
+		return Result{}, err
+	}
 	var ids []int
 	switch {
 	case req.CPUs == n:
@@ -63,6 +67,9 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 		ids = ix.shrink(held, n-req.CPUs, req.Policy)
 	default:
 		others := occupancy{bits: st.Exclusive.Difference(held).w, burst: st.BurstMilli}
+		if group != nil {
+			others.outside = ix.cpusOutside(group)
+		}
 		v, err := ix.newView(others, reserved, req)
 		if err != nil {
 			return Result{}, err
@@ -73,7 +80,11 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 			return Result{}, err
 		}
 	}
-	return ix.result(cpuset.New(ids...).List(), req.Policy), nil
+	res := ix.result(cpuset.New(ids...).List(), req.Policy)
+	if group != nil {
+		res.MemNodes = slices.Sorted(slices.Values(req.MemNodes))
+	}
+	return res, nil
 }
 
 // setCounts counts a CPU set per core, L3 group, node and socket.
