@@ -23,7 +23,7 @@ type memFit struct {
 // huge pages in whole pages of each node.
 func (m *memFit) holds(nodes []int) bool {
 	for k := range memKinds {
-		asked := *memKinds[k].get(&m.asked)
+		asked := *m.asked.at(k)
 		if asked == 0 {
 			continue
 		}
@@ -57,9 +57,9 @@ func (ix *index) newMemFit(free map[int]Memory, asked Memory) (*memFit, error) {
 	if len(free) > len(ix.topoNodes) {
 		return nil, invalidf("free: %d nodes given, the topology has %d", len(free), len(ix.topoNodes))
 	}
-	for _, id := range slices.Sorted(maps.Keys(free)) {
+	for id := range free {
 		if _, ok := slices.BinarySearch(ix.topoNodes, id); !ok {
-			return nil, invalidf("free: node %d is not a NUMA node of the topology (nodes %v)", id, ix.topoNodes)
+			return nil, invalidf("free: node %d is not a NUMA node of the topology (nodes %v)", ix.lowestUnknown(free), ix.topoNodes)
 		}
 	}
 	m := &memFit{asked: asked, ids: make([]int, len(ix.nodes)), free: make([]Memory, len(ix.nodes))}
@@ -67,6 +67,18 @@ func (ix *index) newMemFit(free map[int]Memory, asked Memory) (*memFit, error) {
 		m.ids[i], m.free[i] = n.id, free[n.id]
 	}
 	return m, nil
+}
+
+// lowestUnknown is the lowest id of free the topology lacks: sorting the
+// ids only once one is known bad keeps the valid case free of allocations,
+// and the error the same whatever order the map ranges in.
+func (ix *index) lowestUnknown(free map[int]Memory) int {
+	for _, id := range slices.Sorted(maps.Keys(free)) {
+		if _, ok := slices.BinarySearch(ix.topoNodes, id); !ok {
+			return id
+		}
+	}
+	return -1
 }
 
 // allocateMemory places req where its CPUs and memory both fit. First every
@@ -132,9 +144,9 @@ func (a *Allocator) whyNot(st occupancy, m *memFit, reserved cpuset.CPUSet, req 
 // describeMemory names the kinds of m that are not zero, memory always.
 func describeMemory(m Memory) string {
 	parts := []string{"memory " + formatBytes(m.Bytes)}
-	for _, k := range memKinds[1:] {
-		if v := *k.get(&m); v > 0 {
-			parts = append(parts, k.name+" "+formatBytes(v))
+	for k := 1; k < len(memKinds); k++ {
+		if v := *m.at(k); v > 0 {
+			parts = append(parts, memKinds[k].name+" "+formatBytes(v))
 		}
 	}
 	return strings.Join(parts, ", ")
