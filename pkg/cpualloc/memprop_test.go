@@ -3,6 +3,8 @@ package cpualloc
 import (
 	"errors"
 	"maps"
+	"math"
+	"math/bits"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -52,7 +54,7 @@ func TestMemoryRandomStates(t *testing.T) {
 					next := st.With(res, req)
 					for id, h := range res.MemHeld {
 						for k := range memKinds {
-							if *memKinds[k].get(&h) > roomOf(st.Free[id], k) {
+							if *h.at(k) > roomOf(st.Free[id], k) {
 								t.Fatalf("%+v on %v: node %d holds %+v of %+v free: over-committed", req, st.Free, id, h, st.Free[id])
 							}
 						}
@@ -122,11 +124,18 @@ func randomMemRequest(r *rand.Rand) Request {
 // hold m: per kind, the sum of each node's free whole pages.
 func holdsOracle(free map[int]Memory, nodes []int, m Memory) bool {
 	var room [3]uint64
+	add := func(i int, v uint64) {
+		if sum, carry := bits.Add64(room[i], v, 0); carry == 0 {
+			room[i] = sum
+		} else {
+			room[i] = math.MaxUint64
+		}
+	}
 	for _, id := range nodes {
 		f := free[id]
-		room[0] += f.Bytes
-		room[1] += f.HugePages2Mi / pageBytes2Mi * pageBytes2Mi
-		room[2] += f.HugePages1Gi / pageBytes1Gi * pageBytes1Gi
+		add(0, f.Bytes)
+		add(1, f.HugePages2Mi/pageBytes2Mi*pageBytes2Mi)
+		add(2, f.HugePages1Gi/pageBytes1Gi*pageBytes1Gi)
 	}
 	return room[0] >= m.Bytes && room[1] >= m.HugePages2Mi && room[2] >= m.HugePages1Gi
 }
@@ -216,4 +225,41 @@ func checkMemPlacement(t *testing.T, topo *topology.Topology, st State, req Requ
 			t.Fatalf("%+v: %+v, %v; without memory %+v, %v", c.req, got, err, want, wantErr)
 		}
 	}
+}
+
+// FuzzAllocateMemory asks for fuzzed amounts of memory against fuzzed free
+// amounts, the largest uint64 among them, on the small machines: whatever
+// they are, a decision is a placement that holds (checked as
+// TestMemoryRandomStates checks it) or an error of one of the sentinels.
+func FuzzAllocateMemory(f *testing.F) {
+	f.Add(uint64(1), uint8(0), uint8(2), uint64(48*gib), uint64(0), uint64(0), uint64(10*gib), uint64(20*gib), uint64(0))
+	f.Add(uint64(2), uint8(1), uint8(4), uint64(16*gib), uint64(pageBytes2Mi), uint64(pageBytes1Gi), uint64(10*gib), uint64(1<<63), uint64(pageBytes1Gi))
+	f.Add(uint64(3), uint8(1), uint8(1), uint64(math.MaxUint64), uint64(3<<20), uint64(0), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(math.MaxUint64))
+	f.Add(uint64(4), uint8(0), uint8(9), uint64(0), uint64(0), uint64(2*pageBytes1Gi), uint64(0), uint64(gib), uint64(8*pageBytes1Gi))
+	shapes := []fixture.Shape{memTwoNodes, memFourNodes}
+	f.Fuzz(func(t *testing.T, seed uint64, shape, cpus uint8, bytes, huge2Mi, huge1Gi, freeBytes, freeOdd, freeHuge uint64) {
+		topo := fixture.MustBuild(shapes[int(shape)%len(shapes)])
+		r := rand.New(rand.NewPCG(seed, 39))
+		free := map[int]Memory{}
+		for i, n := range topo.Nodes {
+			if i%2 == 0 {
+				free[n.ID] = Memory{Bytes: freeBytes, HugePages2Mi: freeHuge, HugePages1Gi: freeHuge}
+			} else {
+				free[n.ID] = Memory{Bytes: freeOdd, HugePages2Mi: freeOdd, HugePages1Gi: freeHuge}
+			}
+		}
+		st := State{Exclusive: randomExclusive(r, topo), Free: free}
+		req := randomMemRequest(r)
+		req.CPUs = 1 + int(cpus%12)
+		req.Memory = Memory{Bytes: bytes, HugePages2Mi: huge2Mi, HugePages1Gi: huge1Gi}
+		res, err := Allocate(topo, st, cpuset.New(), req)
+		switch {
+		case errors.Is(err, ErrInvalidRequest):
+			return
+		case err != nil:
+			checkRefusal(t, topo, st, req, err)
+			return
+		}
+		checkMemPlacement(t, topo, st, req, res)
+	})
 }
