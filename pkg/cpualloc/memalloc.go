@@ -107,6 +107,15 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 	if errors.Is(err, ErrInvalidRequest) {
 		return Result{}, err
 	}
+	// Taking CPUs away never makes a policy find more room, so when no
+	// group holds the memory, or the whole machine has no room for the
+	// CPUs, no group can serve the request: say so without trying each.
+	if err := memoryShort(m); err != nil {
+		return Result{}, err
+	}
+	if _, _, err := a.place(st, reserved, req); err != nil {
+		return Result{}, err
+	}
 	for k := 2; k < len(ix.spill); k++ {
 		for _, c := range ix.spill[k] {
 			if !m.holds(c.nodes) {
@@ -124,21 +133,9 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 			return res, nil
 		}
 	}
-	return Result{}, a.whyNot(st, m, reserved, req)
-}
-
-// whyNot explains a refusal: the memory kind no group of nodes holds, or
-// else the CPUs the policy finds nowhere. (When every node together holds
-// the memory and the policy finds the CPUs on the whole machine, the spill
-// over every node serves the request, so one of the two is the reason.)
-func (a *Allocator) whyNot(st occupancy, m *memFit, reserved cpuset.CPUSet, req Request) error {
-	if err := memoryShort(m); err != nil {
-		return err
-	}
-	if _, _, err := a.place(st, reserved, req); err != nil {
-		return err
-	}
-	return shortf("%s: no group of nodes holds both %d CPUs and %s", req.Policy, req.CPUs, describeMemory(m.asked))
+	// The group of every node holds the memory and the CPUs fit the whole
+	// machine, so the loop returned at its last group at the latest.
+	return Result{}, shortf("%s: no group of nodes holds both %d CPUs and %s", req.Policy, req.CPUs, describeMemory(m.asked))
 }
 
 // describeMemory names the kinds of m that are not zero, memory always.
