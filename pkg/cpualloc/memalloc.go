@@ -129,6 +129,9 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 			}
 			res := ix.result(ids, applied)
 			res.MemNodes = ix.idsOf(c.nodes)
+			if own := ix.nodeIndices(ids); m.holds(own) {
+				res.MemNodes = ix.idsOf(own) // the CPUs' nodes hold it after all
+			}
 			res.MemHeld = Hold(res.MemNodes, free, req.Memory)
 			return res, nil
 		}
