@@ -64,6 +64,9 @@ func TestAllocateMemoryTwoNodes(t *testing.T) {
 	huge := memTwoNodes
 	huge.Name = "mem-2n-hugepages-on-1"
 	huge.HugePages = []fixture.NodeHugePages{{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages1GiKiB, Total: 4, Free: 4}}}
+	huge2M := memTwoNodes
+	huge2M.Name = "mem-2n-2mi-pages-on-1"
+	huge2M.HugePages = []fixture.NodeHugePages{{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages2MiKiB, Total: 256, Free: 256}}}
 	runMemCases(t, []memCase{
 		{name: "no memory asked: the CPUs' node, as without memory", shape: memTwoNodes,
 			free: map[int]Memory{0: gibs(1), 1: gibs(1)}, req: Request{CPUs: 2},
@@ -117,6 +120,12 @@ func TestAllocateMemoryTwoNodes(t *testing.T) {
 		{name: "huge pages in part of a page", shape: huge,
 			req:     Request{CPUs: 2, Memory: Memory{HugePages2Mi: 3 << 20}},
 			wantErr: "memory.hugePages2Mi: 3145728 bytes is not a multiple of the 2Mi page (2097152 bytes)", wantIs: ErrInvalidRequest},
+		{name: "fits nowhere: 2Mi pages", shape: huge2M,
+			req:     Request{CPUs: 2, Memory: Memory{HugePages2Mi: gib}},
+			wantErr: "hugepages-2Mi: 1.0GiB asked; free per node: 0: 0B, 1: 512.0MiB", wantIs: ErrInsufficient},
+		{name: "1Gi pages in part of a page", shape: huge,
+			req:     Request{CPUs: 2, Memory: Memory{HugePages1Gi: gib + 1}},
+			wantErr: "memory.hugePages1Gi: 1073741825 bytes is not a multiple of the 1Gi page (1073741824 bytes)", wantIs: ErrInvalidRequest},
 		{name: "free on a node the machine lacks", shape: memTwoNodes,
 			free: map[int]Memory{0: gibs(1), 7: gibs(1)}, req: Request{CPUs: 2, Memory: gibs(1)},
 			wantErr: "free: node 7 is not a NUMA node of the topology (nodes [0 1])", wantIs: ErrInvalidRequest},

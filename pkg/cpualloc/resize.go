@@ -75,9 +75,8 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 			return Result{}, err
 		}
 		defer ix.views.Put(v)
-		ids, err = v.grow(held, req.CPUs-n)
-		if err != nil {
-			return Result{}, err
+		if ids, err = v.grow(held, req.CPUs-n); err != nil {
+			return Result{}, insideGroup(err, req.MemNodes)
 		}
 	}
 	res := ix.result(cpuset.New(ids...).List(), req.Policy)

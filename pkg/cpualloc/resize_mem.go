@@ -1,6 +1,7 @@
 package cpualloc
 
 import (
+	"errors"
 	"slices"
 
 	"k8s.io/utils/cpuset"
@@ -33,4 +34,13 @@ func (ix *index) resizeGroup(held cpuset.CPUSet, memNodes []int) ([]int, error) 
 		}
 	}
 	return group, nil
+}
+
+// insideGroup says of a grow that found too few free CPUs that it looked
+// inside the memory group only, so "0 free" is not read as the machine's.
+func insideGroup(err error, memNodes []int) error {
+	if len(memNodes) == 0 || !errors.Is(err, ErrInsufficient) {
+		return err
+	}
+	return shortf("%s on memNodes %v", err, memNodes)
 }

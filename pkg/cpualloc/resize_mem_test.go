@@ -34,7 +34,7 @@ func TestResizeStaysInMemNodes(t *testing.T) {
 		{name: "a shrink keeps the group", held: "0-1,8-9,4,12", memNodes: []int{2, 0}, cpus: 4,
 			want: "0-1,8-9", wantMem: []int{0, 2}},
 		{name: "the group is full", held: "0-1,8-9", others: "4-5,12-13", memNodes: []int{0, 2}, cpus: 6,
-			wantErr: "full-pcpus-then-threads: 2 more CPUs asked beside 0-1,8-9, 0 free", wantIs: ErrInsufficient},
+			wantErr: "full-pcpus-then-threads: 2 more CPUs asked beside 0-1,8-9, 0 free on memNodes [0 2]", wantIs: ErrInsufficient},
 		{name: "held outside the group", held: "0-1,8-9", memNodes: []int{2}, cpus: 6,
 			wantErr: "resize: held CPUs on node 0, outside memNodes [2]", wantIs: ErrInvalidRequest},
 		{name: "a node the machine lacks", held: "0-1,8-9", memNodes: []int{0, 9}, cpus: 6,
