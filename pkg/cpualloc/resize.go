@@ -55,7 +55,7 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 		return Result{}, invalidf("%s: resizing %d CPUs to %d is not a multiple of %d threads per core",
 			FullPCPUs, n, req.CPUs, ix.threads)
 	}
-	group, err := ix.resizeGroup(held, req.MemNodes)
+	outside, err := ix.outsideMemNodes(held, req.MemNodes)
 	if err != nil {
 		return Result{}, err
 	}
@@ -66,10 +66,7 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 	case req.CPUs < n:
 		ids = ix.shrink(held, n-req.CPUs, req.Policy)
 	default:
-		others := occupancy{bits: st.Exclusive.Difference(held).w, burst: st.BurstMilli}
-		if group != nil {
-			others.outside = ix.cpusOutside(group)
-		}
+		others := occupancy{bits: st.Exclusive.Difference(held).w, burst: st.BurstMilli, outside: outside}
 		v, err := ix.newView(others, reserved, req)
 		if err != nil {
 			return Result{}, err
@@ -79,11 +76,7 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 			return Result{}, insideGroup(err, req.MemNodes)
 		}
 	}
-	res := ix.result(cpuset.New(ids...).List(), req.Policy)
-	if group != nil {
-		res.MemNodes = slices.Sorted(slices.Values(req.MemNodes))
-	}
-	return res, nil
+	return withMemNodes(ix.result(cpuset.New(ids...).List(), req.Policy), req.MemNodes), nil
 }
 
 // setCounts counts a CPU set per core, L3 group, node and socket.

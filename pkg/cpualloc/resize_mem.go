@@ -7,10 +7,11 @@ import (
 	"k8s.io/utils/cpuset"
 )
 
-// resizeGroup is the node indices of a resized workload's memory group,
-// nil when it names none. Its memory stays where it is held, so the group
-// must already hold every CPU the workload keeps; Free plays no part.
-func (ix *index) resizeGroup(held cpuset.CPUSet, memNodes []int) ([]int, error) {
+// outsideMemNodes is the CPUs a resized workload's grow may not take: those
+// of the nodes outside its memory group, nil when it names none. Its memory
+// stays where it is held, so the group must already hold every CPU the
+// workload keeps; Free plays no part.
+func (ix *index) outsideMemNodes(held cpuset.CPUSet, memNodes []int) ([]uint64, error) {
 	if len(memNodes) == 0 {
 		return nil, nil
 	}
@@ -33,7 +34,15 @@ func (ix *index) resizeGroup(held cpuset.CPUSet, memNodes []int) ([]int, error) 
 			return nil, invalidf("resize: held CPUs on node %d, outside memNodes %v", ix.nodes[ni].id, memNodes)
 		}
 	}
-	return group, nil
+	return ix.cpusOutside(group), nil
+}
+
+// withMemNodes is res with the workload's memory group, when it has one.
+func withMemNodes(res Result, memNodes []int) Result {
+	if len(memNodes) > 0 {
+		res.MemNodes = slices.Compact(slices.Sorted(slices.Values(memNodes)))
+	}
+	return res
 }
 
 // insideGroup says of a grow that found too few free CPUs that it looked

@@ -31,7 +31,7 @@ func TestResizeStaysInMemNodes(t *testing.T) {
 			want: "0-2,8-10", wantMem: []int{0, 1}},
 		{name: "the group's far node before a nearer one outside it", held: "0-1,8-9", memNodes: []int{0, 2}, cpus: 6,
 			want: "0-1,4,8-9,12", wantMem: []int{0, 2}},
-		{name: "a shrink keeps the group", held: "0-1,8-9,4,12", memNodes: []int{2, 0}, cpus: 4,
+		{name: "a shrink keeps the group", held: "0-1,8-9,4,12", memNodes: []int{2, 0, 2}, cpus: 4,
 			want: "0-1,8-9", wantMem: []int{0, 2}},
 		{name: "the group is full", held: "0-1,8-9", others: "4-5,12-13", memNodes: []int{0, 2}, cpus: 6,
 			wantErr: "full-pcpus-then-threads: 2 more CPUs asked beside 0-1,8-9, 0 free on memNodes [0 2]", wantIs: ErrInsufficient},
