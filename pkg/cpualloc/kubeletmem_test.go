@@ -38,14 +38,14 @@ func kubeletMemCases() []kubeletMemCase {
 	return []kubeletMemCase{
 		{"default hint, one node", []Memory{g1}, pod, []int{0}},
 		{"default hint fails: no node with enough", []Memory{{Bytes: 512 * mib}}, pod, nil},
-		// kubelet refuses the next three (and the fourth after them) because a node that already holds a
+		// kubelet refuses the next four because a node that already holds a
 		// single-node assignment, or belongs to another group, may not join a
 		// new group; Locus does not keep such groups.
 		{"preferred hint, default hint not preferred", []Memory{half, half, half}, pod, nil},
 		{"hint {0} not preferred, no node to extend it with", []Memory{half, half, half}, pod, nil},
 		{"preferred hint {1}, extended hint not preferred", []Memory{half, half, half}, pod, nil},
-		{"memory from multiple NUMA nodes", []Memory{half, half, half, half}, pod, []int{0, 1}},
 		{"a two-node hint over the node of a single-node pod", []Memory{half, half}, pod, nil},
+		{"memory from multiple NUMA nodes", []Memory{half, half, half, half}, pod, []int{0, 1}},
 		{"init 1Gi, 2Gi; apps 3Gi, 4Gi", []Memory{{Bytes: 7680 * mib, HugePages1Gi: 8 * gib}}, both(7), []int{0}},
 		{"init 4Gi, 3Gi; apps 2Gi, 1Gi", []Memory{{Bytes: 7680 * mib, HugePages1Gi: 8 * gib}}, both(4), []int{0}},
 		{"init 7Gi, 4Gi; apps 4Gi, 3Gi", []Memory{{Bytes: 7680 * mib, HugePages1Gi: 8 * gib}}, both(7), []int{0}},
