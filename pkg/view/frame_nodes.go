@@ -52,7 +52,10 @@ func (d nodeDrawer) full(n topology.NUMANode, width int) []Line {
 	} else {
 		label += "CPUs " + n.CPUs.String()
 	}
-	out := []Line{{styled(label, RoleHeader), text(" · busy " + d.busy(cpus) + " · mem " + d.memory(n) + " used")}}
+	out := []Line{{styled(label, RoleHeader), text(" · busy " + d.busy(cpus) + " · mem " + d.memory(n) + " used" + d.held(n))}}
+	if huge := d.hugePages(n); huge != "" {
+		out = append(out, Line{text("  huge pages " + huge)})
+	}
 	room := width - 2
 	gaps := len(cpus) > 8 && len(cpus)+(len(cpus)-1)/8 <= room
 	perRow := len(cpus)
@@ -153,4 +156,23 @@ func (d nodeDrawer) busy(cpus []int) string {
 func (d nodeDrawer) memory(n topology.NUMANode) string {
 	m := d.s.nodeMemory(n)
 	return shortBytes(m.Total-min(m.Free, m.Total)) + "/" + shortBytes(m.Total)
+}
+
+// held is " · held 1.5G" when what pinned workloads hold on the node is
+// known.
+func (d nodeDrawer) held(n topology.NUMANode) string {
+	if b, ok := d.s.NodeHeld(n.ID); ok {
+		return " · held " + shortBytes(b)
+	}
+	return ""
+}
+
+// hugePages is "2MiB 128 held 384 free · 1GiB 0 held 4 free", the pools
+// the node has; "" for a node without one, which shows no line for them.
+func (d nodeDrawer) hugePages(n topology.NUMANode) string {
+	var parts []string
+	for _, h := range d.s.nodeHugePages(n) {
+		parts = append(parts, fmt.Sprintf("%s %d held %d free", topology.HugePageSizeName(h.SizeKiB), h.Total-min(h.Free, h.Total), h.Free))
+	}
+	return strings.Join(parts, " · ")
 }
