@@ -30,7 +30,9 @@ func TestPlanMemory(t *testing.T) {
 		memNodes  []int
 		memory    planMemory
 	}{
-		{"fits the first node", []string{"--memory", "8Gi"}, []int{0}, []int{0}, planMemory{Bytes: 8 << 30}},
+		{"fits either node: the one left with more free", []string{"--memory", "8Gi"}, []int{1}, []int{1}, planMemory{Bytes: 8 << 30}},
+		{"held memory leaves the smaller node freer", []string{"--memory", "2Gi", "--memory-held", "1=60Gi"},
+			[]int{0}, []int{0}, planMemory{Bytes: 2 << 30}},
 		{"only the larger node holds it", []string{"--memory", "32Gi"}, []int{1}, []int{1}, planMemory{Bytes: 32 << 30}},
 		{"held memory leaves room on the larger node only", []string{"--memory", "10Gi", "--memory-held", "0=8Gi"},
 			[]int{1}, []int{1}, planMemory{Bytes: 10 << 30}},
