@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/locus-project/locus/pkg/topology"
@@ -84,5 +86,25 @@ func TestHumanBytes(t *testing.T) {
 		if got := topology.HumanBytes(c.in); got != c.want {
 			t.Errorf("HumanBytes(%d) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// The kernel lists every size it supports on every node, most with no page
+// reserved: only sizes some node has pages of get a column.
+func TestHugePageSizesSkipEmptyPools(t *testing.T) {
+	s := unequalHugePages()
+	s.HugePages = append(s.HugePages, fixture.NodeHugePages{Node: 0,
+		HugePages: topology.HugePages{SizeKiB: 32768}}, fixture.NodeHugePages{Node: 0,
+		HugePages: topology.HugePages{SizeKiB: topology.HugePages2MiKiB}})
+	got := topology.HugePageSizes(fixture.MustBuild(s))
+	if want := []uint64{topology.HugePages2MiKiB, topology.HugePages1GiKiB}; !slices.Equal(got, want) {
+		t.Fatalf("sizes %v, want %v", got, want)
+	}
+	var buf bytes.Buffer
+	if err := topology.RenderTable(&buf, fixture.MustBuild(s)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "32MiB") {
+		t.Errorf("a column for a size no node has pages of:\n%s", buf.String())
 	}
 }
