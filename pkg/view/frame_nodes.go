@@ -81,11 +81,19 @@ func (d nodeDrawer) full(n topology.NUMANode, width int) []Line {
 }
 
 // compact is one line per node: its CPUs (several to a cell when they do
-// not fit, the most specific owner showing), its busy share and memory.
+// not fit, the most specific owner showing), its busy share and memory,
+// and the free pages of each huge page pool it has.
 func (d nodeDrawer) compact(n topology.NUMANode, width int) Line {
 	cpus := n.CPUs.List()
 	prefix := fmt.Sprintf("n%d ", n.ID)
 	suffix := fmt.Sprintf(" %s %s", d.busy(cpus), d.memory(n))
+	if pools := d.s.nodeHugePages(n); len(pools) > 0 {
+		suffix += " huge"
+		for _, h := range pools {
+			suffix += fmt.Sprintf(" %s:%d", topology.HugePageSizeName(h.SizeKiB), h.Free)
+		}
+		suffix += " free"
+	}
 	l := Line{styled(prefix, RoleHeader)}
 	room := width - len(prefix) - len([]rune(suffix))
 	if len(cpus) == 0 {

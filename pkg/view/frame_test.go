@@ -108,6 +108,17 @@ A cache  LS   exclusive  0-1   0        -  12G    83%  0:10G 1:2.0G
 B db     LS   exclusive  4-5   1        -  30G   100%  1:30G
 n name · c cpu · m mem · l local · r reverse · / filter · space pause · q quit
 `},
+		{"huge pages in one line per node", hugeAgent(), FrameOptions{Width: 60, Height: 10}, `
+locus top · agent 127.0.0.1:9316 · 09:26:53      sort name ↑
+2 sockets, 2 NUMA nodes, 8 cores, 8 CPUs, 2 L3 groups
+n0 AA== - 12G/16G
+n1 BB== - 44G/64G huge 2MiB:384 1GiB:3 free
+
+  NAME   QOS  POOL       CPUS  NUMA  MEM  LOCAL
+A cache  LS   exclusive  0-1   0     12G    83%
+B db     LS   exclusive  4-5   1     30G   100%
+n c m l sort · r rev · / filter · space pause · q
+`},
 		{"no agent: the topology's huge pages, nothing held", machineOnly(unequalHuge), FrameOptions{Width: 80, Height: 12, Static: true}, `
 locus top · host · 09:26:53                                          sort name ↑
 2 sockets, 2 NUMA nodes, 8 cores, 8 CPUs, 2 L3 groups
