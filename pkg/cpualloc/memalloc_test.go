@@ -1,8 +1,12 @@
 package cpualloc
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
+
+	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -157,4 +161,27 @@ func TestAllocateMemoryFourNodes(t *testing.T) {
 			free: tens, req: Request{CPUs: 2, Memory: gibs(41)},
 			wantErr: "memory: 41.0GiB asked; free per node: 0: 10.0GiB, 1: 10.0GiB, 2: 10.0GiB, 3: 10.0GiB", wantIs: ErrInsufficient},
 	})
+}
+
+// TestAllocateBitsFree: the scheduler's State-less entry decides as Allocate
+// does, with memory accounted and without.
+func TestAllocateBitsFree(t *testing.T) {
+	topo := fixture.MustBuild(memTwoNodes)
+	a, err := NewAllocator(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := NewBits(0, 8)
+	free := map[int]Memory{0: gibs(10), 1: gibs(100)}
+	for _, req := range []Request{{CPUs: 2}, {CPUs: 2, Memory: gibs(48)}, {CPUs: 2, Memory: gibs(500)}} {
+		want, wantErr := a.Allocate(State{Exclusive: taken, Free: free}, cpuset.New(), req)
+		got, err := a.AllocateBitsFree(taken.w, nil, free, cpuset.New(), req)
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("%+v: AllocateBitsFree %+v, %v; Allocate %+v, %v", req, got, err, want, wantErr)
+		}
+		plain, _ := a.AllocateBits(taken.w, nil, cpuset.New(), req)
+		if req.Memory.IsZero() && !reflect.DeepEqual(plain, got) {
+			t.Fatalf("%+v: AllocateBits %+v, AllocateBitsFree %+v", req, plain, got)
+		}
+	}
 }
