@@ -55,7 +55,7 @@ func newPlanCmd() *cobra.Command {
 	var o planOptions
 	cmd := &cobra.Command{
 		Use:   "plan (--sysfs-root DIR | --topology FILE) --cpus N [flags]",
-		Short: "Show which CPUs the allocator would give a request",
+		Short: "Show which CPUs and memory nodes the allocator would give a request",
 		Long: `Run the CPU allocator once, without changing anything: given a machine (read
 from sysfs, /sys by default, or from a file written by "locus topology -o json")
 and what is already taken, print the CPU set a request would receive, the
