@@ -71,6 +71,8 @@ func TestCLIEdges(t *testing.T) {
 			code: 2, errHas: "--memory -1Gi is negative"},
 		{name: "plan huge pages in part", args: []string{"plan", "--sysfs-root", sys, "--cpus", "1", "--hugepages-2Mi", "1Mi"},
 			code: 2, errHas: "--hugepages-2Mi 1Mi is not a whole number of 2.0 MiB pages"},
+		{name: "plan huge pages of a size a pod cannot ask for", args: []string{"plan", "--sysfs-root", sys, "--cpus", "1",
+			"--hugepages-4Mi", "4Mi"}, code: 2, errHas: "--hugepages-4Mi"},
 		{name: "plan memory held on no such node", args: []string{"plan", "--sysfs-root", sys, "--cpus", "1",
 			"--memory-held", "3=1Gi"}, code: 2, errHas: "--memory-held: 3 is not a NUMA node of this machine"},
 		{name: "run memory beyond any machine", args: []string{"run", "--dry-run", "--memory-limit", "1e19", "--", "true"},
