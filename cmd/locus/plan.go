@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,7 @@ type planOptions struct {
 	requestMilli            int64
 	useReserved             bool
 	output                  string
+	memory                  planMemoryFlags
 }
 
 // planJSON is the JSON contract of `locus plan -o json`.
@@ -35,17 +37,33 @@ type planJSON struct {
 	Policy          string `json:"policy"`
 	NUMAStrategy    string `json:"numaStrategy"`
 	BurstShareMilli int64  `json:"burstShareMilli,omitempty"`
+	// MemNodes are the nodes cpuset.mems names; MemorySpilled says they
+	// are more than the CPUs' nodes, because those cannot hold the memory.
+	MemNodes      []int       `json:"memNodes"`
+	MemorySpilled bool        `json:"memorySpilled,omitempty"`
+	Memory        *planMemory `json:"memory,omitempty"` // the request, when it asks for any
+}
+
+// planMemory is a request's memory in bytes, named as a pod names it.
+type planMemory struct {
+	Bytes        uint64 `json:"bytes,omitempty"`
+	HugePages2Mi uint64 `json:"hugepages-2Mi,omitempty"`
+	HugePages1Gi uint64 `json:"hugepages-1Gi,omitempty"`
 }
 
 func newPlanCmd() *cobra.Command {
 	var o planOptions
 	cmd := &cobra.Command{
 		Use:   "plan (--sysfs-root DIR | --topology FILE) --cpus N [flags]",
-		Short: "Show which CPUs the allocator would give a request",
+		Short: "Show which CPUs and memory nodes the allocator would give a request",
 		Long: `Run the CPU allocator once, without changing anything: given a machine (read
 from sysfs, /sys by default, or from a file written by "locus topology -o json")
-and what is already taken, print the CPU set a request would receive and the
-NUMA nodes it spans. docs/allocator.md defines the policies.
+and what is already taken, print the CPU set a request would receive, the
+NUMA nodes it spans and the nodes its cpuset.mems names. --memory and
+--hugepages-2Mi/--hugepages-1Gi ask for memory on those nodes: each node
+offers its MemTotal and its reserved huge pages, less what the --*-held
+flags say pinned workloads hold there. docs/allocator.md defines the
+policies.
 
 An impossible request exits with status 2 and says why.`,
 		Args: rejectTopologyArgs,
@@ -63,6 +81,13 @@ An impossible request exits with status 2 and says why.`,
 	f.StringVar(&o.burstLoad, "burst-load", "", "static-burst load already on CPUs, as CPU=MILLI pairs (\"3=500,4=250\")")
 	f.Int64Var(&o.requestMilli, "request-milli", 0, "static-burst: the pod's CPU request in millicores (0: equal to --cpus)")
 	f.BoolVar(&o.useReserved, "use-reserved", false, "allow reserved and isolated CPUs")
+	m := &o.memory
+	f.StringVar(&m.memory, "memory", "", "memory the workload needs on its cpuset.mems nodes (the pod's memory request: 512Mi, 8Gi)")
+	f.StringVar(&m.hugePages2Mi, "hugepages-2Mi", "", "2 MiB huge pages it needs, in bytes (the pod's hugepages-2Mi request: 1Gi)")
+	f.StringVar(&m.hugePages1Gi, "hugepages-1Gi", "", "1 GiB huge pages it needs, in bytes (the pod's hugepages-1Gi request: 4Gi)")
+	f.StringVar(&m.heldMemory, "memory-held", "", "memory pinned workloads already hold, as NODE=QUANTITY pairs (\"0=48Gi,1=2Gi\")")
+	f.StringVar(&m.held2Mi, "hugepages-2Mi-held", "", "2 MiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
+	f.StringVar(&m.held1Gi, "hugepages-1Gi-held", "", "1 GiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
 	outputFlag(cmd, &o.output)
 	return cmd
 }
@@ -80,6 +105,10 @@ func (o planOptions) run(w io.Writer) error {
 	if err := o.checkRequestMilli(); err != nil {
 		return err
 	}
+	mem, err := o.memory.request()
+	if err != nil {
+		return err
+	}
 	t, err := o.loadTopology()
 	if err != nil {
 		return err
@@ -88,7 +117,10 @@ func (o planOptions) run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy),
+	if st.Free, err = o.memory.free(t); err != nil {
+		return err
+	}
+	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy), Memory: mem,
 		NUMAStrategy: cpualloc.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
 	res, err := cpualloc.Allocate(t, st, reserved, req)
 	if err != nil {
@@ -99,7 +131,11 @@ func (o planOptions) run(w io.Writer) error {
 	}
 	out := planJSON{CPUSet: res.CPUs.String(), NUMANodes: res.NUMANodes, CPUs: res.CPUs.Size(),
 		Policy:       string(res.Policy),
-		NUMAStrategy: cmp.Or(o.strategy, string(cpualloc.MostAllocated))}
+		NUMAStrategy: cmp.Or(o.strategy, string(cpualloc.MostAllocated)),
+		MemNodes:     res.MemNodes, MemorySpilled: !slices.Equal(res.MemNodes, res.NUMANodes)}
+	if mem != (cpualloc.Memory{}) {
+		out.Memory = &planMemory{mem.Bytes, mem.HugePages2Mi, mem.HugePages1Gi}
+	}
 	if req.Policy == cpualloc.StaticBurst {
 		milli := o.requestMilli
 		if milli == 0 {
@@ -191,14 +227,40 @@ func parseBurstLoad(s string, online cpuset.CPUSet) (map[int]int64, error) {
 }
 
 func writePlanTable(w io.Writer, p planJSON) error {
-	nodes := make([]string, len(p.NUMANodes))
-	for i, n := range p.NUMANodes {
-		nodes[i] = strconv.Itoa(n)
+	mems := joinIDs(p.MemNodes)
+	if p.MemorySpilled {
+		mems += " (the memory spilled beyond the CPUs' nodes)"
 	}
-	_, err := fmt.Fprintf(w, "cpuset:      %s (%d CPUs)\nnuma nodes:  %s\npolicy:      %s, %s\n",
-		p.CPUSet, p.CPUs, strings.Join(nodes, ","), p.Policy, p.NUMAStrategy)
+	_, err := fmt.Fprintf(w, "cpuset:      %s (%d CPUs)\nnuma nodes:  %s\nmems:        %s\npolicy:      %s, %s\n",
+		p.CPUSet, p.CPUs, joinIDs(p.NUMANodes), mems, p.Policy, p.NUMAStrategy)
+	if err == nil && p.Memory != nil {
+		_, err = fmt.Fprintf(w, "memory:      %s\n", memoryRequestText(*p.Memory))
+	}
 	if err == nil && p.BurstShareMilli > 0 {
 		_, err = fmt.Fprintf(w, "burst share: %d millicores on each CPU\n", p.BurstShareMilli)
 	}
 	return err
+}
+
+func joinIDs(ids []int) string {
+	s := make([]string, len(ids))
+	for i, n := range ids {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// memoryRequestText names each kind the request asks for:
+// "8.0 GiB, 2 MiB huge pages 1.0 GiB".
+func memoryRequestText(m planMemory) string {
+	var parts []string
+	for _, k := range []struct {
+		name  string
+		bytes uint64
+	}{{"", m.Bytes}, {"2 MiB huge pages ", m.HugePages2Mi}, {"1 GiB huge pages ", m.HugePages1Gi}} {
+		if k.bytes > 0 {
+			parts = append(parts, k.name+topology.HumanBytes(k.bytes))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -43,21 +43,21 @@ func TestPlanJSON(t *testing.T) {
 		want planJSON
 	}{
 		{"defaults", []string{"--sysfs-root", nps4, "--cpus", "4"},
-			planJSON{"0-1,128-129", []int{0}, 4, "full-pcpus", "most-allocated", 0}},
+			wantPlan("0-1,128-129", []int{0}, 4, "full-pcpus", "most-allocated", 0)},
 		{"allocated and least-allocated", []string{"--sysfs-root", nps4, "--cpus", "20",
 			"--allocated", "0-3,128-131", "--numa-strategy", "least-allocated"},
-			planJSON{"16-25,144-153", []int{1}, 20, "full-pcpus", "least-allocated", 0}},
+			wantPlan("16-25,144-153", []int{1}, 20, "full-pcpus", "least-allocated", 0)},
 		{"spans nodes", []string{"--sysfs-root", nps4, "--cpus", "40", "--policy", "distribute-across-numa"},
-			planJSON{"0-9,16-25,128-137,144-153", []int{0, 1}, 40, "distribute-across-numa", "most-allocated", 0}},
+			wantPlan("0-9,16-25,128-137,144-153", []int{0, 1}, 40, "distribute-across-numa", "most-allocated", 0)},
 		{"reserved skipped", []string{"--sysfs-root", small, "--cpus", "2", "--reserved", "0"},
-			planJSON{"1-2", []int{0}, 2, "full-pcpus", "most-allocated", 0}},
+			wantPlan("1-2", []int{0}, 2, "full-pcpus", "most-allocated", 0)},
 		{"reserved allowed", []string{"--sysfs-root", small, "--cpus", "2", "--reserved", "0", "--use-reserved"},
-			planJSON{"0-1", []int{0}, 2, "full-pcpus", "most-allocated", 0}},
+			wantPlan("0-1", []int{0}, 2, "full-pcpus", "most-allocated", 0)},
 		{"static-burst with load", []string{"--sysfs-root", nps4, "--cpus", "4", "--policy", "static-burst",
 			"--request-milli", "1000", "--burst-load", "5=500"},
-			planJSON{"0-1,128-129", []int{0}, 4, "static-burst", "most-allocated", 250}},
+			wantPlan("0-1,128-129", []int{0}, 4, "static-burst", "most-allocated", 250)},
 		{"static-burst share is the request", []string{"--sysfs-root", small, "--cpus", "2", "--policy", "static-burst",
-			"--burst-load", "0=1,1=1"}, planJSON{"2-3", []int{0}, 2, "static-burst", "most-allocated", 1000}},
+			"--burst-load", "0=1,1=1"}, wantPlan("2-3", []int{0}, 2, "static-burst", "most-allocated", 1000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := runPlan(t, append(tc.args, "-o", "json")...)
@@ -69,11 +69,18 @@ func TestPlanJSON(t *testing.T) {
 				t.Fatalf("output is not JSON: %v\n%s", err, out)
 			}
 			if got.CPUSet != tc.want.CPUSet || !slices.Equal(got.NUMANodes, tc.want.NUMANodes) || got.CPUs != tc.want.CPUs ||
-				got.Policy != tc.want.Policy || got.NUMAStrategy != tc.want.NUMAStrategy || got.BurstShareMilli != tc.want.BurstShareMilli {
+				got.Policy != tc.want.Policy || got.NUMAStrategy != tc.want.NUMAStrategy || got.BurstShareMilli != tc.want.BurstShareMilli ||
+				!slices.Equal(got.MemNodes, tc.want.MemNodes) || got.MemorySpilled || got.Memory != nil {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 		})
 	}
+}
+
+// wantPlan is a plan without memory asked for: cpuset.mems names the CPUs' nodes.
+func wantPlan(cpus string, nodes []int, count int, policy, strategy string, burst int64) planJSON {
+	return planJSON{CPUSet: cpus, NUMANodes: nodes, CPUs: count, Policy: policy, NUMAStrategy: strategy,
+		BurstShareMilli: burst, MemNodes: nodes}
 }
 
 // --topology reads what `locus topology -o json` writes; both sources agree.
@@ -92,7 +99,7 @@ func TestPlanTopologyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"cpuset":"2-5,16-31","numaNodes":[0,1],"cpus":20,"policy":"full-pcpus","numaStrategy":"most-allocated"}`
+	want := `{"cpuset":"2-5,16-31","numaNodes":[0,1],"cpus":20,"policy":"full-pcpus","numaStrategy":"most-allocated","memNodes":[0,1]}`
 	if compact(t, fromFile) != want {
 		t.Fatalf("--topology: got %s, want %s", compact(t, fromFile), want)
 	}
@@ -113,9 +120,9 @@ func TestPlanTable(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--cpus", "3"}, "cpuset:      0-2 (3 CPUs)\nnuma nodes:  0\npolicy:      full-pcpus, most-allocated\n"},
+		{[]string{"--cpus", "3"}, "cpuset:      0-2 (3 CPUs)\nnuma nodes:  0\nmems:        0\npolicy:      full-pcpus, most-allocated\n"},
 		{[]string{"--cpus", "2", "--policy", "static-burst", "--request-milli", "500", "-o", "table"},
-			"cpuset:      0-1 (2 CPUs)\nnuma nodes:  0\npolicy:      static-burst, most-allocated\n" +
+			"cpuset:      0-1 (2 CPUs)\nnuma nodes:  0\nmems:        0\npolicy:      static-burst, most-allocated\n" +
 				"burst share: 250 millicores on each CPU\n"},
 	} {
 		out, err := runPlan(t, append([]string{"--sysfs-root", dir}, tc.args...)...)

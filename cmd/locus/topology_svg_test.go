@@ -37,3 +37,27 @@ func TestTopologySVG(t *testing.T) {
 		t.Errorf("topology --svg without an agent: status %d, stderr %q", code, stderr)
 	}
 }
+
+// The table and the map show huge pages on the node that has them, and no
+// column or line for them elsewhere.
+func TestTopologyHugePagesOnOneNode(t *testing.T) {
+	sys := planTree(t, unequalHuge)
+	table, err := runLocus(t, "topology", "--sysfs-root", sys)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, table)
+	}
+	for _, want := range []string{"MEM FREE  HUGE 2MiB FREE/TOTAL       HUGE 1GiB FREE/TOTAL\n",
+		"\n0     0        0-3   4      4        16.0 GiB   12.0 GiB  -                          -\n",
+		"\n1     1        4-7   4      4        64.0 GiB   48.0 GiB  512/512 (1.0 GiB/1.0 GiB)  3/4 (3.0 GiB/4.0 GiB)\n"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q:\n%s", want, table)
+		}
+	}
+	svg, err := runLocus(t, "topology", "--sysfs-root", sys, "--svg", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(svg, `class="dim hugepages" data-node="1"`) != 2 || strings.Contains(svg, `class="dim hugepages" data-node="0"`) {
+		t.Errorf("the map draws huge pages other than node 1's two pools:\n%s", svg)
+	}
+}

@@ -41,6 +41,11 @@ func ViewSnapshot(st Status, t *topology.Topology) view.Snapshot {
 	for _, ws := range st.Workloads {
 		w := view.Workload{Name: ws.Name, Cgroup: ws.Cgroup, QOSClass: ws.QOSClass, Pool: ws.Pool, CPUs: ws.CPUs,
 			NUMANodes: ws.NUMANodes, PIDs: len(ws.PIDs), Problems: ws.Problems}
+		// cpuset.mems as the agent wrote it; text it cannot read leaves
+		// the views on the CPUs' nodes.
+		if mems, err := topology.ParseCPUList(ws.Mems); err == nil && !mems.IsEmpty() {
+			w.MemNodes = mems.List()
+		}
 		if m := ws.MemoryLocality; m != nil {
 			w.Migration = &view.Migration{Time: m.Time, Reason: m.Reason, LocalRatio: m.LocalRatio, PagesMigrated: m.PagesMigrated}
 		}

@@ -40,6 +40,16 @@ func (n NUMANode) HugePagesOf(sizeKiB uint64) HugePages {
 	return HugePages{SizeKiB: sizeKiB}
 }
 
+// ReadNodeHugePages reads node's huge page pools now, under sysfsRoot
+// ("" for /sys): free pages change as workloads fault them in, while the
+// rest of the topology stays as discovered.
+func ReadNodeHugePages(sysfsRoot string, node int) ([]HugePages, error) {
+	if sysfsRoot == "" {
+		sysfsRoot = "/sys"
+	}
+	return readHugePages(filepath.Join(sysfsRoot, "devices/system/node", fmt.Sprintf("node%d", node)))
+}
+
 // maxHugePageSizes bounds the sizes read per node: x86 has two, arm64 four;
 // a --sysfs-root tree may hold any number of directories.
 const maxHugePageSizes = 8

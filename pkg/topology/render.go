@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -21,15 +22,23 @@ func RenderTable(w io.Writer, t *Topology) error {
 	fmt.Fprintln(tw, s.line(t))
 	fmt.Fprintf(tw, "isolated CPUs: %s\n\n", listOrNone(t.Isolated, "none"))
 
-	fmt.Fprintln(tw, "NODE\tSOCKETS\tCPUS\tCORES\tTHREADS\tMEM TOTAL\tMEM FREE\t")
+	sizes := HugePageSizes(t)
+	fmt.Fprint(tw, "NODE\tSOCKETS\tCPUS\tCORES\tTHREADS\tMEM TOTAL\tMEM FREE\t")
+	for _, size := range sizes {
+		fmt.Fprintf(tw, "HUGE %s FREE/TOTAL\t", HugePageSizeName(size))
+	}
+	fmt.Fprintln(tw)
 	for _, n := range t.Nodes {
-		note := ""
-		if n.CPUs.IsEmpty() {
-			note = "memory-only"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", n.ID, listOrNone(s.nodeSockets[n.ID], "-"),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\t%s\t", n.ID, listOrNone(s.nodeSockets[n.ID], "-"),
 			listOrNone(n.CPUs, "-"), s.nodeCores[n.ID].Size(), n.CPUs.Size(),
-			HumanBytes(n.MemoryTotal), HumanBytes(n.MemoryFree), note)
+			HumanBytes(n.MemoryTotal), HumanBytes(n.MemoryFree))
+		for _, size := range sizes {
+			fmt.Fprintf(tw, "%s\t", hugePagesCell(n.HugePagesOf(size)))
+		}
+		if n.CPUs.IsEmpty() {
+			fmt.Fprint(tw, "memory-only")
+		}
+		fmt.Fprintln(tw)
 	}
 	fmt.Fprintln(tw)
 	if len(s.l3IDs) == 0 {
@@ -178,4 +187,41 @@ func HumanBytes(b uint64) string {
 		}
 	}
 	return fmt.Sprintf("%d B", b)
+}
+
+// HugePageSizes are the page sizes, in KiB, of which some node of t has a
+// pool, smallest first: the only sizes worth a column.
+func HugePageSizes(t *Topology) []uint64 {
+	var sizes []uint64
+	for _, n := range t.Nodes {
+		for _, h := range n.HugePages {
+			if h.Total > 0 && !slices.Contains(sizes, h.SizeKiB) {
+				sizes = append(sizes, h.SizeKiB)
+			}
+		}
+	}
+	slices.Sort(sizes)
+	return sizes
+}
+
+// HugePageSizeName is a page size as people write it: "2MiB", "1GiB".
+func HugePageSizeName(sizeKiB uint64) string {
+	for _, u := range []struct {
+		name string
+		kib  uint64
+	}{{"GiB", 1 << 20}, {"MiB", 1 << 10}} {
+		if sizeKiB >= u.kib && sizeKiB%u.kib == 0 {
+			return fmt.Sprintf("%d%s", sizeKiB/u.kib, u.name)
+		}
+	}
+	return fmt.Sprintf("%dKiB", sizeKiB)
+}
+
+// hugePagesCell is "384/512 (768.0 MiB/1.0 GiB)": free and reserved pages,
+// then the same in bytes; "-" for a node without the pool.
+func hugePagesCell(h HugePages) string {
+	if h.Total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d (%s/%s)", h.Free, h.Total, HumanBytes(h.Bytes(h.Free)), HumanBytes(h.Bytes(h.Total)))
 }

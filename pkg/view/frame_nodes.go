@@ -52,7 +52,10 @@ func (d nodeDrawer) full(n topology.NUMANode, width int) []Line {
 	} else {
 		label += "CPUs " + n.CPUs.String()
 	}
-	out := []Line{{styled(label, RoleHeader), text(" · busy " + d.busy(cpus) + " · mem " + d.memory(n) + " used")}}
+	out := []Line{{styled(label, RoleHeader), text(" · busy " + d.busy(cpus) + " · mem " + d.memory(n) + " used" + d.held(n))}}
+	if huge := d.hugePages(n); huge != "" {
+		out = append(out, Line{text("  huge pages " + huge)})
+	}
 	room := width - 2
 	gaps := len(cpus) > 8 && len(cpus)+(len(cpus)-1)/8 <= room
 	perRow := len(cpus)
@@ -78,11 +81,19 @@ func (d nodeDrawer) full(n topology.NUMANode, width int) []Line {
 }
 
 // compact is one line per node: its CPUs (several to a cell when they do
-// not fit, the most specific owner showing), its busy share and memory.
+// not fit, the most specific owner showing), its busy share and memory,
+// and the free pages of each huge page pool it has.
 func (d nodeDrawer) compact(n topology.NUMANode, width int) Line {
 	cpus := n.CPUs.List()
 	prefix := fmt.Sprintf("n%d ", n.ID)
 	suffix := fmt.Sprintf(" %s %s", d.busy(cpus), d.memory(n))
+	if pools := d.s.nodeHugePages(n); len(pools) > 0 {
+		suffix += " huge"
+		for _, h := range pools {
+			suffix += fmt.Sprintf(" %s:%d", topology.HugePageSizeName(h.SizeKiB), h.Free)
+		}
+		suffix += " free"
+	}
 	l := Line{styled(prefix, RoleHeader)}
 	room := width - len(prefix) - len([]rune(suffix))
 	if len(cpus) == 0 {
@@ -153,4 +164,23 @@ func (d nodeDrawer) busy(cpus []int) string {
 func (d nodeDrawer) memory(n topology.NUMANode) string {
 	m := d.s.nodeMemory(n)
 	return shortBytes(m.Total-min(m.Free, m.Total)) + "/" + shortBytes(m.Total)
+}
+
+// held is " · held 1.5G" when what pinned workloads hold on the node is
+// known.
+func (d nodeDrawer) held(n topology.NUMANode) string {
+	if b, ok := d.s.NodeHeld(n.ID); ok {
+		return " · held " + shortBytes(b)
+	}
+	return ""
+}
+
+// hugePages is "2MiB 128 held 384 free · 1GiB 0 held 4 free", the pools
+// the node has; "" for a node without one, which shows no line for them.
+func (d nodeDrawer) hugePages(n topology.NUMANode) string {
+	var parts []string
+	for _, h := range d.s.nodeHugePages(n) {
+		parts = append(parts, fmt.Sprintf("%s %d held %d free", topology.HugePageSizeName(h.SizeKiB), h.Total-min(h.Free, h.Total), h.Free))
+	}
+	return strings.Join(parts, " · ")
 }

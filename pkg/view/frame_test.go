@@ -12,7 +12,7 @@ import (
 
 // Whatever the machine and the terminal, a frame never draws outside it.
 func TestFrameFitsEveryTerminal(t *testing.T) {
-	snaps := map[string]*Snapshot{"small-agent": smallAgent(), "memnode-agent": memnodeAgent()}
+	snaps := map[string]*Snapshot{"small-agent": smallAgent(), "memnode-agent": memnodeAgent(), "huge-agent": hugeAgent()}
 	for _, s := range fixture.Shipped() {
 		snaps[s.Name] = machineOnly(s)
 	}
@@ -52,7 +52,7 @@ func TestFrameText(t *testing.T) {
 locus top · agent 127.0.0.1:9316 · 09:26:53                          sort name ↑
 1 socket, 1 NUMA node, 4 cores, 4 CPUs, 1 L3 group
 CPUs: exclusive 2 · shared 1 · reserved 1
-node 0 · CPUs 0-3 · busy 45% · mem 6.0G/16G used
+node 0 · CPUs 0-3 · busy 45% · mem 6.0G/16G used · held 1.5G
   #BB=
   ▁▇▅▂
 
@@ -79,17 +79,59 @@ n c m l sort · r rev · / filter · space pause · q
 locus top · agent 127.0.0.1:9316 · 09:26:53                                                                sort name ↑ · filter “ba”
 2 sockets, 3 NUMA nodes, 16 cores, 32 CPUs, 2 L3 groups
 CPUs: exclusive 4 · static-burst 2 · shared 16 · be 8 · reserved 2
-node 0 · CPUs 0-15 · busy 56% · mem 16G/64G used
+node 0 · CPUs 0-15 · busy 56% · mem 16G/64G used · held 10G
   ##BBBBcc ========
   --█▆▄▂▂- --------
-node 1 · CPUs 16-31 · busy 10% · mem 16G/64G used
+node 1 · CPUs 16-31 · busy 10% · mem 16G/64G used · held 0B
   ======== ~~~~~~~~
   -------- ▁-------
-node 2 · memory only · busy - · mem 16G/64G used
+node 2 · memory only · busy - · mem 16G/64G used · held 0B
 
   NAME     QOS  POOL  CPUS   NUMA  CPU%   MEM  LOCAL  MEM BY NODE  LAST MIGRATION  PROBLEMS
 A batch !  BE   be    24-31  1        -  512M   100%  1:512M       -               CgroupWriteFailed: EBUSY
 n name · c cpu · m mem · l local · r reverse · / filter · space pause · q quit
+`},
+		{"unequal nodes, huge pages on one, memory held", hugeAgent(), FrameOptions{Width: 80, Height: 16}, `
+locus top · agent 127.0.0.1:9316 · 09:26:53                          sort name ↑
+2 sockets, 2 NUMA nodes, 8 cores, 8 CPUs, 2 L3 groups
+CPUs: exclusive 4 · shared 4
+node 0 · CPUs 0-3 · busy - · mem 12G/16G used · held 12G
+  AA==
+  ----
+node 1 · CPUs 4-7 · busy - · mem 44G/64G used · held 40G
+  huge pages 2MiB 128 held 384 free · 1GiB 1 held 3 free
+  BB==
+  ----
+
+  NAME   QOS  POOL       CPUS  NUMA  CPU%  MEM  LOCAL  MEM BY NODE
+A cache  LS   exclusive  0-1   0        -  12G    83%  0:10G 1:2.0G
+B db     LS   exclusive  4-5   1        -  30G   100%  1:30G
+n name · c cpu · m mem · l local · r reverse · / filter · space pause · q quit
+`},
+		{"huge pages in one line per node", hugeAgent(), FrameOptions{Width: 60, Height: 10}, `
+locus top · agent 127.0.0.1:9316 · 09:26:53      sort name ↑
+2 sockets, 2 NUMA nodes, 8 cores, 8 CPUs, 2 L3 groups
+n0 AA== - 12G/16G
+n1 BB== - 44G/64G huge 2MiB:384 1GiB:3 free
+
+  NAME   QOS  POOL       CPUS  NUMA  MEM  LOCAL
+A cache  LS   exclusive  0-1   0     12G    83%
+B db     LS   exclusive  4-5   1     30G   100%
+n c m l sort · r rev · / filter · space pause · q
+`},
+		{"no agent: the topology's huge pages, nothing held", machineOnly(unequalHuge), FrameOptions{Width: 80, Height: 12, Static: true}, `
+locus top · host · 09:26:53                                          sort name ↑
+2 sockets, 2 NUMA nodes, 8 cores, 8 CPUs, 2 L3 groups
+node 0 · CPUs 0-3 · busy - · mem 4.0G/16G used
+  ....
+  ----
+node 1 · CPUs 4-7 · busy - · mem 16G/64G used
+  huge pages 2MiB 0 held 512 free · 1GiB 0 held 4 free
+  ....
+  ----
+
+  NAME  QOS  POOL  CPUS  NUMA  CPU%  MEM  LOCAL  MEM BY NODE  LAST MIGRATION
+  no agent: no workloads to show
 `},
 		{"no agent, eight nodes", machineOnly(fixture.AMDNPS4), FrameOptions{Width: 80, Height: 11, Static: true}, `
 locus top · host · 09:26:53                                          sort name ↑

@@ -3,6 +3,7 @@ package view
 import (
 	"time"
 
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -49,5 +50,33 @@ func memnodeAgent() *Snapshot {
 			{Name: "web", QOSClass: "LS", Pool: "shared", CPUs: "6-31", NUMANodes: []int{0, 1}, PIDs: 4},
 		},
 		CPUBusy: map[int]float64{2: 1, 3: 0.8, 4: 0.5, 5: 0.2, 6: 0.3, 24: 0.1},
+	}
+}
+
+// unequalHuge is two sockets of four CPUs: node 0 with 16 GiB, node 1 with
+// 64 GiB and every huge page, 2 MiB and 1 GiB ones.
+var unequalHuge = fixture.Shape{Name: "2s-4c-unequal-huge", Sockets: 2, NUMAPerSocket: 1, L3PerNUMA: 1,
+	CoresPerSocket: 4, ThreadsPerCore: 1, Siblings: fixture.SiblingsSplit, MemoryPerNode: 16 << 30,
+	MemoryByNode: map[int]uint64{1: 64 << 30},
+	HugePages: []fixture.NodeHugePages{
+		{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages2MiKiB, Total: 512, Free: 512}},
+		{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages1GiKiB, Total: 4, Free: 4}},
+	}}
+
+// hugeAgent is unequalHuge with an agent that accounts the memory it
+// pinned: db on node 1 with 32 GiB, cache on node 0 with 20 GiB spilled
+// to node 1; db has faulted in 128 of the 2 MiB pages and one 1 GiB page.
+func hugeAgent() *Snapshot {
+	return &Snapshot{Time: t0, Source: "agent 127.0.0.1:9316", Agent: true, Topology: fixture.MustBuild(unequalHuge),
+		Pools: Pools{Exclusive: "0-1,4-5", Shared: "2-3,6-7"},
+		Workloads: []Workload{
+			{Name: "db", QOSClass: "LS", Pool: "exclusive", CPUs: "4-5", NUMANodes: []int{1}, MemNodes: []int{1}, PIDs: 1,
+				MemoryByNode: map[int]uint64{1: 30 << 30}, MemoryHeldByNode: map[int]uint64{1: 32 << 30}},
+			{Name: "cache", QOSClass: "LS", Pool: "exclusive", CPUs: "0-1", NUMANodes: []int{0}, MemNodes: []int{0, 1}, PIDs: 1,
+				MemoryByNode: map[int]uint64{0: 10 << 30, 1: 2 << 30}, MemoryHeldByNode: map[int]uint64{0: 12 << 30, 1: 8 << 30}},
+		},
+		NodeMemory: map[int]NodeMemory{0: {Total: 16 << 30, Free: 4 << 30},
+			1: {Total: 64 << 30, Free: 20 << 30, HugePages: []topology.HugePages{
+				{SizeKiB: topology.HugePages2MiKiB, Total: 512, Free: 384}, {SizeKiB: topology.HugePages1GiKiB, Total: 4, Free: 3}}}},
 	}
 }

@@ -46,10 +46,12 @@ type Pools struct {
 	BE        string `json:"be,omitempty"`
 }
 
-// NodeMemory is one NUMA node's memory in bytes.
+// NodeMemory is one NUMA node's memory in bytes, and its huge page pools
+// (nil: the topology's figures).
 type NodeMemory struct {
-	Total uint64 `json:"totalBytes"`
-	Free  uint64 `json:"freeBytes"`
+	Total     uint64               `json:"totalBytes"`
+	Free      uint64               `json:"freeBytes"`
+	HugePages []topology.HugePages `json:"hugePages,omitempty"`
 }
 
 // Workload is one workload as the views show it.
@@ -61,15 +63,21 @@ type Workload struct {
 	Pool      string `json:"pool,omitempty"`
 	CPUs      string `json:"cpus,omitempty"`
 	NUMANodes []int  `json:"numaNodes,omitempty"`
-	PIDs      int    `json:"pids"`
+	// MemNodes are the nodes of its cpuset.mems; nil when unknown.
+	MemNodes []int `json:"memNodes,omitempty"`
+	PIDs     int   `json:"pids"`
 	// CPUUsage is in CPUs (1 = one CPU fully busy) over the last sampling
 	// interval; nil when unknown.
 	CPUUsage *float64 `json:"cpuUsage,omitempty"`
 	// MemoryByNode is the workload's memory on each NUMA node in bytes; nil
 	// when unknown.
 	MemoryByNode map[int]uint64 `json:"memoryByNode,omitempty"`
-	Migration    *Migration     `json:"lastMigration,omitempty"`
-	Problems     []string       `json:"problems,omitempty"`
+	// MemoryHeldByNode is the memory the agent accounts the workload as
+	// holding on each node (its request, where it is pinned); nil when
+	// the agent does not say.
+	MemoryHeldByNode map[int]uint64 `json:"memoryHeldByNode,omitempty"`
+	Migration        *Migration     `json:"lastMigration,omitempty"`
+	Problems         []string       `json:"problems,omitempty"`
 }
 
 // Migration is a workload's last memory locality run.

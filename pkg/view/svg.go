@@ -28,7 +28,7 @@ const svgStyle = `text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;f
 // attributes (numa-node, core, cpu with data-cpu, data-kind, data-owner)
 // for scripts and tests.
 func SVG(s *Snapshot) []byte {
-	m := layoutMachine(s.Topology)
+	m := layoutMachine(s)
 	d := &svgDrawer{s: s, m: m, owners: Owners(s), colors: Colors(s.Workloads), markers: Markers(s.Workloads)}
 	return d.draw()
 }
@@ -122,8 +122,16 @@ func (d *svgDrawer) node(nb *nodeBox, x, y int) {
 	fmt.Fprintf(&d.b, `<text class="dim" x="%d" y="31">memory %s used of %s</text>`+"\n", nodePad,
 		topology.HumanBytes(used), topology.HumanBytes(mem.Total))
 	d.memoryBar(n.ID, mem, nodePad, 36, nb.w-2*nodePad)
+	for i, l := range nb.lines {
+		size := ""
+		if l.sizeKiB > 0 {
+			size = fmt.Sprintf(` data-size-kib="%d"`, l.sizeKiB)
+		}
+		fmt.Fprintf(&d.b, `<text class="dim %s" data-node="%d"%s x="%d" y="%d">%s</text>`+"\n",
+			l.class, n.ID, size, nodePad, nodeHead+i*lineH+2, esc(l.text))
+	}
 	for i, g := range nb.l3s {
-		d.l3(g, nodePad+nb.pos[i][0], nodeHead+nb.pos[i][1])
+		d.l3(g, nodePad+nb.pos[i][0], nb.head+nb.pos[i][1])
 	}
 	d.b.WriteString("</g>\n")
 }

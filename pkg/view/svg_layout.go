@@ -1,6 +1,7 @@
 package view
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -19,6 +20,7 @@ const (
 	groupHead = 16
 	nodePad   = 8
 	nodeHead  = 52 // label, memory line and memory bar
+	lineH     = 14 // each line under the bar: memory held, each huge page pool
 	boxGap    = 10
 	charWidth = 7 // of the 11px monospace labels, rounded up
 	l3MaxW    = 800
@@ -41,6 +43,16 @@ type nodeBox struct {
 	pos   [][2]int
 	w, h  int
 	label string
+	// lines are drawn under the memory bar (memory held, huge pages);
+	// head is where the L3 groups start below them.
+	lines []nodeLine
+	head  int
+}
+
+// nodeLine is one line of text under a node's memory bar.
+type nodeLine struct {
+	class, text string
+	sizeKiB     uint64 // a huge page pool's page size; 0 for memory held
 }
 
 type socketBox struct {
@@ -60,7 +72,8 @@ type mapLayout struct {
 	coreH   int
 }
 
-func layoutMachine(t *topology.Topology) *mapLayout {
+func layoutMachine(s *Snapshot) *mapLayout {
+	t := s.Topology
 	m := &mapLayout{threads: 1}
 	byNode := map[int]map[int]map[int][]topology.CPU{} // node → l3 → core → threads
 	socketOf := map[int]int{}
@@ -79,7 +92,7 @@ func layoutMachine(t *topology.Topology) *mapLayout {
 	m.coreH = cellSize + 2*corePad
 	sockets := map[int]*socketBox{}
 	for _, n := range t.Nodes {
-		nb := &nodeBox{node: n}
+		nb := &nodeBox{node: n, lines: nodeLines(s, n)}
 		if n.CPUs.IsEmpty() {
 			m.memOnly = append(m.memOnly, m.measureNode(nb))
 			continue
@@ -129,10 +142,15 @@ func (m *mapLayout) measureNode(nb *nodeBox) *nodeBox {
 	var w, h int
 	nb.pos, w, h = flow(sizes, l3MaxW)
 	nb.label = nodeLabel(nb.node)
-	nb.w = max(w, len(nb.label)*charWidth, nodeMinW) + 2*nodePad
-	nb.h = nodeHead + h + nodePad
+	nb.w = max(w, len(nb.label)*charWidth, nodeMinW)
+	for _, l := range nb.lines {
+		nb.w = max(nb.w, len([]rune(l.text))*charWidth)
+	}
+	nb.w += 2 * nodePad
+	nb.head = nodeHead + len(nb.lines)*lineH
+	nb.h = nb.head + h + nodePad
 	if len(nb.l3s) == 0 {
-		nb.h = nodeHead
+		nb.h = nb.head
 	}
 	return nb
 }
@@ -164,4 +182,19 @@ func nodeLabel(n topology.NUMANode) string {
 		return "NUMA node " + itoa(n.ID) + " · memory only"
 	}
 	return "NUMA node " + itoa(n.ID) + " · CPUs " + n.CPUs.String()
+}
+
+// nodeLines say what pinned workloads hold on the node, when known, and
+// each huge page pool the node has: a node without one shows none.
+func nodeLines(s *Snapshot, n topology.NUMANode) []nodeLine {
+	var out []nodeLine
+	if b, ok := s.NodeHeld(n.ID); ok {
+		out = append(out, nodeLine{class: "mem-held", text: "held by pinned workloads " + topology.HumanBytes(b)})
+	}
+	for _, h := range s.nodeHugePages(n) {
+		out = append(out, nodeLine{class: "hugepages", sizeKiB: h.SizeKiB,
+			text: fmt.Sprintf("%s huge pages %d held, %d free of %d (%s)", topology.HugePageSizeName(h.SizeKiB),
+				h.Total-min(h.Free, h.Total), h.Free, h.Total, topology.HumanBytes(h.Bytes(h.Total)))})
+	}
+	return out
 }

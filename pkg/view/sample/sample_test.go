@@ -9,6 +9,7 @@ import (
 
 	"github.com/locus-project/locus/internal/testfs"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/view"
 )
@@ -47,6 +48,8 @@ func TestSamplerFill(t *testing.T) {
 		t.Fatal(err)
 	}
 	testfs.Write(t, filepath.Join(sys, "devices/system/node/node0/meminfo"), "Node 0 MemTotal: 1000 kB\nNode 0 MemFree: 250 kB\n")
+	testfs.Write(t, filepath.Join(sys, "devices/system/node/node0/hugepages/hugepages-2048kB/nr_hugepages"), "8\n")
+	testfs.Write(t, filepath.Join(sys, "devices/system/node/node0/hugepages/hugepages-2048kB/free_hugepages"), "3\n")
 	testfs.Write(t, filepath.Join(cg, "cgroup.controllers"), "cpuset cpu memory\n")
 	testfs.Write(t, filepath.Join(cg, "pods/web/memory.numa_stat"), "anon N0=3000\nfile N0=1000\n")
 	h, err := cgroup.Open(cg, cgroup.V2)
@@ -68,7 +71,8 @@ func TestSamplerFill(t *testing.T) {
 	if len(first.CPUBusy) != 0 || first.Workloads[0].CPUUsage != nil {
 		t.Errorf("first sample has rates: %v, %v", first.CPUBusy, first.Workloads[0].CPUUsage)
 	}
-	if m := first.NodeMemory[0]; m.Total != 1000<<10 || m.Free != 250<<10 {
+	if m := first.NodeMemory[0]; m.Total != 1000<<10 || m.Free != 250<<10 ||
+		!reflect.DeepEqual(m.HugePages, []topology.HugePages{{SizeKiB: 2048, Total: 8, Free: 3}}) {
 		t.Errorf("node memory %+v", first.NodeMemory)
 	}
 	if w := first.Workloads; !reflect.DeepEqual(w[0].MemoryByNode, map[int]uint64{0: 4000}) || w[1].MemoryByNode != nil || w[2].MemoryByNode != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/locality"
 	"github.com/locus-project/locus/pkg/procfs"
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/view"
 )
 
@@ -79,7 +80,9 @@ func (s *Sampler) Fill(snap *view.Snapshot) {
 		if mem, err := locality.ReadNodeMemory(s.sysfsRoot, nodes); err == nil {
 			snap.NodeMemory = map[int]view.NodeMemory{}
 			for id, m := range mem {
-				snap.NodeMemory[id] = view.NodeMemory{Total: m.Total, Free: m.Free}
+				// A pool that cannot be read now shows as discovered.
+				huge, _ := topology.ReadNodeHugePages(s.sysfsRoot, id)
+				snap.NodeMemory[id] = view.NodeMemory{Total: m.Total, Free: m.Free, HugePages: huge}
 			}
 		}
 	}
