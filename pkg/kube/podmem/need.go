@@ -39,9 +39,9 @@ func Need(pod *corev1.Pod) (cpualloc.Memory, error) {
 	var sidecars, initMax, apps [3]uint64
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		n, err := containerNeed(fmt.Sprintf("spec.initContainers[%d] (%s)", i, c.Name), c)
+		n, err := containerNeed(c)
 		if err != nil {
-			return cpualloc.Memory{}, err
+			return cpualloc.Memory{}, fmt.Errorf("spec.initContainers[%d] (%s): %w", i, c.Name, err)
 		}
 		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 		for k := range n {
@@ -55,9 +55,9 @@ func Need(pod *corev1.Pod) (cpualloc.Memory, error) {
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		n, err := containerNeed(fmt.Sprintf("spec.containers[%d] (%s)", i, c.Name), c)
+		n, err := containerNeed(c)
 		if err != nil {
-			return cpualloc.Memory{}, err
+			return cpualloc.Memory{}, fmt.Errorf("spec.containers[%d] (%s): %w", i, c.Name, err)
 		}
 		for k := range n {
 			apps[k] += n[k]
@@ -83,12 +83,12 @@ var kinds = [3]struct {
 // containerNeed is one container's request of each kind (the limit where it
 // has no request: the API server copies a lone limit into the request, a
 // pod read before that did not).
-func containerNeed(field string, c *corev1.Container) ([3]uint64, error) {
+func containerNeed(c *corev1.Container) ([3]uint64, error) {
 	var out [3]uint64
-	for _, list := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+	for _, list := range [2]corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
 		for name := range list {
 			if strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) && name != HugePages2Mi && name != HugePages1Gi {
-				return out, fmt.Errorf("%s: resources %s: only %s and %s are placed on NUMA nodes", field, name, HugePages2Mi, HugePages1Gi)
+				return out, fmt.Errorf("resources %s: only %s and %s are placed on NUMA nodes", name, HugePages2Mi, HugePages1Gi)
 			}
 		}
 	}
@@ -104,10 +104,10 @@ func containerNeed(field string, c *corev1.Container) ([3]uint64, error) {
 		}
 		n, err := bytesOf(q)
 		if err != nil {
-			return out, fmt.Errorf("%s: resources.%s.%s: %v", field, where, kind.name, err)
+			return out, fmt.Errorf("resources.%s.%s: %v", where, kind.name, err)
 		}
 		if page := kind.pageKiB * 1024; page > 0 && n%page != 0 {
-			return out, fmt.Errorf("%s: resources.%s.%s: %s is not a whole number of %d-byte pages", field, where, kind.name, q.String(), page)
+			return out, fmt.Errorf("resources.%s.%s: %s is not a whole number of %d-byte pages", where, kind.name, q.String(), page)
 		}
 		out[k] = n
 	}

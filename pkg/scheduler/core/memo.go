@@ -23,12 +23,15 @@ type memo struct {
 	failed uint16           // the slots whose request does not fit
 	next   int              // the slot to fill next, round robin
 	vals   *[memoSize]placed
+	// mems are the memory of the requests whose key says they have some
+	// (memoMemory), by slot: made for the first of them only, so that a
+	// memo of requests without memory costs what it did.
+	mems *[memoSize]cpualloc.Memory
 }
 
 type placed struct {
 	p   Placement
 	err error
-	mem cpualloc.Memory // the request's memory, where its key says it has some
 }
 
 // get finds key: the placement and its error (the placement only if full
@@ -38,7 +41,7 @@ func (m *memo) get(key uint64, mem cpualloc.Memory, full bool) (e placed, score 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, k := range m.keys {
-		if k != key || (key&memoMemory != 0 && m.vals[i].mem != mem) {
+		if k != key || (key&memoMemory != 0 && m.mems[i] != mem) {
 			continue
 		}
 		if full || m.failed&(1<<i) != 0 {
@@ -56,7 +59,13 @@ func (m *memo) put(key uint64, mem cpualloc.Memory, p Placement, err error) {
 		m.vals = new([memoSize]placed)
 	}
 	i := m.next
-	m.keys[i], m.scores[i], m.vals[i] = key, p.Score, placed{p, err, mem}
+	m.keys[i], m.scores[i], m.vals[i] = key, p.Score, placed{p, err}
+	if key&memoMemory != 0 {
+		if m.mems == nil {
+			m.mems = new([memoSize]cpualloc.Memory)
+		}
+		m.mems[i] = mem
+	}
 	m.failed &^= 1 << i
 	if err != nil {
 		m.failed |= 1 << i
