@@ -164,3 +164,15 @@ func (t *tally) addMem(mem map[int]cpualloc.Memory, sign int) {
 		}
 	}
 }
+
+// moreMemory says whether after has more of some kind of memory free on
+// some NUMA node than before.
+func moreMemory(before, after map[int]cpualloc.Memory) bool {
+	for n, a := range after {
+		b := before[n]
+		if a.Bytes > b.Bytes || a.HugePages2Mi > b.HugePages2Mi || a.HugePages1Gi > b.HugePages1Gi {
+			return true
+		}
+	}
+	return false
+}
