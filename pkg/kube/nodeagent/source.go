@@ -244,9 +244,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 			w.Plan.Containers[i].Cgroup = s.opts.KubeletCgroupRoot.Path(w.Plan.Containers[i].Cgroup)
 		}
 		live[w.Plan.Name] = pod
-		// A pod whose resources cannot be read counts no memory in the
-		// report (the scheduler refuses to place it).
-		need, _ := podmem.Need(pod)
+		need, _ := podmem.Need(pod) // unreadable: none (the scheduler refuses such a pod)
 		s.memReq[w.Plan.Name] = need
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
