@@ -22,11 +22,13 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgwatch"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/decisionsig/keyfile"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/kube/earlypin"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
+	"github.com/locus-project/locus/pkg/kube/podmem"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/workload"
@@ -45,7 +47,7 @@ type Source struct {
 
 	// Used by the reconcile loop only (Snapshot, Reconciled).
 	driver  podcgroup.Driver
-	memReq  map[string]int64 // summed memory requests, by workload
+	memReq  map[string]cpualloc.Memory // memory and huge page needs, by workload
 	badPods map[string]string
 	lagging laggingContainers
 	looked  lookedUp       // pods found by Lookup, ahead of the watch
@@ -212,7 +214,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		s.log.Info("kubelet cgroup driver detected", "driver", d)
 	}
 	penv := podplan.Env{Driver: s.driver, Exists: exists, Topology: env.Topology, Trust: s.trust()}
-	s.memReq = map[string]int64{}
+	s.memReq = map[string]cpualloc.Memory{}
 	lag := s.lagging.begin(s.now())
 	live := map[string]*corev1.Pod{}
 	bad := map[string]string{}
@@ -242,11 +244,8 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 			w.Plan.Containers[i].Cgroup = s.opts.KubeletCgroupRoot.Path(w.Plan.Containers[i].Cgroup)
 		}
 		live[w.Plan.Name] = pod
-		var req int64
-		for _, c := range w.Plan.MemQoS.Containers {
-			req += c.RequestBytes
-		}
-		s.memReq[w.Plan.Name] = req
+		need, _ := podmem.Need(pod) // unreadable: none (the scheduler refuses such a pod)
+		s.memReq[w.Plan.Name] = need
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
 	s.addUnlisted(env, snap.Workloads)
@@ -276,7 +275,7 @@ func (s *Source) Reconciled(d source.Outcome) {
 		return
 	}
 	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved, Kubelet: d.Kubelet,
-		Assignments: d.Assignments, MemoryRequests: s.memReq, ContainerCPUs: d.ContainerCPUs()})
+		Assignments: d.Assignments, Memory: s.memReq, ContainerCPUs: d.ContainerCPUs()})
 	if err != nil {
 		s.log.Warn("cannot build the NodeResourceTopology", "err", err)
 		return

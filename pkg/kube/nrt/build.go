@@ -25,9 +25,14 @@ type Input struct {
 	Kubelet cpuset.CPUSet
 	// Assignments are the pods' CPU holdings by namespace/pod.
 	Assignments map[string]workload.Assignment
-	// MemoryRequests are the pods' summed memory requests in bytes, by
-	// namespace/pod; only pods with an assignment count against a zone.
-	MemoryRequests map[string]int64
+	// Memory is, by namespace/pod, what each pod needs of memory and huge
+	// pages (its requests); only pods with an assignment count against a
+	// zone.
+	Memory map[string]cpualloc.Memory
+	// MemNodes are, by namespace/pod, the NUMA nodes a pod's memory is
+	// bound to (its cpuset.mems) where the decision widened them beyond
+	// its CPUs' nodes; a pod not listed has its CPUs' nodes.
+	MemNodes map[string][]int
 	// ContainerCPUs are, by namespace/pod, the parts of a container-scope
 	// pod's CPUs by container, as CPU lists: the division the decision
 	// applied (decide.WorkloadState.ContainerCPUs). Only pods with an
@@ -45,9 +50,14 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //     (static-burst CPUs stay available: they are shared) and the CPUs the
 //     kubelet's static CPU manager holds alone.
 //   - memory: capacity = allocatable = MemTotal of the node; available =
-//     allocatable minus the memory requests of pods holding CPUs there (a pod
-//     on several nodes counts evenly on each), since their memory is bound
+//     allocatable minus what the pods holding CPUs hold there: a pod's
+//     memory request spread over its memory nodes (MemNodes, else its
+//     CPUs' nodes) as cpualloc.Hold spreads it, since its memory is bound
 //     to those nodes.
+//   - hugepages-2Mi, hugepages-1Gi, on a node with a pool of that size:
+//     capacity = allocatable = the pages reserved there times their size;
+//     available = minus what pinned pods' huge page requests hold there,
+//     spread as memory is.
 //   - costs: the SLIT distance to every zone, itself included.
 //   - attribute "cpus": the zone's online CPUs.
 //
@@ -63,7 +73,6 @@ func Build(in Input) (*Object, error) {
 	state := cpualloc.State{BurstMilli: map[int]int64{}}
 	ct := CPUTopology{CPUs: t.CPUs, Reserved: in.Reserved.String(), Isolated: t.Isolated.String(), Kubelet: in.Kubelet.String(),
 		Exclusive: map[string]string{}, StaticBurst: map[string]Burst{}, BurstMilli: map[string]int64{}}
-	memPerNode := map[int]int64{}
 	for _, name := range slices.Sorted(maps.Keys(in.Assignments)) {
 		a := in.Assignments[name]
 		state = state.With(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli})
@@ -78,12 +87,6 @@ func Build(in Input) (*Object, error) {
 		} else {
 			ct.Exclusive[name] = a.CPUs.String()
 		}
-		if nodes := t.NodesOf(a.CPUs); len(nodes) > 0 {
-			share := in.MemoryRequests[name] / int64(len(nodes))
-			for _, n := range nodes {
-				memPerNode[n] += share
-			}
-		}
 	}
 	for id, m := range state.BurstMilli {
 		ct.BurstMilli[strconv.Itoa(id)] = m
@@ -96,6 +99,10 @@ func Build(in Input) (*Object, error) {
 		Labels:      map[string]string{LabelManagedBy: "locus"},
 		Annotations: map[string]string{AnnotationCPUTopology: string(raw)}}}
 	unusable := in.Reserved.Union(t.Isolated)
+	// The reserve of the system and the kubelet is the agent's to count:
+	// the report shows the node's whole memory, as it always has.
+	capacity := cpualloc.Capacity(t, cpualloc.Memory{})
+	avail := available(t, capacity, in.Assignments, in.Memory, in.MemNodes)
 	for _, n := range t.Nodes {
 		z := Zone{Name: ZoneName(n.ID), Type: ZoneType}
 		for _, other := range t.Nodes {
@@ -108,9 +115,7 @@ func Build(in Input) (*Object, error) {
 			z.Resources = append(z.Resources, Resource{Name: "cpu",
 				Capacity: count(n.CPUs.Size()), Allocatable: count(alloc.Size()), Available: count(avail.Size())})
 		}
-		total := int64(n.MemoryTotal)
-		z.Resources = append(z.Resources, Resource{Name: "memory",
-			Capacity: byteQty(total), Allocatable: byteQty(total), Available: byteQty(max(total-memPerNode[n.ID], 0))})
+		z.Resources = append(z.Resources, memoryResources(n, capacity[n.ID], avail[n.ID])...)
 		obj.Zones = append(obj.Zones, z)
 	}
 	return obj, nil

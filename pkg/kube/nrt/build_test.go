@@ -23,7 +23,7 @@ func TestBuild(t *testing.T) {
 			"ns/burst": {CPUs: cpuset.New(20, 21, 22, 23), Policy: cpualloc.StaticBurst, RequestMilli: 1000},
 			"ns/wide":  {CPUs: cpuset.New(14, 15, 16, 17), Policy: cpualloc.DistributeAcrossNUMA},
 		},
-		MemoryRequests: map[string]int64{"ns/a": 4 * gib, "ns/wide": 2 * gib, "ns/burst": gib, "ns/none": 8 * gib},
+		Memory: map[string]cpualloc.Memory{"ns/a": {Bytes: 4 << 30}, "ns/wide": {Bytes: 2 << 30}, "ns/burst": {Bytes: 1 << 30}, "ns/none": {Bytes: 8 << 30}},
 	}
 	obj, err := Build(in)
 	if err != nil {
@@ -45,10 +45,11 @@ func TestBuild(t *testing.T) {
 	}
 	mem := int64(topo.Nodes[0].MemoryTotal)
 	wants := []want{
-		// 16 CPUs, 2 reserved, a holds 4 and wide 2; a's 4 GiB and half of wide's 2 GiB.
-		{"node-0", []int64{10, 21, 21}, "0-15", [3]int64{16, 14, 8}, mem - 5*gib, true},
-		// burst CPUs stay available; wide's other half of memory and burst's 1 GiB.
-		{"node-1", []int64{21, 10, 21}, "16-31", [3]int64{16, 16, 14}, mem - 2*gib, true},
+		// 16 CPUs, 2 reserved, a holds 4 and wide 2; a's 4 GiB and all of
+		// wide's 2 GiB: node 0, its first node, holds it (cpualloc.Hold).
+		{"node-0", []int64{10, 21, 21}, "0-15", [3]int64{16, 14, 8}, mem - 6*gib, true},
+		// burst CPUs stay available; burst's 1 GiB.
+		{"node-1", []int64{21, 10, 21}, "16-31", [3]int64{16, 16, 14}, mem - gib, true},
 		{"node-2", []int64{21, 21, 10}, "", [3]int64{}, int64(topo.Nodes[2].MemoryTotal), false},
 	}
 	for i, w := range wants {

@@ -3,6 +3,8 @@ package core
 import (
 	"sync"
 
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -30,11 +32,16 @@ type Cluster struct {
 type boundPod struct {
 	node     string
 	decision *workload.Assignment
+	// mem is what the decision holds of memory by NUMA node (cpualloc.Hold
+	// over its memory nodes), counted while the node's report does not
+	// list the pod; nil for none.
+	mem map[int]cpualloc.Memory
 }
 
 type assumed struct {
 	node string
 	a    workload.Assignment
+	mem  map[int]cpualloc.Memory // as boundPod's
 }
 
 // NewCluster returns an empty cluster.
@@ -48,7 +55,8 @@ func NewCluster() *Cluster {
 // SetNRT reads a node's NodeResourceTopology (node is its name). One that
 // cannot be read makes the node unusable, with the reason, until a good one
 // arrives. It says whether the node can take more than before (usable now,
-// or more CPU free): pods waiting for room are worth trying again.
+// or more CPU or memory free): pods waiting for room are worth trying
+// again.
 func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	build, key, r, err := readNRT(obj)
 	c.mu.Lock()
@@ -56,7 +64,7 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	before := c.view(node)
 	defer func() {
 		after := c.view(node)
-		freed = after.Err == nil && (before.Err != nil || after.freeMilli > before.freeMilli)
+		freed = after.Err == nil && (before.Err != nil || after.freeMilli > before.freeMilli || moreMemory(before.free, after.free))
 	}()
 	old := c.reports[node]
 	if err != nil {
@@ -169,19 +177,22 @@ func (c *Cluster) view(node string) *NodeView {
 func (c *Cluster) Assume(key, node string, seen *NodeView, p Placement, req Request) (Placement, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cur := c.view(node); cur != seen {
+	cur := c.view(node)
+	if cur != seen {
 		var err error
 		if p, err = Place(cur, 0, req); err != nil {
 			return Placement{}, err
 		}
 	}
+	mem := holdOn(cur, p.Result.MemNodes, req.Memory)
 	defer c.retally(key, node)()
 	if old, ok := c.assumed[key]; ok {
 		delete(c.assumed, key)
 		c.unindex(old.node, key)
 		c.dirty(old.node)
 	}
-	c.assumed[key] = assumed{node: node, a: workload.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: req.RequestMilli}}
+	c.assumed[key] = assumed{node: node, a: workload.Assignment{CPUs: p.Result.CPUs, Policy: p.Result.Policy, RequestMilli: req.RequestMilli},
+		mem: mem}
 	c.index(node, key)
 	c.dirty(node)
 	return p, nil

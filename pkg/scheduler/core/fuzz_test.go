@@ -23,6 +23,20 @@ func FuzzNRT(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(string(good))
+	// Memory and huge pages per zone, and a zone whose quantities are
+	// the fuzzer's.
+	withMem, err := json.Marshal(publishMem(f, memNode, "n", held, map[string]cpualloc.Memory{"ns/a": {Bytes: 1 << 30}}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(withMem))
+	fuzzseed.Add(f, func(s string) string {
+		ct := `{"cpus":[{"id":0,"numa":0,"l3":-1}],"reserved":"","isolated":""}`
+		return `{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(ct) +
+			`}},"zones":[{"name":"node-0","type":"Node","costs":[{"name":"node-0","value":10}],"resources":[` +
+			`{"name":"memory","capacity":"8Gi","allocatable":"8Gi","available":` + strconv.Quote(s) + `},` +
+			`{"name":"hugepages-2Mi","capacity":` + strconv.Quote(s) + `,"allocatable":"0","available":"2Mi"}]}]}`
+	})
 	fuzzseed.Add(f, func(s string) string {
 		ct := `{"cpus":[{"id":0,"numa":0,"l3":-1}],"reserved":` + strconv.Quote(s) + `,"isolated":` + strconv.Quote(s) + `}`
 		return `{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(ct) +
@@ -74,6 +88,12 @@ func FuzzNRT(f *testing.F) {
 			p, err := Place(v, 0, req(2, cpualloc.FullPCPUs, 0))
 			if err == nil && !p.Result.CPUs.IsSubsetOf(topo.CPUSet()) {
 				t.Fatalf("placed on %v, outside the machine's %v", p.Result.CPUs, topo.CPUSet())
+			}
+			p, err = Place(v, 0, memReq(1, cpualloc.Memory{Bytes: 1 << 30, HugePages2Mi: 2 << 20}))
+			for _, n := range p.Result.MemNodes {
+				if _, ok := v.free[n]; err == nil && v.free != nil && !ok {
+					t.Fatalf("memory placed on node %d, which the report does not list", n)
+				}
 			}
 		})
 	})

@@ -71,6 +71,13 @@ type report struct {
 	holdings  map[string]workload.Assignment // by namespace/pod
 	heartbeat time.Time                      // zero: the report has none
 	err       *Unfit
+	// free is, by NUMA node id, the memory and huge pages the report
+	// says are available to pinned pods; nil when it lists no memory
+	// (memory is then not accounted on the node, as before it was).
+	free map[int]cpualloc.Memory
+	// whole says free is every zone's capacity: the node's empty views
+	// place memory as every other such node of its machine does.
+	whole bool
 }
 
 // readNRT reads what the node agent publishes (see pkg/kube/nrt): the zones
@@ -110,6 +117,9 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		}
 	}
 	if err := readHoldings(ct, r.holdings); err != nil {
+		return nil, "", report{}, err
+	}
+	if r.free, r.whole, err = readFree(obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
 	if key, err = fingerprint(ct, obj.Zones); err != nil {
@@ -160,11 +170,11 @@ func buildTopology(ct nrt.CPUTopology, zones []nrt.Zone) (*topology.Topology, er
 	slices.SortFunc(zs, func(a, b zone) int { return a.id - b.id })
 	for _, z := range zs {
 		n := topology.NUMANode{ID: z.id, CPUs: t.CPUsWhere(func(c topology.CPU) bool { return c.NUMA == z.id })}
-		for _, r := range z.z.Resources {
-			if r.Name == "memory" {
-				n.MemoryTotal = uint64(r.Capacity.Value())
-			}
+		mem, err := readZoneMemory(z.z)
+		if err != nil {
+			return nil, err
 		}
+		n.MemoryTotal, n.HugePages = mem.capacity.Bytes, hugePagesOf(mem.capacity)
 		for _, other := range zs {
 			d := int64(-1)
 			for _, c := range z.z.Costs {
@@ -204,6 +214,9 @@ func checkSizes(ct nrt.CPUTopology, zones []nrt.Zone) error {
 		if n := len(z.Costs); n > topology.MaxNodeID+1 {
 			return fmt.Errorf("zone %s: %d costs, more than %d", topology.Quote(z.Name), n, topology.MaxNodeID+1)
 		}
+		if n := len(z.Resources); n > maxZoneResources {
+			return fmt.Errorf("zone %s: %d resources, more than %d", topology.Quote(z.Name), n, maxZoneResources)
+		}
 	}
 	return nil
 }
@@ -225,10 +238,11 @@ func zoneID(z nrt.Zone) (int, bool) {
 // nothing that changes with allocations (available counts, holdings).
 func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
 	type zoneKey struct {
-		Name   string
-		Type   string
-		Costs  []nrt.Cost
-		Memory string
+		Name      string
+		Type      string
+		Costs     []nrt.Cost
+		Memory    string
+		HugePages []string `json:",omitempty"`
 	}
 	k := struct {
 		CPUs     []topology.CPU
@@ -238,8 +252,11 @@ func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
 	for _, z := range zones {
 		zk := zoneKey{Name: z.Name, Type: z.Type, Costs: z.Costs}
 		for _, r := range z.Resources {
-			if r.Name == "memory" {
+			switch r.Name {
+			case "memory":
 				zk.Memory = r.Capacity.String()
+			case nrt.ResourceHugePages2Mi, nrt.ResourceHugePages1Gi:
+				zk.HugePages = append(zk.HugePages, r.Name+"="+r.Capacity.String())
 			}
 		}
 		k.Zones = append(k.Zones, zk)

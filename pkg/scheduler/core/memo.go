@@ -23,6 +23,10 @@ type memo struct {
 	failed uint16           // the slots whose request does not fit
 	next   int              // the slot to fill next, round robin
 	vals   *[memoSize]placed
+	// mems are the memory of the requests whose key says they have some
+	// (memoMemory), by slot: made for the first of them only, so that a
+	// memo of requests without memory costs what it did.
+	mems *[memoSize]cpualloc.Memory
 }
 
 type placed struct {
@@ -33,11 +37,11 @@ type placed struct {
 // get finds key: the placement and its error (the placement only if full
 // is set), and its score. The placements themselves lie apart, read only
 // when wanted.
-func (m *memo) get(key uint64, full bool) (e placed, score int64, ok bool) {
+func (m *memo) get(key uint64, mem cpualloc.Memory, full bool) (e placed, score int64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, k := range m.keys {
-		if k != key {
+		if k != key || (key&memoMemory != 0 && m.mems[i] != mem) {
 			continue
 		}
 		if full || m.failed&(1<<i) != 0 {
@@ -48,7 +52,7 @@ func (m *memo) get(key uint64, full bool) (e placed, score int64, ok bool) {
 	return placed{}, 0, false
 }
 
-func (m *memo) put(key uint64, p Placement, err error) {
+func (m *memo) put(key uint64, mem cpualloc.Memory, p Placement, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.vals == nil {
@@ -56,6 +60,12 @@ func (m *memo) put(key uint64, p Placement, err error) {
 	}
 	i := m.next
 	m.keys[i], m.scores[i], m.vals[i] = key, p.Score, placed{p, err}
+	if key&memoMemory != 0 {
+		if m.mems == nil {
+			m.mems = new([memoSize]cpualloc.Memory)
+		}
+		m.mems[i] = mem
+	}
 	m.failed &^= 1 << i
 	if err != nil {
 		m.failed |= 1 << i
@@ -63,10 +73,17 @@ func (m *memo) put(key uint64, p Placement, err error) {
 	m.next = (i + 1) % memoSize
 }
 
+// memoMemory marks the key of a request with memory: its memory, which
+// does not fit in the word, lies beside the placement and is compared
+// only where the key matches, so that requests without memory (most)
+// pay nothing for it.
+const memoMemory = 1 << 62
+
 // memoKey packs a request into a word: CPUs in bits 0-15, the policy in
 // 16-18, the NUMA strategy in 19-20, the scoring in 21-22, the request in
-// millicores from bit 23, and bit 63 set. A request with a value that
-// does not fit has none (ok false) and is placed every time.
+// millicores from bit 23 (below 2^40), bit 62 (memoMemory) when it asks
+// for memory, and bit 63 set. A request with a value that does not fit
+// has none (ok false) and is placed every time.
 func (r Request) memoKey() (key uint64, ok bool) {
 	var pol, numa, score uint64
 	switch r.Policy {
@@ -105,5 +122,9 @@ func (r Request) memoKey() (key uint64, ok bool) {
 	if r.CPUs < 0 || r.CPUs >= 1<<16 || r.RequestMilli < 0 || r.RequestMilli >= 1<<40 {
 		return 0, false
 	}
-	return 1<<63 | uint64(r.RequestMilli)<<23 | score<<21 | numa<<19 | pol<<16 | uint64(r.CPUs), true
+	key = 1<<63 | uint64(r.RequestMilli)<<23 | score<<21 | numa<<19 | pol<<16 | uint64(r.CPUs)
+	if r.Memory != (cpualloc.Memory{}) {
+		key |= memoMemory
+	}
+	return key, true
 }

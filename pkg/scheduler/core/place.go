@@ -26,6 +26,10 @@ type Request struct {
 	NUMAStrategy cpualloc.NUMAStrategy
 	// Scoring ranks nodes ("" is MostAllocated).
 	Scoring Scoring
+	// Memory is the pod's memory and huge pages, which the NUMA nodes of
+	// its cpuset.mems must hold; zero places the CPUs alone, as before
+	// memory was counted.
+	Memory cpualloc.Memory
 }
 
 // shareMilli is what the pod takes of each of its CPUs.
@@ -41,7 +45,7 @@ func (r Request) shareMilli() int64 {
 }
 
 func (r Request) alloc() cpualloc.Request {
-	return cpualloc.Request{CPUs: r.CPUs, Policy: r.Policy, RequestMilli: r.RequestMilli, NUMAStrategy: r.NUMAStrategy}
+	return cpualloc.Request{CPUs: r.CPUs, Policy: r.Policy, RequestMilli: r.RequestMilli, NUMAStrategy: r.NUMAStrategy, Memory: r.Memory}
 }
 
 // Kind says why a pod does not fit a node.
@@ -70,6 +74,10 @@ const (
 type Unfit struct {
 	Kind   Kind
 	Detail string
+	// Short names what an Insufficient node lacks where the pod asks for
+	// memory: "memory", "hugepages-2Mi", "hugepages-1Gi", or "memory and
+	// huge pages together"; "" when it is CPUs.
+	Short string
 }
 
 func (u *Unfit) Error() string { return u.Detail }
@@ -87,6 +95,9 @@ func (u *Unfit) Reason(req Request) string {
 		return "node(s) whose locus agent stopped reporting (NodeResourceTopology heartbeat older than nrtMaxAge)"
 	case Invalid:
 		return "node(s) cannot serve the pod's CPU request: " + u.Detail
+	}
+	if u.Short != "" {
+		return memoryReason(u.Short, req)
 	}
 	if req.Policy == cpualloc.StaticBurst {
 		return fmt.Sprintf("node(s) had not enough CPUs with room for static-burst (%d CPUs, request %dm)", req.CPUs, req.RequestMilli)
@@ -191,11 +202,11 @@ func (v *NodeView) entry(req Request, full bool) (Placement, int64, error) {
 		p, err := v.allocate(req)
 		return p, p.Score, err
 	}
-	if e, score, hit := v.memo.get(key, full); hit {
+	if e, score, hit := v.memo.get(key, req.Memory, full); hit {
 		return e.p, score, e.err
 	}
 	p, err := v.allocate(req)
-	v.memo.put(key, p, err)
+	v.memo.put(key, req.Memory, p, err)
 	return p, p.Score, err
 }
 
@@ -205,13 +216,25 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	if need := int64(req.CPUs) * req.shareMilli(); req.CPUs > 0 && v.freeMilli < need {
 		return Placement{}, unfit(Insufficient, "%s: %dm of CPU free, the pod needs %dm", req.Policy, v.freeMilli, need)
 	}
-	res, err := v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, req.alloc())
+	var res cpualloc.Result
+	var err error
+	if v.countsMemory(req) {
+		res, err = v.allocateMemory(req)
+	} else {
+		r := req.alloc()
+		r.Memory = cpualloc.Memory{} // the node counts none: its CPUs alone, as before
+		res, err = v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, r)
+	}
 	switch {
 	case errors.Is(err, cpualloc.ErrInvalidRequest):
 		return Placement{}, unfit(Invalid, "%v", err)
 	case errors.Is(err, cpualloc.ErrInsufficient):
-		return Placement{}, unfit(Insufficient, "%v", err)
+		return Placement{}, &Unfit{Kind: Insufficient, Detail: err.Error(), Short: v.shortOf(req)}
 	case err != nil:
+		var u *Unfit
+		if errors.As(err, &u) {
+			return Placement{}, u
+		}
 		return Placement{}, unfit(BadTopology, "%v", err)
 	}
 	p := Placement{Result: res, Locality: locality(v, res)}
@@ -219,8 +242,10 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	return p, nil
 }
 
+// locality is the placement's: memory on other nodes than the CPUs' (a
+// spill) is as far as CPUs on several nodes, and scores as low.
 func locality(v *NodeView, res cpualloc.Result) Locality {
-	if len(res.NUMANodes) > 1 {
+	if len(res.NUMANodes) > 1 || len(res.MemNodes) > 1 {
 		return SeveralNUMA
 	}
 	l3 := -2

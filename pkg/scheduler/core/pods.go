@@ -1,6 +1,7 @@
 package core
 
 import (
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -11,11 +12,26 @@ import (
 // node's report does not list holds nothing the state sees (most pods):
 // it is recorded, and no view is rebuilt.
 func (c *Cluster) SetPod(key, node string, decision *workload.Assignment) {
+	c.SetPodMemory(key, node, decision, cpualloc.Memory{})
+}
+
+// SetPodMemory is SetPod for a pod that needs memory: while its node's
+// report does not list it, its decision holds need on the NUMA nodes of
+// its CPUs as cpualloc.Hold spreads it (or where the allocation assumed
+// for it put it, when the pod is bound as assumed).
+func (c *Cluster) SetPodMemory(key, node string, decision *workload.Assignment, need cpualloc.Memory) {
 	if node == "" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var mem map[int]cpualloc.Memory
+	if old, had := c.pods[key]; had && old.node == node && samePtr(old.decision, decision) {
+		mem = old.mem
+	} else if a, ok := c.assumed[key]; decision != nil && !(ok && a.node == node && sameHolding(a.a, *decision)) {
+		// Not the allocation assumed here, which holds its own memory.
+		mem = c.decisionHolds(node, decision, need)
+	}
 	defer c.retally(key, node)()
 	if c.boundAsAssumed(key, node, decision) {
 		return
@@ -30,7 +46,7 @@ func (c *Cluster) SetPod(key, node string, decision *workload.Assignment) {
 		return // a status change: nothing the CPU state sees
 	}
 	was := had && c.counts(old.node, key, old)
-	p := boundPod{node: node, decision: decision}
+	p := boundPod{node: node, decision: decision, mem: mem}
 	c.pods[key] = p
 	if had && old.node != node {
 		c.unindex(old.node, key)
@@ -63,8 +79,22 @@ func (c *Cluster) boundAsAssumed(key, node string, decision *workload.Assignment
 		}
 	}
 	delete(c.assumed, key)
-	c.pods[key] = boundPod{node: node, decision: decision} // indexed on node already
+	c.pods[key] = boundPod{node: node, decision: decision, mem: a.mem} // indexed on node already
 	return true
+}
+
+// decisionHolds is what a decision found on a bound pod holds of need on
+// its node: its CPUs' NUMA nodes, as the agent binds a decision's memory
+// to them (the resource-status carries CPUs only), on the node's view.
+func (c *Cluster) decisionHolds(node string, decision *workload.Assignment, need cpualloc.Memory) map[int]cpualloc.Memory {
+	if need == (cpualloc.Memory{}) {
+		return nil
+	}
+	v := c.view(node)
+	if v.Err != nil {
+		return nil
+	}
+	return holdOn(v, v.machine.topo.NodesOf(decision.CPUs), need)
 }
 
 // counts says whether a bound pod holds CPUs in its node's view: it

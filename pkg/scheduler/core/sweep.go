@@ -3,6 +3,8 @@ package core
 import (
 	"sync"
 	"time"
+
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 )
 
 // sweepKeys is how many requests' answers a Sweeper keeps: distinct
@@ -33,6 +35,7 @@ type Sweep struct {
 // fitTable is the answers to one request, kept for the next snapshot.
 type fitTable struct {
 	key   uint64
+	mem   cpualloc.Memory // the request's memory (see memoMemory)
 	snap  *Snapshot
 	score []int32 // published in a Sweep: never changed, replaced
 	used  uint64
@@ -61,7 +64,7 @@ func (w *Sweeper) Sweep(snap *Snapshot, req Request) *Sweep {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.tick++
-	t := w.table(key)
+	t := w.table(key, req.Memory)
 	t.used = w.tick
 	t.refresh(snap, req)
 	return &Sweep{score: t.score, oldest: w.beats.refresh(snap)}
@@ -69,17 +72,17 @@ func (w *Sweeper) Sweep(snap *Snapshot, req Request) *Sweep {
 
 // table is key's table, made (in place of the least recently used one
 // when there are sweepKeys) if there is none.
-func (w *Sweeper) table(key uint64) *fitTable {
+func (w *Sweeper) table(key uint64, mem cpualloc.Memory) *fitTable {
 	lru := -1
 	for i, t := range w.tabs {
-		if t.key == key {
+		if t.key == key && t.mem == mem {
 			return t
 		}
 		if lru < 0 || t.used < w.tabs[lru].used {
 			lru = i
 		}
 	}
-	t := &fitTable{key: key}
+	t := &fitTable{key: key, mem: mem}
 	if len(w.tabs) < sweepKeys {
 		w.tabs = append(w.tabs, t)
 	} else {

@@ -28,6 +28,9 @@ type tally struct {
 	// not reserved, not isolated.
 	allocatable []uint64
 	empty       *memo // the memo of this machine's empty views with these reserved CPUs
+	// mem is, by NUMA node id, the memory the in-cycle holdings hold (the
+	// ones the report does not list yet): nil or empty for none.
+	mem map[int]cpualloc.Memory
 }
 
 // newTally is the tally of a node with a usable report and no holdings.
@@ -66,9 +69,11 @@ func (t *tally) freeOf(id int) int64 {
 	return max(0, 1000-t.burst[id])
 }
 
-// add counts h (sign 1) or stops counting it (sign -1). CPU ids outside
-// 0..topology.MaxCPUID are ignored: no parsed list has them.
-func (t *tally) add(h workload.Assignment, sign int) {
+// add counts h (sign 1) or stops counting it (sign -1), and mem, the
+// memory it holds by node, when the report does not count it yet. CPU ids
+// outside 0..topology.MaxCPUID are ignored: no parsed list has them.
+func (t *tally) add(h workload.Assignment, mem map[int]cpualloc.Memory, sign int) {
+	t.addMem(mem, sign)
 	t.n += sign
 	var share int64
 	if h.Policy == cpualloc.StaticBurst {
@@ -107,14 +112,18 @@ func (t *tally) add(h workload.Assignment, sign int) {
 	}
 }
 
-// view is the node's view with these sums; the view keeps copies.
+// view is the node's view with these sums; the view keeps copies. Its
+// free memory is the report's less the in-cycle holdings'. An empty
+// node's view shares the machine's memo of empty views only when its
+// memory is whole too (or not counted), so that a placement remembered
+// there fits every view that shares it.
 func (t *tally) view(name string, r *report) *NodeView {
 	v := &NodeView{Name: name, Reserved: r.reserved, Holdings: t.n, Heartbeat: r.heartbeat, machine: r.machine,
-		freeMilli: t.free, allocMilli: t.alloc, bits: slices.Clone(t.bits), memo: t.empty}
+		freeMilli: t.free, allocMilli: t.alloc, bits: slices.Clone(t.bits), memo: t.empty, free: freeLess(r.free, t.mem)}
 	if len(t.burst) > 0 {
 		v.burst = maps.Clone(t.burst)
 	}
-	if t.n != 0 {
+	if t.n != 0 || (r.free != nil && !r.whole) {
 		v.memo = &memo{}
 	}
 	return v
@@ -124,8 +133,9 @@ func (t *tally) view(name string, r *report) *NodeView {
 // node's report lists, the pod's decision when it says otherwise, the
 // allocation assumed for it); n says how many.
 type held struct {
-	h [3]workload.Assignment
-	n int
+	h   [3]workload.Assignment
+	mem [3]map[int]cpualloc.Memory // what each holds of memory, by node, where the report does not count it
+	n   int
 }
 
 func (c *Cluster) heldOn(node, key string) held {
@@ -141,10 +151,10 @@ func (c *Cluster) heldOn(node, key string) held {
 		out.h[out.n], out.n = h, out.n+1
 	}
 	if bound && p.decision != nil && (!listed || !sameHolding(h, *p.decision)) {
-		out.h[out.n], out.n = *p.decision, out.n+1
+		out.h[out.n], out.mem[out.n], out.n = *p.decision, p.mem, out.n+1
 	}
 	if a, ok := c.assumed[key]; ok && a.node == node {
-		out.h[out.n], out.n = a.a, out.n+1
+		out.h[out.n], out.mem[out.n], out.n = a.a, a.mem, out.n+1
 	}
 	return out
 }
@@ -154,11 +164,18 @@ func (a held) same(b held) bool {
 		return false
 	}
 	for i := range a.n {
-		if !sameHolding(a.h[i], b.h[i]) {
+		if !sameHolding(a.h[i], b.h[i]) || !maps.Equal(a.mem[i], b.mem[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// count adds (sign 1) or takes (sign -1) every holding of a to t.
+func (a held) count(t *tally, sign int) {
+	for i := range a.n {
+		t.add(a.h[i], a.mem[i], sign)
+	}
 }
 
 // keyNodes are the nodes key may hold CPUs on: its pod's, its assumed
@@ -198,12 +215,8 @@ func (c *Cluster) retally(key, node string) func() {
 			if old.same(now) {
 				continue
 			}
-			for _, h := range old.h[:old.n] {
-				t.add(h, -1)
-			}
-			for _, h := range now.h[:now.n] {
-				t.add(h, 1)
-			}
+			old.count(t, -1)
+			now.count(t, 1)
 		}
 	}
 }
@@ -219,17 +232,17 @@ func (c *Cluster) tallyOf(node string, r *report) *tally {
 		// A pod the report lists but that is gone is free: the agent
 		// will release it.
 		if p, ok := c.pods[key]; ok && p.node == node {
-			t.add(h, 1)
+			t.add(h, nil, 1)
 		}
 	}
 	for key := range c.byNode[node] {
 		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
 			if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
-				t.add(*p.decision, 1)
+				t.add(*p.decision, p.mem, 1)
 			}
 		}
 		if a, ok := c.assumed[key]; ok && a.node == node {
-			t.add(a.a, 1)
+			t.add(a.a, a.mem, 1)
 		}
 	}
 	c.tallies[node] = t
@@ -268,12 +281,8 @@ func (c *Cluster) retallyReport(node string, old, r *report) func() {
 			if before[i].same(now) {
 				continue
 			}
-			for _, h := range before[i].h[:before[i].n] {
-				t.add(h, -1)
-			}
-			for _, h := range now.h[:now.n] {
-				t.add(h, 1)
-			}
+			before[i].count(t, -1)
+			now.count(t, 1)
 		}
 	}
 }

@@ -36,6 +36,10 @@ type NodeView struct {
 
 	bits  []uint64      // the CPUs held exclusively, as bits (see tally)
 	burst map[int]int64 // the static-burst load per CPU, nil for none
+	// free is the memory and huge pages each NUMA node can still give
+	// pinned pods (the report's available less the in-cycle holdings'):
+	// nil when the report counts no memory. Shared: never changed.
+	free  map[int]cpualloc.Memory
 	once  sync.Once
 	state cpualloc.State // State, once made
 }
@@ -60,7 +64,7 @@ func (v *NodeView) FreeMilli() int64 { return v.freeMilli }
 // changed view was most of a cycle's garbage). Do not change it.
 func (v *NodeView) State() cpualloc.State {
 	v.once.Do(func() {
-		v.state = cpualloc.State{Exclusive: cpualloc.BitsOfWords(v.bits), BurstMilli: v.burst}
+		v.state = cpualloc.State{Exclusive: cpualloc.BitsOfWords(v.bits), BurstMilli: v.burst, Free: v.free}
 	})
 	return v.state
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/locus-project/locus/pkg/kube/podmem"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -75,14 +76,18 @@ func readState(cs *framework.CycleState) (*cycleState, bool) {
 	return s, ok
 }
 
-// PreFilter reads the pod's request; pods that did not opt in are skipped
-// (Filter and Score too). A malformed request is unresolvable, with what to
-// fix: no node can bind it.
+// PreFilter reads the pod's request, its CPUs and its memory; pods that
+// did not opt in are skipped (Filter and Score too). A malformed request is
+// unresolvable, with what to fix: no node can bind it.
 func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v1.Pod) (*framework.PreFilterResult, *framework.Status) {
 	if !workload.OptedIn(pod) {
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	r, err := workload.ParseCPURequest(pod)
+	if err != nil {
+		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
+	}
+	need, err := podmem.Need(pod)
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}
@@ -92,7 +97,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 			"the scheduler has not read every NodeResourceTopology and pod yet (is the NodeResourceTopology CRD installed, and may the scheduler list it?)")
 	}
 	s := &cycleState{
-		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy},
+		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy, Memory: need},
 		snap: p.cluster.Snapshot(), now: time.Now(), cs: cs,
 	}
 	s.sweep = p.sweeper.Sweep(s.snap, s.req)

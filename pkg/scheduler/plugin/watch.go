@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/kube/podmem"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -90,7 +91,15 @@ func (p *Plugin) onPod(logger klog.Logger, obj any) {
 	case ok:
 		decision = &a
 	}
-	p.cluster.SetPod(key, pod.Spec.NodeName, decision)
+	if decision == nil {
+		p.cluster.SetPod(key, pod.Spec.NodeName, nil)
+		return
+	}
+	// The decision holds the pod's memory on its node until the report
+	// lists the pod. Resources that cannot be read hold none: PreFilter
+	// refuses such a pod, so only one bound some other way has them.
+	need, _ := podmem.Need(pod)
+	p.cluster.SetPodMemory(key, pod.Spec.NodeName, decision, need)
 }
 
 // onNode records the node's CPU capacity, which its NodeResourceTopology
