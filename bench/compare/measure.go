@@ -49,6 +49,25 @@ func Compare(a, b Measures) (measure, sign int) {
 	return -1, 0
 }
 
+// Pareto compares a with b measure by measure: 1 when a is worse on some
+// and better on none (b dominates), -1 when a is better on some and worse
+// on none, 0 when they are equal or each is better somewhere.
+func Pareto(a, b Measures) int {
+	la, lb := a.list(), b.list()
+	worse, better := false, false
+	for i := range la {
+		worse = worse || la[i] > lb[i]
+		better = better || la[i] < lb[i]
+	}
+	switch {
+	case worse && !better:
+		return 1
+	case better && !worse:
+		return -1
+	}
+	return 0
+}
+
 // geometry indexes a topology for measuring answers.
 type geometry struct {
 	cpu   map[int]topology.CPU
