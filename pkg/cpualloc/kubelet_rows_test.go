@@ -143,3 +143,20 @@ func TestKubeletRowsOnSockets(t *testing.T) {
 		})
 	}
 }
+
+// TestDistributeCountsL3GroupsInWholeCores: a share of whole cores is filled
+// with whole cores, so the L3 groups a node's fill spans are counted in
+// theirs. Node 0 has a thread held in each of its L3 groups: 7 usable CPUs
+// each, 6 of whole cores; 14 CPUs take 2 of node 1's L3 groups, where node 0
+// (fuller, and 2 groups by usable CPUs) would take 3.
+func TestDistributeCountsL3GroupsInWholeCores(t *testing.T) {
+	topo := machineOf(t, 32, 2, func(c int) (int, int, int) { return c / 16, c / 16, c / 4 })
+	res, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "0,4,8,12"))}, cpuset.New(),
+		Request{CPUs: 14, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := mustParse(t, "16-22,48-54"); !res.CPUs.Equals(want) {
+		t.Fatalf("cpus = %s, want %s", res.CPUs, want)
+	}
+}

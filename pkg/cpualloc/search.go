@@ -53,7 +53,8 @@ func (v *view) search(eval evaluator) (domain, bool) {
 		r := rank{1, g.tier, 1, kind, g.shared, g.pref, v.strategyKey(v.cap.of(d)), v.strategyKey(v.cap.node[node]), memLeft}
 		if kind > 0 {
 			n := v.ix.nodes[node]
-			r.sockets, r.l3s = needed(n.cells, v.cap.cell, v.n), needed(n.l3s, v.cap.l3, v.n)
+			span := v.spanMeasure()
+			r.sockets, r.l3s = needed(n.cells, span.cell, v.n), needed(n.l3s, span.l3, v.n)
 		}
 		if !found || cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.tier, bestRank.tier),
 			cmp.Compare(r.l3s, bestRank.l3s), cmp.Compare(r.kind, bestRank.kind), cmp.Compare(r.shared, bestRank.shared),
@@ -138,6 +139,16 @@ func (v *view) searchCombos(eval evaluator, combos []combo) (domain, int, bool) 
 	return best, bestRank.sockets, found
 }
 
+// spanMeasure is what a fill is packed by, so what the sockets and L3
+// groups a domain's fill spans are counted in: the policy's capacity, or,
+// for a policy that fills whole cores first (spanWhole), whole-core CPUs.
+func (v *view) spanMeasure() measure {
+	if v.spanWhole {
+		return v.aux
+	}
+	return v.cap
+}
+
 func (v *view) strategyKey(room int) int {
 	if v.req.NUMAStrategy == LeastAllocated {
 		return -room
@@ -156,7 +167,7 @@ func (v *view) l3sAcross(nodes []int) int {
 			for _, l := range v.ix.nodes[n].l3s {
 				// Groups are taken largest first (ties: lowest index), so a
 				// group is still free when it comes after the last taken.
-				r := v.cap.l3[l]
+				r := v.spanMeasure().l3[l]
 				if lastRoom >= 0 && (r > lastRoom || r == lastRoom && l <= last) {
 					continue
 				}
