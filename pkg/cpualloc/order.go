@@ -250,18 +250,25 @@ func (v *view) cellsAcross(nodes []int, m measure, n int) []visit {
 // byID keeps a group's cores in id order.
 func byID(cores, out []int) []int { return append(out, cores...) }
 
-// fragmentsFirst puts cores with a usable thread that are not whole free
-// cores (a sibling is held by another workload, reserved, isolated, offline
-// or burst-loaded) before whole free cores, so a spread request uses
-// left-over threads before it breaks a core a full-pcpus request could use.
+// fragmentsFirst puts a hybrid part's single-thread cores (taken whole,
+// they share and break nothing), then cores with a usable thread that are
+// not whole free cores (a sibling is held by another workload, reserved,
+// isolated, offline or burst-loaded), before wider whole free cores, so a
+// spread request uses left-over threads before it breaks a core a
+// full-pcpus request could use.
 func (v *view) fragmentsFirst(cores, out []int) []int {
+	for _, c := range cores {
+		if v.narrow(c) {
+			out = append(out, c)
+		}
+	}
 	for _, c := range cores {
 		if v.free[c] > 0 && !v.whole[c] {
 			out = append(out, c)
 		}
 	}
 	for _, c := range cores {
-		if v.whole[c] {
+		if v.whole[c] && !v.narrow(c) {
 			out = append(out, c)
 		}
 	}
