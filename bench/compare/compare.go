@@ -52,18 +52,31 @@ type Pair struct {
 	Locus   cpualloc.Policy
 	// WholeOnly limits requests to multiples of the SMT width.
 	WholeOnly bool
+	// Spread pairs promise one thread per core first: an answer that holds
+	// fewer cores doubled is better on that, whatever the five measures say.
+	Spread bool
+	// Even pairs promise an even split over the nodes a request spans: an
+	// answer whose nodes' counts differ by more than one unit (a core when
+	// the count is a multiple of the SMT width, else a CPU) does not serve.
+	Even bool
 }
 
-// Pairs: kubelet's default static policy against Locus's default, and
-// full-pcpus-only against full-pcpus.
+// Pairs: kubelet's default static policy against Locus's default,
+// full-pcpus-only against full-pcpus, and the two options that spread a
+// request against the Locus policies that do: distribute-cpus-across-numa
+// against distribute-across-numa, distribute-cpus-across-cores against
+// spread-by-pcpus.
 var Pairs = []Pair{
 	{Name: "static / default"},
 	{Name: "full-pcpus-only / full-pcpus", Kubelet: kubelet.Config{FullPCPUsOnly: true}, Locus: cpualloc.FullPCPUs, WholeOnly: true},
+	{Name: "distribute-cpus-across-numa / distribute-across-numa", Kubelet: kubelet.Config{DistributeAcrossNUMA: true}, Locus: cpualloc.DistributeAcrossNUMA, Even: true},
+	{Name: "distribute-cpus-across-cores / spread-by-pcpus", Kubelet: kubelet.Config{DistributeAcrossCores: true}, Locus: cpualloc.SpreadByPCPUs, Spread: true},
 }
 
 var (
 	errNotWhole = errors.New("kubelet answered with parts of cores")
 	errInvalid  = errors.New("kubelet answered with CPUs that are not free")
+	errUneven   = errors.New("kubelet answered with an uneven split over NUMA nodes")
 )
 
 // Case is one request on one free set, answered by both.
@@ -80,6 +93,10 @@ type Case struct {
 	// Measure is the first measure that differs (-1: none, or one side
 	// failed); Sign is -1 when Locus is better on it, 1 when worse.
 	Measure, Sign int
+	// Dominated is 1 when Locus is worse than kubelet on some measure and
+	// better on none (or refused what kubelet served), -1 the other way
+	// round, 0 when they are equal or each is better somewhere.
+	Dominated int
 }
 
 func (c Case) String() string {
@@ -140,13 +157,25 @@ func Run(m Machine, p Pair, seeds int) ([]Case, error) {
 				// full-pcpus refuses instead, as its contract says.
 				c.KubeletErr = errNotWhole
 			}
+			if p.Even && c.KubeletErr == nil && !g.even(c.Kubelet, n, width) {
+				// kubelet's distribute-cpus-across-numa falls back to packing
+				// when no even split fits; Locus's distribute-across-numa
+				// refuses instead, as its contract says.
+				c.KubeletErr = errUneven
+			}
 			switch {
 			case c.KubeletErr == nil && c.LocusErr != nil:
-				c.Sign = 1
+				c.Sign, c.Dominated = 1, 1
 			case c.KubeletErr != nil && c.LocusErr == nil:
-				c.Sign = -1
+				c.Sign, c.Dominated = -1, -1
 			case c.KubeletErr == nil:
 				c.Measure, c.Sign = Compare(c.L, c.K)
+				c.Dominated = Pareto(c.L, c.K)
+				if p.Spread && c.Dominated == 1 && c.L.Doubled < c.K.Doubled {
+					// kubelet put two of the request's threads on one core
+					// where Locus kept them apart: a trade, not a loss.
+					c.Dominated = 0
+				}
 			}
 			out = append(out, c)
 		}

@@ -13,14 +13,22 @@ import (
 const testSeeds, largeSeeds, large = 6, 3, 200
 
 // TestNeverWorseThanKubelet runs kubelet's static policy and Locus on the
-// same machines, free sets and requests; Locus must never be worse on the
-// first measure that differs, nor refuse a request kubelet serves.
+// same machines, free sets and requests. Locus must never be worse on some
+// measure and better on none (dominated), nor refuse a request kubelet
+// serves. For the default and full-pcpus pairs it must also never be worse
+// on the first measure that differs; the spreading pairs trade by design
+// (distribute-across-numa takes a left-over beside another pod before it
+// breaks a whole core, spread-by-pcpus leaves an L3 group for cores of its
+// own), so there only the dominance check holds. Where spread-by-pcpus must
+// put two of the request's threads on one core, and kubelet's answer does
+// too, which cores take the second threads is not judged: see
+// docs/benchmarks.md.
 func TestNeverWorseThanKubelet(t *testing.T) {
 	ms, err := Machines()
 	if err != nil {
 		t.Fatal(err)
 	}
-	total, worse := 0, 0
+	total, failed, doubling := 0, 0, 0
 	var report strings.Builder
 	for _, m := range ms {
 		t.Run(m.Name, func(t *testing.T) {
@@ -33,20 +41,31 @@ func TestNeverWorseThanKubelet(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				s := Summarise(cases)
-				total += s.Cases
-				worse += s.Worse
-				if s.Worse > 0 {
-					fmt.Fprintf(&report, "%s / %s: %d of %d worse %v\n", m.Name, p.Name, s.Worse, s.Cases, s.WorseOn)
-					for _, c := range s.Examples {
+				total += len(cases)
+				bad := 0
+				for _, c := range cases {
+					lexicographic := c.Sign == 1 && !p.Spread && !p.Even
+					dominated := c.Dominated == 1
+					if dominated && p.Spread && c.L.Doubled > 0 && c.K.Doubled > 0 {
+						doubling++
+						dominated = false
+					}
+					if !lexicographic && !dominated {
+						continue
+					}
+					if bad++; bad <= MaxExamples {
 						fmt.Fprintf(&report, "  %s\n", c)
 					}
+				}
+				if bad > 0 {
+					failed += bad
+					fmt.Fprintf(&report, "%s / %s: %d of %d worse\n", m.Name, p.Name, bad, len(cases))
 				}
 			}
 		})
 	}
-	t.Logf("%d cases, %d worse", total, worse)
-	if worse > 0 {
-		t.Errorf("Locus worse than kubelet in %d of %d cases:\n%s", worse, total, report.String())
+	t.Logf("%d cases, %d worse; %d spread cases where both sides double a core not judged", total, failed, doubling)
+	if failed > 0 {
+		t.Errorf("Locus worse than kubelet in %d of %d cases:\n%s", failed, total, report.String())
 	}
 }

@@ -23,6 +23,11 @@ type Measures struct {
 	// Broken counts whole free cores the answer takes only part of: a later
 	// whole-core request loses them.
 	Broken int
+	// Doubled counts the cores the answer holds two or more threads of:
+	// what spreading over cores (spread-by-pcpus, kubelet's
+	// distribute-cpus-across-cores) promises to avoid. It is judged only for
+	// those pairs, and is not one of the five measures compared in order.
+	Doubled int
 }
 
 // Names are the measures' names, in order, as tables print them.
@@ -31,7 +36,7 @@ var Names = [...]string{"sockets", "NUMA nodes", "L3 groups", "shared cores", "b
 func (m Measures) list() [5]int { return [5]int{m.Sockets, m.Nodes, m.L3s, m.Shared, m.Broken} }
 
 func (m Measures) String() string {
-	return fmt.Sprintf("sockets=%d nodes=%d l3=%d shared=%d broken=%d", m.Sockets, m.Nodes, m.L3s, m.Shared, m.Broken)
+	return fmt.Sprintf("sockets=%d nodes=%d l3=%d shared=%d broken=%d doubled=%d", m.Sockets, m.Nodes, m.L3s, m.Shared, m.Broken, m.Doubled)
 }
 
 // Compare returns the index of the first measure that differs and the sign
@@ -47,6 +52,25 @@ func Compare(a, b Measures) (measure, sign int) {
 		}
 	}
 	return -1, 0
+}
+
+// Pareto compares a with b measure by measure: 1 when a is worse on some
+// and better on none (b dominates), -1 when a is better on some and worse
+// on none, 0 when they are equal or each is better somewhere.
+func Pareto(a, b Measures) int {
+	la, lb := a.list(), b.list()
+	worse, better := false, false
+	for i := range la {
+		worse = worse || la[i] > lb[i]
+		better = better || la[i] < lb[i]
+	}
+	switch {
+	case worse && !better:
+		return 1
+	case better && !worse:
+		return -1
+	}
+	return 0
 }
 
 // geometry indexes a topology for measuring answers.
@@ -73,11 +97,17 @@ func (g geometry) measure(got, free cpuset.CPUSet) Measures {
 	}
 	m := Measures{Sockets: len(sockets), Nodes: len(nodes), L3s: len(l3s)}
 	for core := range cores {
-		held, all := false, true // held: another pod has a thread of it
+		held, all, mine := false, true, 0 // held: another pod has a thread of it
 		for _, id := range g.cores[core] {
 			in := got.Contains(id)
 			held = held || !in && !free.Contains(id)
 			all = all && in
+			if in {
+				mine++
+			}
+		}
+		if mine > 1 {
+			m.Doubled++
 		}
 		switch {
 		case held:
@@ -87,4 +117,23 @@ func (g geometry) measure(got, free cpuset.CPUSet) Measures {
 		}
 	}
 	return m
+}
+
+// even reports whether got, n CPUs, is split over its NUMA nodes with counts
+// that differ by at most one unit: a core of width CPUs when n is a
+// multiple of it, else one CPU.
+func (g geometry) even(got cpuset.CPUSet, n, width int) bool {
+	unit := 1
+	if n%width == 0 {
+		unit = width
+	}
+	per := map[int]int{}
+	for _, id := range got.UnsortedList() {
+		per[g.cpu[id].NUMA]++
+	}
+	lo, hi := n, 0
+	for _, c := range per {
+		lo, hi = min(lo, c), max(hi, c)
+	}
+	return hi-lo <= unit
 }

@@ -6,7 +6,12 @@ type Summary struct {
 	// WorseOn and BetterOn count cases by the deciding measure; index
 	// len(Names) counts requests one side refused.
 	WorseOn, BetterOn [len(Names) + 1]int
-	Examples          []Case // the first few worse cases
+	// Dominated counts the cases where Locus is worse on some measure and
+	// better on none (a refusal of what kubelet served included);
+	// DominatedOn counts them by every measure Locus is worse on.
+	Dominated   int
+	DominatedOn [len(Names) + 1]int
+	Examples    []Case // the first few worse or dominated cases
 }
 
 // MaxExamples bounds Summary.Examples.
@@ -25,15 +30,37 @@ func Summarise(cases []Case) Summary {
 		case 1:
 			s.Worse++
 			s.WorseOn[on]++
-			if len(s.Examples) < MaxExamples {
-				s.Examples = append(s.Examples, c)
-			}
 		case -1:
 			s.Better++
 			s.BetterOn[on]++
 		default:
 			s.Equal++
 		}
+		if c.Dominated == 1 {
+			s.Dominated++
+			if c.LocusErr != nil {
+				s.DominatedOn[len(Names)]++
+			}
+			l, k := c.L.list(), c.K.list()
+			for i := range l {
+				if c.LocusErr == nil && l[i] > k[i] {
+					s.DominatedOn[i]++
+				}
+			}
+		}
+		if (c.Sign == 1 || c.Dominated == 1) && len(s.Examples) < MaxExamples {
+			s.Examples = append(s.Examples, c)
+		}
 	}
 	return s
+}
+
+// Add adds o's counts to s, without its examples.
+func (s *Summary) Add(o Summary) {
+	s.Cases, s.Worse, s.Better, s.Equal, s.Dominated = s.Cases+o.Cases, s.Worse+o.Worse, s.Better+o.Better, s.Equal+o.Equal, s.Dominated+o.Dominated
+	for i := range s.WorseOn {
+		s.WorseOn[i] += o.WorseOn[i]
+		s.BetterOn[i] += o.BetterOn[i]
+		s.DominatedOn[i] += o.DominatedOn[i]
+	}
 }

@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/klog/v2"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/cpumanager/state"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
@@ -36,6 +38,12 @@ type Config struct {
 	Reserved cpuset.CPUSet
 	// FullPCPUsOnly sets the static policy option full-pcpus-only=true.
 	FullPCPUsOnly bool
+	// DistributeAcrossNUMA sets distribute-cpus-across-numa=true (beta).
+	DistributeAcrossNUMA bool
+	// DistributeAcrossCores sets distribute-cpus-across-cores=true (alpha).
+	DistributeAcrossCores bool
+	// AlignByUncoreCache sets prefer-align-cpus-by-uncorecache=true (alpha).
+	AlignByUncoreCache bool
 	// TopologyManager is --topology-manager-policy; "" means none.
 	TopologyManager string
 }
@@ -54,6 +62,11 @@ type Static struct {
 }
 
 func init() {
+	// The alpha options (distribute-cpus-across-cores,
+	// prefer-align-cpus-by-uncorecache) need their gate, as on a kubelet.
+	if err := utilfeature.DefaultMutableFeatureGate.Set(string(kubefeatures.CPUManagerPolicyAlphaOptions) + "=true"); err != nil {
+		panic(err)
+	}
 	// kubelet logs every allocation at level 0; a logger that is never enabled
 	// keeps the measured latency that of the policy, not of log formatting.
 	klog.SetLogger(logr.Discard())
@@ -68,8 +81,18 @@ func New(t *topology.Topology, cfg Config) (*Static, error) {
 	}
 	hints := &hintStore{policy: merger}
 	opts := map[string]string{}
-	if cfg.FullPCPUsOnly {
-		opts[cpumanager.FullPCPUsOnlyOption] = "true"
+	for _, o := range []struct {
+		on   bool
+		name string
+	}{
+		{cfg.FullPCPUsOnly, cpumanager.FullPCPUsOnlyOption},
+		{cfg.DistributeAcrossNUMA, cpumanager.DistributeCPUsAcrossNUMAOption},
+		{cfg.DistributeAcrossCores, cpumanager.DistributeCPUsAcrossCoresOption},
+		{cfg.AlignByUncoreCache, cpumanager.PreferAlignByUnCoreCacheOption},
+	} {
+		if o.on {
+			opts[o.name] = "true"
+		}
 	}
 	policy, err := cpumanager.NewStaticPolicy(CPUTopology(t), cfg.Reserved.Size(), cfg.Reserved, hints, opts)
 	if err != nil {
@@ -109,8 +132,13 @@ func topologyPolicy(t *topology.Topology, name string) (topologymanager.Policy, 
 // Name says which kubelet configuration this is, as a table row label.
 func (s *Static) Name() string {
 	name := "kubelet static"
-	if s.cfg.FullPCPUsOnly {
+	switch {
+	case s.cfg.FullPCPUsOnly:
 		name = "kubelet full-pcpus-only"
+	case s.cfg.DistributeAcrossNUMA:
+		name = "kubelet distribute-cpus-across-numa"
+	case s.cfg.DistributeAcrossCores:
+		name = "kubelet distribute-cpus-across-cores"
 	}
 	return name + " (tm " + s.merger.Name() + ")"
 }

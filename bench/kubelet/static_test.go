@@ -126,3 +126,40 @@ func TestOccupyStartsFromABusyNode(t *testing.T) {
 		t.Fatalf("187 CPUs around %s: %s, %v", busy, got, err)
 	}
 }
+
+// The spreading options reach kubelet's policy: across cores, 2 CPUs are
+// threads of two cores; across NUMA nodes, a request no node holds is split
+// evenly, where the default packs one node first.
+func TestStaticOptionsReachThePolicy(t *testing.T) {
+	cores := CPUTopology(intel).CPUDetails
+	s, err := New(intel, Config{DistributeAcrossCores: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Allocate(1, 2)
+	if err != nil || got.Size() != 2 || cores[got.List()[0]].CoreID == cores[got.List()[1]].CoreID {
+		t.Fatalf("distribute-cpus-across-cores, 2 CPUs: %s, %v", got, err)
+	}
+	for _, tc := range []struct {
+		cfg  Config
+		node int // CPUs wanted on node 0
+	}{{Config{}, 96}, {Config{DistributeAcrossNUMA: true}, 50}} {
+		s, err := New(intel, tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Allocate(1, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		on0 := 0
+		for _, id := range got.List() {
+			if cores[id].NUMANodeID == 0 {
+				on0++
+			}
+		}
+		if on0 != tc.node {
+			t.Fatalf("%s, 100 CPUs: %d on node 0, want %d", s.Name(), on0, tc.node)
+		}
+	}
+}

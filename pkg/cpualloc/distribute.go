@@ -22,6 +22,9 @@ func (v *view) distributeAcrossNUMA() ([]int, error) {
 	}
 	v.ix.sum(v.cap)
 	v.ix.sum(v.aux)
+	// Shares of whole cores are filled with whole cores first: a domain's
+	// L3 groups are counted in theirs (see fillShare).
+	v.spanWhole = v.ix.uniform && v.n%v.ix.threads == 0
 	d, ok := v.search(func(d domain) (bool, grade) {
 		fits, tier := true, 0
 		for _, s := range v.shares(d) {
@@ -96,16 +99,30 @@ func (v *view) auxOf(group int, d domain) int {
 }
 
 // fillShare takes n CPUs from part: whole free cores while at least a core's
-// worth is left, then threads of partly taken cores (left-overs), and only
-// then breaks a whole core for the rest.
+// worth is left (the widest first, then narrower whole cores that fit what
+// is left), then threads of partly taken cores (left-overs), and only then
+// breaks a whole core for the rest.
 func (v *view) fillShare(part domain, n int, out []int) []int {
-	order := v.coreOrder(part, v.cap, n, byID)
+	// A share of whole cores that whole cores can give is packed by their
+	// capacity, so it spans the fewest L3 groups of whole cores rather than
+	// of usable threads, whose left-overs the fill passes over.
+	m := v.cap
+	if v.spanWhole && n%v.ix.threads == 0 && v.aux.of(part) >= n {
+		m = v.aux
+	}
+	order := v.coreOrder(part, m, n, byID)
 	want := len(out) + n
 	used := make([]bool, len(order))
-	for i, c := range order {
-		if v.whole[c] && want-len(out) >= v.ix.threads {
-			out = append(out, v.ix.cores[c].cpus...)
-			used[i] = true
+	// A whole core narrower than the SMT width (a hybrid part's efficiency
+	// core) fits a remainder below a wide core's worth: it is taken whole
+	// rather than a left-over beside another workload.
+	for _, wide := range []bool{true, false} {
+		for i, c := range order {
+			size := len(v.ix.cores[c].cpus)
+			if !used[i] && v.whole[c] && (size == v.ix.threads) == wide && size <= want-len(out) {
+				out = append(out, v.ix.cores[c].cpus...)
+				used[i] = true
+			}
 		}
 	}
 	for i, c := range order {

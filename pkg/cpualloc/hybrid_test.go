@@ -26,6 +26,16 @@ func TestHybridCores(t *testing.T) {
 			exclusive: "0-15", req: Request{CPUs: 2}, want: "16-17", wantNodes: []int{0}, wantPolicy: FullPCPUs},
 		{name: "default, one CPU: a single-thread core, not beside another pod", shape: hybrid,
 			exclusive: "0", req: Request{CPUs: 1}, want: "16", wantNodes: []int{0}},
+		{name: "spread-by-pcpus, one CPU: a single-thread core, not beside another pod", shape: hybrid,
+			exclusive: "0", req: Request{CPUs: 1, Policy: SpreadByPCPUs}, want: "16", wantNodes: []int{0}},
+		{name: "spread-by-pcpus: single-thread cores, then left-overs, then two-thread cores", shape: hybrid,
+			exclusive: "0,16-29", req: Request{CPUs: 4, Policy: SpreadByPCPUs}, want: "1-2,30-31", wantNodes: []int{0}},
+		{name: "distribute-across-numa, one CPU: a single-thread core, not beside another pod", shape: hybrid,
+			exclusive: "1,8-9,13,16-19,24,27-30", req: Request{CPUs: 1, Policy: DistributeAcrossNUMA},
+			want: "20", wantNodes: []int{0}},
+		{name: "distribute-across-numa, odd count: two-thread cores, then a single-thread one", shape: hybrid,
+			exclusive: "1,8-9,13,16-19,24,27-30", req: Request{CPUs: 7, Policy: DistributeAcrossNUMA},
+			want: "2-7,20", wantNodes: []int{0}},
 	})
 }
 

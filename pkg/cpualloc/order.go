@@ -1,5 +1,7 @@
 package cpualloc
 
+import "slices"
+
 // visit is one group in a fill order and how much the fill takes from it.
 type visit struct{ group, amount int }
 
@@ -138,51 +140,135 @@ func needed(groups, room []int, n int) int {
 }
 
 // coreOrder flattens domain d into cores in packing order for n units of
-// measure m: nodes (for a multi-node domain), then each node's cells
-// (sockets), then each cell's L3 groups, each level by packOrder for the
-// amount its parent gives it, then each group's cores by leaf.
+// measure m: the cells (node parts of a socket) to fill, node by node, or
+// socket by socket where that spans fewer sockets; then each cell's L3
+// groups by packOrder for the amount its cell gives; then each group's cores
+// by leaf.
 func (v *view) coreOrder(d domain, m measure, n int, leaf func(cores, out []int) []int) []int {
 	out := make([]int, 0, 64)
 	if d.l3 >= 0 {
 		return leaf(v.ix.l3s[d.l3].cores, out)
 	}
-	nodes := []visit{{d.nodes[0], n}}
+	cells := v.cellsOf(d.nodes, m, n)
 	if len(d.nodes) > 1 {
-		nodes = packOrder(d.nodes, m.node, n, func(g, a int) int { return v.nodeCost(m, g, a) })
+		if alt := v.cellsAcross(d.nodes, m, n); v.fewerSockets(alt, cells, n) {
+			cells = alt
+		}
 	}
-	for _, nv := range nodes {
-		cells := v.ix.nodes[nv.group].cells
-		for _, cv := range packOrder(cells, m.cell, nv.amount, func(c, a int) int { return needed(v.ix.cells[c].l3s, m.l3, a) }) {
-			for _, lv := range packOrder(v.ix.cells[cv.group].l3s, m.l3, cv.amount, nil) {
-				out = leaf(v.ix.l3s[lv.group].cores, out)
-			}
+	for _, cv := range cells {
+		for _, lv := range packOrder(v.ix.cells[cv.group].l3s, m.l3, cv.amount, nil) {
+			out = leaf(v.ix.l3s[lv.group].cores, out)
 		}
 	}
 	return out
 }
 
-// nodeCost ranks taking a units of m from node g: sockets it spans first,
-// then L3 groups.
-func (v *view) nodeCost(m measure, g, a int) int {
-	n := v.ix.nodes[g]
-	return needed(n.cells, m.cell, a)<<16 + needed(n.l3s, m.l3, a)
+// cellsOf orders the cells of nodes for a fill of n units of m node by
+// node: the nodes by packOrder (the fewest sockets each spans, then L3
+// groups), then each node's cells by packOrder.
+func (v *view) cellsOf(nodes []int, m measure, n int) []visit {
+	cellCost := func(c, a int) int { return needed(v.ix.cells[c].l3s, m.l3, a) }
+	if len(nodes) == 1 {
+		return packOrder(v.ix.nodes[nodes[0]].cells, m.cell, n, cellCost)
+	}
+	out := make([]visit, 0, len(v.ix.cells))
+	for _, nv := range packOrder(nodes, m.node, n, func(g, a int) int {
+		nd := v.ix.nodes[g]
+		return needed(nd.cells, m.cell, a)<<16 + needed(nd.l3s, m.l3, a)
+	}) {
+		out = append(out, packOrder(v.ix.nodes[nv.group].cells, m.cell, nv.amount, cellCost)...)
+	}
+	return out
+}
+
+// fewerSockets reports whether the fill of n along cells a spans fewer
+// sockets than along b, or as many and fewer nodes.
+func (v *view) fewerSockets(a, b []visit, n int) bool {
+	sa, na := v.spanOf(a, n)
+	sb, nb := v.spanOf(b, n)
+	return sa < sb || sa == sb && na < nb
+}
+
+// spanOf counts the sockets and nodes of the cells a fill of n takes from.
+func (v *view) spanOf(cells []visit, n int) (sockets, nodes int) {
+	var ss, ns []int
+	for _, cv := range cells {
+		if n <= 0 {
+			break
+		}
+		if cv.amount <= 0 {
+			continue
+		}
+		n -= cv.amount
+		c := v.ix.cells[cv.group]
+		if !slices.Contains(ss, c.socket) {
+			ss = append(ss, c.socket)
+		}
+		if !slices.Contains(ns, c.node) {
+			ns = append(ns, c.node)
+		}
+	}
+	return len(ss), len(ns)
+}
+
+// cellsAcross orders the cells of several nodes for a fill of n units of m:
+// sockets first, by packOrder over what the nodes hold in each socket (the
+// fewest sockets, then the fewest cells, then L3 groups), then the cells of
+// each socket by packOrder. Packing node by node instead spans a socket more
+// where a node spans two sockets: two half-free nodes whose other sockets
+// are free take three sockets where those two free sockets suffice.
+func (v *view) cellsAcross(nodes []int, m measure, n int) []visit {
+	var sockets []int // socket ids, first seen first
+	var parts [][]int // the cells of nodes in each socket
+	var l3s [][]int   // their L3 groups
+	for _, nd := range nodes {
+		for _, c := range v.ix.nodes[nd].cells {
+			i := slices.Index(sockets, v.ix.cells[c].socket)
+			if i < 0 {
+				i = len(sockets)
+				sockets, parts, l3s = append(sockets, v.ix.cells[c].socket), append(parts, nil), append(l3s, nil)
+			}
+			parts[i] = append(parts[i], c)
+			l3s[i] = append(l3s[i], v.ix.cells[c].l3s...)
+		}
+	}
+	groups, room := make([]int, len(sockets)), make([]int, len(sockets))
+	for i, cs := range parts {
+		groups[i] = i
+		for _, c := range cs {
+			room[i] += m.cell[c]
+		}
+	}
+	cellCost := func(c, a int) int { return needed(v.ix.cells[c].l3s, m.l3, a) }
+	out := make([]visit, 0, len(v.ix.cells))
+	for _, sv := range packOrder(groups, room, n, func(s, a int) int { return needed(parts[s], m.cell, a)<<16 + needed(l3s[s], m.l3, a) }) {
+		out = append(out, packOrder(parts[sv.group], m.cell, sv.amount, cellCost)...)
+	}
+	return out
 }
 
 // byID keeps a group's cores in id order.
 func byID(cores, out []int) []int { return append(out, cores...) }
 
-// fragmentsFirst puts cores with a usable thread that are not whole free
-// cores (a sibling is held by another workload, reserved, isolated, offline
-// or burst-loaded) before whole free cores, so a spread request uses
-// left-over threads before it breaks a core a full-pcpus request could use.
+// fragmentsFirst puts a hybrid part's single-thread cores (taken whole,
+// they share and break nothing), then cores with a usable thread that are
+// not whole free cores (a sibling is held by another workload, reserved,
+// isolated, offline or burst-loaded), before wider whole free cores, so a
+// spread request uses left-over threads before it breaks a core a
+// full-pcpus request could use.
 func (v *view) fragmentsFirst(cores, out []int) []int {
+	for _, c := range cores {
+		if v.narrow(c) {
+			out = append(out, c)
+		}
+	}
 	for _, c := range cores {
 		if v.free[c] > 0 && !v.whole[c] {
 			out = append(out, c)
 		}
 	}
 	for _, c := range cores {
-		if v.whole[c] {
+		if v.whole[c] && !v.narrow(c) {
 			out = append(out, c)
 		}
 	}

@@ -62,7 +62,7 @@ func (v *view) fullPCPUs() ([]int, error) {
 func (v *view) spreadByPCPUs() ([]int, error) {
 	for c, f := range v.free {
 		v.cap.core[c], v.aux.core[c], v.pref.core[c] = f, min(f, 1), 0
-		if f > 0 && !v.whole[c] {
+		if f > 0 && (!v.whole[c] || v.narrow(c)) {
 			v.pref.core[c] = 1
 		}
 	}
@@ -89,6 +89,14 @@ func (v *view) spreadByPCPUs() ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// narrow reports whether core c is a whole core of one thread on a machine
+// with wider ones (a hybrid part's efficiency core): a spread request takes
+// it whole, breaking nothing and sharing nothing, so it goes before
+// left-overs beside other workloads.
+func (v *view) narrow(c int) bool {
+	return v.whole[c] && v.ix.threads > 1 && len(v.ix.cores[c].cpus) == 1
 }
 
 // usableThread returns the nth (from 0) usable thread of core c.

@@ -101,16 +101,18 @@ func checkBurstClasses(t testing.TB, sc scenario, o oracle, res Result) {
 }
 
 // checkSpreadFragments: a spread result that takes a thread of a whole free
-// core holds a thread of every left-over core (usable, not whole) in each L3
-// group it touches: left-overs go first within a group.
+// core of several threads holds a thread of every left-over core (usable,
+// not whole) in each L3 group it touches: left-overs go first within a
+// group. A hybrid part's single-thread core, taken whole, breaks nothing.
 func checkSpreadFragments(t testing.TB, sc scenario, o oracle, res Result) {
 	t.Helper()
 	type group struct{ node, l3 int }
 	held, broke := map[int]bool{}, map[group]bool{}
+	threads := coresOf(sc.topo)
 	for _, id := range res.CPUs.UnsortedList() {
 		c, _ := sc.topo.CPU(id)
 		held[c.Core] = true
-		if o.whole[c.Core] {
+		if o.whole[c.Core] && len(threads[c.Core]) > 1 {
 			broke[group{c.NUMA, c.L3}] = true
 		}
 	}

@@ -18,14 +18,18 @@ type grade struct{ tier, shared, pref int }
 
 // search picks the domain for the request. Single-node domains come first:
 // every L3 group and every node, ranked by (sockets the fill spans, tier, L3
-// groups it spans, L3 group before node, shared, pref, strategy on the
-// domain, strategy on its node, lowest index). Only when none
+// groups it spans, L3 group before node, shared, pref, strategy on its node,
+// strategy on the domain, lowest index). Only when none
 // fits does it look at k-node sets, k = 2, 3, ..., ranked by (sockets touched,
 // k, L3 groups a fill needs, summed pair distance, tier, shared, pref,
 // strategy, lowest node ids). The strategy compares the
 // policy's capacity: fewest free first for most-allocated, most free first
-// for least-allocated; comparing the L3's node second makes least-allocated
-// pick an empty L3 on the emptiest node, not merely the first empty L3.
+// for least-allocated. The node is compared before the L3 group itself, as
+// kubelet packs nodes before the cores in them: most-allocated then takes the
+// best-fitting L3 of the fullest node, so the containers of one pod placed
+// one after another stay on the node and socket the first one took, and
+// least-allocated an empty L3 on the emptiest node, not merely the first
+// empty L3.
 func (v *view) search(eval evaluator) (domain, bool) {
 	type rank struct {
 		sockets, tier, l3s, kind, shared, pref, room, nodeRoom int
@@ -49,12 +53,13 @@ func (v *view) search(eval evaluator) (domain, bool) {
 		r := rank{1, g.tier, 1, kind, g.shared, g.pref, v.strategyKey(v.cap.of(d)), v.strategyKey(v.cap.node[node]), memLeft}
 		if kind > 0 {
 			n := v.ix.nodes[node]
-			r.sockets, r.l3s = needed(n.cells, v.cap.cell, v.n), needed(n.l3s, v.cap.l3, v.n)
+			span := v.spanMeasure()
+			r.sockets, r.l3s = needed(n.cells, span.cell, v.n), needed(n.l3s, span.l3, v.n)
 		}
 		if !found || cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.tier, bestRank.tier),
 			cmp.Compare(r.l3s, bestRank.l3s), cmp.Compare(r.kind, bestRank.kind), cmp.Compare(r.shared, bestRank.shared),
-			cmp.Compare(r.pref, bestRank.pref), cmp.Compare(r.room, bestRank.room),
-			cmp.Compare(r.nodeRoom, bestRank.nodeRoom), cmp.Compare(bestRank.memLeft, r.memLeft)) < 0 {
+			cmp.Compare(r.pref, bestRank.pref), cmp.Compare(r.nodeRoom, bestRank.nodeRoom),
+			cmp.Compare(r.room, bestRank.room), cmp.Compare(bestRank.memLeft, r.memLeft)) < 0 {
 			best, bestRank, found = d, r, true
 		}
 	}
@@ -134,6 +139,16 @@ func (v *view) searchCombos(eval evaluator, combos []combo) (domain, int, bool) 
 	return best, bestRank.sockets, found
 }
 
+// spanMeasure is what a fill is packed by, so what the sockets and L3
+// groups a domain's fill spans are counted in: the policy's capacity, or,
+// for a policy that fills whole cores first (spanWhole), whole-core CPUs.
+func (v *view) spanMeasure() measure {
+	if v.spanWhole {
+		return v.aux
+	}
+	return v.cap
+}
+
 func (v *view) strategyKey(room int) int {
 	if v.req.NUMAStrategy == LeastAllocated {
 		return -room
@@ -152,7 +167,7 @@ func (v *view) l3sAcross(nodes []int) int {
 			for _, l := range v.ix.nodes[n].l3s {
 				// Groups are taken largest first (ties: lowest index), so a
 				// group is still free when it comes after the last taken.
-				r := v.cap.l3[l]
+				r := v.spanMeasure().l3[l]
 				if lastRoom >= 0 && (r > lastRoom || r == lastRoom && l <= last) {
 					continue
 				}

@@ -35,6 +35,9 @@ type view struct {
 	// coreLoad its burst load per core and stack that load summed per domain.
 	side, stack measure
 	coreLoad    []int64
+	// spanWhole says the fill takes whole cores first and aux counts their
+	// CPUs: sockets and L3 groups spanned are counted in aux, not cap.
+	spanWhole bool
 	// shareBuf is scratch for distribute-across-numa's per-node shares.
 	shareBuf []visit
 	// burstBuf is scratch for static-burst's CPU classes: fragments, threads
@@ -97,7 +100,7 @@ func (m measure) of(d domain) int {
 
 func (ix *index) newView(st occupancy, reserved cpuset.CPUSet, req Request) (*view, error) {
 	v := ix.views.Get().(*view)
-	v.req, v.n, v.share, v.mem = req, req.CPUs, 0, st.mem
+	v.req, v.n, v.share, v.mem, v.spanWhole = req, req.CPUs, 0, st.mem, false
 	if req.Policy == StaticBurst {
 		v.share = BurstShare(req.requestMilli(), req.CPUs)
 	}
