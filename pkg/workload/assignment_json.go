@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/utils/cpuset"
+
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -13,11 +15,28 @@ type assignmentJSON struct {
 	Policy       cpualloc.Policy `json:"policy"`
 	RequestMilli int64           `json:"requestMilli,omitempty"`
 	Decided      string          `json:"decided,omitempty"`
+	// MemNodes is absent in a checkpoint written before memory was
+	// accounted: the CPUs' nodes then.
+	MemNodes string      `json:"memNodes,omitempty"`
+	Memory   *memoryJSON `json:"memory,omitempty"`
+}
+
+type memoryJSON struct {
+	Bytes        uint64 `json:"bytes,omitempty"`
+	HugePages2Mi uint64 `json:"hugepages2Mi,omitempty"`
+	HugePages1Gi uint64 `json:"hugepages1Gi,omitempty"`
 }
 
 // MarshalJSON writes the CPU set in Linux list format.
 func (a Assignment) MarshalJSON() ([]byte, error) {
-	return json.Marshal(assignmentJSON{a.CPUs.String(), a.Policy, a.RequestMilli, a.Decided.String()})
+	j := assignmentJSON{CPUs: a.CPUs.String(), Policy: a.Policy, RequestMilli: a.RequestMilli, Decided: a.Decided.String()}
+	if len(a.MemNodes) > 0 {
+		j.MemNodes = cpuset.New(a.MemNodes...).String()
+	}
+	if a.Memory != (cpualloc.Memory{}) {
+		j.Memory = &memoryJSON{a.Memory.Bytes, a.Memory.HugePages2Mi, a.Memory.HugePages1Gi}
+	}
+	return json.Marshal(j)
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -35,6 +54,19 @@ func (a *Assignment) UnmarshalJSON(b []byte) error {
 		if a.Decided, err = topology.ParseCPUList(j.Decided); err != nil {
 			return fmt.Errorf("assignment decided: %w", err)
 		}
+	}
+	if j.MemNodes != "" {
+		nodes, err := topology.ParseNodeList(j.MemNodes)
+		if err != nil {
+			return fmt.Errorf("assignment memNodes: %w", err)
+		}
+		a.MemNodes = nodes
+	}
+	if m := j.Memory; m != nil {
+		if m.Bytes > MaxMemoryBytes || m.HugePages2Mi > MaxMemoryBytes || m.HugePages1Gi > MaxMemoryBytes {
+			return fmt.Errorf("assignment memory: %+v: more than %d bytes of a kind", *m, MaxMemoryBytes)
+		}
+		a.Memory = cpualloc.Memory{Bytes: m.Bytes, HugePages2Mi: m.HugePages2Mi, HugePages1Gi: m.HugePages1Gi}
 	}
 	return nil
 }

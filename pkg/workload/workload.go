@@ -104,6 +104,10 @@ type CPUNeed struct {
 	// DecidedContainers is the scheduler's partition of the pod's CPUs
 	// (AnnotationContainerCPUSets), checked against the agent's own.
 	DecidedContainers map[string]cpuset.CPUSet
+	// Memory is what the workload asks of the memory of the NUMA nodes
+	// its cpuset.mems names: its memory and huge page requests. Only a
+	// workload with CPUs of its own holds memory on its nodes.
+	Memory cpualloc.Memory
 	// Check, set with a pod's Decided, is what the pod's own text says of
 	// the exclusive CPUs it may hold: pkg/decide applies the decision only
 	// if the pod qualifies. Nil for a decision that is the agent's own (a
@@ -135,6 +139,12 @@ type Assignment struct {
 	// that CPUs were resized from: the decision still stands, and the
 	// set in force is kept, while the decision names these CPUs.
 	Decided cpuset.CPUSet
+	// MemNodes are the NUMA nodes cpuset.mems names: the CPUs' nodes, or a
+	// larger group when those could not hold the memory. Empty in a
+	// checkpoint written before memory was accounted: the CPUs' nodes.
+	MemNodes []int
+	// Memory is what the workload asked of those nodes when it was placed.
+	Memory cpualloc.Memory
 }
 
 // Problem is something the agent could not do for a workload; the workload
