@@ -55,33 +55,59 @@ func NewAllocator(t *topology.Topology) (*Allocator, error) {
 
 // Allocate picks req.CPUs CPUs for req given the occupancy st. Reserved CPUs
 // and the topology's isolated CPUs are never handed out unless
-// req.UseReserved. See docs/allocator.md for every policy's rules.
+// req.UseReserved. When st.Free is set and req.Memory is not zero, the
+// CPUs go only where the memory fits too (see memalloc.go). See
+// docs/allocator.md for every policy's rules.
 func (a *Allocator) Allocate(st State, reserved cpuset.CPUSet, req Request) (Result, error) {
-	return a.allocate(occupancy{bits: st.Exclusive.w, burst: st.BurstMilli}, reserved, req)
+	return a.allocate(occupancy{bits: st.Exclusive.w, burst: st.BurstMilli}, st.Free, reserved, req)
 }
 
 // AllocateBits is Allocate with the exclusive CPUs given as the words of
 // their bits (CPU id i is bit i%64 of word i/64), which it only reads: a
 // caller that keeps them that way for many nodes (the scheduler) spares
-// making a State per decision.
+// making a State per decision. Memory is not accounted: AllocateBitsFree
+// takes what each node has free.
 func (a *Allocator) AllocateBits(exclusive []uint64, burstMilli map[int]int64, reserved cpuset.CPUSet, req Request) (Result, error) {
-	return a.allocate(occupancy{bits: exclusive, burst: burstMilli}, reserved, req)
+	return a.allocate(occupancy{bits: exclusive, burst: burstMilli}, nil, reserved, req)
+}
+
+// AllocateBitsFree is AllocateBits with the memory each node has free, as
+// State.Free: nil, or a request without memory, is exactly AllocateBits.
+func (a *Allocator) AllocateBitsFree(exclusive []uint64, burstMilli map[int]int64, free map[int]Memory, reserved cpuset.CPUSet, req Request) (Result, error) {
+	return a.allocate(occupancy{bits: exclusive, burst: burstMilli}, free, reserved, req)
 }
 
 // occupancy is a State, its exclusive CPUs as words of bits.
 type occupancy struct {
 	bits  []uint64
 	burst map[int]int64
+	// outside, when set, holds more CPUs the request may not take: those of
+	// the nodes outside the group its memory spills over.
+	outside []uint64
+	// mem, when set, admits only domains whose nodes hold the memory.
+	mem *memFit
 }
 
-func (a *Allocator) allocate(st occupancy, reserved cpuset.CPUSet, req Request) (Result, error) {
+func (a *Allocator) allocate(st occupancy, free map[int]Memory, reserved cpuset.CPUSet, req Request) (Result, error) {
 	req, err := req.normalised()
 	if err != nil {
 		return Result{}, err
 	}
+	if free == nil || req.Memory.IsZero() {
+		ids, applied, err := a.place(st, reserved, req)
+		if err != nil {
+			return Result{}, err
+		}
+		return a.ix.result(ids, applied), nil
+	}
+	return a.allocateMemory(st, free, reserved, req)
+}
+
+// place runs req's policy on st.
+func (a *Allocator) place(st occupancy, reserved cpuset.CPUSet, req Request) ([]int, Policy, error) {
 	v, err := a.ix.newView(st, reserved, req)
 	if err != nil {
-		return Result{}, err
+		return nil, "", err
 	}
 	defer a.ix.views.Put(v)
 	var ids []int
@@ -112,10 +138,7 @@ func (a *Allocator) allocate(st occupancy, reserved cpuset.CPUSet, req Request) 
 	case StaticBurst:
 		ids, err = v.staticBurst()
 	}
-	if err != nil {
-		return Result{}, err
-	}
-	return a.ix.result(ids, applied), nil
+	return ids, applied, err
 }
 
 // threadsFallback runs full-pcpus-then-threads on a fresh view, so nothing the
@@ -204,7 +227,7 @@ func (r Request) normalised() (Request, error) {
 		return r, invalidf("%s: requestMilli=%d exceeds the limit of %d CPUs (%d millicores)",
 			StaticBurst, r.RequestMilli, r.CPUs, int64(r.CPUs)*1000)
 	}
-	return r, nil
+	return r, r.validMemory()
 }
 
 // Allocate is Allocator.Allocate on t, reusing the index of the last few

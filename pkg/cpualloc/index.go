@@ -35,7 +35,13 @@ type index struct {
 	combos [][]combo
 	// exhaustive is true when combos holds every node subset.
 	exhaustive bool
-	distance   [][]int // SLIT distance between node indices
+	// spill[k] is combos[k] in the order memory spills over node sets:
+	// least summed distance first (see memalloc.go).
+	spill [][]combo
+	// topoNodes is the sorted ids of every node of the topology, CPU-less
+	// ones too: the ids State.Free may name.
+	topoNodes []int
+	distance  [][]int // SLIT distance between node indices
 	// nodesPerSocket is the most CPU nodes any socket holds (at least 1).
 	nodesPerSocket int
 	views          sync.Pool
@@ -155,6 +161,10 @@ func buildIndex(t *topology.Topology) (*index, error) {
 		}
 	}
 	ix.combos, ix.exhaustive = buildCombos(ix)
+	ix.spill = buildSpill(ix.combos)
+	for _, n := range t.Nodes {
+		ix.topoNodes = append(ix.topoNodes, n.ID)
+	}
 	ix.views.New = func() any { return ix.allocView() }
 	return ix, nil
 }

@@ -27,16 +27,26 @@ type grade struct{ tier, shared, pref int }
 // for least-allocated; comparing the L3's node second makes least-allocated
 // pick an empty L3 on the emptiest node, not merely the first empty L3.
 func (v *view) search(eval evaluator) (domain, bool) {
-	type rank struct{ sockets, tier, l3s, kind, shared, pref, room, nodeRoom int }
+	type rank struct {
+		sockets, tier, l3s, kind, shared, pref, room, nodeRoom int
+		memLeft                                                uint64
+	}
 	var best domain
 	var bestRank rank
 	found := false
 	consider := func(d domain, kind, node int) {
+		var memLeft uint64
+		if v.mem != nil {
+			if !v.mem.holds(v.ix.single[node]) {
+				return
+			}
+			memLeft = v.mem.left(v.ix.single[node])
+		}
 		fits, g := eval(d)
 		if !fits {
 			return
 		}
-		r := rank{1, g.tier, 1, kind, g.shared, g.pref, v.strategyKey(v.cap.of(d)), v.strategyKey(v.cap.node[node])}
+		r := rank{1, g.tier, 1, kind, g.shared, g.pref, v.strategyKey(v.cap.of(d)), v.strategyKey(v.cap.node[node]), memLeft}
 		if kind > 0 {
 			n := v.ix.nodes[node]
 			r.sockets, r.l3s = needed(n.cells, v.cap.cell, v.n), needed(n.l3s, v.cap.l3, v.n)
@@ -44,7 +54,7 @@ func (v *view) search(eval evaluator) (domain, bool) {
 		if !found || cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.tier, bestRank.tier),
 			cmp.Compare(r.l3s, bestRank.l3s), cmp.Compare(r.kind, bestRank.kind), cmp.Compare(r.shared, bestRank.shared),
 			cmp.Compare(r.pref, bestRank.pref), cmp.Compare(r.room, bestRank.room),
-			cmp.Compare(r.nodeRoom, bestRank.nodeRoom)) < 0 {
+			cmp.Compare(r.nodeRoom, bestRank.nodeRoom), cmp.Compare(bestRank.memLeft, r.memLeft)) < 0 {
 			best, bestRank, found = d, r, true
 		}
 	}
@@ -90,22 +100,32 @@ func (v *view) candidates(k int) []combo {
 }
 
 func (v *view) searchCombos(eval evaluator, combos []combo) (domain, int, bool) {
-	type rank struct{ sockets, l3s, distance, tier, shared, pref, room int }
+	type rank struct {
+		sockets, l3s, distance, tier, shared, pref, room int
+		memLeft                                          uint64
+	}
 	var best domain
 	var bestRank rank
 	var bestNodes []int
 	found := false
 	for _, c := range combos {
+		var memLeft uint64
+		if v.mem != nil {
+			if !v.mem.holds(c.nodes) {
+				continue
+			}
+			memLeft = v.mem.left(c.nodes)
+		}
 		d := domain{l3: -1, nodes: c.nodes}
 		fits, g := eval(d)
 		if !fits {
 			continue
 		}
-		r := rank{c.sockets, v.l3sAcross(c.nodes), c.distance, g.tier, g.shared, g.pref, v.strategyKey(v.cap.of(d))}
+		r := rank{c.sockets, v.l3sAcross(c.nodes), c.distance, g.tier, g.shared, g.pref, v.strategyKey(v.cap.of(d)), memLeft}
 		order := cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.l3s, bestRank.l3s),
 			cmp.Compare(r.distance, bestRank.distance),
 			cmp.Compare(r.tier, bestRank.tier), cmp.Compare(r.shared, bestRank.shared), cmp.Compare(r.pref, bestRank.pref),
-			cmp.Compare(r.room, bestRank.room),
+			cmp.Compare(r.room, bestRank.room), cmp.Compare(bestRank.memLeft, r.memLeft),
 			slices.Compare(c.nodes, bestNodes))
 		if !found || order < 0 {
 			best, bestRank, bestNodes, found = d, r, d.nodes, true

@@ -40,6 +40,9 @@ type view struct {
 	// burstBuf is scratch for static-burst's CPU classes: fragments, threads
 	// of whole free cores, threads beside burst load, CPUs with burst load.
 	burstBuf [4][]int
+	// mem, when set, is the memory the request needs and each node has
+	// free: search admits only domains whose nodes hold it.
+	mem *memFit
 }
 
 func (ix *index) allocView() *view {
@@ -94,13 +97,16 @@ func (m measure) of(d domain) int {
 
 func (ix *index) newView(st occupancy, reserved cpuset.CPUSet, req Request) (*view, error) {
 	v := ix.views.Get().(*view)
-	v.req, v.n, v.share = req, req.CPUs, 0
+	v.req, v.n, v.share, v.mem = req, req.CPUs, 0, st.mem
 	if req.Policy == StaticBurst {
 		v.share = BurstShare(req.requestMilli(), req.CPUs)
 	}
 	clear(v.taken)
 	clear(v.usable)
 	v.taken.addBits(st.bits)
+	if st.outside != nil {
+		v.taken.addBits(st.outside)
+	}
 	if !req.UseReserved {
 		v.taken.addSet(reserved, ix.online)
 		v.taken.addBits(ix.isolated)
