@@ -67,7 +67,15 @@ type MemoryManager struct {
 	Assignments map[string]map[string][]Block `json:"assignments,omitempty"`
 	// Nodes are the NUMA nodes the checkpoint's machine state covers.
 	Nodes []int `json:"nodes,omitempty"`
+	// SystemReserved is, by NUMA node, the memory the kubelet keeps for
+	// the system and itself there (its reservedMemory), as its machine
+	// state says.
+	SystemReserved map[int]uint64 `json:"systemReserved,omitempty"`
 }
+
+// maxBlockBytes bounds a size of the checkpoint: 1 PiB, beyond any
+// machine, so that sums of them cannot overflow.
+const maxBlockBytes = 1 << 50
 
 // Block is one memory assignment of a container.
 type Block struct {
@@ -98,8 +106,15 @@ func ParseMemoryManager(raw []byte) (MemoryManager, error) {
 		return MemoryManager{}, err
 	}
 	out := MemoryManager{Policy: cp.PolicyName, Assignments: map[string]map[string][]Block{}}
-	for id := range cp.MachineState {
+	for id, st := range cp.MachineState {
 		out.Nodes = append(out.Nodes, id)
+		if st == nil || st.MemoryMap["memory"] == nil || st.MemoryMap["memory"].SystemReserved == 0 {
+			continue
+		}
+		if out.SystemReserved == nil {
+			out.SystemReserved = map[int]uint64{}
+		}
+		out.SystemReserved[id] = st.MemoryMap["memory"].SystemReserved
 	}
 	sort.Ints(out.Nodes)
 	for uid, cs := range cp.Entries {
@@ -133,6 +148,9 @@ func (cp memCheckpoint) bounded() error {
 		if len(st.MemoryMap) > 64 {
 			return fmt.Errorf("%s.memoryMap: %d resources, more than 64", field, len(st.MemoryMap))
 		}
+		if t := st.MemoryMap["memory"]; t != nil && t.SystemReserved > maxBlockBytes {
+			return fmt.Errorf("%s.memoryMap.memory.systemReserved: %d bytes, more than %d", field, t.SystemReserved, uint64(maxBlockBytes))
+		}
 		if err := nodeIDs(field+".cells", st.Cells); err != nil {
 			return err
 		}
@@ -159,6 +177,9 @@ func (cp memCheckpoint) bounded() error {
 			for i, b := range blocks {
 				if len(b.Type) > maxNameLen {
 					return fmt.Errorf("%s[%d].type: longer than %d bytes", cf, i, maxNameLen)
+				}
+				if b.Size > maxBlockBytes {
+					return fmt.Errorf("%s[%d].size: %d bytes, more than %d", cf, i, b.Size, uint64(maxBlockBytes))
 				}
 				if err := nodeIDs(fmt.Sprintf("%s[%d].numaAffinity", cf, i), b.NUMAAffinity); err != nil {
 					return err
