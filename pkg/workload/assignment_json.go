@@ -3,6 +3,7 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"k8s.io/utils/cpuset"
 
@@ -19,6 +20,9 @@ type assignmentJSON struct {
 	// accounted: the CPUs' nodes then.
 	MemNodes string      `json:"memNodes,omitempty"`
 	Memory   *memoryJSON `json:"memory,omitempty"`
+	// MemHeld's keys are node ids, read here so that a bad one's error
+	// stays short.
+	MemHeld map[string]memoryJSON `json:"memHeld,omitempty"`
 }
 
 type memoryJSON struct {
@@ -33,8 +37,14 @@ func (a Assignment) MarshalJSON() ([]byte, error) {
 	if len(a.MemNodes) > 0 {
 		j.MemNodes = cpuset.New(a.MemNodes...).String()
 	}
-	if a.Memory != (cpualloc.Memory{}) {
+	if !a.Memory.IsZero() {
 		j.Memory = &memoryJSON{a.Memory.Bytes, a.Memory.HugePages2Mi, a.Memory.HugePages1Gi}
+	}
+	for id, m := range a.MemHeld {
+		if j.MemHeld == nil {
+			j.MemHeld = map[string]memoryJSON{}
+		}
+		j.MemHeld[strconv.Itoa(id)] = memoryJSON{m.Bytes, m.HugePages2Mi, m.HugePages1Gi}
 	}
 	return json.Marshal(j)
 }
@@ -63,10 +73,32 @@ func (a *Assignment) UnmarshalJSON(b []byte) error {
 		a.MemNodes = nodes
 	}
 	if m := j.Memory; m != nil {
-		if m.Bytes > MaxMemoryBytes || m.HugePages2Mi > MaxMemoryBytes || m.HugePages1Gi > MaxMemoryBytes {
-			return fmt.Errorf("assignment memory: %+v: more than %d bytes of a kind", *m, MaxMemoryBytes)
+		if a.Memory, err = m.memory("memory"); err != nil {
+			return err
 		}
-		a.Memory = cpualloc.Memory{Bytes: m.Bytes, HugePages2Mi: m.HugePages2Mi, HugePages1Gi: m.HugePages1Gi}
+	}
+	if len(j.MemHeld) > topology.MaxNodeID+1 {
+		return fmt.Errorf("assignment memHeld: %d nodes, more than %d", len(j.MemHeld), topology.MaxNodeID+1)
+	}
+	for key, m := range j.MemHeld {
+		id, err := strconv.Atoi(key)
+		if err != nil || id < 0 || id > topology.MaxNodeID {
+			return fmt.Errorf("assignment memHeld: node %s is not an id from 0 to %d", topology.Quote(key), topology.MaxNodeID)
+		}
+		if a.MemHeld == nil {
+			a.MemHeld = map[int]cpualloc.Memory{}
+		}
+		if a.MemHeld[id], err = m.memory(fmt.Sprintf("memHeld[%d]", id)); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// memory is the amounts, each within MaxMemoryBytes.
+func (m memoryJSON) memory(field string) (cpualloc.Memory, error) {
+	if m.Bytes > MaxMemoryBytes || m.HugePages2Mi > MaxMemoryBytes || m.HugePages1Gi > MaxMemoryBytes {
+		return cpualloc.Memory{}, fmt.Errorf("assignment %s: %+v: more than %d bytes of a kind", field, m, MaxMemoryBytes)
+	}
+	return cpualloc.Memory{Bytes: m.Bytes, HugePages2Mi: m.HugePages2Mi, HugePages1Gi: m.HugePages1Gi}, nil
 }
