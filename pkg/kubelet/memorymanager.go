@@ -71,6 +71,10 @@ type MemoryManager struct {
 	// the system and itself there (its reservedMemory), as its machine
 	// state says.
 	SystemReserved map[int]uint64 `json:"systemReserved,omitempty"`
+	// Assigned is, by NUMA node and resource (memory, hugepages-2Mi, ...),
+	// the bytes the memory manager's assignments hold there, as its
+	// machine state counts them; only what is not zero.
+	Assigned map[int]map[string]uint64 `json:"assigned,omitempty"`
 }
 
 // maxBlockBytes bounds a size of the checkpoint: 1 PiB, beyond any
@@ -108,6 +112,7 @@ func ParseMemoryManager(raw []byte) (MemoryManager, error) {
 	out := MemoryManager{Policy: cp.PolicyName, Assignments: map[string]map[string][]Block{}}
 	for id, st := range cp.MachineState {
 		out.Nodes = append(out.Nodes, id)
+		out.addAssigned(id, st)
 		if st == nil || st.MemoryMap["memory"] == nil || st.MemoryMap["memory"].SystemReserved == 0 {
 			continue
 		}
@@ -129,6 +134,25 @@ func ParseMemoryManager(raw []byte) (MemoryManager, error) {
 	return out, nil
 }
 
+// addAssigned records what a node's machine state says is assigned there.
+func (m *MemoryManager) addAssigned(id int, st *memNodeState) {
+	if st == nil {
+		return
+	}
+	for res, t := range st.MemoryMap {
+		if t == nil || t.Reserved == 0 {
+			continue
+		}
+		if m.Assigned == nil {
+			m.Assigned = map[int]map[string]uint64{}
+		}
+		if m.Assigned[id] == nil {
+			m.Assigned[id] = map[string]uint64{}
+		}
+		m.Assigned[id][string(res)] = t.Reserved
+	}
+}
+
 // bounded checks every count and id of the checkpoint, naming the field.
 func (cp memCheckpoint) bounded() error {
 	if len(cp.PolicyName) > maxPolicyNameLen {
@@ -148,8 +172,14 @@ func (cp memCheckpoint) bounded() error {
 		if len(st.MemoryMap) > 64 {
 			return fmt.Errorf("%s.memoryMap: %d resources, more than 64", field, len(st.MemoryMap))
 		}
-		if t := st.MemoryMap["memory"]; t != nil && t.SystemReserved > maxBlockBytes {
-			return fmt.Errorf("%s.memoryMap.memory.systemReserved: %d bytes, more than %d", field, t.SystemReserved, uint64(maxBlockBytes))
+		for res, t := range st.MemoryMap {
+			if len(res) > maxNameLen {
+				return fmt.Errorf("%s.memoryMap: a resource name longer than %d bytes", field, maxNameLen)
+			}
+			if t != nil && (t.SystemReserved > maxBlockBytes || t.Reserved > maxBlockBytes) {
+				return fmt.Errorf("%s.memoryMap[%s]: systemReserved %d, reserved %d: more than %d bytes", field,
+					topology.Quote(string(res)), t.SystemReserved, t.Reserved, uint64(maxBlockBytes))
+			}
 		}
 		if err := nodeIDs(field+".cells", st.Cells); err != nil {
 			return err
