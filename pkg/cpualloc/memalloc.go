@@ -23,7 +23,7 @@ type memFit struct {
 // huge pages in whole pages of each node.
 func (m *memFit) holds(nodes []int) bool {
 	for k := range memKinds {
-		asked := *memKinds[k].get(&m.asked)
+		asked := *m.asked.at(k)
 		if asked == 0 {
 			continue
 		}
@@ -57,9 +57,9 @@ func (ix *index) newMemFit(free map[int]Memory, asked Memory) (*memFit, error) {
 	if len(free) > len(ix.topoNodes) {
 		return nil, invalidf("free: %d nodes given, the topology has %d", len(free), len(ix.topoNodes))
 	}
-	for _, id := range slices.Sorted(maps.Keys(free)) {
+	for id := range free {
 		if _, ok := slices.BinarySearch(ix.topoNodes, id); !ok {
-			return nil, invalidf("free: node %d is not a NUMA node of the topology (nodes %v)", id, ix.topoNodes)
+			return nil, invalidf("free: node %d is not a NUMA node of the topology (nodes %v)", ix.lowestUnknown(free), ix.topoNodes)
 		}
 	}
 	m := &memFit{asked: asked, ids: make([]int, len(ix.nodes)), free: make([]Memory, len(ix.nodes))}
@@ -67,6 +67,18 @@ func (ix *index) newMemFit(free map[int]Memory, asked Memory) (*memFit, error) {
 		m.ids[i], m.free[i] = n.id, free[n.id]
 	}
 	return m, nil
+}
+
+// lowestUnknown is the lowest id of free the topology lacks: sorting the
+// ids only once one is known bad keeps the valid case free of allocations,
+// and the error the same whatever order the map ranges in.
+func (ix *index) lowestUnknown(free map[int]Memory) int {
+	for _, id := range slices.Sorted(maps.Keys(free)) {
+		if _, ok := slices.BinarySearch(ix.topoNodes, id); !ok {
+			return id
+		}
+	}
+	return -1
 }
 
 // allocateMemory places req where its CPUs and memory both fit. First every
@@ -89,9 +101,19 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 	if err == nil {
 		res := ix.result(ids, applied)
 		res.MemNodes = ix.memGroup(m, ix.nodeIndices(ids))
+		res.MemHeld = Hold(res.MemNodes, free, req.Memory)
 		return res, nil
 	}
 	if errors.Is(err, ErrInvalidRequest) {
+		return Result{}, err
+	}
+	// Taking CPUs away never makes a policy find more room, so when no
+	// group holds the memory, or the whole machine has no room for the
+	// CPUs, no group can serve the request: say so without trying each.
+	if err := memoryShort(m); err != nil {
+		return Result{}, err
+	}
+	if _, _, err := a.place(st, reserved, req); err != nil {
 		return Result{}, err
 	}
 	for k := 2; k < len(ix.spill); k++ {
@@ -107,32 +129,24 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 			}
 			res := ix.result(ids, applied)
 			res.MemNodes = ix.idsOf(c.nodes)
+			if own := ix.nodeIndices(ids); m.holds(own) {
+				res.MemNodes = ix.idsOf(own) // the CPUs' nodes hold it after all
+			}
+			res.MemHeld = Hold(res.MemNodes, free, req.Memory)
 			return res, nil
 		}
 	}
-	return Result{}, a.whyNot(st, m, reserved, req)
-}
-
-// whyNot explains a refusal: the memory kind no group of nodes holds, or
-// else the CPUs the policy finds nowhere. (When every node together holds
-// the memory and the policy finds the CPUs on the whole machine, the spill
-// over every node serves the request, so one of the two is the reason.)
-func (a *Allocator) whyNot(st occupancy, m *memFit, reserved cpuset.CPUSet, req Request) error {
-	if err := memoryShort(m); err != nil {
-		return err
-	}
-	if _, _, err := a.place(st, reserved, req); err != nil {
-		return err
-	}
-	return shortf("%s: no group of nodes holds both %d CPUs and %s", req.Policy, req.CPUs, describeMemory(m.asked))
+	// The group of every node holds the memory and the CPUs fit the whole
+	// machine, so the loop returned at its last group at the latest.
+	return Result{}, shortf("%s: no group of nodes holds both %d CPUs and %s", req.Policy, req.CPUs, describeMemory(m.asked))
 }
 
 // describeMemory names the kinds of m that are not zero, memory always.
 func describeMemory(m Memory) string {
 	parts := []string{"memory " + formatBytes(m.Bytes)}
-	for _, k := range memKinds[1:] {
-		if v := *k.get(&m); v > 0 {
-			parts = append(parts, k.name+" "+formatBytes(v))
+	for k := 1; k < len(memKinds); k++ {
+		if v := *m.at(k); v > 0 {
+			parts = append(parts, memKinds[k].name+" "+formatBytes(v))
 		}
 	}
 	return strings.Join(parts, ", ")

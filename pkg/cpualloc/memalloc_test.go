@@ -1,8 +1,12 @@
 package cpualloc
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
+
+	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -64,6 +68,9 @@ func TestAllocateMemoryTwoNodes(t *testing.T) {
 	huge := memTwoNodes
 	huge.Name = "mem-2n-hugepages-on-1"
 	huge.HugePages = []fixture.NodeHugePages{{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages1GiKiB, Total: 4, Free: 4}}}
+	huge2M := memTwoNodes
+	huge2M.Name = "mem-2n-2mi-pages-on-1"
+	huge2M.HugePages = []fixture.NodeHugePages{{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages2MiKiB, Total: 256, Free: 256}}}
 	runMemCases(t, []memCase{
 		{name: "no memory asked: the CPUs' node, as without memory", shape: memTwoNodes,
 			free: map[int]Memory{0: gibs(1), 1: gibs(1)}, req: Request{CPUs: 2},
@@ -96,6 +103,9 @@ func TestAllocateMemoryTwoNodes(t *testing.T) {
 		{name: "distribute-across-numa stays on the node that holds it", shape: memTwoNodes,
 			free: map[int]Memory{0: gibs(10), 1: gibs(100)}, req: Request{CPUs: 4, Policy: DistributeAcrossNUMA, Memory: gibs(48)},
 			want: "4-5,12-13", wantNodes: []int{1}, wantMem: []int{1}},
+		{name: "distribute-across-numa over the two nodes the memory needs", shape: memTwoNodes,
+			free: map[int]Memory{0: gibs(30), 1: gibs(30)}, req: Request{CPUs: 4, Policy: DistributeAcrossNUMA, Memory: gibs(48)},
+			want: "0,4,8,12", wantNodes: []int{0, 1}, wantMem: []int{0, 1}},
 		{name: "spread-by-pcpus likewise", shape: memTwoNodes,
 			free: map[int]Memory{0: gibs(10), 1: gibs(100)}, req: Request{CPUs: 2, Policy: SpreadByPCPUs, Memory: gibs(48)},
 			want: "4-5", wantNodes: []int{1}, wantMem: []int{1}},
@@ -114,6 +124,12 @@ func TestAllocateMemoryTwoNodes(t *testing.T) {
 		{name: "huge pages in part of a page", shape: huge,
 			req:     Request{CPUs: 2, Memory: Memory{HugePages2Mi: 3 << 20}},
 			wantErr: "memory.hugePages2Mi: 3145728 bytes is not a multiple of the 2Mi page (2097152 bytes)", wantIs: ErrInvalidRequest},
+		{name: "fits nowhere: 2Mi pages", shape: huge2M,
+			req:     Request{CPUs: 2, Memory: Memory{HugePages2Mi: gib}},
+			wantErr: "hugepages-2Mi: 1.0GiB asked; free per node: 0: 0B, 1: 512.0MiB", wantIs: ErrInsufficient},
+		{name: "1Gi pages in part of a page", shape: huge,
+			req:     Request{CPUs: 2, Memory: Memory{HugePages1Gi: gib + 1}},
+			wantErr: "memory.hugePages1Gi: 1073741825 bytes is not a multiple of the 1Gi page (1073741824 bytes)", wantIs: ErrInvalidRequest},
 		{name: "free on a node the machine lacks", shape: memTwoNodes,
 			free: map[int]Memory{0: gibs(1), 7: gibs(1)}, req: Request{CPUs: 2, Memory: gibs(1)},
 			wantErr: "free: node 7 is not a NUMA node of the topology (nodes [0 1])", wantIs: ErrInvalidRequest},
@@ -145,4 +161,27 @@ func TestAllocateMemoryFourNodes(t *testing.T) {
 			free: tens, req: Request{CPUs: 2, Memory: gibs(41)},
 			wantErr: "memory: 41.0GiB asked; free per node: 0: 10.0GiB, 1: 10.0GiB, 2: 10.0GiB, 3: 10.0GiB", wantIs: ErrInsufficient},
 	})
+}
+
+// TestAllocateBitsFree: the scheduler's State-less entry decides as Allocate
+// does, with memory accounted and without.
+func TestAllocateBitsFree(t *testing.T) {
+	topo := fixture.MustBuild(memTwoNodes)
+	a, err := NewAllocator(topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := NewBits(0, 8)
+	free := map[int]Memory{0: gibs(10), 1: gibs(100)}
+	for _, req := range []Request{{CPUs: 2}, {CPUs: 2, Memory: gibs(48)}, {CPUs: 2, Memory: gibs(500)}} {
+		want, wantErr := a.Allocate(State{Exclusive: taken, Free: free}, cpuset.New(), req)
+		got, err := a.AllocateBitsFree(taken.w, nil, free, cpuset.New(), req)
+		if !reflect.DeepEqual(got, want) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("%+v: AllocateBitsFree %+v, %v; Allocate %+v, %v", req, got, err, want, wantErr)
+		}
+		plain, _ := a.AllocateBits(taken.w, nil, cpuset.New(), req)
+		if req.Memory.IsZero() && !reflect.DeepEqual(plain, got) {
+			t.Fatalf("%+v: AllocateBits %+v, AllocateBitsFree %+v", req, plain, got)
+		}
+	}
 }

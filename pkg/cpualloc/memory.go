@@ -15,15 +15,27 @@ const (
 	pageBytes1Gi = topology.HugePages1GiKiB * 1024
 )
 
-// memKinds are the kinds of Memory, in the order errors name them.
+// memKinds are the kinds of Memory, in the order of Memory.at and the
+// order errors name them: the name and the unit a node's room is counted
+// in (1 byte, or the page size: a page is never split between nodes).
 var memKinds = [...]struct {
 	name string
-	page uint64 // bytes a node's room is counted in: 1, or the page size
-	get  func(*Memory) *uint64
+	page uint64
 }{
-	{"memory", 1, func(m *Memory) *uint64 { return &m.Bytes }},
-	{"hugepages-2Mi", pageBytes2Mi, func(m *Memory) *uint64 { return &m.HugePages2Mi }},
-	{"hugepages-1Gi", pageBytes1Gi, func(m *Memory) *uint64 { return &m.HugePages1Gi }},
+	{"memory", 1},
+	{"hugepages-2Mi", pageBytes2Mi},
+	{"hugepages-1Gi", pageBytes1Gi},
+}
+
+// at is the amount of kind k (an index of memKinds).
+func (m *Memory) at(k int) *uint64 {
+	switch k {
+	case 1:
+		return &m.HugePages2Mi
+	case 2:
+		return &m.HugePages1Gi
+	}
+	return &m.Bytes
 }
 
 // IsZero says whether m asks for (or holds) nothing of any kind.
@@ -32,8 +44,8 @@ func (m Memory) IsZero() bool { return m == Memory{} }
 // Add is m plus o, each kind saturating at the largest uint64 rather than
 // wrapping, so sums of hostile amounts never look small.
 func (m Memory) Add(o Memory) Memory {
-	for _, k := range memKinds {
-		a, b := k.get(&m), *k.get(&o)
+	for k := range memKinds {
+		a, b := m.at(k), *o.at(k)
 		if *a > math.MaxUint64-b {
 			*a = math.MaxUint64
 		} else {
@@ -45,8 +57,8 @@ func (m Memory) Add(o Memory) Memory {
 
 // Sub is m minus o, each kind stopping at zero.
 func (m Memory) Sub(o Memory) Memory {
-	for _, k := range memKinds {
-		a, b := k.get(&m), *k.get(&o)
+	for k := range memKinds {
+		a, b := m.at(k), *o.at(k)
 		*a -= min(*a, b)
 	}
 	return m
@@ -55,7 +67,7 @@ func (m Memory) Sub(o Memory) Memory {
 // roomOf is what a node with free f can give of kind k: all its bytes, or
 // its whole pages of the kind (a page is never split between nodes).
 func roomOf(f Memory, k int) uint64 {
-	v := *memKinds[k].get(&f)
+	v := *f.at(k)
 	return v - v%memKinds[k].page
 }
 
@@ -73,17 +85,17 @@ func Hold(group []int, free map[int]Memory, m Memory) map[int]Memory {
 		return out
 	}
 	for k := range memKinds {
-		left := *memKinds[k].get(&m)
+		left := *m.at(k)
 		for _, id := range ids {
 			h := out[id]
 			take := min(left, roomOf(free[id], k))
-			*memKinds[k].get(&h) += take
+			*h.at(k) += take
 			out[id] = h
 			left -= take
 		}
 		if left > 0 {
 			last := out[ids[len(ids)-1]]
-			*memKinds[k].get(&last) += left
+			*last.at(k) += left
 			out[ids[len(ids)-1]] = last
 		}
 	}
@@ -119,7 +131,7 @@ func Capacity(t *topology.Topology, reserve Memory) map[int]Memory {
 	}
 	share := Memory{}
 	for k := range memKinds {
-		*memKinds[k].get(&share) = *memKinds[k].get(&reserve) / uint64(len(withMem))
+		*share.at(k) = *reserve.at(k) / uint64(len(withMem))
 	}
 	for _, n := range withMem {
 		out[n.ID] = nodeCapacity(n).Sub(share)
@@ -179,7 +191,7 @@ func formatBytes(n uint64) string {
 // was asked and what each node has free of it.
 func memoryShort(m *memFit) error {
 	for k, kind := range memKinds {
-		asked := *kind.get(&m.asked)
+		asked := *m.asked.at(k)
 		if asked == 0 {
 			continue
 		}

@@ -55,6 +55,10 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 		return Result{}, invalidf("%s: resizing %d CPUs to %d is not a multiple of %d threads per core",
 			FullPCPUs, n, req.CPUs, ix.threads)
 	}
+	outside, err := ix.outsideMemNodes(held, req.MemNodes)
+	if err != nil {
+		return Result{}, err
+	}
 	var ids []int
 	switch {
 	case req.CPUs == n:
@@ -62,18 +66,17 @@ func (a *Allocator) Resize(st State, reserved, held cpuset.CPUSet, req Request) 
 	case req.CPUs < n:
 		ids = ix.shrink(held, n-req.CPUs, req.Policy)
 	default:
-		others := occupancy{bits: st.Exclusive.Difference(held).w, burst: st.BurstMilli}
+		others := occupancy{bits: st.Exclusive.Difference(held).w, burst: st.BurstMilli, outside: outside}
 		v, err := ix.newView(others, reserved, req)
 		if err != nil {
 			return Result{}, err
 		}
 		defer ix.views.Put(v)
-		ids, err = v.grow(held, req.CPUs-n)
-		if err != nil {
-			return Result{}, err
+		if ids, err = v.grow(held, req.CPUs-n); err != nil {
+			return Result{}, insideGroup(err, req.MemNodes)
 		}
 	}
-	return ix.result(cpuset.New(ids...).List(), req.Policy), nil
+	return withMemNodes(ix.result(cpuset.New(ids...).List(), req.Policy), req.MemNodes), nil
 }
 
 // setCounts counts a CPU set per core, L3 group, node and socket.

@@ -2,7 +2,8 @@ package cpualloc
 
 // With returns a copy of s in which res, allocated for req, is in use:
 // exclusive policies add res.CPUs to Exclusive; static-burst adds the pod's
-// BurstShare to each of its CPUs. s itself is not changed.
+// BurstShare to each of its CPUs; res.MemHeld comes off Free (when Free is
+// accounted). s itself is not changed.
 func (s State) With(res Result, req Request) State {
 	return s.apply(res, req, 1)
 }
@@ -14,9 +15,19 @@ func (s State) Without(res Result, req Request) State {
 }
 
 func (s State) apply(res Result, req Request, sign int64) State {
-	out := State{Exclusive: s.Exclusive, BurstMilli: make(map[int]int64, len(s.BurstMilli))}
+	out := State{Exclusive: s.Exclusive, BurstMilli: make(map[int]int64, len(s.BurstMilli)), Free: s.Free}
 	for id, m := range s.BurstMilli {
 		out.BurstMilli[id] = m
+	}
+	if s.Free != nil {
+		out.Free = make(map[int]Memory, len(s.Free))
+		for id, f := range s.Free {
+			if sign > 0 {
+				out.Free[id] = f.Sub(res.MemHeld[id])
+			} else {
+				out.Free[id] = f.Add(res.MemHeld[id])
+			}
+		}
 	}
 	if req.Policy != StaticBurst {
 		if sign > 0 {

@@ -76,6 +76,10 @@ type Request struct {
 	// Memory is the memory and huge pages the workload needs on the nodes
 	// of its cpuset.mems. Zero asks for none: any node fits.
 	Memory Memory
+	// MemNodes, for Resize only, are the nodes the workload's memory is
+	// held on (the Result.MemNodes it was placed with): a grow takes CPUs
+	// only from them, since its memory stays where it is. Empty: any node.
+	MemNodes []int
 }
 
 // Result is an allocation.
@@ -86,6 +90,10 @@ type Result struct {
 	// nodes, or a larger group of nodes, nearest first, when the CPUs' nodes
 	// cannot hold the memory. Always a superset of NUMANodes.
 	MemNodes []int
+	// MemHeld is, when memory is accounted (State.Free set and the request
+	// asks for some), what the workload holds on each node of MemNodes:
+	// Hold(MemNodes, State.Free, Request.Memory). Nil otherwise.
+	MemHeld map[int]Memory
 	// Policy is the rule that was applied: the requested policy, except
 	// that the default reports FullPCPUs when the count was a multiple of
 	// the SMT width (the result is then full-pcpus's) and
