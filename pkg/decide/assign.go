@@ -156,6 +156,9 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			req := cpualloc.Request{CPUs: need.CPUs, Policy: need.Policy, NUMAStrategy: need.NUMAStrategy,
 				RequestMilli: need.RequestMilli}
 			state.Free = nil // the memory it holds is held already
+			if free != nil && !a.Memory.IsZero() {
+				req.MemNodes = memGroup(t, a) // and stays there: a grow takes CPUs beside it
+			}
 			res, err := cpualloc.Resize(t, state, reserved.Union(owned), a.CPUs, req)
 			if err != nil {
 				problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResizeInfeasible,

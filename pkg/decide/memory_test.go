@@ -248,3 +248,26 @@ func TestDecisionMemory(t *testing.T) {
 		t.Errorf("assignments %v, warnings %v: want none refused", r.Desired.Assignments, r.Warnings)
 	}
 }
+
+// A workload that grows keeps its memory where it is held: its new CPUs
+// come from its memory's nodes, and when they have too few it keeps the
+// CPUs it holds, told why.
+func TestResizeKeepsMemory(t *testing.T) {
+	a := memWorkload("a", 2, cpualloc.Memory{Bytes: 20 * gib})
+	first := Decide(memObservation(t, a), Memory{})
+	held := first.Desired.Assignments["a"]
+	node := obs(t).NodesOf(held.CPUs)
+	if len(node) != 1 || node[0] != 1 {
+		t.Fatalf("a on nodes %v, want 1, the only one with 20 GiB", node)
+	}
+	a.CPU.CPUs = 6
+	r := Decide(memObservation(t, a), first.Memory)
+	if got := r.Desired.Assignments["a"]; got.CPUs.Size() != 6 || !slices.Equal(obs(t).NodesOf(got.CPUs), []int{1}) || !held.CPUs.IsSubsetOf(got.CPUs) {
+		t.Fatalf("grown to %v, want 6 CPUs of node 1 keeping %v", got.CPUs, held.CPUs)
+	}
+	a.CPU.CPUs = 10
+	r = Decide(memObservation(t, a), r.Memory)
+	if got := r.Desired.Assignments["a"]; got.CPUs.Size() != 6 || !hasProblem(r.Problems, ReasonResizeInfeasible, "a", "memNodes [1]") {
+		t.Fatalf("grown to %v, problems %v: want 6 CPUs kept, ResizeInfeasible", got.CPUs, r.Problems)
+	}
+}
