@@ -243,6 +243,13 @@ func TestDecisionMemory(t *testing.T) {
 	if a := r.Desired.Assignments["wide"]; !a.CPUs.Equals(cpuset.New(1, 9)) || !slices.Equal(a.MemNodes, []int{0, 1}) {
 		t.Errorf("wide: %+v, want its CPUs with memory nodes 0-1", a)
 	}
+	told := false
+	for _, e := range r.Events {
+		told = told || e.Reason == "CPUsAssigned" && e.Workload == "wide" && strings.Contains(e.Message, "memory on NUMA nodes [0 1]")
+	}
+	if !told {
+		t.Errorf("events %v: want wide's CPUsAssigned to name its memory's nodes", r.Events)
+	}
 	r = Decide(memObservation(t, decided("none", cpuset.New(0, 8), cpualloc.Memory{Bytes: 50 * gib})), Memory{})
 	if _, ok := r.Desired.Assignments["none"]; ok || !warned(r, ReasonResourceStatusRefused, "none", "does not fit") {
 		t.Errorf("assignments %v, warnings %v: want none refused", r.Desired.Assignments, r.Warnings)
