@@ -78,7 +78,7 @@ func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
 	}
 	for i, w := range hc.Workloads {
 		if _, err := StandaloneMemory(w); err != nil {
-			return nil, fmt.Errorf("workloads[%d]: %w", i, err)
+			return nil, fmt.Errorf("workloads[%d].%w (workload %q)", i, err, w.Name)
 		}
 		if len(w.CPUBurst) > 0 && string(w.CPUBurst) != "null" {
 			if _, err := sloconfig.ParseCPUBurstAnnotation(string(w.CPUBurst), fmt.Sprintf("workloads[%d].cpuBurst", i)); err != nil {

@@ -34,8 +34,8 @@ type MemoryQuantities struct {
 
 // MemoryOf reads what one container (or a standalone workload, or a flag)
 // asks of its nodes' memory: each kind's request, else its limit, as
-// Kubernetes defaults a request. field names where the quantities are
-// written ("spec.containers[0] (app)"), for the error.
+// Kubernetes defaults a request. field, when not empty, names where the
+// quantities are written ("spec.containers[0] (app): "), for the error.
 func MemoryOf(field string, req, lim MemoryQuantities) (cpualloc.Memory, error) {
 	var m cpualloc.Memory
 	for _, k := range []struct {
@@ -57,7 +57,7 @@ func MemoryOf(field string, req, lim MemoryQuantities) (cpualloc.Memory, error) 
 		}
 		v, err := memoryBytes(q, k.pageKiB)
 		if err != nil {
-			return cpualloc.Memory{}, fmt.Errorf("%s: resources.%s.%s: %s %v", field, which, k.name, q.String(), err)
+			return cpualloc.Memory{}, fmt.Errorf("%sresources.%s.%s: %s %v", field, which, k.name, q.String(), err)
 		}
 		*k.out = v
 	}
@@ -103,7 +103,7 @@ func PodMemory(pod *corev1.Pod) (cpualloc.Memory, error) {
 	var sidecars, initMax, apps cpualloc.Memory
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		m, err := containerMemory(fmt.Sprintf("spec.initContainers[%d] (%s)", i, c.Name), c.Resources)
+		m, err := containerMemory(fmt.Sprintf("spec.initContainers[%d] (%s): ", i, c.Name), c.Resources)
 		if err != nil {
 			return cpualloc.Memory{}, err
 		}
@@ -122,7 +122,7 @@ func PodMemory(pod *corev1.Pod) (cpualloc.Memory, error) {
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		m, err := containerMemory(fmt.Sprintf("spec.containers[%d] (%s)", i, c.Name), c.Resources)
+		m, err := containerMemory(fmt.Sprintf("spec.containers[%d] (%s): ", i, c.Name), c.Resources)
 		if err != nil {
 			return cpualloc.Memory{}, err
 		}
@@ -145,7 +145,7 @@ func containerMemory(field string, r corev1.ResourceRequirements) (cpualloc.Memo
 	}{{"requests", r.Requests}, {"limits", r.Limits}} {
 		for name, q := range list.rl {
 			if strings.HasPrefix(string(name), "hugepages-") && name != ResourceHugePages2Mi && name != ResourceHugePages1Gi {
-				return cpualloc.Memory{}, fmt.Errorf("%s: resources.%s.%s: %s: huge pages of that size are not accounted; want %s or %s",
+				return cpualloc.Memory{}, fmt.Errorf("%sresources.%s.%s: %s: huge pages of that size are not accounted; want %s or %s",
 					field, list.name, topology.Quote(string(name)), q.String(), ResourceHugePages2Mi, ResourceHugePages1Gi)
 			}
 		}

@@ -108,8 +108,8 @@ func TestStandaloneMemory(t *testing.T) {
 	}{
 		{name: "request", resources: "{requests: {memory: 1Gi}, limits: {memory: 2Gi}}", want: cpualloc.Memory{Bytes: gi}},
 		{name: "huge pages", resources: "{limits: {cpu: 1, hugepages-2Mi: 4Mi, hugepages-1Gi: 1Gi}}", want: cpualloc.Memory{HugePages2Mi: 4 * mi, HugePages1Gi: gi}},
-		{name: "not whole pages", resources: "{requests: {hugepages-1Gi: 100Mi}}", err: "workloads[0]: workload a: resources.requests.hugepages-1Gi: 100Mi is not a multiple"},
-		{name: "absurd", resources: "{requests: {memory: 2Pi}}", err: "workloads[0]: workload a: resources.requests.memory: 2Pi is more than"},
+		{name: "not whole pages", resources: "{requests: {hugepages-1Gi: 100Mi}}", err: "workloads[0].resources.requests.hugepages-1Gi: 100Mi is not a multiple of the page size (1048576 KiB) (workload \"a\")"},
+		{name: "absurd", resources: "{requests: {memory: 2Pi}}", err: "workloads[0].resources.requests.memory: 2Pi is more than"},
 		{name: "negative", resources: "{limits: {hugepages-2Mi: -2Mi}}", err: "resources.limits.hugepages-2Mi: -2Mi is negative"},
 		{name: "unknown size", resources: "{limits: {hugepages-16Mi: 32Mi}}", err: "workloads[0].resources.limits.hugepages-16Mi: unknown field"},
 	}

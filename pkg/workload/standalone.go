@@ -74,7 +74,7 @@ func StandaloneMemory(w hostconfig.Workload) (cpualloc.Memory, error) {
 	of := func(rl hostconfig.ResourceList) MemoryQuantities {
 		return MemoryQuantities{Memory: rl.Memory, HugePages2Mi: rl.HugePages2Mi, HugePages1Gi: rl.HugePages1Gi}
 	}
-	return MemoryOf("workload "+w.Name, of(w.Resources.Requests), of(w.Resources.Limits))
+	return MemoryOf("", of(w.Resources.Requests), of(w.Resources.Limits))
 }
 
 // standaloneCPUNeed reads the CPU binding opt-in: cpuset-scheduler "true"
