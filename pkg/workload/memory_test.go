@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -173,6 +174,32 @@ func FuzzPodMemory(f *testing.F) {
 		if m.Bytes > MaxMemoryBytes || m.HugePages2Mi > MaxMemoryBytes || m.HugePages1Gi > MaxMemoryBytes ||
 			m.HugePages2Mi%(2*mi) != 0 || m.HugePages1Gi%gi != 0 {
 			t.Fatalf("accepted %s=%s as %+v", name, qty, m)
+		}
+	})
+}
+
+// A HostConfig's quantities are an operator's text: the file is refused
+// naming the field, or every workload's memory is within bounds.
+func FuzzStandaloneMemory(f *testing.F) {
+	for _, s := range []string{"1Gi", "-2Mi", "3Mi", "2Pi", "1e18", "1536Mi", "0.5"} {
+		f.Add(s)
+	}
+	for _, s := range append(fuzzseed.Texts(), fuzzseed.Lists()...) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, qty string) {
+		raw := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  resources: {requests: {memory: " +
+			strconv.Quote(qty) + ", hugepages-2Mi: " + strconv.Quote(qty) + "}, limits: {hugepages-1Gi: " + strconv.Quote(qty) + "}}\n"
+		var cfg *Config
+		var err error
+		fuzzseed.Timed(t, "ParseConfig", func() { cfg, err = ParseConfig([]byte(raw)) })
+		fuzzseed.CheckError(t, err)
+		if err != nil {
+			return
+		}
+		m, err := StandaloneMemory(cfg.Host.Workloads[0])
+		if err != nil || m.Bytes > MaxMemoryBytes || m.HugePages2Mi%(2*mi) != 0 || m.HugePages1Gi%gi != 0 {
+			t.Fatalf("accepted %q as %+v, %v", qty, m, err)
 		}
 	})
 }
