@@ -135,8 +135,7 @@ func Compute(in Input) Desired {
 		spilled := false
 		if a, ok := d.Assignments[w.Name]; ok {
 			cpus, facts, st.Pool, pool = a.CPUs, factsOf(a.CPUs), "exclusive", ""
-			// Memory spilled beyond the CPUs' nodes is allowed on its
-			// whole group.
+			// Memory spilled beyond the CPUs' nodes is allowed on its group.
 			if spilled = len(a.MemNodes) > 0 && !slices.Equal(a.MemNodes, facts.nodes); spilled && !in.UnrestrictedMems {
 				facts.mems = cpuset.New(a.MemNodes...).String()
 			}
