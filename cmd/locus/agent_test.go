@@ -80,10 +80,10 @@ workloads:
 		t.Errorf("node line = %q", lines[0])
 	}
 	header, row := strings.Fields(lines[len(lines)-2]), strings.Fields(lines[len(lines)-1])
-	if strings.Join(header, " ") != "NAME QOS POOL CPUS NUMA MEM QOS CPU QOS PIDS PROBLEMS" {
+	if strings.Join(header, " ") != "NAME QOS POOL CPUS NUMA MEMORY MEM QOS CPU QOS PIDS PROBLEMS" {
 		t.Errorf("header = %q", header)
 	}
-	if len(row) < 6 || row[0] != "web" || row[1] != "LS" || row[2] != "exclusive" || row[4] != "0" ||
+	if len(row) < 6 || row[0] != "web" || row[1] != "LS" || row[2] != "exclusive" || row[4] != "0" || row[5] != "0:1.0GiB" ||
 		!strings.Contains(lines[len(lines)-1], "low=1.0GiB") {
 		t.Errorf("row = %q", lines[len(lines)-1])
 	}

@@ -82,7 +82,7 @@ so it runs only on CPU time nothing else wants; LS keeps its weight.`,
 		"full-pcpus, full-pcpus-then-threads, spread-by-pcpus, distribute-across-numa or static-burst (default: whole cores, then threads; see docs/allocator.md)")
 	f.StringVar(&o.strategy, "numa-strategy", string(cpualloc.MostAllocated), "most-allocated or least-allocated")
 	f.StringVar(&o.qos, "qos", "LS", "QoS class: LS or BE")
-	f.StringVar(&o.memRequest, "memory-request", "", "memory request (64Mi); the base of memory QoS protection")
+	f.StringVar(&o.memRequest, "memory-request", "", "memory request (64Mi); the base of memory QoS protection; with --cpus, held on the CPUs' NUMA nodes (the limit when no request)")
 	f.StringVar(&o.memLimit, "memory-limit", "", "memory limit (1Gi): memory.limit_in_bytes (v1) or memory.max (v2)")
 	f.StringVar(&o.memQoS, "memory-qos", "none", "auto applies the recommended memory QoS profile; none leaves the files alone")
 	f.StringVar(&o.cpuQoS, "cpu-qos", "auto", "auto applies the class's CPU QoS (BE: cpu.idle 1, else the lowest cpu.shares); none leaves the files alone")

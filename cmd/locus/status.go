@@ -97,13 +97,34 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 		fmt.Fprintf(w, "CPU QoS: %s\n", l)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tQOS\tPOOL\tCPUS\tNUMA\tMEM QOS\tCPU QOS\tPIDS\tPROBLEMS")
+	fmt.Fprintln(tw, "NAME\tQOS\tPOOL\tCPUS\tNUMA\tMEMORY\tMEM QOS\tCPU QOS\tPIDS\tPROBLEMS")
 	for _, ws := range st.Workloads {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ws.Name, orDash(ws.QOSClass), orDash(ws.Pool),
-			orDash(ws.CPUs), ints(ws.NUMANodes), memSummary(ws.MemoryQOS), cpuSummary(ws.CPUQOS), ints(ws.PIDs),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", ws.Name, orDash(ws.QOSClass), orDash(ws.Pool),
+			orDash(ws.CPUs), ints(ws.NUMANodes), memoryByNode(ws.MemoryByNode), memSummary(ws.MemoryQOS), cpuSummary(ws.CPUQOS), ints(ws.PIDs),
 			orDash(strings.Join(ws.Problems, "; ")))
 	}
 	return tw.Flush()
+}
+
+// memoryByNode shows what a workload holds on each node, "0:4.0GiB
+// 1:2.0GiB+hp2Mi:64.0MiB", or "-" when it holds nothing.
+func memoryByNode(held []status.NodeMemory) string {
+	var nodes []string
+	for _, m := range held {
+		var parts []string
+		for _, k := range []struct {
+			prefix string
+			n      uint64
+		}{{"", m.Bytes}, {"hp2Mi:", m.HugePages2Mi}, {"hp1Gi:", m.HugePages1Gi}} {
+			if k.n > 0 {
+				parts = append(parts, k.prefix+strings.ReplaceAll(topology.HumanBytes(k.n), " ", ""))
+			}
+		}
+		if len(parts) > 0 {
+			nodes = append(nodes, strconv.Itoa(m.Node)+":"+strings.Join(parts, "+"))
+		}
+	}
+	return orDash(strings.Join(nodes, " "))
 }
 
 // memSummary shows min/low/high in binary units, or "off".

@@ -139,3 +139,21 @@ func TestCPUSummaryBurst(t *testing.T) {
 		}
 	}
 }
+
+// The MEMORY column names what each workload holds on each node, "-" for
+// none.
+func TestStatusShowsMemoryByNode(t *testing.T) {
+	st := status.Status{Time: time.Now(), Workloads: []status.WorkloadStatus{
+		{Name: "db", Pool: "exclusive", CPUs: "2-3", NUMANodes: []int{0}, MemoryByNode: []status.NodeMemory{
+			{Node: 0, Bytes: 4 << 30}, {Node: 1, Bytes: 1 << 29, HugePages2Mi: 64 << 20, HugePages1Gi: 2 << 30}}},
+		{Name: "web", Pool: "shared", CPUs: "0-1"}}}
+	var b strings.Builder
+	if err := renderStatus(&b, st, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	header, db, web := strings.Fields(lines[len(lines)-3]), strings.Fields(lines[len(lines)-2]), strings.Fields(lines[len(lines)-1])
+	if header[5] != "MEMORY" || db[5] != "0:4.0GiB" || db[6] != "1:512.0MiB+hp2Mi:64.0MiB+hp1Gi:2.0GiB" || web[5] != "-" {
+		t.Errorf("status table:\n%s", b.String())
+	}
+}

@@ -21,10 +21,41 @@ import (
 // kubelet (kube), the CPUs it holds alone are never given, a kept
 // assignment or a decision that overlaps them is refused with
 // KubeletCPUConflict (the kubelet wins), and a kept one is then chosen
-// again.
+// again. Memory is a dimension of each placement (memory.go): what the
+// kubelet's memory manager and every assignment kept hold on their nodes is
+// taken first, a decision's nodes are widened to a group that holds its
+// memory or it is refused, and an allocation's nodes must hold it.
 func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
+	out, _, problems := assign(t, reserved, kube, needs, prev)
+	return out, problems
+}
+
+// Holdings is, by workload, the memory each NUMA node holds for it.
+type Holdings map[string]map[int]cpualloc.Memory
+
+// assign is Assign, with the memory each assignment holds where.
+func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
+	prev map[string]workload.Assignment) (map[string]workload.Assignment, Holdings, []workload.Problem) {
 	out := map[string]workload.Assignment{}
+	holds := Holdings{}
+	free := freeMemory(t, kube)
+	// holdOn accounts what a workload placed on group holds there.
+	holdOn := func(name string, a *workload.Assignment) {
+		if free == nil || a.Memory.IsZero() {
+			return
+		}
+		group, held := memGroup(t, *a), a.MemHeld
+		if !heldIs(held, group, a.Memory) {
+			held = cpualloc.Hold(group, free, a.Memory)
+		}
+		holds[name] = held
+		free = cpualloc.Subtract(free, held)
+		a.MemHeld = nil
+		if len(group) > 1 {
+			a.MemHeld = held // a group's share is kept (workload.Assignment.MemHeld)
+		}
+	}
 	needs, problems := refuseDecisions(t, reserved, needs)
 	state := cpualloc.State{BurstMilli: map[int]int64{}}
 	online := t.CPUSet()
@@ -64,10 +95,20 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			continue
 		}
 		state = claim(state, old, need)
-		out[name] = old
+		kept := old
+		kept.Memory = need.Memory
+		out[name] = kept
 		if resize {
 			resizing = append(resizing, name)
 		}
+	}
+	// The memory of what is kept is held where it is: a workload on one
+	// node first, so that a group of nodes' holding fills what is left
+	// around them, as the kernel's allocations would.
+	for _, name := range keptByGroup(t, out) {
+		a := out[name]
+		holdOn(name, &a)
+		out[name] = a
 	}
 	// Pass 2: new decisions made elsewhere, so allocations route around them.
 	for _, name := range slices.Sorted(maps.Keys(needs)) {
@@ -87,8 +128,16 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResourceStatusRefused, Message: msg})
 			continue
 		}
+		group, ok := widen(t, free, decidedBase(t, need), need.Memory)
+		if !ok && need.Check != nil {
+			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResourceStatusRefused,
+				Message: fmt.Sprintf("annotation %s: CPUs %s: %s, nor on any nearer group of nodes; running in the shared pool",
+					workload.AnnotationResourceStatus, need.Decided, shortOf(group, free, need.Memory))})
+			continue
+		}
 		a := workload.Assignment{CPUs: need.Decided, Policy: need.Policy,
-			RequestMilli: need.RequestMilli}
+			RequestMilli: need.RequestMilli, MemNodes: spillOf(t, need.Decided, group), Memory: need.Memory}
+		holdOn(name, &a)
 		state = claim(state, a, need)
 		out[name] = a
 		if resized(need) {
@@ -106,6 +155,10 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			}
 			req := cpualloc.Request{CPUs: need.CPUs, Policy: need.Policy, NUMAStrategy: need.NUMAStrategy,
 				RequestMilli: need.RequestMilli}
+			state.Free = nil // the memory it holds is held already
+			if free != nil && !a.Memory.IsZero() {
+				req.MemNodes = memGroup(t, a) // and stays there: a grow takes CPUs beside it
+			}
 			res, err := cpualloc.Resize(t, state, reserved.Union(owned), a.CPUs, req)
 			if err != nil {
 				problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResizeInfeasible,
@@ -113,7 +166,14 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 				continue
 			}
 			state = state.Without(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy})
-			a = workload.Assignment{CPUs: res.CPUs, Policy: need.Policy, RequestMilli: need.RequestMilli, Decided: need.Decided}
+			// Its memory stays where it is, and is allowed beside the
+			// nodes of CPUs it grew onto.
+			mems := cpuset.New(memGroup(t, a)...).Union(cpuset.New(t.NodesOf(res.CPUs)...)).List()
+			a = workload.Assignment{CPUs: res.CPUs, Policy: need.Policy, RequestMilli: need.RequestMilli, Decided: need.Decided,
+				MemNodes: spillOf(t, res.CPUs, mems), Memory: a.Memory, MemHeld: a.MemHeld}
+			if len(mems) > 1 && a.MemHeld == nil && holds[name] != nil {
+				a.MemHeld = holds[name] // what it held on its one node, now one of several
+			}
 			state = claim(state, a, need)
 			out[name] = a
 		}
@@ -124,18 +184,53 @@ func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() || kube.Unknown != "" {
 			continue
 		}
+		state.Free = free
 		res, err := cpualloc.Allocate(t, state, reserved.Union(owned), cpualloc.Request{CPUs: need.CPUs,
-			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli})
+			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory})
 		if err != nil {
-			problems = append(problems, workload.Problem{Workload: name, Reason: "CPUAllocationFailed", Message: err.Error()})
+			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed, Message: err.Error()})
+			continue
+		}
+		// The agent is the last word on its node: the nodes must hold the
+		// memory, whatever the allocator's result says.
+		group, ok := widen(t, free, allocatedBase(t, res), need.Memory)
+		if !ok {
+			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed,
+				Message: fmt.Sprintf("CPUs %s: %s, nor on any nearer group of nodes", res.CPUs, shortOf(group, free, need.Memory))})
 			continue
 		}
 		a := workload.Assignment{CPUs: res.CPUs, Policy: need.Policy,
-			RequestMilli: need.RequestMilli}
+			RequestMilli: need.RequestMilli, MemNodes: spillOf(t, res.CPUs, group), Memory: need.Memory}
+		holdOn(name, &a)
 		state = claim(state, a, need)
 		out[name] = a
 	}
-	return out, problems
+	return out, holds, problems
+}
+
+// keptByGroup orders assignments by the size of their memory's group of
+// nodes, then by name.
+func keptByGroup(t *topology.Topology, as map[string]workload.Assignment) []string {
+	names := slices.Sorted(maps.Keys(as))
+	slices.SortStableFunc(names, func(a, b string) int { return len(memGroup(t, as[a])) - len(memGroup(t, as[b])) })
+	return names
+}
+
+// ReasonCPUAllocationFailed is the problem of a workload whose CPUs, memory
+// or huge pages fit nowhere on the node: it runs in the shared pool.
+const ReasonCPUAllocationFailed = "CPUAllocationFailed"
+
+// decidedBase is the nodes a decision's memory goes on at least: its
+// CPUs' nodes, and for the agent's own decision (a lease) the group it
+// recorded.
+func decidedBase(t *topology.Topology, need workload.CPUNeed) []int {
+	return cpuset.New(t.NodesOf(need.Decided)...).Union(cpuset.New(need.DecidedMems...)).List()
+}
+
+// allocatedBase is the nodes an allocation names for its memory: the
+// allocator's MemNodes, never fewer than its CPUs' nodes.
+func allocatedBase(t *topology.Topology, res cpualloc.Result) []int {
+	return cpuset.New(res.MemNodes...).Union(cpuset.New(t.NodesOf(res.CPUs)...)).List()
 }
 
 // stillFits says whether an old assignment serves the workload's current need.

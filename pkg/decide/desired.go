@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroupfile"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/cpuqos"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -58,6 +59,10 @@ type WorkloadState struct {
 	// ContainerCPUs is each container's part of a container-scope pod's
 	// CPUs (locus.io/cpu-scope: container), as CPU lists.
 	ContainerCPUs map[string]string `json:"containerCPUs,omitempty"`
+	// MemoryByNode is, by NUMA node, the memory and huge pages the
+	// workload's request holds there (none for a workload without CPUs of
+	// its own, or without a request).
+	MemoryByNode map[int]cpualloc.Memory `json:"memoryByNode,omitempty"`
 }
 
 // Desired is the decision: the files to hold, the files to restore, and why.
@@ -105,7 +110,8 @@ func Compute(in Input) Desired {
 	var d Desired
 	kube := in.Kubelet
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
-	d.Assignments, d.Problems = Assign(in.Topology, reserved, kube, needs, in.Previous)
+	var holds Holdings
+	d.Assignments, holds, d.Problems = assign(in.Topology, reserved, kube, needs, in.Previous)
 	d.Problems = append(problems, d.Problems...)
 	owned := kube.Owned(in.Topology.CPUSet())
 	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)
@@ -126,8 +132,14 @@ func Compute(in Input) Desired {
 		// (cgroupfile.Op.Pool): "" for CPUs of the workload's own.
 		st.Pool = "shared"
 		pool := st.Pool
+		spilled := false
 		if a, ok := d.Assignments[w.Name]; ok {
 			cpus, facts, st.Pool, pool = a.CPUs, factsOf(a.CPUs), "exclusive", ""
+			// Memory spilled beyond the CPUs' nodes is allowed on its group.
+			if spilled = len(a.MemNodes) > 0 && !slices.Equal(a.MemNodes, facts.nodes); spilled && !in.UnrestrictedMems {
+				facts.mems = cpuset.New(a.MemNodes...).String()
+			}
+			st.MemoryByNode = holds[w.Name]
 			if a.Policy == "static-burst" {
 				st.Pool = "static-burst"
 			}
@@ -170,6 +182,9 @@ func Compute(in Input) Desired {
 			cf, cp := facts, pool
 			if p, ok := parts[c.Name]; ok {
 				cf, cp = factsOf(p), "" // a container-scope pod's container: its part
+				if spilled {
+					cf.mems = facts.mems
+				}
 			}
 			// mems before cpus, so CPUs moving to another node find its
 			// memory allowed already. Memory the kubelet's memory manager

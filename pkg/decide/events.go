@@ -36,8 +36,12 @@ func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assig
 		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
 			continue
 		}
-		out = append(out, event(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s",
-			n.CPUs, t.NodesOf(n.CPUs), n.Policy))
+		spill := ""
+		if len(n.MemNodes) > 0 {
+			spill = fmt.Sprintf(", memory on NUMA nodes %v (more than the CPUs' nodes hold)", n.MemNodes)
+		}
+		out = append(out, event(eventlog.Normal, "CPUsAssigned", name, "bound to CPUs %s (NUMA nodes %v), policy %s%s",
+			n.CPUs, t.NodesOf(n.CPUs), n.Policy, spill))
 	}
 	for _, name := range slices.Sorted(maps.Keys(prev)) {
 		if _, ok := next[name]; !ok {

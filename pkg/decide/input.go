@@ -63,7 +63,8 @@ func appendElsewhere(ws []workload.Workload, name string, a workload.Assignment)
 		return ws
 	}
 	return append(ws, workload.Workload{Name: name, CPU: workload.CPUNeed{
-		Exclusive: true, CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli, Decided: a.CPUs}})
+		Exclusive: true, CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli, Decided: a.CPUs,
+		Memory: a.Memory, DecidedMems: a.MemNodes}})
 }
 
 // inputKey is the part of the decision's input that comes from the
@@ -72,7 +73,8 @@ func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) strin
 	elsewhere := map[string]workload.Assignment{}
 	for _, w := range ws {
 		if decidedElsewhere(w.Name) {
-			elsewhere[w.Name] = workload.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli}
+			elsewhere[w.Name] = workload.Assignment{CPUs: w.CPU.Decided, Policy: w.CPU.Policy, RequestMilli: w.CPU.RequestMilli,
+				MemNodes: w.CPU.DecidedMems, Memory: w.CPU.Memory}
 		}
 	}
 	raw, _ := json.Marshal(struct {
@@ -82,14 +84,15 @@ func inputKey(prev map[string]workload.Assignment, ws []workload.Workload) strin
 }
 
 // SameAssignments says whether two sets of assignments give every workload
-// the same CPUs, policy and request.
+// the same CPUs, policy, request, memory nodes and memory.
 func SameAssignments(a, b map[string]workload.Assignment) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for name, x := range a {
 		y, ok := b[name]
-		if !ok || !x.CPUs.Equals(y.CPUs) || x.Policy != y.Policy || x.RequestMilli != y.RequestMilli {
+		if !ok || !x.CPUs.Equals(y.CPUs) || x.Policy != y.Policy || x.RequestMilli != y.RequestMilli ||
+			!slices.Equal(x.MemNodes, y.MemNodes) || x.Memory != y.Memory || !maps.Equal(x.MemHeld, y.MemHeld) {
 			return false
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/cpuset"
 
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/workload"
@@ -36,6 +37,19 @@ type Kubelet struct {
 	// bound containers' memory to (cpuset.mems), by pod UID and container
 	// name: Locus leaves those containers' cpuset.mems to the kubelet.
 	MemPinned map[string]map[string]string
+	// MemBlocks are the memory the static memory manager gave containers,
+	// each on its nodes, in pod UID and container order: taken, as the
+	// CPU manager's CPUs are. MemReserved is, by node, the memory the
+	// kubelet keeps for the system (its machine state's systemReserved).
+	MemBlocks   []MemBlock
+	MemReserved map[int]uint64
+}
+
+// MemBlock is memory of some kinds that the kubelet gave one container on
+// a group of nodes.
+type MemBlock struct {
+	Memory cpualloc.Memory
+	Nodes  []int
 }
 
 // FromKubelet is what the decision needs of the kubelet's state, as
@@ -60,6 +74,10 @@ func FromKubelet(s kubelet.State) (Kubelet, []workload.Problem) {
 	}
 	if m := s.Memory; m != nil && strings.EqualFold(m.Policy, "Static") {
 		out.MemPinned = memPinned(m.Assignments)
+		out.MemBlocks = memBlocks(m.Assignments)
+	}
+	if m := s.Memory; m != nil && len(m.SystemReserved) > 0 {
+		out.MemReserved = m.SystemReserved
 	}
 	return out, problems
 }
@@ -81,6 +99,31 @@ func memPinned(as map[string]map[string][]kubelet.Block) map[string]map[string]s
 				out[uid] = map[string]string{}
 			}
 			out[uid][name] = cpuset.New(nodes...).String()
+		}
+	}
+	return out
+}
+
+// memBlocks is the memory of every container's blocks, each block's kinds
+// on its nodes (a block names one resource: memory or a huge page size).
+func memBlocks(as map[string]map[string][]kubelet.Block) []MemBlock {
+	var out []MemBlock
+	for _, uid := range slices.Sorted(maps.Keys(as)) {
+		for _, name := range slices.Sorted(maps.Keys(as[uid])) {
+			for _, b := range as[uid][name] {
+				var m cpualloc.Memory
+				switch b.Resource {
+				case "memory":
+					m.Bytes = b.Bytes
+				case "hugepages-2Mi":
+					m.HugePages2Mi = b.Bytes
+				case "hugepages-1Gi":
+					m.HugePages1Gi = b.Bytes
+				}
+				if m != (cpualloc.Memory{}) && len(b.Nodes) > 0 {
+					out = append(out, MemBlock{Memory: m, Nodes: slices.Clone(b.Nodes)})
+				}
+			}
 		}
 	}
 	return out
@@ -109,6 +152,12 @@ func (k Kubelet) key() string {
 		for _, c := range slices.Sorted(maps.Keys(k.Pinned[uid])) {
 			fmt.Fprintf(&b, "|%s/%s=%s", uid, c, k.Pinned[uid][c])
 		}
+	}
+	for _, blk := range k.MemBlocks {
+		fmt.Fprintf(&b, "|block %v %v", blk.Nodes, blk.Memory)
+	}
+	for _, id := range slices.Sorted(maps.Keys(k.MemReserved)) {
+		fmt.Fprintf(&b, "|reserved %d=%d", id, k.MemReserved[id])
 	}
 	for _, uid := range slices.Sorted(maps.Keys(k.MemPinned)) {
 		for _, c := range slices.Sorted(maps.Keys(k.MemPinned[uid])) {
@@ -146,6 +195,12 @@ func (k Kubelet) needs(agentReserved cpuset.CPUSet, ws []workload.Workload) (cpu
 	needs := map[string]workload.CPUNeed{}
 	for _, w := range ws {
 		needs[w.Name] = w.CPU
+		if w.UID != "" && len(k.MemPinned[w.UID]) > 0 {
+			// Its memory is among the memory manager's blocks already.
+			need := w.CPU
+			need.Memory = cpualloc.Memory{}
+			needs[w.Name] = need
+		}
 		if k.mayPin(w) {
 			needs[w.Name] = workload.CPUNeed{} // the kubelet's to pin first, once it admits the pod
 			continue

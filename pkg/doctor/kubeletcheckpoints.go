@@ -1,7 +1,10 @@
 package doctor
 
 import (
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/kubelet"
@@ -46,7 +49,7 @@ func checkKubeletCheckpoints(env Env) Result {
 	case bad[memPath] != "":
 		warns = append(warns, bad[memPath]+": the agent goes on without it")
 	case s.Memory != nil:
-		found = append(found, kubelet.MemoryManagerFile+": policy "+policyName(s.Memory.Policy))
+		found = append(found, kubelet.MemoryManagerFile+": "+memCheckpoint(*s.Memory))
 	default:
 		found = append(found, kubelet.MemoryManagerFile+": absent")
 	}
@@ -64,6 +67,28 @@ func cpuCheckpoint(c kubelet.CPUManager) string {
 		return out + ", exclusive CPUs " + ex.String() + ": the agent keeps off them"
 	}
 	return out + ", no exclusive CPUs"
+}
+
+// memCheckpoint is the memory manager's policy and, with the Static
+// policy, what its assignments hold on each node, which the agent takes
+// from the memory it places pinned workloads in.
+func memCheckpoint(m kubelet.MemoryManager) string {
+	out := "policy " + policyName(m.Policy)
+	if !strings.EqualFold(m.Policy, "Static") {
+		return out
+	}
+	var nodes []string
+	for _, id := range slices.Sorted(maps.Keys(m.Assigned)) {
+		var kinds []string
+		for _, res := range slices.Sorted(maps.Keys(m.Assigned[id])) {
+			kinds = append(kinds, policyName(res)+" "+strings.ReplaceAll(topology.HumanBytes(m.Assigned[id][res]), " ", ""))
+		}
+		nodes = append(nodes, fmt.Sprintf("node %d %s", id, strings.Join(kinds, ", ")))
+	}
+	if len(nodes) == 0 {
+		return out + ", no memory assigned"
+	}
+	return out + ", its assignments hold " + strings.Join(nodes, "; ") + ": the agent places pinned workloads' memory around them"
 }
 
 // policyName shows a checkpoint's policy: as it is when it is a plain word

@@ -72,10 +72,16 @@ type Resources struct {
 	Limits   ResourceList `json:"limits,omitempty"`
 }
 
-// ResourceList holds Kubernetes quantities ("2", "500m", "6Gi").
+// ResourceList holds Kubernetes quantities ("2", "500m", "6Gi"), under
+// Kubernetes' resource names.
 type ResourceList struct {
 	CPU    *resource.Quantity `json:"cpu,omitempty"`
 	Memory *resource.Quantity `json:"memory,omitempty"`
+	// HugePages2Mi and HugePages1Gi are huge pages of that size, in bytes
+	// (a whole number of pages), held on the NUMA nodes of a workload
+	// with CPUs of its own.
+	HugePages2Mi *resource.Quantity `json:"hugepages-2Mi,omitempty"`
+	HugePages1Gi *resource.Quantity `json:"hugepages-1Gi,omitempty"`
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)
@@ -176,6 +182,8 @@ func (r Resources) validate() error {
 	for name, q := range map[string]*resource.Quantity{
 		"requests.cpu": r.Requests.CPU, "requests.memory": r.Requests.Memory,
 		"limits.cpu": r.Limits.CPU, "limits.memory": r.Limits.Memory,
+		"requests.hugepages-2Mi": r.Requests.HugePages2Mi, "requests.hugepages-1Gi": r.Requests.HugePages1Gi,
+		"limits.hugepages-2Mi": r.Limits.HugePages2Mi, "limits.hugepages-1Gi": r.Limits.HugePages1Gi,
 	} {
 		if q != nil && q.Sign() < 0 {
 			return fmt.Errorf("resources.%s: %s is negative", name, q.String())

@@ -70,6 +70,10 @@ func FuzzParseMemoryManager(f *testing.F) {
 	fuzzseed.Add(f, func(s string) string {
 		return `{"policyName":"Static","machineState":{"0":{"cells":[` + s + `]}},"entries":{"u":{"c":[{"numaAffinity":[` + s + `],"type":` + strconv.Quote(s) + `}]}},"checksum":1}`
 	})
+	fuzzseed.Add(f, func(s string) string {
+		return `{"policyName":"Static","machineState":{"0":{"memoryMap":{"memory":{"reserved":` + s + `,"systemReserved":` + s + `}}}},` +
+			`"entries":{"u":{"c":[{"numaAffinity":[0],"type":"memory","size":` + s + `}]}},"checksum":0}`
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var m MemoryManager
@@ -78,6 +82,22 @@ func FuzzParseMemoryManager(f *testing.F) {
 		fuzzseed.CheckError(t, err)
 		if err == nil && (len(m.Assignments) > MaxPods || len(m.Nodes) > MaxNUMANodes) {
 			t.Fatalf("%d pods, %d nodes", len(m.Assignments), len(m.Nodes))
+		}
+		for id, res := range m.Assigned {
+			for name, b := range res {
+				if b > maxBlockBytes || len(name) > maxNameLen {
+					t.Fatalf("node %d: %s of %d bytes accepted", id, name, b)
+				}
+			}
+		}
+		for _, cs := range m.Assignments {
+			for _, blocks := range cs {
+				for _, b := range blocks {
+					if b.Bytes > maxBlockBytes {
+						t.Fatalf("block of %d bytes accepted", b.Bytes)
+					}
+				}
+			}
 		}
 	})
 }

@@ -67,7 +67,19 @@ type MemoryManager struct {
 	Assignments map[string]map[string][]Block `json:"assignments,omitempty"`
 	// Nodes are the NUMA nodes the checkpoint's machine state covers.
 	Nodes []int `json:"nodes,omitempty"`
+	// SystemReserved is, by NUMA node, the memory the kubelet keeps for
+	// the system and itself there (its reservedMemory), as its machine
+	// state says.
+	SystemReserved map[int]uint64 `json:"systemReserved,omitempty"`
+	// Assigned is, by NUMA node and resource (memory, hugepages-2Mi, ...),
+	// the bytes the memory manager's assignments hold there, as its
+	// machine state counts them; only what is not zero.
+	Assigned map[int]map[string]uint64 `json:"assigned,omitempty"`
 }
+
+// maxBlockBytes bounds a size of the checkpoint: 1 PiB, beyond any
+// machine, so that sums of them cannot overflow.
+const maxBlockBytes = 1 << 50
 
 // Block is one memory assignment of a container.
 type Block struct {
@@ -98,8 +110,16 @@ func ParseMemoryManager(raw []byte) (MemoryManager, error) {
 		return MemoryManager{}, err
 	}
 	out := MemoryManager{Policy: cp.PolicyName, Assignments: map[string]map[string][]Block{}}
-	for id := range cp.MachineState {
+	for id, st := range cp.MachineState {
 		out.Nodes = append(out.Nodes, id)
+		out.addAssigned(id, st)
+		if st == nil || st.MemoryMap["memory"] == nil || st.MemoryMap["memory"].SystemReserved == 0 {
+			continue
+		}
+		if out.SystemReserved == nil {
+			out.SystemReserved = map[int]uint64{}
+		}
+		out.SystemReserved[id] = st.MemoryMap["memory"].SystemReserved
 	}
 	sort.Ints(out.Nodes)
 	for uid, cs := range cp.Entries {
@@ -112,6 +132,25 @@ func ParseMemoryManager(raw []byte) (MemoryManager, error) {
 		}
 	}
 	return out, nil
+}
+
+// addAssigned records what a node's machine state says is assigned there.
+func (m *MemoryManager) addAssigned(id int, st *memNodeState) {
+	if st == nil {
+		return
+	}
+	for res, t := range st.MemoryMap {
+		if t == nil || t.Reserved == 0 {
+			continue
+		}
+		if m.Assigned == nil {
+			m.Assigned = map[int]map[string]uint64{}
+		}
+		if m.Assigned[id] == nil {
+			m.Assigned[id] = map[string]uint64{}
+		}
+		m.Assigned[id][string(res)] = t.Reserved
+	}
 }
 
 // bounded checks every count and id of the checkpoint, naming the field.
@@ -132,6 +171,15 @@ func (cp memCheckpoint) bounded() error {
 		}
 		if len(st.MemoryMap) > 64 {
 			return fmt.Errorf("%s.memoryMap: %d resources, more than 64", field, len(st.MemoryMap))
+		}
+		for res, t := range st.MemoryMap {
+			if len(res) > maxNameLen {
+				return fmt.Errorf("%s.memoryMap: a resource name longer than %d bytes", field, maxNameLen)
+			}
+			if t != nil && (t.SystemReserved > maxBlockBytes || t.Reserved > maxBlockBytes) {
+				return fmt.Errorf("%s.memoryMap[%s]: systemReserved %d, reserved %d: more than %d bytes", field,
+					topology.Quote(string(res)), t.SystemReserved, t.Reserved, uint64(maxBlockBytes))
+			}
 		}
 		if err := nodeIDs(field+".cells", st.Cells); err != nil {
 			return err
@@ -159,6 +207,9 @@ func (cp memCheckpoint) bounded() error {
 			for i, b := range blocks {
 				if len(b.Type) > maxNameLen {
 					return fmt.Errorf("%s[%d].type: longer than %d bytes", cf, i, maxNameLen)
+				}
+				if b.Size > maxBlockBytes {
+					return fmt.Errorf("%s[%d].size: %d bytes, more than %d", cf, i, b.Size, uint64(maxBlockBytes))
 				}
 				if err := nodeIDs(fmt.Sprintf("%s[%d].numaAffinity", cf, i), b.NUMAAffinity); err != nil {
 					return err

@@ -68,6 +68,13 @@ func TestParseMemoryManagerFixtures(t *testing.T) {
 	if m.Policy != "Static" || !reflect.DeepEqual(m.Nodes, []int{0, 1}) || !reflect.DeepEqual(m.Assignments, want) {
 		t.Fatalf("got %+v", m)
 	}
+	// The reserve the kubelet keeps on each node, where it keeps one.
+	if !reflect.DeepEqual(m.SystemReserved, map[int]uint64{0: 1 << 30}) {
+		t.Fatalf("systemReserved %v, want 1Gi on node 0", m.SystemReserved)
+	}
+	if want := map[int]map[string]uint64{0: {"memory": 2 << 30, "hugepages-1Gi": 1 << 30}}; !reflect.DeepEqual(m.Assigned, want) {
+		t.Fatalf("assigned %v, want %v", m.Assigned, want)
+	}
 	for _, name := range []string{"memory_none", "memory_nils"} {
 		if _, err := ParseMemoryManager(fixture(t, name)); err != nil {
 			t.Errorf("%s: %v", name, err)

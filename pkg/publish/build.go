@@ -6,7 +6,9 @@
 package publish
 
 import (
+	"maps"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/coresched"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/memqos"
@@ -115,6 +118,7 @@ func Build(in Input) status.Status {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = status.MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
 			ws.CPUQOS = cpuQoSStatus(s, in.Core, in.Isolated != nil && in.Isolated(s.Name))
+			ws.MemoryByNode = memoryByNode(s.MemoryByNode)
 		}
 		st.Workloads = append(st.Workloads, ws)
 	}
@@ -184,4 +188,16 @@ func cpuCount(list string) int {
 		n += hi - lo + 1
 	}
 	return n
+}
+
+// memoryByNode lists what a workload holds on each node, in node order,
+// leaving out the nodes it holds nothing on.
+func memoryByNode(held map[int]cpualloc.Memory) []status.NodeMemory {
+	var out []status.NodeMemory
+	for _, id := range slices.Sorted(maps.Keys(held)) {
+		if m := held[id]; !m.IsZero() {
+			out = append(out, status.NodeMemory{Node: id, Bytes: m.Bytes, HugePages2Mi: m.HugePages2Mi, HugePages1Gi: m.HugePages1Gi})
+		}
+	}
+	return out
 }

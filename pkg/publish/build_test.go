@@ -14,6 +14,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/coresched"
+	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology"
@@ -64,7 +65,8 @@ func TestBuild(t *testing.T) {
 			Pools: decide.Pools{Exclusive: cpuset.New(2, 3), Shared: cpuset.New(0, 1)},
 			Workloads: []decide.WorkloadState{
 				{Name: "db", Pool: "exclusive", CPUs: "2-3", Mems: "0", NUMANodes: []int{0}, MemQoSOn: true, MemQoSWhy: "on",
-					CPUQoSWhy: "ls", CoreIsolation: true, CoreIsolationWhy: "asked"},
+					CPUQoSWhy: "ls", CoreIsolation: true, CoreIsolationWhy: "asked",
+					MemoryByNode: map[int]cpualloc.Memory{1: {Bytes: 2 << 30, HugePages2Mi: 4 << 20}, 0: {Bytes: 1 << 30}, 2: {}}},
 				{Name: "web", Pool: "shared", CPUs: "0-1", CoreIsolation: true, CoreIsolationWhy: "asked"},
 			},
 			Problems: []workload.Problem{{Reason: "NodeThing", Message: "node-wide"}},
@@ -92,6 +94,13 @@ func TestBuild(t *testing.T) {
 	if !reflect.DeepEqual(db.CPUQOS, status.CPUQoSStatus{Reason: "ls", Values: map[string]string{"cpu.weight": "100"},
 		CoreIsolation: "asked; its processes share a core scheduling cookie of their own"}) {
 		t.Errorf("db CPU QoS = %+v", db.CPUQOS)
+	}
+	// What it holds on each node, in node order, none where it holds nothing.
+	if want := []status.NodeMemory{{Node: 0, Bytes: 1 << 30}, {Node: 1, Bytes: 2 << 30, HugePages2Mi: 4 << 20}}; !reflect.DeepEqual(db.MemoryByNode, want) {
+		t.Errorf("db memory by node = %+v, want %+v", db.MemoryByNode, want)
+	}
+	if web.MemoryByNode != nil {
+		t.Errorf("web memory by node = %+v, want none", web.MemoryByNode)
 	}
 	if !reflect.DeepEqual(db.PIDs, []int{7}) || db.Pool != "exclusive" || db.CPUs != "2-3" {
 		t.Errorf("db = %+v", db)

@@ -61,6 +61,8 @@ func (r Request) Validate() error {
 		return bad("memory request %d is negative", r.MemoryRequest)
 	case r.MemoryLimit < 0:
 		return bad("memory limit %d is negative", r.MemoryLimit)
+	case r.MemoryRequest > workload.MaxMemoryBytes || r.MemoryLimit > workload.MaxMemoryBytes:
+		return bad("memory request %d or limit %d is more than %d bytes (1Pi)", r.MemoryRequest, r.MemoryLimit, workload.MaxMemoryBytes)
 	case r.MemoryLimit > 0 && r.MemoryRequest > r.MemoryLimit:
 		return bad("memory request %d exceeds the memory limit %d", r.MemoryRequest, r.MemoryLimit)
 	}
@@ -121,7 +123,8 @@ func PlanRun(h Host, cp state.Checkpoint, req Request, cg string) (Plan, error) 
 		// The lease records the rule applied, so its accounting (exclusive
 		// or burst) is unambiguous to whoever reads the checkpoint.
 		d.CPUs = a.CPUs
-		d.Lease.Assignment = workload.Assignment{CPUs: a.CPUs, Policy: cpualloc.Rule(h.Topology, a.Policy, a.CPUs)}
+		d.Lease.Assignment = workload.Assignment{CPUs: a.CPUs, Policy: cpualloc.Rule(h.Topology, a.Policy, a.CPUs),
+			MemNodes: a.MemNodes, Memory: a.Memory, MemHeld: a.MemHeld}
 	} else {
 		d.CPUs = rd.Desired.Pools.Shared
 		if st.Pool == "be" {
@@ -177,9 +180,13 @@ func runWorkload(req Request, name, cg string) workload.Workload {
 	if req.MemoryLimit > 0 {
 		res.Limits.Memory = resource.NewQuantity(req.MemoryLimit, resource.BinarySI)
 	}
-	w := workload.FromHostConfig(hostconfig.Workload{Name: name, Cgroup: cg, QOSClass: string(req.QoS), Resources: res}, cg).Plan
+	hw := hostconfig.Workload{Name: name, Cgroup: cg, QOSClass: string(req.QoS), Resources: res}
+	w := workload.FromHostConfig(hw, cg).Plan
 	if req.CPUs > 0 {
-		w.CPU = workload.CPUNeed{Exclusive: true, CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy}
+		// Its memory is placed with its CPUs; Validate bounded the
+		// amounts, so the reader finds nothing wrong with them.
+		m, _ := workload.StandaloneMemory(hw)
+		w.CPU = workload.CPUNeed{Exclusive: true, CPUs: req.CPUs, Policy: req.Policy, NUMAStrategy: req.NUMAStrategy, Memory: m}
 	}
 	if req.MemoryQoS {
 		// policy auto, as a pod's annotation says it: the recommended

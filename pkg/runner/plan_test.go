@@ -130,6 +130,7 @@ func TestPlanRunRefuses(t *testing.T) {
 		{"unknown policy", state.Empty(), Request{CPUs: 1, QoS: "LS", Policy: "pack"}, cpualloc.ErrInvalidRequest, "unknown policy"},
 		{"negative cpus", state.Empty(), Request{CPUs: -1, QoS: "LS"}, ErrBadRequest, "negative"},
 		{"unknown qos", state.Empty(), Request{QoS: "GOLD"}, ErrBadRequest, `qos "GOLD"`},
+		{"absurd memory", state.Empty(), Request{QoS: "LS", MemoryRequest: 1 << 51}, ErrBadRequest, "more than"},
 		{"request over limit", state.Empty(), Request{QoS: "LS", MemoryRequest: 2 * mib, MemoryLimit: mib},
 			ErrBadRequest, "exceeds the memory limit"},
 	} {
@@ -247,5 +248,35 @@ func TestPlanRunRefusesToEmptyTheSharedPool(t *testing.T) {
 	// Static-burst CPUs stay in the shared pool: allowed.
 	if _, err := PlanRun(h, cp, Request{CPUs: 1, QoS: memqos.ClassLS, Policy: cpualloc.StaticBurst}, "locus.slice/run"); err != nil {
 		t.Fatalf("static-burst run refused: %v", err)
+	}
+}
+
+// A run with CPUs of its own places its memory request with them: on the
+// MemoryOnly machine (64 GiB a node) 80 GiB spills onto the nearest node,
+// its mems name the group and its lease records it, so the agent counts
+// it; more than the machine holds is refused. The agent's own assignments
+// hold their memory first.
+func TestPlanRunPlacesMemory(t *testing.T) {
+	const gib = 1 << 30
+	h := host("", "")
+	d, err := PlanRun(h, state.Empty(), Request{CPUs: 2, QoS: "LS", MemoryRequest: 80 * gib}, "p/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := d.Lease.Assignment; len(a.MemNodes) != 2 || a.Memory.Bytes != 80*gib || d.Mems != cpuset.New(a.MemNodes...).String() {
+		t.Errorf("mems %q, lease %+v: want the memory's two nodes recorded", d.Mems, a)
+	}
+	if _, err := PlanRun(h, state.Empty(), Request{CPUs: 2, QoS: "LS", MemoryRequest: 200 * gib}, "p/r"); !errors.Is(err, cpualloc.ErrInsufficient) ||
+		!strings.Contains(err.Error(), "memory") {
+		t.Errorf("200Gi: err = %v, want ErrInsufficient naming memory", err)
+	}
+	held := excl("0-3")
+	held.Memory = cpualloc.Memory{Bytes: 60 * gib}
+	d, err = PlanRun(h, checkpoint(map[string]workload.Assignment{"db": held}, nil), Request{CPUs: 2, QoS: "LS", MemoryRequest: 10 * gib}, "p/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Mems == "0" {
+		t.Errorf("mems %q: node 0 has 4 GiB left beside db's 60", d.Mems)
 	}
 }

@@ -19,6 +19,10 @@ func FuzzLoad(f *testing.F) {
 		`"workloads":{"redis":{"cgroup":"locus.slice/redis","created":true,"started":{"pid":42,"startTime":7}}},` +
 		`"leases":{"run-1":{"cgroup":"locus.slice/run-1","assignment":{"cpus":"4"},"owner":{"pid":9,"startTime":1}}}}`)
 	f.Add(`{"version":1,"assignments":null,"workloads":null,"leases":null}`)
+	f.Add(`{"version":1,"assignments":{"a":{"cpus":"1","memNodes":"0-1","memory":{"bytes":3,"hugepages2Mi":2097152},"memHeld":{"0":{"bytes":1},"1":{"bytes":2}}}}}`)
+	fuzzseed.Add(f, func(s string) string {
+		return `{"version":1,"assignments":{"a":{"cpus":"1","memNodes":` + strconv.Quote(s) + `,"memHeld":{` + strconv.Quote(s) + `:{"bytes":1}}}}}`
+	})
 	fuzzseed.Add(f, func(s string) string {
 		return `{"version":1,"assignments":{"a":{"cpus":` + strconv.Quote(s) + `}},"leases":{"l":{"assignment":{"cpus":` + strconv.Quote(s) + `}}}}`
 	})

@@ -109,6 +109,19 @@ type WorkloadStatus struct {
 	Problems  []string      `json:"problems,omitempty"`
 	// MemoryLocality is the last memory locality run, while it applies.
 	MemoryLocality *LocalityStatus `json:"memoryLocality,omitempty"`
+	// MemoryByNode is, by NUMA node, the memory and huge pages the
+	// workload's request holds there (a workload with CPUs of its own and
+	// a request only), in node order.
+	MemoryByNode []NodeMemory `json:"memoryByNode,omitempty"`
+}
+
+// NodeMemory is the memory of each kind a workload holds on one node, in
+// bytes.
+type NodeMemory struct {
+	Node         int    `json:"node"`
+	Bytes        uint64 `json:"bytes,omitempty"`
+	HugePages2Mi uint64 `json:"hugepages2Mi,omitempty"`
+	HugePages1Gi uint64 `json:"hugepages1Gi,omitempty"`
 }
 
 // MemQoSStatus is the memory QoS decision and the files as read back.

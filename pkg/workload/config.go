@@ -57,8 +57,8 @@ func ParseConfig(raw []byte) (*Config, error) {
 // resourceQOSConfig and cpuBurstConfig are decoded by pkg/sloconfig, as the
 // ConfigMap keys they spell. A standalone host has no node labels: only a
 // nodeStrategies entry whose selector matches an empty label set applies
-// there. Every workload's cpuBurst is checked too, so that a file with a bad
-// one is refused as a whole.
+// there. Every workload's cpuBurst and memory are checked too, so that a
+// file with a bad one is refused as a whole.
 func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
 	var doc sloconfig.Doc
 	var err error
@@ -77,6 +77,9 @@ func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
 		return nil, err
 	}
 	for i, w := range hc.Workloads {
+		if _, err := StandaloneMemory(w); err != nil {
+			return nil, fmt.Errorf("workloads[%d].%w (workload %q)", i, err, w.Name)
+		}
 		if len(w.CPUBurst) > 0 && string(w.CPUBurst) != "null" {
 			if _, err := sloconfig.ParseCPUBurstAnnotation(string(w.CPUBurst), fmt.Sprintf("workloads[%d].cpuBurst", i)); err != nil {
 				return nil, err

@@ -28,8 +28,25 @@ import (
 // container-scope pod (AnnotationCPUScope) says each container's count
 // too. Anything malformed leaves the pod in the shared pool (or, for a bad
 // or untrusted decision, lets the agent choose; for a bad scope, its
-// containers share its CPUs) and says why.
+// containers share its CPUs) and says why. A pod that gets CPUs of its own
+// asks for its memory on their nodes too (PodMemory); memory it cannot
+// read leaves it in the shared pool.
 func PodCPUNeed(pod *corev1.Pod, topo *topology.Topology, trust Trust, problem func(string, string, ...any)) CPUNeed {
+	need := podCPUNeed(pod, topo, trust, problem)
+	if !need.Exclusive {
+		return need
+	}
+	mem, err := PodMemory(pod)
+	if err != nil {
+		problem(ReasonInvalidMemoryRequest, "%v; running in the shared pool", err)
+		return CPUNeed{}
+	}
+	need.Memory = mem
+	return need
+}
+
+// podCPUNeed is PodCPUNeed without the memory.
+func podCPUNeed(pod *corev1.Pod, topo *topology.Topology, trust Trust, problem func(string, string, ...any)) CPUNeed {
 	optIn := OptedIn(pod)
 	raw, hasDecision := pod.Annotations[AnnotationResourceStatus]
 	if !optIn && !hasDecision {

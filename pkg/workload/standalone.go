@@ -37,6 +37,14 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 	qos := ClassifyQoS(labels, w.Annotations, kube)
 	class := qos.Label
 	need, probs := standaloneCPUNeed(w)
+	if need.Exclusive {
+		m, err := StandaloneMemory(w)
+		if err != nil {
+			need = CPUNeed{}
+			probs = append(probs, Problem{Workload: w.Name, Reason: ReasonInvalidMemoryRequest, Message: err.Error() + "; running in the shared pool"})
+		}
+		need.Memory = m
+	}
 	mem := memContainer(w.Name, quantityValue(w.Resources.Requests.Memory), quantityValue(w.Resources.Limits.Memory))
 	s := Standalone{Class: class, Problems: probs, Plan: Workload{
 		Name:       w.Name,
@@ -58,6 +66,15 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		s.Plan.Containers[0].CPULimitMilli = lim.MilliValue()
 	}
 	return s
+}
+
+// StandaloneMemory is what a HostConfig workload asks of its NUMA nodes'
+// memory: requests (else limits) memory, hugepages-2Mi and hugepages-1Gi.
+func StandaloneMemory(w hostconfig.Workload) (cpualloc.Memory, error) {
+	of := func(rl hostconfig.ResourceList) MemoryQuantities {
+		return MemoryQuantities{Memory: rl.Memory, HugePages2Mi: rl.HugePages2Mi, HugePages1Gi: rl.HugePages1Gi}
+	}
+	return MemoryOf("", of(w.Resources.Requests), of(w.Resources.Limits))
 }
 
 // standaloneCPUNeed reads the CPU binding opt-in: cpuset-scheduler "true"

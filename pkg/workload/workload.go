@@ -104,6 +104,13 @@ type CPUNeed struct {
 	// DecidedContainers is the scheduler's partition of the pod's CPUs
 	// (AnnotationContainerCPUSets), checked against the agent's own.
 	DecidedContainers map[string]cpuset.CPUSet
+	// Memory is what the workload asks of the memory of the NUMA nodes
+	// its cpuset.mems names: its memory and huge page requests. Only a
+	// workload with CPUs of its own holds memory on its nodes.
+	Memory cpualloc.Memory
+	// DecidedMems, beside a Decided that is the agent's own (a `locus run`
+	// lease), are the nodes that decision gave the memory.
+	DecidedMems []int
 	// Check, set with a pod's Decided, is what the pod's own text says of
 	// the exclusive CPUs it may hold: pkg/decide applies the decision only
 	// if the pod qualifies. Nil for a decision that is the agent's own (a
@@ -135,6 +142,17 @@ type Assignment struct {
 	// that CPUs were resized from: the decision still stands, and the
 	// set in force is kept, while the decision names these CPUs.
 	Decided cpuset.CPUSet
+	// MemNodes, when the CPUs' nodes could not hold the memory, are the
+	// larger group of NUMA nodes cpuset.mems names. Empty means the CPUs'
+	// nodes, as every checkpoint written before memory was accounted says.
+	MemNodes []int
+	// Memory is what the workload asked of those nodes when it was placed.
+	Memory cpualloc.Memory
+	// MemHeld, for memory on more than one node, is how much of Memory
+	// each of them holds, as it was accounted when the workload was placed: a group's
+	// share depends on what the other workloads held then, so it is kept
+	// rather than worked out again.
+	MemHeld map[int]cpualloc.Memory
 }
 
 // Problem is something the agent could not do for a workload; the workload

@@ -173,6 +173,7 @@ func TestFromPodCPUNeed(t *testing.T) {
 		reqMilli int64
 		decided  string
 		problems string
+		mem      cpualloc.Memory
 	}{
 		{name: "not opted in", ann: nil, cs: four},
 		{name: "two containers", ann: opt, cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads},
@@ -187,6 +188,12 @@ func TestFromPodCPUNeed(t *testing.T) {
 			cs: four, excl: true, cpus: 2, policy: cpualloc.FullPCPUsThenThreads, decided: "2-3", problems: "CPUSetConflict"},
 		{name: "malformed decision, opted in", ann: with(map[string]string{workload.AnnotationResourceStatus: `{"cpuset":"x"}`}), cs: four, excl: true, cpus: 4, policy: cpualloc.FullPCPUsThenThreads, problems: "InvalidResourceStatus"},
 		{name: "malformed decision alone", ann: map[string]string{workload.AnnotationResourceStatus: `{"numaNodes":[0]}`}, cs: four, problems: "InvalidResourceStatus"},
+		// Its memory, placed with its CPUs: requests, else limits.
+		{name: "memory and huge pages", ann: opt, cs: []ctr{{name: "a", req: "cpu=2,memory=3Gi,hugepages-2Mi=64Mi", lim: "cpu=2,memory=4Gi,hugepages-2Mi=64Mi"},
+			{name: "b", lim: "cpu=1,memory=1Gi"}}, excl: true, cpus: 3, policy: cpualloc.FullPCPUsThenThreads,
+			mem: cpualloc.Memory{Bytes: 4 << 30, HugePages2Mi: 64 << 20}},
+		{name: "memory in the shared pool", ann: nil, cs: []ctr{{name: "a", req: "memory=3Gi"}}},
+		{name: "huge pages of no size Locus counts", ann: opt, cs: []ctr{{name: "a", lim: "cpu=2,hugepages-16Mi=32Mi"}}, problems: workload.ReasonInvalidMemoryRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -196,7 +203,7 @@ func TestFromPodCPUNeed(t *testing.T) {
 			}
 			n := w.Plan.CPU
 			if n.Exclusive != tt.excl || n.CPUs != tt.cpus || n.Policy != tt.policy || n.RequestMilli != tt.reqMilli ||
-				n.Decided.String() != tt.decided || reasons(w) != tt.problems {
+				n.Decided.String() != tt.decided || reasons(w) != tt.problems || n.Memory != tt.mem {
 				t.Fatalf("need %+v decided %q problems %v", n, n.Decided.String(), w.Problems)
 			}
 		})
