@@ -98,12 +98,13 @@ func maxMemory(a, b cpualloc.Memory) cpualloc.Memory {
 // together, or an init container with the sidecars started before it,
 // whichever is more. A huge page size other than 2Mi and 1Gi, a negative or
 // absurd quantity, or huge pages that are not whole pages, is an error
-// naming the container, the field and the value.
+// naming the container, the field and the value. It allocates nothing
+// unless it fails: the scheduler reads every pod through it.
 func PodMemory(pod *corev1.Pod) (cpualloc.Memory, error) {
 	var sidecars, initMax, apps cpualloc.Memory
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		m, err := containerMemory(fmt.Sprintf("spec.initContainers[%d] (%s): ", i, c.Name), c.Resources)
+		m, err := containerMemory("initContainers", i, c)
 		if err != nil {
 			return cpualloc.Memory{}, err
 		}
@@ -121,8 +122,7 @@ func PodMemory(pod *corev1.Pod) (cpualloc.Memory, error) {
 		initMax = maxMemory(initMax, with)
 	}
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		m, err := containerMemory(fmt.Sprintf("spec.containers[%d] (%s): ", i, c.Name), c.Resources)
+		m, err := containerMemory("containers", i, &pod.Spec.Containers[i])
 		if err != nil {
 			return cpualloc.Memory{}, err
 		}
@@ -137,28 +137,45 @@ func PodMemory(pod *corev1.Pod) (cpualloc.Memory, error) {
 	return maxMemory(total, initMax), nil
 }
 
-// containerMemory reads one container's memory and huge page quantities.
-func containerMemory(field string, r corev1.ResourceRequirements) (cpualloc.Memory, error) {
-	for _, list := range []struct {
+// podMemoryKinds are the resources PodMemory reads, with their page sizes
+// (0: ordinary memory).
+var podMemoryKinds = [...]struct {
+	name    corev1.ResourceName
+	pageKiB uint64
+}{{corev1.ResourceMemory, 0}, {ResourceHugePages2Mi, topology.HugePages2MiKiB}, {ResourceHugePages1Gi, topology.HugePages1GiKiB}}
+
+// containerMemory reads one container's memory and huge page quantities,
+// each its request, else its limit; list ("containers") and i name it in an
+// error, formatted only then.
+func containerMemory(list string, i int, c *corev1.Container) (cpualloc.Memory, error) {
+	field := func() string { return fmt.Sprintf("spec.%s[%d] (%s): ", list, i, c.Name) }
+	for _, rl := range [2]struct {
 		name string
 		rl   corev1.ResourceList
-	}{{"requests", r.Requests}, {"limits", r.Limits}} {
-		for name, q := range list.rl {
+	}{{"requests", c.Resources.Requests}, {"limits", c.Resources.Limits}} {
+		for name, q := range rl.rl {
 			if strings.HasPrefix(string(name), "hugepages-") && name != ResourceHugePages2Mi && name != ResourceHugePages1Gi {
 				return cpualloc.Memory{}, fmt.Errorf("%sresources.%s.%s: %s: huge pages of that size are not accounted; want %s or %s",
-					field, list.name, topology.Quote(string(name)), q.String(), ResourceHugePages2Mi, ResourceHugePages1Gi)
+					field(), rl.name, topology.Quote(string(name)), q.String(), ResourceHugePages2Mi, ResourceHugePages1Gi)
 			}
 		}
 	}
-	of := func(rl corev1.ResourceList) MemoryQuantities {
-		var m MemoryQuantities
-		for name, out := range map[corev1.ResourceName]**resource.Quantity{
-			corev1.ResourceMemory: &m.Memory, ResourceHugePages2Mi: &m.HugePages2Mi, ResourceHugePages1Gi: &m.HugePages1Gi} {
-			if q, ok := rl[name]; ok {
-				*out = &q
-			}
+	var out [len(podMemoryKinds)]uint64
+	for k, kind := range podMemoryKinds {
+		q, ok := c.Resources.Requests[kind.name]
+		which := "requests"
+		if !ok {
+			q, ok = c.Resources.Limits[kind.name]
+			which = "limits"
 		}
-		return m
+		if !ok {
+			continue
+		}
+		v, err := memoryBytes(&q, kind.pageKiB)
+		if err != nil {
+			return cpualloc.Memory{}, fmt.Errorf("%sresources.%s.%s: %s %v", field(), which, kind.name, q.String(), err)
+		}
+		out[k] = v
 	}
-	return MemoryOf(field, of(r.Requests), of(r.Limits))
+	return cpualloc.Memory{Bytes: out[0], HugePages2Mi: out[1], HugePages1Gi: out[2]}, nil
 }

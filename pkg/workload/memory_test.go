@@ -203,3 +203,21 @@ func FuzzStandaloneMemory(f *testing.F) {
 		}
 	})
 }
+
+// The scheduler reads every pod through PodMemory: a readable pod costs no
+// allocation.
+func TestPodMemoryAllocatesNothing(t *testing.T) {
+	q := resource.MustParse
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "a", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: q("2")}}},
+		{Name: "b", Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: q("2"), corev1.ResourceMemory: q("1Gi"), ResourceHugePages2Mi: q("4Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: q("2"), corev1.ResourceMemory: q("1Gi"), ResourceHugePages2Mi: q("4Mi")}}},
+	}}}
+	if m, err := PodMemory(pod); err != nil || m.Bytes != 1<<30 || m.HugePages2Mi != 4<<20 {
+		t.Fatalf("PodMemory = %+v, %v", m, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _, _ = PodMemory(pod) }); n != 0 {
+		t.Fatalf("PodMemory made %.0f allocations", n)
+	}
+}

@@ -28,7 +28,6 @@ import (
 	"github.com/locus-project/locus/pkg/kube/earlypin"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
-	"github.com/locus-project/locus/pkg/kube/podmem"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/workload"
@@ -244,7 +243,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 			w.Plan.Containers[i].Cgroup = s.opts.KubeletCgroupRoot.Path(w.Plan.Containers[i].Cgroup)
 		}
 		live[w.Plan.Name] = pod
-		need, _ := podmem.Need(pod) // unreadable: none (the scheduler refuses such a pod)
+		need, _ := workload.PodMemory(pod) // unreadable: none (the scheduler refuses such a pod)
 		s.memReq[w.Plan.Name] = need
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}

@@ -9,7 +9,6 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
-	"github.com/locus-project/locus/pkg/kube/podmem"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -87,7 +86,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}
-	need, err := podmem.Need(pod)
+	need, err := workload.PodMemory(pod)
 	if err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}

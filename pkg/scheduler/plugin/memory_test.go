@@ -79,8 +79,8 @@ func TestMalformedMemory(t *testing.T) {
 		says string
 	}{
 		{map[v1.ResourceName]string{v1.ResourceMemory: "2Pi"}, "spec.containers[0] (go-demo): resources.requests.memory: 2Pi is more than"},
-		{map[v1.ResourceName]string{"hugepages-2Mi": "3Mi"}, "hugepages-2Mi: 3Mi is not a whole number of 2097152-byte pages"},
-		{map[v1.ResourceName]string{"hugepages-16Mi": "16Mi"}, "resources hugepages-16Mi: only hugepages-2Mi and hugepages-1Gi"},
+		{map[v1.ResourceName]string{"hugepages-2Mi": "3Mi"}, "hugepages-2Mi: 3Mi is not a multiple of the page size (2048 KiB)"},
+		{map[v1.ResourceName]string{"hugepages-16Mi": "16Mi"}, "\"hugepages-16Mi\": 16Mi: huge pages of that size are not accounted"},
 	} {
 		_, s := e.pl.PreFilter(e.ctx, framework.NewCycleState(), withMemory(pod("p", nil), tc.res))
 		if s.Code() != framework.UnschedulableAndUnresolvable || !strings.Contains(s.Message(), tc.says) {

@@ -14,7 +14,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
-	"github.com/locus-project/locus/pkg/kube/podmem"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -98,7 +97,7 @@ func (p *Plugin) onPod(logger klog.Logger, obj any) {
 	// The decision holds the pod's memory on its node until the report
 	// lists the pod. Resources that cannot be read hold none: PreFilter
 	// refuses such a pod, so only one bound some other way has them.
-	need, _ := podmem.Need(pod)
+	need, _ := workload.PodMemory(pod)
 	p.cluster.SetPodMemory(key, pod.Spec.NodeName, decision, need)
 }
 
