@@ -26,13 +26,9 @@ type Input struct {
 	// Assignments are the pods' CPU holdings by namespace/pod.
 	Assignments map[string]workload.Assignment
 	// Memory is, by namespace/pod, what each pod needs of memory and huge
-	// pages (its requests); only pods with an assignment count against a
-	// zone.
+	// pages (its requests): counted for a pod with an assignment placed
+	// before the agent accounted memory (one without Assignment.Memory).
 	Memory map[string]cpualloc.Memory
-	// MemNodes are, by namespace/pod, the NUMA nodes a pod's memory is
-	// bound to (its cpuset.mems) where the decision widened them beyond
-	// its CPUs' nodes; a pod not listed has its CPUs' nodes.
-	MemNodes map[string][]int
 	// ContainerCPUs are, by namespace/pod, the parts of a container-scope
 	// pod's CPUs by container, as CPU lists: the division the decision
 	// applied (decide.WorkloadState.ContainerCPUs). Only pods with an
@@ -50,10 +46,11 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //     (static-burst CPUs stay available: they are shared) and the CPUs the
 //     kubelet's static CPU manager holds alone.
 //   - memory: capacity = allocatable = MemTotal of the node; available =
-//     allocatable minus what the pods holding CPUs hold there: a pod's
-//     memory request spread over its memory nodes (MemNodes, else its
-//     CPUs' nodes) as cpualloc.Hold spreads it, since its memory is bound
-//     to those nodes.
+//     allocatable minus what the pods holding CPUs hold there, as the
+//     agent accounted it when it placed them (Assignment.MemHeld, or its
+//     Memory over its MemNodes, else its CPUs' nodes, as cpualloc.Hold
+//     spreads it; for an older assignment, the pod's request over its
+//     CPUs' nodes), since its memory is bound to those nodes.
 //   - hugepages-2Mi, hugepages-1Gi, on a node with a pool of that size:
 //     capacity = allocatable = the pages reserved there times their size;
 //     available = minus what pinned pods' huge page requests hold there,
@@ -102,7 +99,7 @@ func Build(in Input) (*Object, error) {
 	// The reserve of the system and the kubelet is the agent's to count:
 	// the report shows the node's whole memory, as it always has.
 	capacity := cpualloc.Capacity(t, cpualloc.Memory{})
-	avail := available(t, capacity, in.Assignments, in.Memory, in.MemNodes)
+	avail := available(t, capacity, in.Assignments, in.Memory)
 	for _, n := range t.Nodes {
 		z := Zone{Name: ZoneName(n.ID), Type: ZoneType}
 		for _, other := range t.Nodes {

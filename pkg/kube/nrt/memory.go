@@ -17,25 +17,33 @@ const (
 	ResourceHugePages1Gi = "hugepages-1Gi"
 )
 
-// available is capacity less what each pinned pod holds, spread over its
-// memory nodes as cpualloc.Hold spreads it (the allocator's and the
-// agent's own count), pods taken in name order. A pod's memory nodes are
-// memNodes[name], or its CPUs' nodes when absent. Nothing goes below zero:
-// a node over-committed by pods placed before memory was counted shows
-// none available.
+// available is capacity less what each pinned pod holds: what the agent
+// counted when it placed the pod (its assignment's MemHeld, or its Memory
+// spread over its memory nodes as cpualloc.Hold spreads it), or for an
+// assignment from before memory was counted, the pod's request (need) over
+// its CPUs' nodes; pods taken in name order. Nothing goes below zero: a
+// node over-committed by pods placed before memory was counted shows none
+// available.
 func available(t *topology.Topology, capacity map[int]cpualloc.Memory, assignments map[string]workload.Assignment,
-	need map[string]cpualloc.Memory, memNodes map[string][]int) map[int]cpualloc.Memory {
+	need map[string]cpualloc.Memory) map[int]cpualloc.Memory {
 	free := maps.Clone(capacity)
 	for _, name := range slices.Sorted(maps.Keys(assignments)) {
-		m := need[name]
-		if m == (cpualloc.Memory{}) {
-			continue
+		a := assignments[name]
+		held := a.MemHeld
+		if len(held) == 0 {
+			m, group := a.Memory, a.MemNodes
+			if m.IsZero() {
+				m = need[name]
+			}
+			if m.IsZero() {
+				continue
+			}
+			if len(group) == 0 {
+				group = t.NodesOf(a.CPUs)
+			}
+			held = cpualloc.Hold(group, free, m)
 		}
-		group := memNodes[name]
-		if len(group) == 0 {
-			group = t.NodesOf(assignments[name].CPUs)
-		}
-		for n, h := range cpualloc.Hold(group, free, m) {
+		for n, h := range held {
 			if f, ok := free[n]; ok {
 				free[n] = f.Sub(h)
 			}

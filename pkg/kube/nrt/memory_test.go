@@ -1,6 +1,7 @@
 package nrt
 
 import (
+	"maps"
 	"testing"
 
 	"k8s.io/utils/cpuset"
@@ -43,7 +44,7 @@ func TestBuildMemoryHeld(t *testing.T) {
 	topo := fixture.MustBuild(twoNodes) // node 0: CPUs 0-3,8-11; node 1: 4-7,12-15
 	in := Input{Node: "n", Topology: topo,
 		Assignments: map[string]workload.Assignment{
-			"ns/spill": {CPUs: cpuset.New(0, 8), Policy: cpualloc.FullPCPUs},
+			"ns/spill": {CPUs: cpuset.New(0, 8), Policy: cpualloc.FullPCPUs, MemNodes: []int{0, 1}},
 			"ns/huge":  {CPUs: cpuset.New(4, 12), Policy: cpualloc.FullPCPUs},
 			"ns/small": {CPUs: cpuset.New(5, 13), Policy: cpualloc.FullPCPUs},
 		},
@@ -53,7 +54,6 @@ func TestBuildMemoryHeld(t *testing.T) {
 			"ns/small": {Bytes: 1 << 30},
 			"ns/none":  {Bytes: 4 << 30},
 		},
-		MemNodes: map[string][]int{"ns/spill": {0, 1}},
 	}
 	obj, err := Build(in)
 	if err != nil {
@@ -78,6 +78,21 @@ func TestBuildMemoryHeld(t *testing.T) {
 		if _, ok := got[zone]["cpu"]; len(got[zone]) != len(res)+1 || !ok {
 			t.Errorf("%s has %v, want cpu and %v", zone, got[zone], res)
 		}
+	}
+
+	// What the agent counted when it placed a pod wins over its request:
+	// its Memory over its MemNodes, or what it holds on each node.
+	placed := in
+	placed.Assignments = maps.Clone(in.Assignments)
+	placed.Assignments["ns/spill"] = workload.Assignment{CPUs: cpuset.New(0, 8), Policy: cpualloc.FullPCPUs,
+		MemNodes: []int{0, 1}, Memory: cpualloc.Memory{Bytes: 18 << 30}, MemHeld: map[int]cpualloc.Memory{0: {Bytes: 12 << 30}, 1: {Bytes: 6 << 30}}}
+	placed.Assignments["ns/small"] = workload.Assignment{CPUs: cpuset.New(5, 13), Policy: cpualloc.FullPCPUs, Memory: cpualloc.Memory{Bytes: 512 << 20}}
+	if obj, err = Build(placed); err != nil {
+		t.Fatal(err)
+	}
+	got = zoneResources(t, obj)
+	if m0, m1 := got["node-0"]["memory"][2], got["node-1"]["memory"][2]; m0 != 4<<30 || m1 != 512<<20 {
+		t.Errorf("memory available %d and %d, want 4 GiB on node 0 (16 less 12 held) and 512 MiB on node 1 (8 less 1 huge, 0.5 small, 6 spill)", m0, m1)
 	}
 
 	// More than a node holds: none available, never negative.
