@@ -46,6 +46,14 @@ func ViewSnapshot(st Status, t *topology.Topology) view.Snapshot {
 		if mems, err := topology.ParseCPUList(ws.Mems); err == nil && !mems.IsEmpty() {
 			w.MemNodes = mems.List()
 		}
+		// What the agent counts the workload as holding on each node, which
+		// the views show as held in place of what it uses now.
+		for _, m := range ws.MemoryByNode {
+			if w.MemoryHeldByNode == nil {
+				w.MemoryHeldByNode = map[int]uint64{}
+			}
+			w.MemoryHeldByNode[m.Node] += m.Bytes
+		}
 		if m := ws.MemoryLocality; m != nil {
 			w.Migration = &view.Migration{Time: m.Time, Reason: m.Reason, LocalRatio: m.LocalRatio, PagesMigrated: m.PagesMigrated}
 		}
