@@ -70,8 +70,8 @@ func memoryManager(env Env, c kubelet.Config) Result {
 	case "None":
 		return Result{Status: OK, Found: found + ": the kubelet leaves cpuset.mems alone"}
 	case "Static":
-		return Result{Status: Fail, Found: found + ": the kubelet binds Guaranteed pods' memory (cpuset.mems) to NUMA nodes it picks; Locus writes cpuset.mems too",
-			Do: "set memoryManagerPolicy: None: drain the node, stop the kubelet, remove " + env.KubeletDir + "/memory_manager_state, start it"}
+		return Result{Status: OK, Found: found + ": the kubelet binds Guaranteed pods' memory (cpuset.mems) to NUMA nodes it picks; the agent reads its " +
+			env.KubeletDir + "/memory_manager_state, leaves those pods' cpuset.mems alone and counts their memory as taken when it places pinned workloads' memory"}
 	}
 	return Result{Status: Warn, Found: found + ": a policy Locus does not know"}
 }

@@ -34,7 +34,7 @@ func TestKubeletChecks(t *testing.T) {
 		{"policy with spaces", "kubelet-cpu-manager", cfg("cpuManagerPolicy: \"a b\"\n"), Warn, []string{"cpuManagerPolicy: \"a b\" is not one of"}},
 
 		{"none", "kubelet-memory-manager", hostV2(), OK, []string{"memoryManagerPolicy: None"}},
-		{"static", "kubelet-memory-manager", cfg("memoryManagerPolicy: Static\n"), Fail, []string{"cpuset.mems", "memory_manager_state"}},
+		{"static", "kubelet-memory-manager", cfg("memoryManagerPolicy: Static\n"), OK, []string{"leaves those pods' cpuset.mems alone", "memory_manager_state", "counts their memory as taken"}},
 		{"unknown", "kubelet-memory-manager", cfg("memoryManagerPolicy: static\n"), Warn, []string{"memoryManagerPolicy: \"static\" is not one of"}},
 		// A value the kubelet refuses makes the whole file one it would
 		// not start on: every kubelet check says so.
