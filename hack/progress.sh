@@ -19,7 +19,9 @@ step() {
 		s=
 		trap '[ -z "$s" ] || kill "$s" 2>/dev/null; exit 0' TERM
 		while :; do
-			sleep "${PROGRESS_EVERY:-60}" &
+			# Not on the caller's output: a sleep the TERM below misses (it came
+			# between the fork and s=) must not hold the caller's pipe open.
+			sleep "${PROGRESS_EVERY:-60}" </dev/null >/dev/null 2>&1 &
 			s=$!
 			wait "$s"
 			echo "$prefix: $name: still running after $(($(date +%s) - t0)) s" >&2

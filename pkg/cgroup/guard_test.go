@@ -24,6 +24,7 @@ var writers = map[string]string{
 	"pkg/topology/fixture/":                 "sysfs fixture trees, for tests",
 	"internal/kubetest/":                    "the test control plane's certificates and logs",
 	"internal/testfs/":                      "fixture files (sysfs, procfs, cgroup trees) in tests' temporary directories",
+	"internal/hugetest/":                    "a node's nr_hugepages in the NUMA test guest's sysfs, restored when the test ends",
 	"test/numavm/init/":                     "the QEMU guest's init, inside the guest it boots (its mounts, its test workloads)",
 	"tools/":                                "image archives",
 }
