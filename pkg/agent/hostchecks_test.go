@@ -12,9 +12,11 @@ import (
 	"github.com/locus-project/locus/pkg/status"
 )
 
-// The agent runs the host checks at start: a kubelet with the Static memory
-// manager is logged once, exported as locus_host_check and kept in the
-// status; a check that is ok is exported but not logged.
+// The agent runs the host checks at start: a check that warns (this tree's
+// cgroups have no cpu.max.burst) is logged once, exported as
+// locus_host_check and kept in the status with what to do; a check that is
+// ok (a kubelet with the Static memory manager, which Locus lives with) is
+// exported but not logged.
 func TestHostChecksAtStart(t *testing.T) {
 	kubelet := t.TempDir()
 	cfg := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmemoryManagerPolicy: Static\n"
@@ -31,17 +33,19 @@ func TestHostChecksAtStart(t *testing.T) {
 	h.reconcile()
 	h.reconcile()
 
-	if v, ok := metricValue(t, h.a.metrics.Reg, "locus_host_check", "check", "kubelet-memory-manager", "status", "fail"); !ok || v != 1 {
-		t.Errorf("locus_host_check{kubelet-memory-manager,fail} = %v, %v", v, ok)
+	if v, ok := metricValue(t, h.a.metrics.Reg, "locus_host_check", "check", "cpu-burst", "status", "warn"); !ok || v != 1 {
+		t.Errorf("locus_host_check{cpu-burst,warn} = %v, %v", v, ok)
 	}
-	if v, ok := metricValue(t, h.a.metrics.Reg, "locus_host_check", "check", "kubelet-cpu-manager", "status", "ok"); !ok || v != 1 {
-		t.Errorf("locus_host_check{kubelet-cpu-manager,ok} = %v, %v", v, ok)
+	for _, c := range []string{"kubelet-memory-manager", "kubelet-cpu-manager"} {
+		if v, ok := metricValue(t, h.a.metrics.Reg, "locus_host_check", "check", c, "status", "ok"); !ok || v != 1 {
+			t.Errorf("locus_host_check{%s,ok} = %v, %v", c, v, ok)
+		}
+		if strings.Contains(logs.String(), "check="+c) {
+			t.Errorf("the ok check %s is logged:\n%s", c, logs.String())
+		}
 	}
-	if n := strings.Count(logs.String(), "check=kubelet-memory-manager status=fail"); n != 1 {
-		t.Errorf("the failed check is logged %d times:\n%s", n, logs.String())
-	}
-	if strings.Contains(logs.String(), "check=kubelet-cpu-manager") {
-		t.Errorf("an ok check is logged:\n%s", logs.String())
+	if n := strings.Count(logs.String(), "check=cpu-burst status=warn"); n != 1 {
+		t.Errorf("the warning check is logged %d times:\n%s", n, logs.String())
 	}
 	st, err := status.Read(h.opts.StateDir)
 	if err != nil {
@@ -49,7 +53,7 @@ func TestHostChecksAtStart(t *testing.T) {
 	}
 	found := false
 	for _, c := range st.Node.HostChecks {
-		found = found || (c.Check == "kubelet-memory-manager" && c.Status == "fail" && strings.Contains(c.Do, "memoryManagerPolicy: None"))
+		found = found || (c.Check == "cpu-burst" && c.Status == "warn" && strings.Contains(c.Do, "Linux 5.14"))
 	}
 	if !found {
 		t.Errorf("status host checks: %+v", st.Node.HostChecks)
