@@ -2,10 +2,13 @@ package agent
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/locus-project/locus/internal/hugetest"
+	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -39,7 +42,7 @@ reservedCPUs: ""
 cgroupParent: %s
 workloads:
 %s%s`, parent, workload("first"), workload("second"))
-	a, _ := realV2Agent(t, cfg, nil)
+	a, cfgFile := realV2Agent(t, cfg, nil)
 	mustReconcile(t, a)
 	ck, _ := a.store.Load()
 	first, ok := ck.Assignments["first"]
@@ -74,4 +77,13 @@ workloads:
 		t.Fatalf("second's Warnings %q: want one, naming hugepages-2Mi", told)
 	}
 	t.Logf("second refused: %s", told[0])
+
+	// Dropping both stops them and removes the sub-tree Locus created.
+	if err := writeSettled(cfgFile, []byte(cfg[:strings.Index(cfg, "workloads:")]+"workloads: []\n")); err != nil {
+		t.Fatal(err)
+	}
+	mustReconcile(t, a)
+	if _, err := os.Stat(filepath.Join(cgroup.DefaultRoot, parent)); !os.IsNotExist(err) {
+		t.Errorf("created parent %s not removed: %v", parent, err)
+	}
 }
