@@ -37,7 +37,8 @@ files+=("$(rel "$E2E_IMAGES/pause.tar")" "$(rel "$E2E_IMAGES/workload.tar")")
 # bash, date +%N, setsid --fork, ip netns, and the TLS tools.
 bins="bash date setsid nsenter ip openssl curl runc"
 
-env=(LOCUS_E2E=1 LOCUS_E2E_UP=1 LOCUS_E2E_REPO=/src LOCUS_E2E_MODE=host LOCUS_E2E_RUNTIME=containerd2
+# No pod network (LOCUS_E2E_CNI=none): the guest's tests run host-network pods.
+env=(LOCUS_E2E=1 LOCUS_E2E_UP=1 LOCUS_E2E_REPO=/src LOCUS_E2E_MODE=host LOCUS_E2E_RUNTIME=containerd2 LOCUS_E2E_CNI=none
 	LOCUS_E2E_SNAPSHOTTER=native LOCUS_E2E_NO_PIVOT=1 LOCUS_E2E_NODE_LINK=lo LOCUS_E2E_WAIT_SCALE=6)
 exec bash test/numavm/run.sh --nodes 2 --smp 8 --mem 4G --timeout "${LOCUS_E2E_GUEST_TIMEOUT:-1500}" \
 	--test-timeout 20m --pkgs ./test/e2e --run "$run" --bins "$bins" --files "${files[*]}" --env "${env[*]}"

@@ -44,7 +44,10 @@ E2E_WAIT_SCALE=${LOCUS_E2E_WAIT_SCALE:-1}
 # chart (default): Locus installed by its Helm chart from the images; host: the
 # agent and scheduler as host processes, quicker to rebuild for the inner loop.
 E2E_MODE=${LOCUS_E2E_MODE:-chart}
-# The pods' addresses on the node's bridge (cni_config).
+# The pods' network: bridge (cni_config), or none (no CNI configuration: only
+# host-network pods run, and the node stays NotReady; the QEMU guest's, whose
+# initramfs has no bridge module). The pods' addresses on the bridge:
+E2E_CNI=${LOCUS_E2E_CNI:-bridge}
 E2E_POD_CIDR=${LOCUS_E2E_POD_CIDR:-10.244.0.0/24}
 
 # The kernel tunables the kubelet sets at start (kubelet/cm's setupKernelTunables),

@@ -21,7 +21,11 @@ tools=(runc curl openssl nsenter setsid ip sysctl)
 [ "$E2E_RUNTIME" = containerd2 ] || debs+=(containerd) tools+=(containerd containerd-shim-runc-v2 ctr)
 [ "$E2E_MODE" != chart ] || tools+=(findmnt)
 # The pods' network: Debian's CNI plugins, which install no command on PATH.
-[ -x /usr/lib/cni/bridge ] || debs+=(containernetworking-plugins)
+case "$E2E_CNI" in
+bridge) [ -x /usr/lib/cni/bridge ] || debs+=(containernetworking-plugins) ;;
+none) ;;
+*) die "LOCUS_E2E_CNI=$E2E_CNI: want bridge or none" ;;
+esac
 apt_install "${debs[@]}"
 for b in "${tools[@]}"; do
 	command -v "$b" >/dev/null || die "$b missing"
@@ -143,7 +147,7 @@ else
 	containerd_config >"$E2E_DIR/containerd/config.toml"
 fi
 mkdir -p "$E2E_DIR/containerd/net.d"
-cni_config >"$E2E_DIR/containerd/net.d/10-locus-e2e.conflist"
+[ "$E2E_CNI" = none ] || cni_config >"$E2E_DIR/containerd/net.d/10-locus-e2e.conflist"
 start_containerd
 wait_for containerd 30 ctr_e2e version || die "containerd not ready"
 import=(--no-unpack=false)
