@@ -47,6 +47,9 @@ type Topology struct {
 	CPUs     []CPU
 	Nodes    []NUMANode
 	Isolated cpuset.CPUSet
+	// Devices are the machine's PCI functions, sorted by Address; empty
+	// when sysfs has no PCI bus (or discovery was not asked for them).
+	Devices []PCIDevice
 }
 
 // CPUSet returns every online CPU.
