@@ -153,27 +153,33 @@ func describeMemory(m Memory) string {
 }
 
 // memGroup is the nodes (ids) a placement on the CPU nodes cpuNodes
-// (indices) binds its memory to: those nodes when they hold it, else the
-// smallest group around them that does, the least summed distance first.
+// (indices) binds its memory to (see spillAround).
 func (ix *index) memGroup(m *memFit, cpuNodes []int) []int {
+	return ix.idsOf(ix.spillAround(m, cpuNodes))
+}
+
+// spillAround is the nodes (indices) whose memory a workload on cpuNodes
+// gets: those nodes when they hold it, else the smallest group around them
+// that does, the least summed distance first. When none does, it is every
+// node: the caller checks m.holds when it cannot know that one does.
+func (ix *index) spillAround(m *memFit, cpuNodes []int) []int {
 	if m.holds(cpuNodes) {
-		return ix.idsOf(cpuNodes)
+		return cpuNodes
 	}
 	for k := len(cpuNodes) + 1; k < len(ix.spill); k++ {
 		for _, c := range ix.spill[k] {
 			if isSubset(cpuNodes, c.nodes) && m.holds(c.nodes) {
-				return ix.idsOf(c.nodes)
+				return c.nodes
 			}
 		}
 	}
 	// Machines too big for every subset: grow the group by its nearest
-	// node until it holds the memory; the domain the CPUs came from held
-	// it, so this ends by the time every node is in.
+	// node until it holds the memory, or every node is in.
 	group := slices.Clone(cpuNodes)
 	for !m.holds(group) && len(group) < len(ix.nodes) {
 		group = ix.grow(group)
 	}
-	return ix.idsOf(group)
+	return group
 }
 
 // buildSpill orders each size's node sets as kubelet's Memory Manager

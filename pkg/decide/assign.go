@@ -128,7 +128,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResourceStatusRefused, Message: msg})
 			continue
 		}
-		group, ok := widen(t, free, decidedBase(t, need), need.Memory)
+		group, ok := cpualloc.MemGroup(t, free, decidedBase(t, need), need.Memory)
 		if !ok && need.Check != nil {
 			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonResourceStatusRefused,
 				Message: fmt.Sprintf("annotation %s: CPUs %s: %s, nor on any nearer group of nodes; running in the shared pool",
@@ -193,7 +193,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		}
 		// The agent is the last word on its node: the nodes must hold the
 		// memory, whatever the allocator's result says.
-		group, ok := widen(t, free, allocatedBase(t, res), need.Memory)
+		group, ok := cpualloc.MemGroup(t, free, allocatedBase(t, res), need.Memory)
 		if !ok {
 			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed,
 				Message: fmt.Sprintf("CPUs %s: %s, nor on any nearer group of nodes", res.CPUs, shortOf(group, free, need.Memory))})

@@ -33,60 +33,6 @@ func freeMemory(t *topology.Topology, kube Kubelet) map[int]cpualloc.Memory {
 	return free
 }
 
-// memKinds are the fields of a cpualloc.Memory, each accounted alone.
-var memKinds = []func(*cpualloc.Memory) *uint64{
-	func(m *cpualloc.Memory) *uint64 { return &m.Bytes },
-	func(m *cpualloc.Memory) *uint64 { return &m.HugePages2Mi },
-	func(m *cpualloc.Memory) *uint64 { return &m.HugePages1Gi },
-}
-
-// fits says whether the nodes of group together have m free.
-func fits(group []int, free map[int]cpualloc.Memory, m cpualloc.Memory) bool {
-	if free == nil {
-		return true
-	}
-	var sum cpualloc.Memory
-	for _, id := range group {
-		sum = sum.Add(free[id])
-	}
-	for _, kind := range memKinds {
-		if *kind(&sum) < *kind(&m) {
-			return false
-		}
-	}
-	return true
-}
-
-// widen is the group of nodes whose memory a workload on base's nodes
-// gets: base itself when it holds m, else base with the nodes nearest to
-// it added one at a time (the smallest sum of distances to the group, then
-// the lowest id) until it does, the kubelet memory manager's way of
-// spilling. ok is false when even every node together cannot hold m.
-func widen(t *topology.Topology, free map[int]cpualloc.Memory, base []int, m cpualloc.Memory) ([]int, bool) {
-	group := slices.Sorted(slices.Values(base))
-	for !fits(group, free, m) {
-		best, bestDist := -1, 0
-		for _, n := range t.Nodes {
-			if slices.Contains(group, n.ID) || free[n.ID].IsZero() {
-				continue
-			}
-			d := 0
-			for _, g := range group {
-				d += t.Distance(g, n.ID)
-			}
-			if best < 0 || d < bestDist {
-				best, bestDist = n.ID, d
-			}
-		}
-		if best < 0 {
-			return group, false
-		}
-		group = append(group, best)
-		slices.Sort(group)
-	}
-	return group, true
-}
-
 // memGroup is the nodes an assignment's memory is on: its MemNodes, or,
 // in a checkpoint written before memory was accounted, its CPUs' nodes.
 func memGroup(t *topology.Topology, a workload.Assignment) []int {

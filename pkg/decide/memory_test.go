@@ -278,3 +278,24 @@ func TestResizeKeepsMemory(t *testing.T) {
 		t.Fatalf("grown to %v, problems %v: want 6 CPUs kept, ResizeInfeasible", got.CPUs, r.Problems)
 	}
 }
+
+// The agent binds a decision's memory by the allocator's rule: the
+// smallest group around its CPUs that holds it, not the nearest nodes
+// added one by one. Nodes 0-1 share a socket; node 1 is small.
+func TestDecisionMemorySpillsAsTheAllocator(t *testing.T) {
+	shape := fixture.Shape{Name: "mem-4n", Sockets: 2, NUMAPerSocket: 2, L3PerNUMA: 1, CoresPerSocket: 4,
+		ThreadsPerCore: 2, Siblings: fixture.SiblingsSplit, MemoryPerNode: 16 * gib, MemoryByNode: map[int]uint64{1: 2 * gib}}
+	topo, err := fixture.Build(shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := memWorkload("big", 2, cpualloc.Memory{Bytes: 24 * gib})
+	w.CPU.Decided = cpuset.New(0, 8)
+	w.CPU.Check = &workload.DecisionCheck{OptedIn: true, LimitCPUs: 2}
+	obs := memObservation(t, w)
+	obs.Topology = topo
+	r := Decide(obs, Memory{})
+	if got := memsOf(t, r, "locus.slice/big"); got != "0,2" {
+		t.Errorf("cpuset.mems %q, want 0,2 (the smallest group that holds 24 GiB around node 0)", got)
+	}
+}
