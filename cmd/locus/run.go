@@ -31,6 +31,7 @@ type runOptions struct {
 	policy, strategy, qos          string
 	cpuQoS                         string
 	memRequest, memLimit, memQoS   string
+	hugePages2Mi, hugePages1Gi     string
 	stateDir, configFile           string
 	cgroupRoot, cgroupVersion      string
 	sysfsRoot, cgroupParent        string
@@ -83,6 +84,8 @@ so it runs only on CPU time nothing else wants; LS keeps its weight.`,
 	f.StringVar(&o.strategy, "numa-strategy", string(cpualloc.MostAllocated), "most-allocated or least-allocated")
 	f.StringVar(&o.qos, "qos", "LS", "QoS class: LS or BE")
 	f.StringVar(&o.memRequest, "memory-request", "", "memory request (64Mi); the base of memory QoS protection; with --cpus, held on the CPUs' NUMA nodes (the limit when no request)")
+	f.StringVar(&o.hugePages2Mi, "hugepages-2Mi", "", "2 MiB huge pages (64Mi), with --cpus: held on the CPUs' NUMA nodes, which must have them free")
+	f.StringVar(&o.hugePages1Gi, "hugepages-1Gi", "", "1 GiB huge pages (2Gi), with --cpus: held on the CPUs' NUMA nodes, which must have them free")
 	f.StringVar(&o.memLimit, "memory-limit", "", "memory limit (1Gi): memory.limit_in_bytes (v1) or memory.max (v2)")
 	f.StringVar(&o.memQoS, "memory-qos", "none", "auto applies the recommended memory QoS profile; none leaves the files alone")
 	f.StringVar(&o.cpuQoS, "cpu-qos", "auto", "auto applies the class's CPU QoS (BE: cpu.idle 1, else the lowest cpu.shares); none leaves the files alone")

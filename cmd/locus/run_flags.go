@@ -38,7 +38,8 @@ func (o *runOptions) parse() (runner.Request, runner.Host, error) {
 	for _, m := range []struct {
 		flag, val string
 		dst       *int64
-	}{{"--memory-request", o.memRequest, &req.MemoryRequest}, {"--memory-limit", o.memLimit, &req.MemoryLimit}} {
+	}{{"--memory-request", o.memRequest, &req.MemoryRequest}, {"--memory-limit", o.memLimit, &req.MemoryLimit},
+		{"--hugepages-2Mi", o.hugePages2Mi, &req.HugePages2Mi}, {"--hugepages-1Gi", o.hugePages1Gi, &req.HugePages1Gi}} {
 		if m.val == "" {
 			continue
 		}

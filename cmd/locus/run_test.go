@@ -127,6 +127,9 @@ func TestRunRefusesBadInputAndChangesNothing(t *testing.T) {
 		{[]string{"--memory-limit", "lots", "--", "true"}, "--memory-limit"},
 		{[]string{"--memory-request", "2Gi", "--memory-limit", "1Gi", "--", "true"}, "exceeds the memory limit"},
 		{[]string{"--qos", "GOLD", "--", "true"}, "GOLD"},
+		{[]string{"--cpus", "1", "--hugepages-2Mi", "3Mi", "--", "true"}, "not a whole number of 2048 KiB pages"},
+		{[]string{"--hugepages-1Gi", "1Gi", "--", "true"}, "needs CPUs of its own"},
+		{[]string{"--hugepages-2Mi", "-2Mi", "--", "true"}, "--hugepages-2Mi"},
 		{[]string{"--", "no-such-command-locus"}, "no-such-command-locus"},
 		{[]string{"--cpus", "1"}, "no command given"},
 	} {

@@ -41,7 +41,11 @@ type Request struct {
 	QoS           memqos.Class // LS or BE
 	MemoryRequest int64        // bytes; 0 = none
 	MemoryLimit   int64        // bytes; 0 = no limit
-	MemoryQoS     bool         // memory QoS policy auto; false leaves the files as created
+	// HugePages2Mi and HugePages1Gi are huge pages of that size, in bytes (a
+	// whole number of pages), held on the NUMA nodes of the run's CPUs:
+	// only a run with CPUs of its own has nodes to hold them on.
+	HugePages2Mi, HugePages1Gi int64
+	MemoryQoS                  bool // memory QoS policy auto; false leaves the files as created
 	// CPUQoS applies the class's CPU QoS (BE: cpu.idle 1, or the lowest
 	// cpu.shares where the kernel has no cpu.idle); false leaves the files.
 	CPUQoS bool
@@ -65,6 +69,21 @@ func (r Request) Validate() error {
 		return bad("memory request %d or limit %d is more than %d bytes (1Pi)", r.MemoryRequest, r.MemoryLimit, workload.MaxMemoryBytes)
 	case r.MemoryLimit > 0 && r.MemoryRequest > r.MemoryLimit:
 		return bad("memory request %d exceeds the memory limit %d", r.MemoryRequest, r.MemoryLimit)
+	}
+	for _, h := range []struct {
+		name      string
+		v, pageKB int64
+	}{{"hugepages-2Mi", r.HugePages2Mi, topology.HugePages2MiKiB}, {"hugepages-1Gi", r.HugePages1Gi, topology.HugePages1GiKiB}} {
+		switch {
+		case h.v < 0:
+			return bad("%s %d is negative", h.name, h.v)
+		case h.v > workload.MaxMemoryBytes:
+			return bad("%s %d is more than %d bytes (1Pi)", h.name, h.v, workload.MaxMemoryBytes)
+		case h.v%(h.pageKB*1024) != 0:
+			return bad("%s %d is not a whole number of %d KiB pages", h.name, h.v, h.pageKB)
+		case h.v > 0 && r.CPUs == 0:
+			return bad("%s %d needs CPUs of its own (--cpus): huge pages are held on the NUMA nodes of its CPUs", h.name, h.v)
+		}
 	}
 	return nil
 }
@@ -179,6 +198,12 @@ func runWorkload(req Request, name, cg string) workload.Workload {
 	}
 	if req.MemoryLimit > 0 {
 		res.Limits.Memory = resource.NewQuantity(req.MemoryLimit, resource.BinarySI)
+	}
+	if req.HugePages2Mi > 0 {
+		res.Requests.HugePages2Mi = resource.NewQuantity(req.HugePages2Mi, resource.BinarySI)
+	}
+	if req.HugePages1Gi > 0 {
+		res.Requests.HugePages1Gi = resource.NewQuantity(req.HugePages1Gi, resource.BinarySI)
 	}
 	hw := hostconfig.Workload{Name: name, Cgroup: cg, QOSClass: string(req.QoS), Resources: res}
 	w := workload.FromHostConfig(hw, cg).Plan

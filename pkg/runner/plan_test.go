@@ -12,6 +12,7 @@ import (
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -278,5 +279,39 @@ func TestPlanRunPlacesMemory(t *testing.T) {
 	}
 	if d.Mems == "0" {
 		t.Errorf("mems %q: node 0 has 4 GiB left beside db's 60", d.Mems)
+	}
+}
+
+// Huge pages asked for land on the node that has them, are recorded with
+// the lease, and more than any node has are refused naming them.
+func TestPlanRunPlacesHugePages(t *testing.T) {
+	const mib = 1 << 20
+	h := host("", "")
+	h.Topology = fixture.MustBuild(fixture.Shape{Name: "huge-2n", Sockets: 2, NUMAPerSocket: 1, L3PerNUMA: 1,
+		CoresPerSocket: 4, ThreadsPerCore: 2, Siblings: fixture.SiblingsSplit, MemoryPerNode: 8 << 30,
+		HugePages: []fixture.NodeHugePages{{Node: 1, HugePages: topology.HugePages{SizeKiB: topology.HugePages2MiKiB, Total: 32, Free: 32}}}})
+	d, err := PlanRun(h, state.Empty(), Request{CPUs: 2, QoS: "LS", HugePages2Mi: 48 * mib}, "p/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := d.Lease.Assignment; d.Mems != "1" || a.Memory.HugePages2Mi != 48*mib || !a.CPUs.IsSubsetOf(h.Topology.Nodes[1].CPUs) {
+		t.Errorf("mems %q, lease %+v: want 2 CPUs and 48Mi of huge pages on node 1, recorded", d.Mems, a)
+	}
+	if _, err := PlanRun(h, state.Empty(), Request{CPUs: 2, QoS: "LS", HugePages2Mi: 96 * mib}, "p/r"); !errors.Is(err, cpualloc.ErrInsufficient) ||
+		!strings.Contains(err.Error(), "hugepages-2Mi") {
+		t.Errorf("96Mi: err = %v, want ErrInsufficient naming hugepages-2Mi", err)
+	}
+	for _, tc := range []struct {
+		req  Request
+		want string
+	}{
+		{Request{CPUs: 2, QoS: "LS", HugePages2Mi: 3 * mib}, "not a whole number of 2048 KiB pages"},
+		{Request{CPUs: 2, QoS: "LS", HugePages1Gi: -1}, "hugepages-1Gi -1 is negative"},
+		{Request{QoS: "LS", HugePages2Mi: 2 * mib}, "needs CPUs of its own"},
+		{Request{CPUs: 1, QoS: "LS", HugePages1Gi: 1 << 51}, "more than"},
+	} {
+		if _, err := PlanRun(h, state.Empty(), tc.req, "p/r"); !errors.Is(err, ErrBadRequest) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want ErrBadRequest with %q", tc.req, err, tc.want)
+		}
 	}
 }
