@@ -52,8 +52,9 @@ type Pair struct {
 	Locus   cpualloc.Policy
 	// WholeOnly limits requests to multiples of the SMT width.
 	WholeOnly bool
-	// Spread pairs promise one thread per core first: an answer that holds
-	// fewer cores doubled is better on that, whatever the five measures say.
+	// Spread pairs promise one thread per core first: an answer that
+	// crowds fewer pairs of the request's threads onto one core (Pairs) is
+	// better on that, whatever the five measures say.
 	Spread bool
 	// Even pairs promise an even split over the nodes a request spans: an
 	// answer whose nodes' counts differ by more than one unit (a core when
@@ -171,9 +172,9 @@ func Run(m Machine, p Pair, seeds int) ([]Case, error) {
 			case c.KubeletErr == nil:
 				c.Measure, c.Sign = Compare(c.L, c.K)
 				c.Dominated = Pareto(c.L, c.K)
-				if p.Spread && c.Dominated == 1 && c.L.Doubled < c.K.Doubled {
-					// kubelet put two of the request's threads on one core
-					// where Locus kept them apart: a trade, not a loss.
+				if p.Spread && c.Dominated == 1 && c.L.Pairs < c.K.Pairs {
+					// kubelet crowded more of the request's threads onto
+					// shared cores than Locus: a trade, not a loss.
 					c.Dominated = 0
 				}
 			}

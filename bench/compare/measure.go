@@ -28,6 +28,13 @@ type Measures struct {
 	// distribute-cpus-across-cores) promises to avoid. It is judged only for
 	// those pairs, and is not one of the five measures compared in order.
 	Doubled int
+	// Pairs counts the pairs of the answer's threads that share a core (a
+	// core holding k of them adds k(k-1)/2): how crowded the request is on
+	// its cores. It is what spreading minimises: with two threads a core
+	// it equals Doubled, but on four-way SMT a core holding all four of the
+	// request's threads crowds them six times where two cores of two do
+	// twice, though both count as doubled cores.
+	Pairs int
 }
 
 // Names are the measures' names, in order, as tables print them.
@@ -36,7 +43,7 @@ var Names = [...]string{"sockets", "NUMA nodes", "L3 groups", "shared cores", "b
 func (m Measures) list() [5]int { return [5]int{m.Sockets, m.Nodes, m.L3s, m.Shared, m.Broken} }
 
 func (m Measures) String() string {
-	return fmt.Sprintf("sockets=%d nodes=%d l3=%d shared=%d broken=%d doubled=%d", m.Sockets, m.Nodes, m.L3s, m.Shared, m.Broken, m.Doubled)
+	return fmt.Sprintf("sockets=%d nodes=%d l3=%d shared=%d broken=%d doubled=%d pairs=%d", m.Sockets, m.Nodes, m.L3s, m.Shared, m.Broken, m.Doubled, m.Pairs)
 }
 
 // Compare returns the index of the first measure that differs and the sign
@@ -109,6 +116,7 @@ func (g geometry) measure(got, free cpuset.CPUSet) Measures {
 		if mine > 1 {
 			m.Doubled++
 		}
+		m.Pairs += mine * (mine - 1) / 2
 		switch {
 		case held:
 			m.Shared++

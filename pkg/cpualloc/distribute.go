@@ -25,14 +25,27 @@ func (v *view) distributeAcrossNUMA() ([]int, error) {
 	// Shares of whole cores are filled with whole cores first: a domain's
 	// L3 groups are counted in theirs (see fillShare).
 	v.spanWhole = v.ix.uniform && v.n%v.ix.threads == 0
-	d, ok := v.search(func(d domain) (bool, grade) {
-		fits, tier := true, 0
+	rank := func(d domain) (bool, grade) {
+		fits, tier, short := true, 0, 0
 		for _, s := range v.shares(d) {
 			fits = fits && s.amount > 0 && s.amount <= v.capOf(s.group, d)
-			tier = max(tier, boolTier(v.auxOf(s.group, d) < s.amount-s.amount%v.ix.threads))
+			wholeNeed := s.amount - s.amount%v.ix.threads
+			tier = max(tier, boolTier(v.auxOf(s.group, d) < wholeNeed))
+			short += max(0, wholeNeed-v.auxOf(s.group, d))
 		}
-		return fits, grade{tier: tier}
-	})
+		// Among domains whose whole cores cannot cover the shares, the one
+		// short of the fewest takes the fewest left-overs beside other
+		// workloads.
+		return fits, grade{tier: tier, shared: short}
+	}
+	d, ok := v.search(rank)
+	if !ok && v.n%v.ix.threads == 0 && v.ix.threads > 1 {
+		// No split in whole cores fits anywhere: one within a core of
+		// even may (see rebalance).
+		v.uneven = true
+		d, ok = v.search(rank)
+		defer func() { v.uneven = false }() // the fill below splits the same way
+	}
 	if !ok {
 		if free := v.usableTotal(); free < v.n {
 			return nil, notEnough(DistributeAcrossNUMA, v.n, free)
@@ -80,8 +93,50 @@ func (v *view) shares(d domain) []visit {
 			out[i].amount += unit
 		}
 	}
+	if v.uneven && unit > 1 && !v.sharesFit(out) {
+		v.rebalance(out, unit)
+	}
 	v.shareBuf = out
 	return out
+}
+
+func (v *view) sharesFit(shares []visit) bool {
+	for _, s := range shares {
+		if s.amount > v.cap.node[s.group] {
+			return false
+		}
+	}
+	return true
+}
+
+// rebalance moves CPUs of a split in whole cores that some node cannot
+// hold to the nodes with room, keeping every share within one core of the
+// others (what an even split promises): 40 CPUs over nodes with 25 and 19
+// free are 21 + 19. The shares are left as they were when no such split
+// exists. Shares are sorted by room, most first.
+func (v *view) rebalance(shares []visit, core int) {
+	n, k := v.n, len(shares)
+	for lo := n / k; lo >= 0 && lo >= n/k-core; lo-- {
+		left := n - k*lo
+		ok := true
+		for _, s := range shares {
+			ok = ok && v.cap.node[s.group] >= lo
+		}
+		if !ok {
+			continue
+		}
+		amounts := make([]int, k)
+		for i, s := range shares {
+			amounts[i] = lo + min(left, v.cap.node[s.group]-lo, core)
+			left -= amounts[i] - lo
+		}
+		if left == 0 {
+			for i := range shares {
+				shares[i].amount = amounts[i]
+			}
+			return
+		}
+	}
 }
 
 func (v *view) capOf(group int, d domain) int {

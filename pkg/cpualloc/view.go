@@ -31,6 +31,9 @@ type view struct {
 	// cap is the policy's capacity per core, aux and pref the counts its
 	// grade looks at (see policy.go); all summed per L3 group and node.
 	cap, aux, pref measure
+	// uneven lets distribute-across-numa split a request in CPUs within a
+	// core of even, once no split in whole cores fits (see rebalance).
+	uneven bool
 	// side is static-burst's count of free threads beside burst load,
 	// coreLoad its burst load per core and stack that load summed per domain.
 	side, stack measure

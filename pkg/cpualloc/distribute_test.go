@@ -1,0 +1,65 @@
+package cpualloc
+
+import (
+	"testing"
+
+	"k8s.io/utils/cpuset"
+)
+
+// Two nodes of 16 two-thread cores (CPU c and c+32 are core c's threads):
+// a split in whole cores that one node cannot hold moves a CPU over, so
+// the shares stay within a core of each other, as kubelet's
+// distribute-cpus-across-numa splits them: 40 CPUs over nodes with 25 and
+// 19 free are 21 + 19, not refused.
+func TestDistributeSplitsWithinACoreWhenCoresDoNotFit(t *testing.T) {
+	topo := machineOf(t, 32, 2, func(c int) (int, int, int) { return c / 16, c / 16, c / 16 })
+	res, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "0-6,16-28"))}, cpuset.New(),
+		Request{CPUs: 40, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := map[int]int{}
+	for _, id := range res.CPUs.List() {
+		c, _ := topo.CPU(id)
+		perNode[c.NUMA]++
+	}
+	if perNode[0] != 21 || perNode[1] != 19 {
+		t.Fatalf("cpus %s: %v per node, want 21 on node 0 and 19 on node 1", res.CPUs, perNode)
+	}
+	// When a split in whole cores fits, it is the one taken.
+	res, err = Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "0-6,16-26"))}, cpuset.New(),
+		Request{CPUs: 40, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(perNode)
+	for _, id := range res.CPUs.List() {
+		c, _ := topo.CPU(id)
+		perNode[c.NUMA]++
+	}
+	if perNode[0] != 20 || perNode[1] != 20 {
+		t.Fatalf("cpus %s: %v per node, want 20 and 20", res.CPUs, perNode)
+	}
+	// More than a core apart is no even split: refused.
+	if _, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "0-6,16-30"))}, cpuset.New(),
+		Request{CPUs: 40, Policy: DistributeAcrossNUMA}); err == nil {
+		t.Fatal("40 CPUs over nodes with 25 and 17 free: want a refusal")
+	}
+}
+
+// Two nodes of 8 two-thread cores (CPU c and c+16 are core c's threads).
+// Node 0 has every core in part; node 1 has two whole cores. Neither has
+// the three whole cores 6 CPUs would take, so both hold left-overs beside
+// other workloads; node 1's whole cores leave 2 of them, not 6, though node
+// 0 is the fuller.
+func TestDistributeTakesTheNodeShortOfFewestWholeCores(t *testing.T) {
+	topo := machineOf(t, 16, 2, func(c int) (int, int, int) { return c / 8, c / 8, c / 8 })
+	res, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "0-7,8-13"))}, cpuset.New(),
+		Request{CPUs: 6, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole := mustParse(t, "14-15,30-31"); !whole.IsSubsetOf(res.CPUs) || !res.CPUs.IsSubsetOf(mustParse(t, "8-15,24-31")) {
+		t.Fatalf("cpus = %s, want node 1's whole cores 14-15,30-31 and two left-overs beside them", res.CPUs)
+	}
+}
