@@ -39,11 +39,16 @@ func (v *view) distributeAcrossNUMA() ([]int, error) {
 		return fits, grade{tier: tier, shared: short}
 	}
 	d, ok := v.search(rank)
-	if !ok && v.n%v.ix.threads == 0 && v.ix.threads > 1 {
-		// No split in whole cores fits anywhere: one within a core of
-		// even may (see rebalance).
+	if v.n%v.ix.threads == 0 && v.ix.threads > 1 && (!ok || len(d.nodes) > 1) {
+		// A split within a core of even (see rebalance) serves where no
+		// split in whole cores fits, or where it spans fewer sockets or
+		// nodes than the best that does; at the same span, whole cores.
 		v.uneven = true
-		d, ok = v.search(rank)
+		if u, found := v.search(rank); found && (!ok || v.spanLess(u, d)) {
+			d, ok = u, true
+		} else {
+			v.uneven = false
+		}
 		defer func() { v.uneven = false }() // the fill below splits the same way
 	}
 	if !ok {
@@ -98,6 +103,25 @@ func (v *view) shares(d domain) []visit {
 	}
 	v.shareBuf = out
 	return out
+}
+
+// spanLess says whether node set a spans fewer sockets than b, or as
+// many and fewer nodes.
+func (v *view) spanLess(a, b domain) bool {
+	sa, sb := v.socketsOf(a.nodes), v.socketsOf(b.nodes)
+	return sa < sb || sa == sb && len(a.nodes) < len(b.nodes)
+}
+
+func (v *view) socketsOf(nodes []int) int {
+	var seen []int
+	for _, n := range nodes {
+		for _, s := range v.ix.nodes[n].sockets {
+			if !slices.Contains(seen, s) {
+				seen = append(seen, s)
+			}
+		}
+	}
+	return len(seen)
 }
 
 func (v *view) sharesFit(shares []visit) bool {

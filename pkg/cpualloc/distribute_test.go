@@ -63,3 +63,25 @@ func TestDistributeTakesTheNodeShortOfFewestWholeCores(t *testing.T) {
 		t.Fatalf("cpus = %s, want node 1's whole cores 14-15,30-31 and two left-overs beside them", res.CPUs)
 	}
 }
+
+// A split within a core of even over fewer sockets and nodes beats a split
+// in whole cores over more, as kubelet's fewest-nodes rule has it. Four
+// nodes of 4 two-thread cores, two a socket (CPU c and c+16 are core c's
+// threads), with 7, 5, 4 and 4 CPUs free: 12 CPUs are 7 + 5 on socket 0,
+// not 4 + 4 + 4 over both sockets.
+func TestDistributePrefersFewerNodesToWholeCoreShares(t *testing.T) {
+	topo := machineOf(t, 16, 2, func(c int) (int, int, int) { return c / 8, c / 4, c / 4 })
+	res, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "0,4-6,8-15"))}, cpuset.New(),
+		Request{CPUs: 12, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := map[int]int{}
+	for _, id := range res.CPUs.List() {
+		c, _ := topo.CPU(id)
+		perNode[c.NUMA]++
+	}
+	if perNode[0] != 7 || perNode[1] != 5 || len(perNode) != 2 {
+		t.Fatalf("cpus %s: %v per node, want 7 on node 0 and 5 on node 1", res.CPUs, perNode)
+	}
+}
