@@ -185,11 +185,16 @@ func (v *view) fillShare(part domain, n int, out []int) []int {
 	// A share of whole cores that whole cores can give is packed by their
 	// capacity, so it spans the fewest L3 groups of whole cores rather than
 	// of usable threads, whose left-overs the fill passes over.
-	m := v.cap
+	// A share with a part below one core is packed the same way, for its
+	// whole cores and one more, which the part then breaks or sits beside
+	// (in the L3 groups already taken, see below).
+	m, target := v.cap, n
 	if v.spanWhole && n%v.ix.threads == 0 && v.aux.of(part) >= n {
 		m = v.aux
+	} else if up := n - n%v.ix.threads + v.ix.threads; v.ix.uniform && n%v.ix.threads != 0 && v.aux.of(part) >= up {
+		m, target = v.aux, up
 	}
-	order := v.coreOrder(part, m, n, byID)
+	order := v.coreOrder(part, m, target, byID)
 	want := len(out) + n
 	used := make([]bool, len(order))
 	// A whole core narrower than the SMT width (a hybrid part's efficiency
@@ -204,14 +209,21 @@ func (v *view) fillShare(part domain, n int, out []int) []int {
 			}
 		}
 	}
+	// What is left goes first to the L3 groups the whole cores are in: an
+	// L3 group more costs the workload more than a core it breaks there.
+	touched := make([]bool, len(v.ix.l3s))
 	for i, c := range order {
-		if !used[i] && !v.whole[c] {
-			out = v.take(c, want-len(out), out)
+		if used[i] {
+			touched[v.ix.cores[c].l3] = true
 		}
 	}
-	for i, c := range order {
-		if !used[i] && v.whole[c] {
-			out = v.take(c, want-len(out), out)
+	for _, inside := range []bool{true, false} {
+		for _, whole := range []bool{false, true} {
+			for i, c := range order {
+				if !used[i] && v.whole[c] == whole && touched[v.ix.cores[c].l3] == inside {
+					out = v.take(c, want-len(out), out)
+				}
+			}
 		}
 	}
 	return out

@@ -85,3 +85,21 @@ func TestDistributePrefersFewerNodesToWholeCoreShares(t *testing.T) {
 		t.Fatalf("cpus %s: %v per node, want 7 on node 0 and 5 on node 1", res.CPUs, perNode)
 	}
 }
+
+// A share's part below one core stays in the L3 groups its whole cores
+// are in: an L3 group more costs more than a core broken there. One node,
+// four L3 groups of 4 two-thread cores (CPU c and c+16 are core c's
+// threads): group 0 whole, group 1 two whole cores, group 2 one left-over
+// thread (8), group 3 full. 11 CPUs take groups 0 and 1, breaking a core of
+// group 1, not a third group for the left-over.
+func TestDistributeRemainderStaysInItsL3Groups(t *testing.T) {
+	topo := machineOf(t, 16, 2, func(c int) (int, int, int) { return 0, 0, c / 4 })
+	res, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "6-7,22-23,24,9-15,25-31"))}, cpuset.New(),
+		Request{CPUs: 11, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.CPUs.IsSubsetOf(mustParse(t, "0-5,16-21")) {
+		t.Fatalf("cpus = %s, want 11 of groups 0 and 1 (0-5,16-21)", res.CPUs)
+	}
+}
