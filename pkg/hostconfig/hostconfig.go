@@ -116,11 +116,13 @@ func Parse(raw []byte) (*HostConfig, error) {
 	if err := checkFields(raw); err != nil {
 		return nil, err
 	}
-	if err := checkSwitchSpelling(raw); err != nil {
-		return nil, err
-	}
 	if err := yaml.UnmarshalStrict(raw, &cfg); err != nil {
 		return nil, err
+	}
+	if cfg.hasSwitch() {
+		if err := checkSwitchSpelling(raw); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err

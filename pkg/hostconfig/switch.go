@@ -65,6 +65,20 @@ type switchNodes struct {
 	} `yaml:"workloads"`
 }
 
+// hasSwitch says whether the document set a Switch: only then is it read
+// a second time for their spelling.
+func (c *HostConfig) hasSwitch() bool {
+	if c.Moves != nil {
+		return true
+	}
+	for _, w := range c.Workloads {
+		if w.Movable != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // checkSwitchSpelling refuses a Switch written as anything but the bare
 // words true or false. A document this reading cannot follow is left to
 // the strict decoder, which says what is wrong with it.
