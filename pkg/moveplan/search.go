@@ -143,6 +143,10 @@ func (p *planner) whyNone(targets []target, most int) error {
 	if movable == 0 {
 		return noMovesf("no movable workload holds CPUs on a group of %d node(s) the request could use", p.span)
 	}
+	if p.bound {
+		return noMovesf("no moves found within the search's bounds (%d groups of nodes, the %d movable workloads with the fewest CPUs on each): at most %d free CPUs on a group of %d node(s), %d asked",
+			MaxDomains, MaxCandidates, most, p.span, p.in.Request.CPUs)
+	}
 	if most < p.in.Request.CPUs {
 		return noMovesf("even with every movable workload moved, no group of %d node(s) has %d free CPUs (at most %d)",
 			p.span, p.in.Request.CPUs, most)
