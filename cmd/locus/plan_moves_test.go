@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/internal/fuzzseed"
+	"github.com/locus-project/locus/pkg/moveplan"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -65,4 +69,43 @@ func TestPlanAllowMoves(t *testing.T) {
 	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "no movable workload") {
 		t.Fatalf("nothing movable: %v", err)
 	}
+}
+
+// FuzzPlanHoldings: --holding and --movable are what the caller wrote;
+// whatever they say, the holdings accepted are disjoint online CPUs of the
+// machine under names given once, or the error names the flag. Each line
+// of the input is a --holding, or a --movable when it starts with "+".
+func FuzzPlanHoldings(f *testing.F) {
+	for _, s := range []string{"a=0-3\n+a", "a=0-3\nb=8-11\n+b", "a=0\na=1", "a=0-1\nb=1-2", "a=0-8191", "=0", "a=", "a", "+c"} {
+		f.Add(s)
+	}
+	fuzzseed.Add(f, func(s string) string { return "a=" + s })
+	fuzzseed.Add(f, fuzzseed.Same)
+	topo := fixture.MustBuild(twoNodes16)
+	f.Fuzz(func(t *testing.T, in string) {
+		var m planMoveFlags
+		for _, line := range strings.Split(in, "\n") {
+			if name, ok := strings.CutPrefix(line, "+"); ok {
+				m.movable = append(m.movable, name)
+			} else {
+				m.holdings = append(m.holdings, line)
+			}
+		}
+		var got []moveplan.Holding
+		var err error
+		fuzzseed.Timed(t, "planMoveFlags.parse", func() { got, err = m.parse(topo, cpuset.New()) })
+		fuzzseed.CheckError(t, err, "--holding", "--movable")
+		if err != nil {
+			return
+		}
+		var all cpuset.CPUSet
+		names := map[string]bool{}
+		for _, h := range got {
+			if names[h.Name] || !h.CPUs.Intersection(all).IsEmpty() || !h.CPUs.IsSubsetOf(topo.CPUSet()) || h.CPUs.IsEmpty() {
+				t.Fatalf("accepted %+v beside %s", h, all)
+			}
+			names[h.Name] = true
+			all = all.Union(h.CPUs)
+		}
+	})
 }
