@@ -31,7 +31,7 @@ func randomInput(r *rand.Rand, topo *topology.Topology) Input {
 	var in Input
 	var st cpualloc.State
 	total := len(topo.CPUs)
-	policies := []cpualloc.Policy{"", cpualloc.FullPCPUs, cpualloc.SpreadByPCPUs}
+	policies := []cpualloc.Policy{"", cpualloc.FullPCPUs, cpualloc.SpreadByPCPUs, cpualloc.DistributeAcrossNUMA}
 	strategies := []cpualloc.NUMAStrategy{cpualloc.MostAllocated, cpualloc.LeastAllocated}
 	want := total * (3 + r.IntN(4)) / 10
 	memory := r.IntN(2) == 0 // half the cases account memory, 4 GiB a node

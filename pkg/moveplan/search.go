@@ -99,6 +99,9 @@ func (p *planner) trials(targets []target) ([]trial, int) {
 		for i, hi := range tg.candidates {
 			h := p.in.Holdings[hi]
 			inGroup[i], size[i] = h.CPUs.Intersection(tg.cpus).Size(), h.CPUs.Size()
+			if p.in.State.Free != nil && !h.Memory.IsZero() {
+				continue // its memory may spill back onto the group: its bytes there may stay
+			}
 			for _, node := range tg.nodes {
 				bytes[i] = addSat(bytes[i], h.Resident[node])
 			}
@@ -108,17 +111,20 @@ func (p *planner) trials(targets []target) ([]trial, int) {
 				p.bound = true
 				break
 			}
-			freed, low := 0, Cost{}
+			// A moved workload's CPUs outside the group are free for the
+			// moves after it.
+			freed, left, low := 0, outside, Cost{}
 			for i := range n {
 				if mask&(1<<i) != 0 {
 					freed += inGroup[i]
+					left += size[i] - inGroup[i]
 					low.CPUs += size[i]
 					low.Workloads++
 					low.Bytes = addSat(low.Bytes, bytes[i])
 				}
 			}
 			most = max(most, free+freed)
-			if free+freed >= p.in.Request.CPUs && low.CPUs <= outside {
+			if free+freed >= p.in.Request.CPUs && low.CPUs <= left {
 				out = append(out, trial{domain: d, mask: mask, lower: low})
 			}
 		}
