@@ -51,7 +51,7 @@ func permute(s []int, k int, f func([]int)) {
 
 // apply moves the holdings of order out of tg's nodes one after the other,
 // each placed by the allocator on the CPUs free at its turn, then places
-// the request; ok is false when a workload finds no room keeping its shape
+// the request on tg's nodes; ok is false when a workload finds no room keeping its shape
 // or the request still does not get its usual placement.
 func (p *planner) apply(tg target, order []int) (Plan, bool) {
 	st := p.start
@@ -82,6 +82,9 @@ func (p *planner) apply(tg target, order []int) (Plan, bool) {
 		plan.Cost.Bytes = addSat(plan.Cost.Bytes, mv.Bytes)
 		plan.Cost.Workloads++
 	}
+	// The request goes to the group the moves freed: the CPUs outside it
+	// count as taken, so that the plan's cost is that of freeing the group.
+	st.Exclusive = st.Exclusive.Union(p.t.CPUSet().Difference(tg.cpus))
 	p.placed++
 	res, err := p.alloc.Allocate(st, p.in.Reserved, p.in.Request)
 	if err != nil || !p.usual(res) {

@@ -68,8 +68,8 @@ func randomInput(r *rand.Rand, topo *topology.Topology) Input {
 }
 
 // exhaustive is the cheapest plan over every group of nodes, every subset
-// of the movable workloads on it and every order, with no bound; ok is
-// false when none works.
+// of the movable workloads on it and every order, with no bound, the
+// request placed on the group freed; ok is false when none works.
 func exhaustive(topo *topology.Topology, in Input) (Cost, bool) {
 	ideal, err := cpualloc.Allocate(topo, cpualloc.State{}, in.Reserved, in.Request)
 	if err != nil {
@@ -88,10 +88,10 @@ func exhaustive(topo *topology.Topology, in Input) (Cost, bool) {
 	}
 	var best Cost
 	found := false
-	for _, d := range topo.Nodes {
+	for _, group := range nodeGroups(topo, len(ideal.NUMANodes)) {
 		var on []Holding
 		for _, h := range in.Holdings {
-			if h.Movable && !h.CPUs.Intersection(d.CPUs).IsEmpty() {
+			if h.Movable && !h.CPUs.Intersection(group).IsEmpty() {
 				on = append(on, h)
 			}
 		}
@@ -103,13 +103,30 @@ func exhaustive(topo *topology.Topology, in Input) (Cost, bool) {
 				}
 			}
 			eachOrder(set, func(order []Holding) {
-				if c, ok := replayOrder(topo, start, in, d.CPUs, order, usual); ok && (!found || c.Less(best)) {
+				if c, ok := replayOrder(topo, start, in, group, order, usual); ok && (!found || c.Less(best)) {
 					best, found = c, true
 				}
 			})
 		}
 	}
 	return best, found
+}
+
+// nodeGroups is the CPUs of every group of k nodes.
+func nodeGroups(topo *topology.Topology, k int) []cpuset.CPUSet {
+	var out []cpuset.CPUSet
+	var walk func(from int, cur cpuset.CPUSet, left int)
+	walk = func(from int, cur cpuset.CPUSet, left int) {
+		if left == 0 {
+			out = append(out, cur)
+			return
+		}
+		for i := from; i < len(topo.Nodes); i++ {
+			walk(i+1, cur.Union(topo.Nodes[i].CPUs), left-1)
+		}
+	}
+	walk(0, cpuset.New(), k)
+	return out
 }
 
 func eachOrder(s []Holding, f func([]Holding)) {
@@ -127,7 +144,7 @@ func eachOrder(s []Holding, f func([]Holding)) {
 }
 
 // replayOrder moves order's workloads off away's CPUs one by one, as the
-// allocator places them, then places the request.
+// allocator places them, then places the request on away's CPUs.
 func replayOrder(topo *topology.Topology, st cpualloc.State, in Input, away cpuset.CPUSet, order []Holding,
 	usual func(cpualloc.Result) bool) (Cost, bool) {
 	var c Cost
@@ -157,6 +174,7 @@ func replayOrder(topo *topology.Topology, st cpualloc.State, in Input, away cpus
 			}
 		}
 	}
+	st.Exclusive = st.Exclusive.Union(topo.CPUSet().Difference(away))
 	res, err := cpualloc.Allocate(topo, st, in.Reserved, in.Request)
 	return c, err == nil && usual(res)
 }
@@ -173,6 +191,40 @@ func wholeCoresOf(topo *topology.Topology, s cpuset.CPUSet) bool {
 		}
 	}
 	return true
+}
+
+// fourNodes16 is 2 sockets of 2 nodes of 2 cores of 2 threads: requests of
+// 5-8 CPUs need two nodes.
+var fourNodes16 = fixture.Shape{Name: "4n-2c-ht", Sockets: 2, NUMAPerSocket: 2, L3PerNUMA: 1, CoresPerSocket: 4,
+	ThreadsPerCore: 2, Siblings: fixture.SiblingsAdjacent, MemoryPerNode: 8 * gib}
+
+// TestPlanIsMinimalOnTwoNodeGroups is TestPlanIsMinimal for requests that
+// need two of four nodes.
+func TestPlanIsMinimalOnTwoNodeGroups(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 8))
+	topo := fixture.MustBuild(fourNodes16)
+	withMoves := 0
+	for i := range 2500 {
+		in := randomInput(r, topo)
+		in.Request.CPUs = 5 + r.IntN(4)
+		want, ok := exhaustive(topo, in)
+		plan, err := Make(topo, in)
+		switch {
+		case !ok && !errors.Is(err, ErrNoMoves):
+			t.Fatalf("case %d %+v: exhaustive finds none, planner %+v, %v", i, in, plan, err)
+		case ok && (err != nil || plan.Cost != want):
+			t.Fatalf("case %d %+v: exhaustive finds cost %+v, planner %+v, %v", i, in, want, plan.Cost, err)
+		case ok:
+			checkReplay(t, topo, in, plan)
+			if len(plan.Moves) > 0 {
+				withMoves++
+			}
+		}
+	}
+	if withMoves < 100 {
+		t.Fatalf("%d random cases needed moves: the property says little", withMoves)
+	}
+	t.Logf("%d cases needed moves", withMoves)
 }
 
 // TestPlanIsMinimal holds the planner to the exhaustive search on random
