@@ -27,6 +27,7 @@ type planOptions struct {
 	useReserved             bool
 	output                  string
 	memory                  planMemoryFlags
+	moves                   planMoveFlags
 }
 
 // planJSON is the JSON contract of `locus plan -o json`.
@@ -42,6 +43,9 @@ type planJSON struct {
 	MemNodes      []int       `json:"memNodes"`
 	MemorySpilled bool        `json:"memorySpilled,omitempty"`
 	Memory        *planMemory `json:"memory,omitempty"` // the request, when it asks for any
+	// Moves, with --allow-moves only, are the moves to carry out first, in
+	// order (an empty list when none is needed).
+	Moves *[]planMove `json:"moves,omitempty"`
 }
 
 // planMemory is a request's memory in bytes, named as a pod names it.
@@ -62,8 +66,11 @@ and what is already taken, print the CPU set a request would receive, the
 NUMA nodes it spans and the nodes its cpuset.mems names. --memory and
 --hugepages-2Mi/--hugepages-1Gi ask for memory on those nodes: each node
 offers its MemTotal and its reserved huge pages, less what the --*-held
-flags say pinned workloads hold there. docs/allocator.md defines the
-policies.
+flags say pinned workloads hold there. --holding names the workloads
+holding CPUs (taken, as --allocated); with --allow-moves, those named by
+--movable may move, and the cheapest moves that give the request one node
+(or as few as on an empty machine) and whole cores are printed first, one
+line per move. docs/allocator.md defines the policies and the moves.
 
 An impossible request exits with status 2 and says why.`,
 		Args: rejectTopologyArgs,
@@ -88,6 +95,7 @@ An impossible request exits with status 2 and says why.`,
 	f.StringVar(&m.heldMemory, "memory-held", "", "memory pinned workloads already hold, as NODE=QUANTITY pairs (\"0=48Gi,1=2Gi\")")
 	f.StringVar(&m.held2Mi, "hugepages-2Mi-held", "", "2 MiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
 	f.StringVar(&m.held1Gi, "hugepages-1Gi-held", "", "1 GiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
+	addMoveFlags(f, &o.moves)
 	outputFlag(cmd, &o.output)
 	return cmd
 }
@@ -122,7 +130,11 @@ func (o planOptions) run(w io.Writer) error {
 	}
 	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy), Memory: mem,
 		NUMAStrategy: cpualloc.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
-	res, err := cpualloc.Allocate(t, st, reserved, req)
+	holdings, err := o.moves.parse(t, st.Exclusive.CPUSet())
+	if err != nil {
+		return err
+	}
+	res, moves, err := o.moves.place(t, st, reserved, req, holdings)
 	if err != nil {
 		if errors.Is(err, cpualloc.ErrInsufficient) || errors.Is(err, cpualloc.ErrInvalidRequest) {
 			return usageError{err}
@@ -143,8 +155,16 @@ func (o planOptions) run(w io.Writer) error {
 		}
 		out.BurstShareMilli = cpualloc.BurstShare(milli, o.cpus)
 	}
+	if o.moves.allowMoves {
+		out.Moves = &moves
+	}
 	if o.output == "json" {
 		return writeJSON(w, out)
+	}
+	if out.Moves != nil {
+		if err := writeMoves(w, moves); err != nil {
+			return err
+		}
 	}
 	return writePlanTable(w, out)
 }

@@ -39,6 +39,9 @@ func walkFields(v any, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
+	if t == switchType {
+		return checkSwitch(v, path)
+	}
 	switch val := v.(type) {
 	case []any:
 		if t.Kind() != reflect.Slice || t == rawMessage {

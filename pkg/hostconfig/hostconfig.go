@@ -46,7 +46,10 @@ type HostConfig struct {
 	// CPUBurstConfig is the same document as the ConfigMap key
 	// cpu-burst-config, kept as written for pkg/sloconfig likewise.
 	CPUBurstConfig json.RawMessage `json:"cpuBurstConfig,omitempty"`
-	Workloads      []Workload      `json:"workloads"`
+	// Moves is the node's switch for moving opted-in workloads (off by
+	// default); see Moves.
+	Moves     *Moves     `json:"moves,omitempty"`
+	Workloads []Workload `json:"workloads"`
 }
 
 // Workload is one managed group of processes. Exactly one of Cgroup, Command
@@ -64,6 +67,11 @@ type Workload struct {
 	// annotation (the same fields), kept as written for pkg/workload, which
 	// reads it as it reads the annotation.
 	CPUBurst json.RawMessage `json:"cpuBurst,omitempty"`
+	// Movable is the standalone spelling of the locus.io/movable
+	// annotation: true lets the workload be moved to other CPUs (and its
+	// memory to their nodes) so that another fits; pkg/workload reads it
+	// with the annotation.
+	Movable *Switch `json:"movable,omitempty"`
 }
 
 // Resources mirrors a container's requests and limits.
@@ -110,6 +118,11 @@ func Parse(raw []byte) (*HostConfig, error) {
 	}
 	if err := yaml.UnmarshalStrict(raw, &cfg); err != nil {
 		return nil, err
+	}
+	if cfg.hasSwitch() {
+		if err := checkSwitchSpelling(raw); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, err

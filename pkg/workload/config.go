@@ -34,6 +34,10 @@ type Config struct {
 	// CPUBurst is cpu-burst-config (standalone: cpuBurstConfig) on this
 	// node.
 	CPUBurst cpuburst.NodeConfig
+	// MovesEnabled is the node's switch for moving movable workloads
+	// (HostConfig moves.enabled, off by default). It is read, not acted on
+	// yet: nothing moves a workload.
+	MovesEnabled bool
 }
 
 // NodeConfig is the config of a node whose settings come from a source
@@ -88,6 +92,7 @@ func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
 	}
 	c := NodeConfig(doc.ForNode(nil), reserved, bePool)
 	c.Host = hc
+	c.MovesEnabled = hc.MovesEnabled()
 	return c, nil
 }
 

@@ -119,3 +119,22 @@ func FuzzMemQoSOf(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMovableOf: locus.io/movable is pod text; only "true" and "false" are
+// values, and anything else is an error naming the annotation.
+func FuzzMovableOf(f *testing.F) {
+	f.Add("true")
+	f.Add("false")
+	for _, s := range fuzzseed.Texts() {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		var m bool
+		var err error
+		fuzzseed.Timed(t, "MovableOf", func() { m, err = MovableOf(map[string]string{AnnotationMovable: raw}) })
+		fuzzseed.CheckError(t, err, "annotation")
+		if (err == nil) != (raw == "true" || raw == "false") || m != (raw == "true") {
+			t.Fatalf("%q: movable %v, error %v", raw, m, err)
+		}
+	})
+}

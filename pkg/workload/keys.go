@@ -57,6 +57,10 @@ const (
 	// scheduling cookie of its own); "false" refuses what its class's
 	// cpuQOS.coreExpeller would give. Never for BE workloads.
 	AnnotationCoreIsolation = "locus.io/core-isolation"
+	// AnnotationMovable "true" lets the agent move the workload to other
+	// CPUs, and its memory to their nodes, so that another fits ("false"
+	// or absent: never). Only exactly "true" or "false".
+	AnnotationMovable = "locus.io/movable"
 )
 
 // DefaultPolicy is the allocation policy of a workload that names none: the

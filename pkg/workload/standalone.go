@@ -62,6 +62,13 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 	s.Plan.SetMemoryLocality(w.Annotations)
 	s.Plan.SetCPUQoS(qos, labels, w.Annotations)
 	s.Plan.SetCPUBurst(burstAnnotations(w))
+	if w.Movable != nil {
+		// The movable field is the standalone spelling of the annotation,
+		// checked as the HostConfig was parsed; it wins over the annotation.
+		s.Plan.Movable = bool(*w.Movable)
+	} else if err := s.Plan.SetMovable(w.Annotations); err != nil {
+		s.Problems = append(s.Problems, Problem{Workload: w.Name, Reason: ReasonInvalidMovable, Message: err.Error() + "; it is not moved"})
+	}
 	if lim := w.Resources.Limits.CPU; lim != nil && lim.MilliValue() > 0 && lim.MilliValue() <= maxCPULimitMilli {
 		s.Plan.Containers[0].CPULimitMilli = lim.MilliValue()
 	}

@@ -74,6 +74,14 @@ type Workload struct {
 	// the kubelet's, never touched.
 	OwnsMemoryLimit bool
 	MemoryLimit     int64
+	// Movable is the workload's opt-in to being moved to other CPUs
+	// (annotation locus.io/movable, HostConfig movable); MovableInvalid,
+	// when set, says why its text cannot be read: then it is not movable.
+	// MayMove says whether it may move.
+	Movable        bool
+	MovableInvalid string
+	// Devices are the device resources a pod holds (PodDevices).
+	Devices []string
 }
 
 // Container is one container's cgroup; its name matches MemQoS.Containers.

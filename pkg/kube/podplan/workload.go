@@ -96,6 +96,10 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	w.Plan.BE, w.Plan.QoS = qos.BE(), qos
 	w.Plan.SetCPUQoS(qos, pod.Labels, pod.Annotations)
 	w.Plan.SetCPUBurst(pod.Annotations)
+	if err := w.Plan.SetMovable(pod.Annotations); err != nil {
+		problem(workload.ReasonInvalidMovable, "%v; it is not moved", err)
+	}
+	w.Plan.Devices = workload.PodDevices(pod)
 	limits := workload.PodCPULimits(pod)
 	for i := range w.Plan.Containers {
 		w.Plan.Containers[i].CPULimitMilli = limits[w.Plan.Containers[i].Name]
