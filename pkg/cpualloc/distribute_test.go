@@ -103,3 +103,20 @@ func TestDistributeRemainderStaysInItsL3Groups(t *testing.T) {
 		t.Fatalf("cpus = %s, want 11 of groups 0 and 1 (0-5,16-21)", res.CPUs)
 	}
 }
+
+// A node whose whole cores cannot cover a share is ranked by the L3 groups
+// its fill will span, which then takes left-overs: counted by whole cores
+// alone, node 0 (one L3 group of whole cores, left-overs in three others)
+// looked like one group and took three. Two nodes of 4 L3 groups of 2
+// two-thread cores (CPU c and c+16 are core c's threads).
+func TestDistributeRanksNodesByTheGroupsTheirFillSpans(t *testing.T) {
+	topo := machineOf(t, 16, 2, func(c int) (int, int, int) { return c / 8, c / 8, c / 2 })
+	res, err := Allocate(topo, State{Exclusive: BitsOf(mustParse(t, "2-7,18,20,22,9,11-15,28-31"))}, cpuset.New(),
+		Request{CPUs: 6, Policy: DistributeAcrossNUMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := mustParse(t, "8,10,24-27"); !res.CPUs.Equals(want) {
+		t.Fatalf("cpus = %s, want node 1's %s (2 L3 groups, not node 0's 3)", res.CPUs, want)
+	}
+}

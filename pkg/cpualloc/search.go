@@ -54,6 +54,9 @@ func (v *view) search(eval evaluator) (domain, bool) {
 		if kind > 0 {
 			n := v.ix.nodes[node]
 			span := v.spanMeasure()
+			if v.spanWhole && v.aux.node[node] < v.n {
+				span = v.cap // whole cores cannot cover it: the fill packs by usable threads
+			}
 			r.sockets, r.l3s = needed(n.cells, span.cell, v.n), needed(n.l3s, span.l3, v.n)
 		}
 		if !found || cmp.Or(cmp.Compare(r.sockets, bestRank.sockets), cmp.Compare(r.tier, bestRank.tier),
