@@ -186,7 +186,8 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		}
 		state.Free = free
 		res, err := cpualloc.Allocate(t, state, reserved.Union(owned), cpualloc.Request{CPUs: need.CPUs,
-			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory})
+			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory,
+			Near: need.Near})
 		if err != nil {
 			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed, Message: err.Error()})
 			continue

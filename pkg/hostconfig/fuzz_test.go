@@ -31,6 +31,12 @@ func FuzzParse(f *testing.F) {
 		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  resources: {requests: {hugepages-2Mi: " +
 			yamlString(s) + "}, limits: {hugepages-1Gi: " + yamlString(s) + "}}\n"
 	})
+	fuzzseed.Add(f, func(s string) string {
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  devices: [" + yamlString(s) + "]\n"
+	})
+	fuzzseed.Add(f, func(s string) string {
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  devices: " + s + "\n"
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var cfg *HostConfig

@@ -64,6 +64,10 @@ type Workload struct {
 	// annotation (the same fields), kept as written for pkg/workload, which
 	// reads it as it reads the annotation.
 	CPUBurst json.RawMessage `json:"cpuBurst,omitempty"`
+	// Devices are the PCI addresses of the devices the workload holds (a
+	// GPU, a NIC: "0000:3b:00.0"), kept as written for pkg/workload, which
+	// reads them (workload.ParseDevices): its CPUs are placed next to them.
+	Devices []string `json:"devices,omitempty"`
 }
 
 // Resources mirrors a container's requests and limits.

@@ -74,6 +74,12 @@ type Workload struct {
 	// the kubelet's, never touched.
 	OwnsMemoryLimit bool
 	MemoryLimit     int64
+	// Devices are the PCI devices the workload holds, by canonical address
+	// (0000:3b:00.0, as topology.PCIDevice.Address): pkg/decide places its
+	// CPUs on their NUMA nodes. A standalone workload's come from the
+	// HostConfig's devices (ParseDevices); any source that learns which
+	// devices a workload holds fills it the same way.
+	Devices []string
 }
 
 // Container is one container's cgroup; its name matches MemQoS.Containers.
@@ -108,6 +114,10 @@ type CPUNeed struct {
 	// its cpuset.mems names: its memory and huge page requests. Only a
 	// workload with CPUs of its own holds memory on its nodes.
 	Memory cpualloc.Memory
+	// Near are the NUMA nodes of the devices the workload holds, as
+	// pkg/decide finds them on the topology (Workload.Devices): the
+	// allocator places its CPUs there when they fit (cpualloc.Request.Near).
+	Near []int
 	// DecidedMems, beside a Decided that is the agent's own (a `locus run`
 	// lease), are the nodes that decision gave the memory.
 	DecidedMems []int
