@@ -62,8 +62,8 @@ func TestDecideDevices(t *testing.T) {
 		ws:    []workload.Workload{deviceWorkload("both", 10, gpu, nic)},
 		nodes: map[string][]int{"both": {0, 1}},
 	}, {
-		name: "the GPU's node full: the other node, told",
-		ws:   []workload.Workload{deviceWorkload("a-hog", 8, gpu), deviceWorkload("b-gpu", 2, gpu)},
+		name:  "the GPU's node full: the other node, told",
+		ws:    []workload.Workload{deviceWorkload("a-hog", 8, gpu), deviceWorkload("b-gpu", 2, gpu)},
 		nodes: map[string][]int{"a-hog": {1}, "b-gpu": {0}},
 		warn: map[string][2]string{"b-gpu": {ReasonDeviceNotAligned,
 			"devices 0000:3b:00.0 are on NUMA nodes [1], but its CPUs 0,8 are on NUMA nodes [0] and its memory on [0]"}},
