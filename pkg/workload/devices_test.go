@@ -21,18 +21,18 @@ func TestParseDevices(t *testing.T) {
 		{name: "canonical", raw: []string{"0000:3b:00.0", "0000:af:1f.7"}, want: []string{"0000:3b:00.0", "0000:af:1f.7"}},
 		{name: "no domain, upper case", raw: []string{"3B:00.1"}, want: []string{"0000:3b:00.1"}},
 		{name: "a VMD domain", raw: []string{"10000:01:00.0"}, want: []string{"10000:01:00.0"}},
-		{name: "a short domain is padded", raw: []string{"1:01:00.0"}, want: []string{"0001:01:00.0"}},
+		{name: "a short domain", raw: []string{"1:01:00.0"}, wantErr: `devices[0]: pci address "1:01:00.0": want [domain:]bus:device.function`},
 		{name: "twice", raw: []string{"0000:3b:00.0", "3b:00.0"},
 			wantErr: `devices[1]: "3b:00.0" is devices[0] again`},
 		{name: "no function", raw: []string{"0000:3b:00"},
-			wantErr: `devices[0]: PCI address "0000:3b:00": want two hex digits of bus, two of device and a function; want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
-		{name: "device above 1f", raw: []string{"0000:3b:20.0"}, wantErr: `devices[0]: PCI address "0000:3b:20.0": the device is above 1f`},
-		{name: "function 8", raw: []string{"0000:3b:00.8"}, wantErr: `devices[0]: PCI address "0000:3b:00.8": the function is not 0-7`},
-		{name: "not hex", raw: []string{"0000:3g:00.0"}, wantErr: `devices[0]: PCI address "0000:3g:00.0": want two hex`},
-		{name: "empty domain", raw: []string{":3b:00.0"}, wantErr: `devices[0]: PCI address ":3b:00.0": no domain`},
-		{name: "domain too wide", raw: []string{"123456789:3b:00.0"}, wantErr: `devices[0]: PCI address "123456789:3b:00.0": too long`},
-		{name: "a path", raw: []string{"../../0000:3b:00.0"}, wantErr: `devices[0]: PCI address "../../0000:3b:00.0"`},
-		{name: "huge", raw: []string{strings.Repeat("0", 1<<20)}, wantErr: `devices[0]: PCI address "0000000000000000000000000000000000000000000000000000000000000000"… (1048576 bytes): too long`},
+			wantErr: `devices[0]: pci address "0000:3b:00": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "device above 1f", raw: []string{"0000:3b:20.0"}, wantErr: `devices[0]: pci address "0000:3b:20.0": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "function 8", raw: []string{"0000:3b:00.8"}, wantErr: `devices[0]: pci address "0000:3b:00.8": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "not hex", raw: []string{"0000:3g:00.0"}, wantErr: `devices[0]: pci address "0000:3g:00.0": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "empty domain", raw: []string{":3b:00.0"}, wantErr: `devices[0]: pci address ":3b:00.0": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "domain too wide", raw: []string{"123456789:3b:00.0"}, wantErr: `devices[0]: pci address "123456789:3b:00.0": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "a path", raw: []string{"../../0000:3b:00.0"}, wantErr: `devices[0]: pci address "../../0000:3b:00.0": want [domain:]bus:device.function, e.g. 0000:3b:00.0`},
+		{name: "huge", raw: []string{strings.Repeat("0", 1<<20)}, wantErr: `devices[0]: pci address "0000000000000000000000000000000000000000000000000000000000000000"… (1048576 bytes): want [domain:]bus:device.function`},
 		{name: "too many", raw: slices.Repeat([]string{"0000:3b:00.0"}, MaxDevices+1), wantErr: "devices: 17 devices, at most 16"},
 	}
 	for _, tc := range tests {
@@ -68,7 +68,7 @@ func TestFromHostConfigDevices(t *testing.T) {
 		t.Fatalf("devices %q, need %+v, problems %v", s.Plan.Devices, s.Plan.CPU, s.Problems)
 	}
 	s = FromHostConfig(doc(`["0000:3b:00.0", "0000:3b:00.9"]`), "x")
-	want := `devices[1]: PCI address "0000:3b:00.9": the function is not 0-7; want [domain:]bus:device.function, e.g. 0000:3b:00.0; running in the shared pool`
+	want := `devices[1]: pci address "0000:3b:00.9": want [domain:]bus:device.function, e.g. 0000:3b:00.0; running in the shared pool`
 	if s.Plan.CPU.Exclusive || s.Plan.Devices != nil || len(s.Problems) != 1 ||
 		s.Problems[0].Reason != ReasonInvalidDevices || s.Problems[0].Message != want {
 		t.Fatalf("need %+v, devices %q, problems %+v", s.Plan.CPU, s.Plan.Devices, s.Problems)
