@@ -27,6 +27,7 @@ type planOptions struct {
 	useReserved             bool
 	output                  string
 	memory                  planMemoryFlags
+	nearDevices             []string
 }
 
 // planJSON is the JSON contract of `locus plan -o json`.
@@ -42,6 +43,13 @@ type planJSON struct {
 	MemNodes      []int       `json:"memNodes"`
 	MemorySpilled bool        `json:"memorySpilled,omitempty"`
 	Memory        *planMemory `json:"memory,omitempty"` // the request, when it asks for any
+	// Devices are the --near-device devices; Near the nodes of those whose
+	// node is known, and Aligned, set with Near, whether the CPUs and
+	// memory all lie on them. Notes say what was left out and why.
+	Devices []planDevice `json:"devices,omitempty"`
+	Near    []int        `json:"near,omitempty"`
+	Aligned *bool        `json:"aligned,omitempty"`
+	Notes   []string     `json:"notes,omitempty"`
 }
 
 // planMemory is a request's memory in bytes, named as a pod names it.
@@ -62,8 +70,9 @@ and what is already taken, print the CPU set a request would receive, the
 NUMA nodes it spans and the nodes its cpuset.mems names. --memory and
 --hugepages-2Mi/--hugepages-1Gi ask for memory on those nodes: each node
 offers its MemTotal and its reserved huge pages, less what the --*-held
-flags say pinned workloads hold there. docs/allocator.md defines the
-policies.
+flags say pinned workloads hold there. --near-device places the CPUs next
+to a PCI device of the machine (on its NUMA node when they fit) and says
+whether they are. docs/allocator.md defines the policies.
 
 An impossible request exits with status 2 and says why.`,
 		Args: rejectTopologyArgs,
@@ -88,6 +97,8 @@ An impossible request exits with status 2 and says why.`,
 	f.StringVar(&m.heldMemory, "memory-held", "", "memory pinned workloads already hold, as NODE=QUANTITY pairs (\"0=48Gi,1=2Gi\")")
 	f.StringVar(&m.held2Mi, "hugepages-2Mi-held", "", "2 MiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
 	f.StringVar(&m.held1Gi, "hugepages-1Gi-held", "", "1 GiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
+	f.StringArrayVar(&o.nearDevices, "near-device", nil,
+		"place the CPUs next to this PCI device (0000:3b:00.0; repeatable): on its NUMA node when they fit, else the nearest")
 	outputFlag(cmd, &o.output)
 	return cmd
 }
@@ -120,7 +131,11 @@ func (o planOptions) run(w io.Writer) error {
 	if st.Free, err = o.memory.free(t); err != nil {
 		return err
 	}
-	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy), Memory: mem,
+	near, err := nearDevices(t, o.nearDevices)
+	if err != nil {
+		return err
+	}
+	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy), Memory: mem, Near: near.nodes,
 		NUMAStrategy: cpualloc.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
 	res, err := cpualloc.Allocate(t, st, reserved, req)
 	if err != nil {
@@ -132,7 +147,12 @@ func (o planOptions) run(w io.Writer) error {
 	out := planJSON{CPUSet: res.CPUs.String(), NUMANodes: res.NUMANodes, CPUs: res.CPUs.Size(),
 		Policy:       string(res.Policy),
 		NUMAStrategy: cmp.Or(o.strategy, string(cpualloc.MostAllocated)),
-		MemNodes:     res.MemNodes, MemorySpilled: !slices.Equal(res.MemNodes, res.NUMANodes)}
+		MemNodes:     res.MemNodes, MemorySpilled: !slices.Equal(res.MemNodes, res.NUMANodes),
+		Devices:      near.devices, Near: near.nodes, Notes: near.notes}
+	if len(near.nodes) > 0 {
+		aligned := !res.Unaligned
+		out.Aligned = &aligned
+	}
 	if mem != (cpualloc.Memory{}) {
 		out.Memory = &planMemory{mem.Bytes, mem.HugePages2Mi, mem.HugePages1Gi}
 	}
@@ -238,6 +258,9 @@ func writePlanTable(w io.Writer, p planJSON) error {
 	}
 	if err == nil && p.BurstShareMilli > 0 {
 		_, err = fmt.Fprintf(w, "burst share: %d millicores on each CPU\n", p.BurstShareMilli)
+	}
+	if err == nil {
+		err = writePlanNear(w, p)
 	}
 	return err
 }
