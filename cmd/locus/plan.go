@@ -148,7 +148,7 @@ func (o planOptions) run(w io.Writer) error {
 		Policy:       string(res.Policy),
 		NUMAStrategy: cmp.Or(o.strategy, string(cpualloc.MostAllocated)),
 		MemNodes:     res.MemNodes, MemorySpilled: !slices.Equal(res.MemNodes, res.NUMANodes),
-		Devices:      near.devices, Near: near.nodes, Notes: near.notes}
+		Devices: near.devices, Near: near.nodes, Notes: near.notes}
 	if len(near.nodes) > 0 {
 		aligned := !res.Unaligned
 		out.Aligned = &aligned
