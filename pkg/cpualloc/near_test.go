@@ -174,3 +174,24 @@ func checkNotOvercommitted(t *testing.T, sc scenario, res Result) {
 		}
 	}
 }
+
+// BenchmarkAllocateNearNPS4Busy70 times the default policy's decisions of
+// 1-16 CPUs next to a device on one of the eight nodes, on the states of
+// BenchmarkAllocateNPS4Busy70: the price of the rings over a request
+// without devices.
+func BenchmarkAllocateNearNPS4Busy70(b *testing.B) {
+	topo := fixture.MustBuild(fixture.AMDNPS4)
+	states := busyStates(topo, 64)
+	for _, near := range []bool{false, true} {
+		name := map[bool]string{false: "without", true: "near"}[near]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				req := Request{CPUs: 1 + i%16}
+				if near {
+					req.Near = []int{i % 8}
+				}
+				_, _ = Allocate(topo, states[i%len(states)], cpuset.New(), req)
+			}
+		})
+	}
+}
