@@ -78,11 +78,21 @@ func TestDecideDevices(t *testing.T) {
 		warn: map[string][2]string{"x": {ReasonDeviceNotFound,
 			"devices 0000:99:00.0 are not PCI devices of this machine; its CPUs are placed without them"}},
 	}, {
-		name:  "CPUs held before the device was named are kept, and told",
+		name:  "CPUs held before the device was named are chosen again next to it",
 		ws:    []workload.Workload{deviceWorkload("x", 2, gpu)},
 		prev:  map[string]workload.Assignment{"x": {CPUs: cpuset.New(0, 8), Policy: "full-pcpus"}},
+		nodes: map[string][]int{"x": {1}},
+	}, {
+		name:  "CPUs placed off the device's node when it was full are kept, and told",
+		ws:    []workload.Workload{deviceWorkload("x", 2, gpu)},
+		prev:  map[string]workload.Assignment{"x": {CPUs: cpuset.New(0, 8), Policy: "full-pcpus", Near: []int{1}}},
 		nodes: map[string][]int{"x": {0}},
 		warn:  map[string][2]string{"x": {ReasonDeviceNotAligned, "its CPUs 0,8 are on NUMA nodes [0]"}},
+	}, {
+		name:  "CPUs placed next to a device no longer held are chosen again",
+		ws:    []workload.Workload{deviceWorkload("a-plain", 2), deviceWorkload("x", 2)},
+		prev:  map[string]workload.Assignment{"x": {CPUs: cpuset.New(4, 12), Policy: "full-pcpus", Near: []int{1}}},
+		nodes: map[string][]int{"a-plain": {0}, "x": {0}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs := deviceObservation(t, tc.ws...)

@@ -163,6 +163,10 @@ type Assignment struct {
 	// share depends on what the other workloads held then, so it is kept
 	// rather than worked out again.
 	MemHeld map[int]cpualloc.Memory
+	// Near are the NUMA nodes of the workload's devices when it was placed
+	// (CPUNeed.Near): when they change (a device named or gone), its CPUs
+	// are chosen again next to them, as when its policy changes.
+	Near []int
 }
 
 // Problem is something the agent could not do for a workload; the workload
