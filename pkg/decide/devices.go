@@ -12,8 +12,8 @@ import (
 // Reasons of the problems of a pinned workload that holds devices.
 const (
 	// ReasonDeviceNotAligned: its CPUs or memory lie on a NUMA node none of
-	// its devices hangs off (they did not fit on the devices' nodes, or it
-	// holds CPUs chosen before it named them).
+	// its devices hangs off: they did not fit on the devices' nodes when
+	// it was placed, or a decision made elsewhere put them there.
 	ReasonDeviceNotAligned = "DeviceNotAligned"
 	// ReasonDeviceNotFound: a device it names is not a PCI device of this
 	// machine; its CPUs are placed as if it did not hold that one.
