@@ -28,6 +28,7 @@ type planOptions struct {
 	output                  string
 	memory                  planMemoryFlags
 	moves                   planMoveFlags
+	nearDevices             []string
 }
 
 // planJSON is the JSON contract of `locus plan -o json`.
@@ -46,6 +47,13 @@ type planJSON struct {
 	// Moves, with --allow-moves only, are the moves to carry out first, in
 	// order (an empty list when none is needed).
 	Moves *[]planMove `json:"moves,omitempty"`
+	// Devices are the --near-device devices; Near the nodes of those whose
+	// node is known, and Aligned, set with Near, whether the CPUs and
+	// memory all lie on them. Notes say what was left out and why.
+	Devices []planDevice `json:"devices,omitempty"`
+	Near    []int        `json:"near,omitempty"`
+	Aligned *bool        `json:"aligned,omitempty"`
+	Notes   []string     `json:"notes,omitempty"`
 }
 
 // planMemory is a request's memory in bytes, named as a pod names it.
@@ -70,7 +78,9 @@ flags say pinned workloads hold there. --holding names the workloads
 holding CPUs (taken, as --allocated); with --allow-moves, those named by
 --movable may move, and the cheapest moves that give the request one node
 (or as few as on an empty machine) and whole cores are printed first, one
-line per move. docs/allocator.md defines the policies and the moves.
+line per move. --near-device places the CPUs next to a PCI device of the
+machine (on its NUMA node when they fit) and says whether they are.
+docs/allocator.md defines the policies and the moves.
 
 An impossible request exits with status 2 and says why.`,
 		Args: rejectTopologyArgs,
@@ -96,6 +106,8 @@ An impossible request exits with status 2 and says why.`,
 	f.StringVar(&m.held2Mi, "hugepages-2Mi-held", "", "2 MiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
 	f.StringVar(&m.held1Gi, "hugepages-1Gi-held", "", "1 GiB huge pages pinned workloads already hold, in bytes, as NODE=QUANTITY pairs")
 	addMoveFlags(f, &o.moves)
+	f.StringArrayVar(&o.nearDevices, "near-device", nil,
+		"place the CPUs next to this PCI device (0000:3b:00.0; repeatable): on its NUMA node when they fit, else the nearest")
 	outputFlag(cmd, &o.output)
 	return cmd
 }
@@ -128,7 +140,11 @@ func (o planOptions) run(w io.Writer) error {
 	if st.Free, err = o.memory.free(t); err != nil {
 		return err
 	}
-	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy), Memory: mem,
+	near, err := nearDevices(t, o.nearDevices)
+	if err != nil {
+		return err
+	}
+	req := cpualloc.Request{CPUs: o.cpus, Policy: cpualloc.Policy(o.policy), Memory: mem, Near: near.nodes,
 		NUMAStrategy: cpualloc.NUMAStrategy(o.strategy), RequestMilli: o.requestMilli, UseReserved: o.useReserved}
 	holdings, err := o.moves.parse(t, st.Exclusive.CPUSet())
 	if err != nil {
@@ -144,7 +160,12 @@ func (o planOptions) run(w io.Writer) error {
 	out := planJSON{CPUSet: res.CPUs.String(), NUMANodes: res.NUMANodes, CPUs: res.CPUs.Size(),
 		Policy:       string(res.Policy),
 		NUMAStrategy: cmp.Or(o.strategy, string(cpualloc.MostAllocated)),
-		MemNodes:     res.MemNodes, MemorySpilled: !slices.Equal(res.MemNodes, res.NUMANodes)}
+		MemNodes:     res.MemNodes, MemorySpilled: !slices.Equal(res.MemNodes, res.NUMANodes),
+		Devices: near.devices, Near: near.nodes, Notes: near.notes}
+	if len(near.nodes) > 0 {
+		aligned := !res.Unaligned
+		out.Aligned = &aligned
+	}
 	if mem != (cpualloc.Memory{}) {
 		out.Memory = &planMemory{mem.Bytes, mem.HugePages2Mi, mem.HugePages1Gi}
 	}
@@ -258,6 +279,9 @@ func writePlanTable(w io.Writer, p planJSON) error {
 	}
 	if err == nil && p.BurstShareMilli > 0 {
 		_, err = fmt.Fprintf(w, "burst share: %d millicores on each CPU\n", p.BurstShareMilli)
+	}
+	if err == nil {
+		err = writePlanNear(w, p)
 	}
 	return err
 }

@@ -93,6 +93,15 @@ func (a *Allocator) allocate(st occupancy, free map[int]Memory, reserved cpuset.
 	if err != nil {
 		return Result{}, err
 	}
+	if len(req.Near) > 0 {
+		return a.allocateNear(st, free, reserved, req)
+	}
+	return a.placeMemory(st, free, reserved, req)
+}
+
+// placeMemory places req where its CPUs fit and, when memory is accounted,
+// where its memory fits too.
+func (a *Allocator) placeMemory(st occupancy, free map[int]Memory, reserved cpuset.CPUSet, req Request) (Result, error) {
 	if free == nil || req.Memory.IsZero() {
 		ids, applied, err := a.place(st, reserved, req)
 		if err != nil {

@@ -42,6 +42,9 @@ type index struct {
 	// ones too: the ids State.Free may name.
 	topoNodes []int
 	distance  [][]int // SLIT distance between node indices
+	// nodeDistance[p][n] is the SLIT distance from topoNodes[p] to CPU node
+	// index n: how far a device's node is from each node's CPUs.
+	nodeDistance [][]int
 	// nodesPerSocket is the most CPU nodes any socket holds (at least 1).
 	nodesPerSocket int
 	views          sync.Pool
@@ -165,6 +168,7 @@ func buildIndex(t *topology.Topology) (*index, error) {
 	for _, n := range t.Nodes {
 		ix.topoNodes = append(ix.topoNodes, n.ID)
 	}
+	ix.nodeDistance = ix.nodeDistances(t.Distance)
 	ix.views.New = func() any { return ix.allocView() }
 	return ix, nil
 }

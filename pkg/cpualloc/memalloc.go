@@ -122,7 +122,7 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 				continue
 			}
 			inside := st
-			inside.outside = ix.cpusOutside(c.nodes)
+			inside.outside = orWords(ix.cpusOutside(c.nodes), st.outside)
 			ids, applied, err := a.place(inside, reserved, req)
 			if err != nil {
 				continue
@@ -210,6 +210,14 @@ func (ix *index) cpusOutside(nodes []int) []uint64 {
 		}
 	}
 	return w
+}
+
+// orWords is a with every bit of b set too (b may be nil).
+func orWords(a, b []uint64) []uint64 {
+	for i := range min(len(a), len(b)) {
+		a[i] |= b[i]
+	}
+	return a
 }
 
 // nodeIndices is the sorted indices of the nodes the CPUs sit on.

@@ -80,6 +80,12 @@ type Request struct {
 	// held on (the Result.MemNodes it was placed with): a grow takes CPUs
 	// only from them, since its memory stays where it is. Empty: any node.
 	MemNodes []int
+	// Near is the NUMA nodes the workload's devices sit on (a GPU's, a
+	// NIC's): the CPUs and memory are chosen on them when they fit, else on
+	// the nearest nodes by SLIT distance, and Result.Unaligned says so.
+	// Empty: no device to be near. Allocate only; Resize keeps a set where
+	// it is.
+	Near []int
 }
 
 // Result is an allocation.
@@ -94,6 +100,10 @@ type Result struct {
 	// asks for some), what the workload holds on each node of MemNodes:
 	// Hold(MemNodes, State.Free, Request.Memory). Nil otherwise.
 	MemHeld map[int]Memory
+	// Unaligned is set when the request named Near nodes and its CPUs or
+	// memory (NUMANodes, MemNodes) lie on some other node too: they did not
+	// fit on the devices' nodes, and a caller tells so.
+	Unaligned bool
 	// Policy is the rule that was applied: the requested policy, except
 	// that the default reports FullPCPUs when the count was a multiple of
 	// the SMT width (the result is then full-pcpus's) and

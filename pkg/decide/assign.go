@@ -76,8 +76,11 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		if !need.Exclusive || !ok {
 			continue
 		}
-		fits := stillFits(old, need, online, reserved)
-		resize := !fits && resizable(old, need, online, reserved)
+		// Devices named or gone since it was placed: chosen again next to
+		// them, as for a new policy.
+		sameNear := slices.Equal(old.Near, need.Near)
+		fits := sameNear && stillFits(old, need, online, reserved)
+		resize := sameNear && !fits && resizable(old, need, online, reserved)
 		if !need.Decided.IsEmpty() {
 			if !resized(need) && old.Decided.IsEmpty() {
 				fits = old.CPUs.Equals(need.Decided) && old.Policy == need.Policy && old.RequestMilli == need.RequestMilli
@@ -136,7 +139,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			continue
 		}
 		a := workload.Assignment{CPUs: need.Decided, Policy: need.Policy,
-			RequestMilli: need.RequestMilli, MemNodes: spillOf(t, need.Decided, group), Memory: need.Memory}
+			RequestMilli: need.RequestMilli, MemNodes: spillOf(t, need.Decided, group), Memory: need.Memory, Near: need.Near}
 		holdOn(name, &a)
 		state = claim(state, a, need)
 		out[name] = a
@@ -170,7 +173,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			// nodes of CPUs it grew onto.
 			mems := cpuset.New(memGroup(t, a)...).Union(cpuset.New(t.NodesOf(res.CPUs)...)).List()
 			a = workload.Assignment{CPUs: res.CPUs, Policy: need.Policy, RequestMilli: need.RequestMilli, Decided: need.Decided,
-				MemNodes: spillOf(t, res.CPUs, mems), Memory: a.Memory, MemHeld: a.MemHeld}
+				MemNodes: spillOf(t, res.CPUs, mems), Memory: a.Memory, MemHeld: a.MemHeld, Near: a.Near}
 			if len(mems) > 1 && a.MemHeld == nil && holds[name] != nil {
 				a.MemHeld = holds[name] // what it held on its one node, now one of several
 			}
@@ -186,7 +189,8 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		}
 		state.Free = free
 		res, err := cpualloc.Allocate(t, state, reserved.Union(owned), cpualloc.Request{CPUs: need.CPUs,
-			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory})
+			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory,
+			Near: need.Near})
 		if err != nil {
 			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed, Message: err.Error()})
 			continue
@@ -200,7 +204,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			continue
 		}
 		a := workload.Assignment{CPUs: res.CPUs, Policy: need.Policy,
-			RequestMilli: need.RequestMilli, MemNodes: spillOf(t, res.CPUs, group), Memory: need.Memory}
+			RequestMilli: need.RequestMilli, MemNodes: spillOf(t, res.CPUs, group), Memory: need.Memory, Near: need.Near}
 		holdOn(name, &a)
 		state = claim(state, a, need)
 		out[name] = a

@@ -110,9 +110,10 @@ func Compute(in Input) Desired {
 	var d Desired
 	kube := in.Kubelet
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
+	problems = append(problems, nearDevices(in.Topology, ws, needs)...)
 	var holds Holdings
 	d.Assignments, holds, d.Problems = assign(in.Topology, reserved, kube, needs, in.Previous)
-	d.Problems = append(problems, d.Problems...)
+	d.Problems = append(append(problems, d.Problems...), misaligned(in.Topology, needs, ws, d.Assignments)...)
 	owned := kube.Owned(in.Topology.CPUSet())
 	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)
 	if kube.Unknown != "" {

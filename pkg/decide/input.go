@@ -92,7 +92,8 @@ func SameAssignments(a, b map[string]workload.Assignment) bool {
 	for name, x := range a {
 		y, ok := b[name]
 		if !ok || !x.CPUs.Equals(y.CPUs) || x.Policy != y.Policy || x.RequestMilli != y.RequestMilli ||
-			!slices.Equal(x.MemNodes, y.MemNodes) || x.Memory != y.Memory || !maps.Equal(x.MemHeld, y.MemHeld) {
+			!slices.Equal(x.MemNodes, y.MemNodes) || x.Memory != y.Memory || !maps.Equal(x.MemHeld, y.MemHeld) ||
+			!slices.Equal(x.Near, y.Near) {
 			return false
 		}
 	}

@@ -34,6 +34,12 @@ func FuzzParse(f *testing.F) {
 	fuzzseed.Add(f, func(s string) string {
 		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nmoves: {enabled: " + s + "}\nworkloads:\n- name: a\n  cgroup: x\n  movable: " + s + "\n"
 	})
+	fuzzseed.Add(f, func(s string) string {
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  devices: [" + yamlString(s) + "]\n"
+	})
+	fuzzseed.Add(f, func(s string) string {
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  devices: " + s + "\n"
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var cfg *HostConfig

@@ -72,6 +72,10 @@ type Workload struct {
 	// memory to their nodes) so that another fits; pkg/workload reads it
 	// with the annotation.
 	Movable *Switch `json:"movable,omitempty"`
+	// Devices are the PCI addresses of the devices the workload holds (a
+	// GPU, a NIC: "0000:3b:00.0"), kept as written for pkg/workload, which
+	// reads them (workload.ParseDevices): its CPUs are placed next to them.
+	Devices []string `json:"devices,omitempty"`
 }
 
 // Resources mirrors a container's requests and limits.

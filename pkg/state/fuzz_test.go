@@ -20,6 +20,10 @@ func FuzzLoad(f *testing.F) {
 		`"leases":{"run-1":{"cgroup":"locus.slice/run-1","assignment":{"cpus":"4"},"owner":{"pid":9,"startTime":1}}}}`)
 	f.Add(`{"version":1,"assignments":null,"workloads":null,"leases":null}`)
 	f.Add(`{"version":1,"assignments":{"a":{"cpus":"1","memNodes":"0-1","memory":{"bytes":3,"hugepages2Mi":2097152},"memHeld":{"0":{"bytes":1},"1":{"bytes":2}}}}}`)
+	f.Add(`{"version":1,"assignments":{"a":{"cpus":"1","near":"0,3"}}}`)
+	fuzzseed.Add(f, func(s string) string {
+		return `{"version":1,"assignments":{"a":{"cpus":"1","near":` + strconv.Quote(s) + `}}}`
+	})
 	fuzzseed.Add(f, func(s string) string {
 		return `{"version":1,"assignments":{"a":{"cpus":"1","memNodes":` + strconv.Quote(s) + `,"memHeld":{` + strconv.Quote(s) + `:{"bytes":1}}}}}`
 	})

@@ -11,7 +11,8 @@ import (
 //
 // It reads devices/system/cpu (online CPUs, their package, die, core and L3
 // cache, the isolated list) and devices/system/node (online nodes, their CPUs,
-// memory and distances). Offline CPUs are left out. Core, die and L3 ids are
+// memory and distances), then the PCI functions under bus/pci/devices
+// (ScanPCI). Offline CPUs are left out. Core, die and L3 ids are
 // renumbered machine-wide in order of each group's lowest online CPU, so ids
 // are stable for a given layout and never repeat across sockets.
 //
@@ -49,6 +50,11 @@ func Discover(sysfsRoot string) (*Topology, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("sysfs tree %s: %w", sysfsRoot, err)
 	}
+	pci, err := ScanPCI(sysfsRoot, t)
+	if err != nil {
+		return nil, err
+	}
+	t.Devices = pci.Devices
 	return t, nil
 }
 

@@ -12,9 +12,10 @@ import (
 // ignored so the format can grow.
 
 type topologyJSON struct {
-	CPUs     []CPU      `json:"cpus"`
-	Nodes    []nodeJSON `json:"numaNodes"`
-	Isolated string     `json:"isolated"`
+	CPUs     []CPU        `json:"cpus"`
+	Nodes    []nodeJSON   `json:"numaNodes"`
+	Isolated string       `json:"isolated"`
+	Devices  []deviceJSON `json:"devices,omitempty"`
 }
 
 type nodeJSON struct {
@@ -28,7 +29,8 @@ type nodeJSON struct {
 
 // MarshalJSON writes the topology in its JSON contract form.
 func (t Topology) MarshalJSON() ([]byte, error) {
-	out := topologyJSON{CPUs: t.CPUs, Isolated: t.Isolated.String(), Nodes: make([]nodeJSON, len(t.Nodes))}
+	out := topologyJSON{CPUs: t.CPUs, Isolated: t.Isolated.String(), Nodes: make([]nodeJSON, len(t.Nodes)),
+		Devices: devicesToJSON(t.Devices)}
 	if out.CPUs == nil {
 		out.CPUs = []CPU{}
 	}
@@ -67,6 +69,13 @@ func (t *Topology) UnmarshalJSON(b []byte) error {
 			MemoryFree: n.MemoryFree, HugePages: n.HugePages, Distances: n.Distances}
 	}
 	if err := out.Validate(); err != nil {
+		return fmt.Errorf("topology json: %w", err)
+	}
+	// Devices are read against the machine validated above.
+	if out.Devices, err = devicesFromJSON(in.Devices, &out); err != nil {
+		return fmt.Errorf("topology json: %w", err)
+	}
+	if err := out.checkDevices(); err != nil {
 		return fmt.Errorf("topology json: %w", err)
 	}
 	*t = out

@@ -123,7 +123,8 @@ func (t *Topology) CPUsWhere(keep func(CPU) bool) cpuset.CPUSet {
 
 // Validate checks the invariants every consumer relies on: sorted unique CPU and
 // node ids, CPUs that name existing nodes, node CPU sets that match the CPUs,
-// and a square distance matrix.
+// a square distance matrix, and devices with canonical sorted addresses on
+// existing nodes.
 func (t *Topology) Validate() error {
 	if len(t.CPUs) == 0 {
 		return fmt.Errorf("topology has no online CPUs")
@@ -149,6 +150,9 @@ func (t *Topology) Validate() error {
 		if !t.Nodes[i].CPUs.Contains(c.ID) {
 			return fmt.Errorf("numa node %d does not list its cpu %d", c.NUMA, c.ID)
 		}
+	}
+	if err := t.checkDevices(); err != nil {
+		return err
 	}
 	for _, n := range t.Nodes {
 		if err := checkHugePages(n); err != nil {

@@ -23,6 +23,8 @@ type assignmentJSON struct {
 	// MemHeld's keys are node ids, read here so that a bad one's error
 	// stays short.
 	MemHeld map[string]memoryJSON `json:"memHeld,omitempty"`
+	// Near is absent for a workload placed without devices.
+	Near string `json:"near,omitempty"`
 }
 
 type memoryJSON struct {
@@ -36,6 +38,9 @@ func (a Assignment) MarshalJSON() ([]byte, error) {
 	j := assignmentJSON{CPUs: a.CPUs.String(), Policy: a.Policy, RequestMilli: a.RequestMilli, Decided: a.Decided.String()}
 	if len(a.MemNodes) > 0 {
 		j.MemNodes = cpuset.New(a.MemNodes...).String()
+	}
+	if len(a.Near) > 0 {
+		j.Near = cpuset.New(a.Near...).String()
 	}
 	if !a.Memory.IsZero() {
 		j.Memory = &memoryJSON{a.Memory.Bytes, a.Memory.HugePages2Mi, a.Memory.HugePages1Gi}
@@ -71,6 +76,11 @@ func (a *Assignment) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("assignment memNodes: %w", err)
 		}
 		a.MemNodes = nodes
+	}
+	if j.Near != "" {
+		if a.Near, err = topology.ParseNodeList(j.Near); err != nil {
+			return fmt.Errorf("assignment near: %w", err)
+		}
 	}
 	if m := j.Memory; m != nil {
 		if a.Memory, err = m.memory("memory"); err != nil {

@@ -90,8 +90,8 @@ func MayMove(w Workload, pinnedByKubelet bool) (bool, string) {
 		return false, "it is terminating"
 	case w.CPU.Memory.HugePages2Mi > 0 || w.CPU.Memory.HugePages1Gi > 0:
 		return false, "it holds huge pages, which cannot follow its CPUs"
-	case len(w.Devices) > 0:
-		return false, "it holds devices bound to their NUMA node (" + strings.Join(w.Devices, ", ") + ")"
+	case len(w.DeviceResources) > 0 || len(w.Devices) > 0:
+		return false, "it holds devices bound to their NUMA node (" + strings.Join(append(slices.Clip(w.DeviceResources), w.Devices...), ", ") + ")"
 	case pinnedByKubelet:
 		return false, "the kubelet's CPU manager pinned its CPUs"
 	case !w.CPU.Decided.IsEmpty():

@@ -78,7 +78,8 @@ func TestMayMove(t *testing.T) {
 		"terminating":     {with(func(w *Workload) { w.Terminating = true }), false, "terminating"},
 		"huge pages 2Mi":  {with(func(w *Workload) { w.CPU.Memory.HugePages2Mi = 2 << 20 }), false, "huge pages"},
 		"huge pages 1Gi":  {with(func(w *Workload) { w.CPU.Memory.HugePages1Gi = 1 << 30 }), false, "huge pages"},
-		"devices":         {with(func(w *Workload) { w.Devices = []string{"nvidia.com/gpu"} }), false, "nvidia.com/gpu"},
+		"devices":         {with(func(w *Workload) { w.DeviceResources = []string{"nvidia.com/gpu"} }), false, "nvidia.com/gpu"},
+		"pci devices":     {with(func(w *Workload) { w.Devices = []string{"0000:3b:00.0"} }), false, "0000:3b:00.0"},
 		"kubelet pinned":  {movable, true, "kubelet"},
 		"scheduler chose": {with(func(w *Workload) { w.CPU.Decided = cpuset.New(0, 1, 2, 3) }), false, "scheduler"},
 	} {

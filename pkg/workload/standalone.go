@@ -45,6 +45,14 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		}
 		need.Memory = m
 	}
+	devices, err := ParseDevices("devices", w.Devices)
+	if err != nil {
+		shared := ""
+		if need.Exclusive {
+			need, shared = CPUNeed{}, "; running in the shared pool"
+		}
+		probs = append(probs, Problem{Workload: w.Name, Reason: ReasonInvalidDevices, Message: err.Error() + shared})
+	}
 	mem := memContainer(w.Name, quantityValue(w.Resources.Requests.Memory), quantityValue(w.Resources.Limits.Memory))
 	s := Standalone{Class: class, Problems: probs, Plan: Workload{
 		Name:       w.Name,
@@ -57,6 +65,7 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		OwnsMemoryLimit: true,
 		MemoryLimit:     mem.LimitBytes,
 		QoS:             qos,
+		Devices:         devices,
 	}}
 	s.Plan.SetMemQoS(MemQoSOf("", labels, w.Annotations, kube, []memqos.Container{mem}))
 	s.Plan.SetMemoryLocality(w.Annotations)

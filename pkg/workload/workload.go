@@ -80,7 +80,15 @@ type Workload struct {
 	// MayMove says whether it may move.
 	Movable        bool
 	MovableInvalid string
-	// Devices are the device resources a pod holds (PodDevices).
+	// DeviceResources are the device resources a pod requests
+	// (PodDevices: nvidia.com/gpu and the like), by name: a workload
+	// holding one never moves.
+	DeviceResources []string
+	// Devices are the PCI devices the workload holds, by canonical address
+	// (0000:3b:00.0, as topology.PCIDevice.Address): pkg/decide places its
+	// CPUs on their NUMA nodes. A standalone workload's come from the
+	// HostConfig's devices (ParseDevices); any source that learns which
+	// devices a workload holds fills it the same way.
 	Devices []string
 }
 
@@ -116,6 +124,10 @@ type CPUNeed struct {
 	// its cpuset.mems names: its memory and huge page requests. Only a
 	// workload with CPUs of its own holds memory on its nodes.
 	Memory cpualloc.Memory
+	// Near are the NUMA nodes of the devices the workload holds, as
+	// pkg/decide finds them on the topology (Workload.Devices): the
+	// allocator places its CPUs there when they fit (cpualloc.Request.Near).
+	Near []int
 	// DecidedMems, beside a Decided that is the agent's own (a `locus run`
 	// lease), are the nodes that decision gave the memory.
 	DecidedMems []int
@@ -161,6 +173,10 @@ type Assignment struct {
 	// share depends on what the other workloads held then, so it is kept
 	// rather than worked out again.
 	MemHeld map[int]cpualloc.Memory
+	// Near are the NUMA nodes of the workload's devices when it was placed
+	// (CPUNeed.Near): when they change (a device named or gone), its CPUs
+	// are chosen again next to them, as when its policy changes.
+	Near []int
 }
 
 // Problem is something the agent could not do for a workload; the workload

@@ -33,8 +33,8 @@ func TestFromPodMovable(t *testing.T) {
 		if w.Plan.Movable != want.movable || reasons(w) != want.reasons {
 			t.Errorf("%q: movable %v problems %q, want %v %q", ann, w.Plan.Movable, reasons(w), want.movable, want.reasons)
 		}
-		if strings.Join(w.Plan.Devices, ",") != "nvidia.com/gpu" {
-			t.Errorf("%q: devices %v", ann, w.Plan.Devices)
+		if strings.Join(w.Plan.DeviceResources, ",") != "nvidia.com/gpu" {
+			t.Errorf("%q: devices %v", ann, w.Plan.DeviceResources)
 		}
 		if ok, why := workload.MayMove(w.Plan, false); want.movable && (ok || !strings.Contains(why, "devices")) {
 			t.Errorf("%q: a pinned pod with a GPU: may move %v (%s), want not, for its devices", ann, ok, why)

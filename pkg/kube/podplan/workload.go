@@ -99,7 +99,7 @@ func FromPod(pod *corev1.Pod, env Env) (Workload, error) {
 	if err := w.Plan.SetMovable(pod.Annotations); err != nil {
 		problem(workload.ReasonInvalidMovable, "%v; it is not moved", err)
 	}
-	w.Plan.Devices = workload.PodDevices(pod)
+	w.Plan.DeviceResources = workload.PodDevices(pod)
 	limits := workload.PodCPULimits(pod)
 	for i := range w.Plan.Containers {
 		w.Plan.Containers[i].CPULimitMilli = limits[w.Plan.Containers[i].Name]
