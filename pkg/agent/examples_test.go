@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -29,7 +30,7 @@ func TestExamplesParse(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if len(resolveWorkloads(cfg.Host)) == 0 {
+		if len(resolveWorkloads(cfg.Host, (*hostconfig.HostConfig).CgroupPath)) == 0 {
 			t.Errorf("%s has no workloads", f)
 		}
 	}

@@ -23,12 +23,12 @@ type resolved struct {
 	problems []workload.Problem
 }
 
-// resolveWorkloads turns the config's workloads into the plan's view. It is
-// pure; pkg/workload reads each workload's text.
-func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
+// resolveWorkloads turns the config's workloads into the plan's view, each
+// in the cgroup cgroupOf finds it; pkg/workload reads each workload's text.
+func resolveWorkloads(cfg *hostconfig.HostConfig, cgroupOf func(*hostconfig.HostConfig, hostconfig.Workload) string) []resolved {
 	out := make([]resolved, 0, len(cfg.Workloads))
 	for _, w := range cfg.Workloads {
-		cg := cfg.CgroupPath(w)
+		cg := cgroupOf(cfg, w)
 		st := workload.FromHostConfig(w, cg)
 		out = append(out, resolved{spec: w, source: status.Source(hostsource.KindOf(w)), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
 	}

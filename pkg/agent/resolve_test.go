@@ -21,7 +21,7 @@ func parseWorkloads(t *testing.T, doc string) []resolved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resolveWorkloads(cfg)
+	return resolveWorkloads(cfg, (*hostconfig.HostConfig).CgroupPath)
 }
 
 func TestResolveWorkloads(t *testing.T) {
@@ -79,7 +79,7 @@ func TestDefaultConfigFitsTheMachine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs := resolveWorkloads(cfg.Host)
+		rs := resolveWorkloads(cfg.Host, (*hostconfig.HostConfig).CgroupPath)
 		if len(rs) != 2 || rs[0].source != FromCommand || !rs[1].plan.BE {
 			t.Fatalf("default workloads: %+v", rs)
 		}
