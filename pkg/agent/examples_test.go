@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/hostconfig"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -30,7 +29,7 @@ func TestExamplesParse(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if len(resolveWorkloads(cfg.Host, (*hostconfig.HostConfig).CgroupPath)) == 0 {
+		if len(resolveWorkloads(cfg.Host, hostPaths)) == 0 {
 			t.Errorf("%s has no workloads", f)
 		}
 	}

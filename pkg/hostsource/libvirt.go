@@ -3,6 +3,7 @@ package hostsource
 import (
 	"fmt"
 	"path"
+	"strconv"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/hostconfig"
@@ -25,16 +26,23 @@ const maxMachineScopes = 65536
 
 // CgroupPath is where the workload's processes live: the HostConfig's path
 // for it, or, for a libvirt domain, the scope the domain runs in now (its
-// name holds the domain's id, new at every start).
-func (p *Preparer) CgroupPath(cfg *hostconfig.HostConfig, w hostconfig.Workload) string {
+// name holds the domain's id, new at every start) and below it the cgroups
+// libvirt made for its threads, which the workload's cpuset must reach too
+// (on cgroup v1 a cpuset cannot narrow below its children's).
+func (p *Preparer) CgroupPath(cfg *hostconfig.HostConfig, w hostconfig.Workload) (cg string, below []string) {
 	if KindOf(w) != Libvirt {
-		return cfg.CgroupPath(w)
+		return cfg.CgroupPath(w), nil
 	}
-	scope, _, err := p.libvirtScope(w.Match.LibvirtDomain)
+	scope, threads, err := p.libvirtScope(w.Match.LibvirtDomain)
 	if err != nil {
-		return domainNotRunning
+		return domainNotRunning, nil
 	}
-	return scope
+	sub := path.Join(scope, workload.LibvirtSubtree)
+	below = append(below, sub, path.Join(sub, workload.LibvirtEmulator))
+	for _, v := range threads.VCPUs {
+		below = append(below, path.Join(sub, "vcpu"+strconv.Itoa(v)))
+	}
+	return scope, below
 }
 
 // libvirtScope finds the running domain's scope under machine.slice and

@@ -3,6 +3,7 @@ package hostsource
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,9 +60,10 @@ func TestLibvirtDomainAdoptsItsScope(t *testing.T) {
 			`machine.slice/machine-lxc\x2d9\x2dweb_front.scope`, "machine.slice/not-a-scope")
 		for _, domain := range []string{"web-front", "web--front"} { // libvirt keeps one of the two dashes
 			spec := hostconfig.Workload{Name: "vm", Match: &hostconfig.Match{LibvirtDomain: domain}}
-			cg := p.CgroupPath(cfg, spec)
-			if cg != webScope {
-				t.Fatalf("v%d %s: cgroup %q, want the domain's scope %s", v, domain, cg, webScope)
+			cg, below := p.CgroupPath(cfg, spec)
+			want := []string{webScope + "/libvirt", webScope + "/libvirt/emulator", webScope + "/libvirt/vcpu0", webScope + "/libvirt/vcpu1"}
+			if cg != webScope || !slices.Equal(below, want) {
+				t.Fatalf("v%d %s: cgroup %q below %q, want the domain's scope %s and %q", v, domain, cg, below, webScope, want)
 			}
 			ready, probs := p.Prepare(spec, cg, &state.Workload{})
 			if !ready || len(probs) != 0 {
@@ -69,7 +71,7 @@ func TestLibvirtDomainAdoptsItsScope(t *testing.T) {
 			}
 		}
 		other := hostconfig.Workload{Name: "db", Match: &hostconfig.Match{Comm: "x", UID: new(int)}}
-		if cg := p.CgroupPath(cfg, other); cg != "locus.slice/db" {
+		if cg, below := p.CgroupPath(cfg, other); cg != "locus.slice/db" || below != nil {
 			t.Errorf("a process match: cgroup %q, want its own under the parent", cg)
 		}
 	}
@@ -93,8 +95,8 @@ func TestLibvirtDomainNotFound(t *testing.T) {
 		for _, v := range []cgroup.Version{cgroup.V1, cgroup.V2} {
 			p := libvirtTree(t, v, tc.dirs...)
 			spec := hostconfig.Workload{Name: "vm", Match: &hostconfig.Match{LibvirtDomain: "web-front"}}
-			cg := p.CgroupPath(cfg, spec)
-			if cg != domainNotRunning {
+			cg, below := p.CgroupPath(cfg, spec)
+			if cg != domainNotRunning || below != nil {
 				t.Errorf("%s v%d: cgroup %q, want %q", tc.name, v, cg, domainNotRunning)
 			}
 			ready, probs := p.Prepare(spec, cg, &state.Workload{})
@@ -107,7 +109,8 @@ func TestLibvirtDomainNotFound(t *testing.T) {
 	// Without machine.slice at all (no libvirt on the host).
 	p := NewPreparer(Options{Cgroups: mustOpen(t, t.TempDir()), Writer: noWriter{t}})
 	spec := hostconfig.Workload{Name: "vm", Match: &hostconfig.Match{LibvirtDomain: "web"}}
-	if ready, probs := p.Prepare(spec, p.CgroupPath(cfg, spec), &state.Workload{}); ready || len(probs) != 1 ||
+	cg, _ := p.CgroupPath(cfg, spec)
+	if ready, probs := p.Prepare(spec, cg, &state.Workload{}); ready || len(probs) != 1 ||
 		!strings.Contains(probs[0].Message, "no machine.slice to find it in") {
 		t.Errorf("no machine.slice: %v %+v", ready, probs)
 	}
