@@ -6,14 +6,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
 // numadQueue is the System V message queue numad makes (key 0xdeadbeef) to
 // reach its daemon, and leaves behind after every run.
 const numadQueue = "0xdeadbeef"
+
+// numadPIDFile is where numad's daemon registers itself.
+const numadPIDFile = "/var/run/numad.pid"
 
 // The numad contract on this host: locus, installed as numad, and the real
 // numad (Debian's package, installed by hack/test-deps.sh) asked the same
@@ -29,7 +34,17 @@ func TestNumadMatchesRealNumad(t *testing.T) {
 		t.Fatalf("%s is %s, not numad itself: this test compares with the real numad", realNumad, resolved)
 	}
 	hadQueue := numadQueueExists(t)
+	_, err = os.Stat(numadPIDFile)
+	hadDaemon := err == nil
 	t.Cleanup(func() {
+		// -w never starts numad's daemon; should one appear all the same,
+		// it is this test's, and it goes.
+		if raw, err := os.ReadFile(numadPIDFile); !hadDaemon && err == nil {
+			t.Errorf("numad's daemon started (%s): %s", numadPIDFile, strings.TrimSpace(string(raw)))
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 1 {
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			}
+		}
 		if !hadQueue && numadQueueExists(t) {
 			if out, err := exec.Command("ipcrm", "-Q", numadQueue).CombinedOutput(); err != nil {
 				t.Errorf("removing numad's message queue: %v\n%s", err, out)
