@@ -40,6 +40,8 @@ deps=(
 	"findmnt util-linux"
 	"ip iproute2"
 	"sysctl procps"
+	"numad numad" # cmd/locus: locus numad answered side by side with numad -w
+	"ipcrm util-linux" # cmd/locus: removes the message queue numad leaves behind
 )
 
 # present CMD: whether this machine has what the row of CMD stands for.

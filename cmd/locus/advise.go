@@ -85,7 +85,8 @@ func (o adviseOptions) run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	in, err := o.measure(topo, kind)
+	r := probe.Reader{ProcRoot: o.procRoot, SysfsRoot: o.sysfsRoot}
+	in, err := measureAdvice(r, topo, balancer.Partitions(topo, kind, topo.CPUSet().Difference(topo.Isolated)), o.window)
 	if err != nil {
 		return err
 	}
@@ -127,32 +128,36 @@ func adviseRequest(cpusFlag, memFlag string) (balancer.Request, error) {
 	return balancer.Request{CPUs: float64(cpus.MilliValue()) / 1000, Memory: uint64(mem.Value())}, nil
 }
 
-// measure reads the partitions' busy CPUs over the window and the nodes'
-// free memory. Isolated CPUs are nobody's to advise.
-func (o adviseOptions) measure(topo *topology.Topology, kind balancer.Kind) (balancer.AdviceInput, error) {
-	r := probe.Reader{ProcRoot: o.procRoot, SysfsRoot: o.sysfsRoot}
-	parts := balancer.Partitions(topo, kind, topo.CPUSet().Difference(topo.Isolated))
+// measureAdvice reads the partitions' busy CPUs over the window and the
+// nodes' free memory. Isolated CPUs are nobody's to advise: the callers
+// leave them out of parts.
+func measureAdvice(r probe.Reader, topo *topology.Topology, parts []balancer.Partition, window time.Duration) (balancer.AdviceInput, error) {
 	before, err := r.CPUStat()
 	if err != nil {
 		return balancer.AdviceInput{}, err
 	}
-	time.Sleep(o.window)
+	time.Sleep(window)
 	after, err := r.CPUStat()
 	if err != nil {
 		return balancer.AdviceInput{}, err
 	}
 	balancer.SetBusy(parts, before, after)
+	mem, err := r.NodeMemory(memoryNodes(topo))
+	if err != nil {
+		return balancer.AdviceInput{}, err
+	}
+	return balancer.AdviceInput{Partitions: parts, Memory: mem, Distance: balancer.NodeDistance(topo)}, nil
+}
+
+// memoryNodes are the nodes that have memory.
+func memoryNodes(topo *topology.Topology) []int {
 	var nodes []int
 	for _, n := range topo.Nodes {
 		if n.MemoryTotal > 0 {
 			nodes = append(nodes, n.ID)
 		}
 	}
-	mem, err := r.NodeMemory(nodes)
-	if err != nil {
-		return balancer.AdviceInput{}, err
-	}
-	return balancer.AdviceInput{Partitions: parts, Memory: mem, Distance: balancer.NodeDistance(topo)}, nil
+	return nodes
 }
 
 // minMargin is the margin for the smallest node: a percentage applies per

@@ -22,7 +22,8 @@ the kernel has (and so the knobs that will be skipped), NUMA nodes and their
 memory, AutoNUMA, KSM, transparent huge pages, the memory watermarks,
 SMT and offline CPUs, isolated CPUs, the kubelet's CPU, memory and topology
 managers, reserved CPUs and cgroup driver (from its config file), its CPU and
-memory manager checkpoints, NRI, and the permission to move pages. Each check says what it found and what to do
+memory manager checkpoints, NRI, the permission to move pages, and which numad
+libvirt runs for placement='auto' (Locus, numad itself, or none). Each check says what it found and what to do
 (docs/doctor.md lists them).
 
 It only reads, below the roots given. Exit status: 0 when every check is ok or
@@ -52,6 +53,7 @@ n/a, 1 when one warns, 2 when one fails.`,
 	f.StringVar(&env.KubeletDir, "kubelet-dir", doctor.DefaultKubeletDir, "the kubelet's root directory")
 	f.StringVar(&env.KubeletConfig, "kubelet-config", "", "the kubelet's config file (default <kubelet-dir>/config.yaml)")
 	f.StringVar(&env.NRISocket, "nri-socket", doctor.DefaultNRISocket, "where the runtime's NRI socket would be")
+	f.StringVar(&env.BinRoot, "bin-root", doctor.DefaultBinRoot, "where the host's programs (libvirt's daemons, numad) are looked for")
 	outputFlag(cmd, &output)
 	return cmd
 }

@@ -12,11 +12,21 @@ import (
 )
 
 func main() {
+	if invokedAsNumad(os.Args[0]) {
+		// libvirt runs numad by name and reads its stdout: numad's command
+		// line, not locus's, so cobra never sees it.
+		stopsignal.Release()
+		os.Exit(runNumad(os.Args[0], os.Args[1:], hostNumadEnv(), os.Stdout, os.Stderr))
+	}
 	root := newRootCmd()
 	if cmd, _, err := root.Find(os.Args[1:]); err != nil || cmd.Annotations[cleanStop] == "" {
 		stopsignal.Release() // this command needs no clean shutdown
 	}
 	if err := root.Execute(); err != nil {
+		var quiet quietExit
+		if errors.As(err, &quiet) {
+			os.Exit(quiet.code)
+		}
 		fmt.Fprintln(os.Stderr, "locus:", err)
 		os.Exit(exitCode(err))
 	}
@@ -39,6 +49,10 @@ func exitCode(err error) int {
 	var ds doctorStatus
 	if errors.As(err, &ds) {
 		return ds.code
+	}
+	var quiet quietExit
+	if errors.As(err, &quiet) {
+		return quiet.code
 	}
 	return 1
 }

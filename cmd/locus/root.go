@@ -32,7 +32,7 @@ locus run with its command's status.`,
 	// Flag errors are the caller's: exit 2 with a one-line message.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{plainFlagError(err)} })
 	root.AddCommand(newTopologyCmd(), newPlanCmd(), newRunCmd(), newRunStubCmd(), newStressCmd(),
-		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newTopCmd(),
+		newAgentCmd(), newStatusCmd(), newEventsCmd(), newShimCmd(), newNumastatCmd(), newMigrateCmd(), newAdviseCmd(), newNumadCmd(), newTopCmd(),
 		newDoctorCmd(), newVersionCmd(), newRemoveAgentsCmd())
 	return root
 }

@@ -29,7 +29,7 @@ func TestExamplesParse(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 			continue
 		}
-		if len(resolveWorkloads(cfg.Host)) == 0 {
+		if len(resolveWorkloads(cfg.Host, hostPaths)) == 0 {
 			t.Errorf("%s has no workloads", f)
 		}
 	}

@@ -23,13 +23,13 @@ type resolved struct {
 	problems []workload.Problem
 }
 
-// resolveWorkloads turns the config's workloads into the plan's view. It is
-// pure; pkg/workload reads each workload's text.
-func resolveWorkloads(cfg *hostconfig.HostConfig) []resolved {
+// resolveWorkloads turns the config's workloads, in the cgroups cgroupOf finds, into the plan's view.
+func resolveWorkloads(cfg *hostconfig.HostConfig, cgroupOf func(*hostconfig.HostConfig, hostconfig.Workload) (string, []string)) []resolved {
 	out := make([]resolved, 0, len(cfg.Workloads))
 	for _, w := range cfg.Workloads {
-		cg := cfg.CgroupPath(w)
+		cg, below := cgroupOf(cfg, w)
 		st := workload.FromHostConfig(w, cg)
+		st.Plan.Unlisted = below // cgroups someone else made below it, given its cpuset
 		out = append(out, resolved{spec: w, source: status.Source(hostsource.KindOf(w)), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
 	}
 	return out

@@ -21,7 +21,7 @@ func parseWorkloads(t *testing.T, doc string) []resolved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resolveWorkloads(cfg)
+	return resolveWorkloads(cfg, hostPaths)
 }
 
 func TestResolveWorkloads(t *testing.T) {
@@ -79,7 +79,7 @@ func TestDefaultConfigFitsTheMachine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rs := resolveWorkloads(cfg.Host)
+		rs := resolveWorkloads(cfg.Host, hostPaths)
 		if len(rs) != 2 || rs[0].source != FromCommand || !rs[1].plan.BE {
 			t.Fatalf("default workloads: %+v", rs)
 		}
@@ -140,4 +140,9 @@ func get(t *testing.T, addr, path string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// hostPaths is the HostConfig's own cgroup of each workload, nothing below.
+func hostPaths(cfg *hostconfig.HostConfig, w hostconfig.Workload) (string, []string) {
+	return cfg.CgroupPath(w), nil
 }

@@ -30,7 +30,7 @@ func (a *Agent) loadWorkloads() (*workload.Config, []resolved) {
 		}
 		a.cfg.good, a.cfg.lastErr = cfg, a.file.LastErr()
 		a.metrics.CountConfigError(err != nil, a.cfg.lastErr != "")
-		return cfg, resolveWorkloads(cfg.Host)
+		return cfg, resolveWorkloads(cfg.Host, a.prep.CgroupPath)
 	}
 	cfg, snap := a.src.Load(source.Env{Topology: a.topo, Exists: a.cgroupExists, Cgroups: a.h, Early: a.exec.Early()})
 	rs := make([]resolved, len(snap.Workloads))

@@ -59,6 +59,12 @@ type Env struct {
 	// KubeletDir/config.yaml.
 	KubeletConfig string
 	NRISocket     string // default /var/run/nri/nri.sock
+	// BinRoot is where the host's programs are looked for (libvirt's
+	// daemons, numad); default /.
+	BinRoot string
+	// Self is the locus binary a numad must be to be Locus; default the
+	// running one.
+	Self string
 	// CoreSched asks the kernel whether it has core scheduling; nil: the
 	// running kernel (coresched.Probe), which no root redirects.
 	CoreSched func() coresched.Support
@@ -71,6 +77,7 @@ const (
 	DefaultCgroupRoot = "/sys/fs/cgroup"
 	DefaultKubeletDir = "/var/lib/kubelet"
 	DefaultNRISocket  = "/var/run/nri/nri.sock"
+	DefaultBinRoot    = "/"
 )
 
 // WithDefaults fills the empty fields of e.
@@ -86,6 +93,10 @@ func (e Env) WithDefaults() Env {
 	def(&e.KubeletDir, DefaultKubeletDir)
 	def(&e.KubeletConfig, filepath.Join(e.KubeletDir, "config.yaml"))
 	def(&e.NRISocket, DefaultNRISocket)
+	def(&e.BinRoot, DefaultBinRoot)
+	if e.Self == "" {
+		e.Self = selfExecutable()
+	}
 	return e
 }
 

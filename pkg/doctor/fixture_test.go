@@ -72,7 +72,8 @@ func (t tree) write(tb testing.TB) Env {
 
 func envAt(top string) Env {
 	return Env{SysfsRoot: top + "/sys", ProcRoot: top + "/proc", CgroupRoot: top + "/cgroup",
-		KubeletDir: top + "/kubelet", NRISocket: top + "/nri.sock"}.WithDefaults()
+		KubeletDir: top + "/kubelet", NRISocket: top + "/nri.sock", BinRoot: top + "/root",
+		Self: top + "/root/usr/local/bin/locus"}.WithDefaults()
 }
 
 // hostV2 is a healthy two-node cgroup v2 Kubernetes node.

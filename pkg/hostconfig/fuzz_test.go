@@ -28,6 +28,9 @@ func FuzzParse(f *testing.F) {
 		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads: " + s + "\n"
 	})
 	fuzzseed.Add(f, func(s string) string {
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: vm\n  match: {libvirtDomain: " + yamlString(s) + "}\n"
+	})
+	fuzzseed.Add(f, func(s string) string {
 		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  resources: {requests: {hugepages-2Mi: " +
 			yamlString(s) + "}, limits: {hugepages-1Gi: " + yamlString(s) + "}}\n"
 	})

@@ -124,3 +124,29 @@ func TestErrorsNameTheFieldPath(t *testing.T) {
 		t.Errorf("top-level typo: %v", err)
 	}
 }
+
+// A libvirt domain is named alone, by a name libvirt would find it by;
+// hostile names are refused naming the field.
+func TestMatchLibvirtDomain(t *testing.T) {
+	head := "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n"
+	for _, name := range []string{"vm1", "web front", "db.prod-2", "ünïcode-vm1"} {
+		c, err := Parse([]byte(head + "- name: vm\n  match: {libvirtDomain: \"" + name + "\"}\n"))
+		if err != nil || c.Workloads[0].Match.LibvirtDomain != name || !c.Workloads[0].Match.NamesOwner() {
+			t.Errorf("libvirtDomain %q: %v", name, err)
+		}
+	}
+	for _, tc := range []struct{ match, want string }{
+		{`{libvirtDomain: vm1, comm: qemu}`, "match.libvirtDomain: stands alone"},
+		{`{libvirtDomain: vm1, uid: 107}`, "match.libvirtDomain: stands alone"},
+		{`{libvirtDomain: "a/b"}`, `match.libvirtDomain: "a/b": a domain name has no '/'`},
+		{`{libvirtDomain: "a\u001bb"}`, "a domain name has no '/', control character"},
+		{`{libvirtDomain: "..--"}`, "has no letter or digit to find it by"},
+		{`{libvirtDomain: "éé"}`, "has no letter or digit to find it by"},
+		{`{libvirtDomain: "` + strings.Repeat("a", 256) + `"}`, "match.libvirtDomain: 256 bytes, more than 255"},
+	} {
+		_, err := Parse([]byte(head + "- {name: vm, match: " + tc.match + "}\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "workloads[0]") {
+			t.Errorf("%.60s: %v, want %q", tc.match, err, tc.want)
+		}
+	}
+}

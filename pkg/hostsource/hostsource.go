@@ -23,13 +23,15 @@ const (
 )
 
 // KindOf says how the workload's processes come to its cgroup: Cgroup,
-// Command or Match.
+// Command, Match or Libvirt.
 func KindOf(w hostconfig.Workload) string {
 	switch {
 	case w.Cgroup != "":
 		return Cgroup
 	case len(w.Command) > 0:
 		return Command
+	case w.Match != nil && w.Match.LibvirtDomain != "":
+		return Libvirt
 	}
 	return Match
 }

@@ -19,6 +19,8 @@ import (
 type Cgroups interface {
 	Root() string
 	Procs(rel string) ([]int, error)
+	// Children lists a cgroup's child cgroups (on v1, in ctrl's hierarchy).
+	Children(ctrl cgroup.Controller, rel string) ([]string, error)
 }
 
 // Writer creates workloads' cgroups and moves the processes they adopt
@@ -94,6 +96,13 @@ func (p *Preparer) Prepare(spec hostconfig.Workload, cg string, entry *state.Wor
 		probs = append(probs, workload.Problem{Workload: spec.Name, Reason: reason, Message: fmt.Sprintf(format, args...)})
 	}
 	kind := KindOf(spec)
+	if kind == Libvirt {
+		ready, pr := p.prepareLibvirt(spec, cg)
+		if pr != nil {
+			probs = append(probs, *pr)
+		}
+		return ready, probs
+	}
 	if kind == Cgroup {
 		if !p.o.Exists(cg) {
 			problem("CgroupNotFound", "cgroup %s does not exist under %s; nothing written", cg, p.o.Cgroups.Root())

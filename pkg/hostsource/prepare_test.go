@@ -18,6 +18,9 @@ type fakeCgroups struct{ created []string }
 
 func (f *fakeCgroups) Root() string                { return "/cg" }
 func (f *fakeCgroups) Procs(string) ([]int, error) { return nil, nil }
+func (f *fakeCgroups) Children(cgroup.Controller, string) ([]string, error) {
+	return nil, nil
+}
 func (f *fakeCgroups) EnsureCgroup(rel string) ([]string, error) {
 	f.created = append(f.created, rel)
 	return []string{rel}, nil
