@@ -41,7 +41,7 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 		return unfitStatus(ctx, pod, node, err, s.req)
 	}
 	parts := ""
-	if cs := s.req.Containers; len(cs) > 0 {
+	if cs := s.req.Containers; len(cs) > 0 && !final.Moves {
 		// The agent divides the CPUs itself and checks this against its
 		// own; one that cannot be made is its to say (the pod's counts
 		// made its request, so it can).
@@ -85,6 +85,9 @@ func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.
 	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
 	}
+	if len(ann) == 0 {
+		return nil // placed without a decision: nothing to write
+	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
 	if err != nil {
 		return framework.AsStatus(err)
@@ -113,6 +116,9 @@ func (p *Plugin) Bind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod
 	}
 	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": Bind without Reserve"))
+	}
+	if len(ann) == 0 {
+		ann = nil
 	}
 	b := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Annotations: ann},
