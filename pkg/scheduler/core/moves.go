@@ -98,3 +98,14 @@ func (v *NodeView) afterMoves(req Request) (cpualloc.Result, bool) {
 	}
 	return res, true
 }
+
+// moreMovable says whether some NUMA node has more movable CPUs in after
+// than in before: a pod refused before may fit after moves now.
+func moreMovable(before, after map[int]int) bool {
+	for id, n := range after {
+		if n > before[id] {
+			return true
+		}
+	}
+	return false
+}

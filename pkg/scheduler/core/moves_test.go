@@ -161,3 +161,16 @@ func TestMovableCountIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A report with more movable CPUs frees the node for pods waiting for
+// room; one with fewer does not.
+func TestMoreMovableFrees(t *testing.T) {
+	c := NewCluster()
+	setNRT(c, "n", publishMovable(t, "n", threads, nil), threads)
+	if !c.SetNRT("n", publishMovable(t, "n", threads, map[string]bool{"ns/m0": true})) {
+		t.Fatal("m0 became movable: the node was not said to have more room")
+	}
+	if c.SetNRT("n", publishMovable(t, "n", threads, nil)) {
+		t.Fatal("m0 no longer movable: the node was said to have more room")
+	}
+}

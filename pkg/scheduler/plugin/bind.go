@@ -55,7 +55,7 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 	s.final, s.parts = &final, parts
 	s.mu.Unlock()
 	klog.FromContext(ctx).V(2).Info("CPUs assumed", "pod", klog.KObj(pod), "node", node,
-		"cpus", final.Result.CPUs.String(), "numaNodes", final.Result.NUMANodes, "policy", final.Result.Policy)
+		"cpus", final.Result.CPUs.String(), "numaNodes", final.Result.NUMANodes, "policy", final.Result.Policy, "afterMoves", final.Moves)
 	return nil
 }
 
