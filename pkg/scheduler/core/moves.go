@@ -44,7 +44,9 @@ func movesScore(strategy int64) int64 { return strategy * (movesBand - 1) / 1000
 const movesBand = 1000
 
 // afterMoves is where req fits on one NUMA node of the view once the
-// agent moves pods that may move off it: the node, or an Unfit. It counts
+// agent moves pods that may move off it: a result naming that node (and
+// its memory there, when memory is counted) and no CPUs; false for
+// nowhere. It counts
 // CPUs, as the report allows (it says how many CPUs of each zone movable
 // pods hold, not which pods nor their shapes): on a NUMA node, the CPUs
 // free there plus those movable pods hold there, as far as the other nodes
