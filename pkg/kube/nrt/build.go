@@ -34,6 +34,10 @@ type Input struct {
 	// applied (decide.WorkloadState.ContainerCPUs). Only pods with an
 	// assignment are listed.
 	ContainerCPUs map[string]map[string]string
+	// Movable names, by namespace/pod, the pods that may be moved to other
+	// CPUs (workload.MayMove, with the agent's moves switched on): each
+	// zone counts the CPUs they hold there (AttributeMovableCPUs).
+	Movable map[string]bool
 }
 
 // LabelManagedBy marks the objects the agent writes.
@@ -57,6 +61,8 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //     spread as memory is.
 //   - costs: the SLIT distance to every zone, itself included.
 //   - attribute "cpus": the zone's online CPUs.
+//   - attribute locus.io/movable-cpus: how many of its CPUs the pods named
+//     in Movable hold (absent for none).
 //
 // The annotation lists each pod's holding and, for a container-scope pod,
 // each container's part of it.
@@ -107,6 +113,7 @@ func Build(in Input) (*Object, error) {
 		}
 		if !n.CPUs.IsEmpty() {
 			z.Attributes = []Attribute{{Name: "cpus", Value: n.CPUs.String()}}
+			z.Attributes = append(z.Attributes, movableCPUs(n, in.Assignments, in.Movable)...)
 			alloc := n.CPUs.Difference(unusable)
 			avail := alloc.Difference(state.Exclusive.Overlap(alloc)).Difference(in.Kubelet)
 			z.Resources = append(z.Resources, Resource{Name: "cpu",

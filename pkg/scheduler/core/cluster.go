@@ -55,8 +55,8 @@ func NewCluster() *Cluster {
 // SetNRT reads a node's NodeResourceTopology (node is its name). One that
 // cannot be read makes the node unusable, with the reason, until a good one
 // arrives. It says whether the node can take more than before (usable now,
-// or more CPU or memory free): pods waiting for room are worth trying
-// again.
+// or more CPU or memory free, or more CPUs movable): pods waiting for room
+// are worth trying again.
 func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	build, key, r, err := readNRT(obj)
 	c.mu.Lock()
@@ -64,7 +64,8 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	before := c.view(node)
 	defer func() {
 		after := c.view(node)
-		freed = after.Err == nil && (before.Err != nil || after.freeMilli > before.freeMilli || moreMemory(before.free, after.free))
+		freed = after.Err == nil && (before.Err != nil || after.freeMilli > before.freeMilli || moreMemory(before.free, after.free) ||
+			moreMovable(before.movable, after.movable))
 	}()
 	old := c.reports[node]
 	if err != nil {

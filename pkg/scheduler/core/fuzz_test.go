@@ -50,6 +50,15 @@ func FuzzNRT(f *testing.F) {
 		return `{"metadata":{"annotations":{"locus.io/cpu-topology":` + strconv.Quote(ct) +
 			`}},"zones":[{"name":"node-0","type":"Node","costs":[{"name":"node-0","value":10}]}]}`
 	})
+	// A zone's count of movable CPUs, the fuzzer's, on a fragmented node.
+	movable, err := json.Marshal(publishMovable(f, "n", threads, map[string]bool{"ns/m0": true}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(movable))
+	fuzzseed.Add(f, func(s string) string {
+		return strings.Replace(string(movable), `"locus.io/movable-cpus","value":"4"`, `"locus.io/movable-cpus","value":`+strconv.Quote(s), 1)
+	})
 	// Many holdings, each within its bound, over the budget in all.
 	many := `{"cpus":[{"id":0,"numa":0,"l3":-1},{"id":1,"numa":0,"l3":-1}],"reserved":"","isolated":"","exclusive":{`
 	for i := range 200 {
@@ -88,6 +97,15 @@ func FuzzNRT(f *testing.F) {
 			p, err := Place(v, 0, req(2, cpualloc.FullPCPUs, 0))
 			if err == nil && !p.Result.CPUs.IsSubsetOf(topo.CPUSet()) {
 				t.Fatalf("placed on %v, outside the machine's %v", p.Result.CPUs, topo.CPUSet())
+			}
+			// After moves: one NUMA node the machine has, and no CPUs.
+			if p, err := Place(v, 0, req(4, cpualloc.FullPCPUs, 0)); err == nil && p.Moves {
+				if len(p.Result.NUMANodes) != 1 || !p.Result.CPUs.IsEmpty() {
+					t.Fatalf("placed after moves on %+v", p.Result)
+				}
+				if _, ok := topo.Node(p.Result.NUMANodes[0]); !ok {
+					t.Fatalf("placed after moves on node %d, which the machine lacks", p.Result.NUMANodes[0])
+				}
 			}
 			p, err = Place(v, 0, memReq(1, cpualloc.Memory{Bytes: 1 << 30, HugePages2Mi: 2 << 20}))
 			for _, n := range p.Result.MemNodes {

@@ -78,6 +78,9 @@ type report struct {
 	// whole says free is every zone's capacity: the node's empty views
 	// place memory as every other such node of its machine does.
 	whole bool
+	// movable is, by NUMA node id, how many of its CPUs pods that may move
+	// hold (nrt.AttributeMovableCPUs); nil for none.
+	movable map[int]int
 }
 
 // readNRT reads what the node agent publishes (see pkg/kube/nrt): the zones
@@ -120,6 +123,9 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		return nil, "", report{}, err
 	}
 	if r.free, r.whole, err = readFree(obj.Zones); err != nil {
+		return nil, "", report{}, err
+	}
+	if r.movable, err = readMovable(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
 	if key, err = fingerprint(ct, obj.Zones); err != nil {

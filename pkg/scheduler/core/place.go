@@ -125,13 +125,18 @@ const (
 type Placement struct {
 	Result   cpualloc.Result
 	Locality Locality
-	// Score is in [0, MaxScore]: locality first (one L3 beats one NUMA node
-	// beats several), then the scoring strategy on the CPU left free.
+	// Moves says the pod fits only once the agent moves pods that may move
+	// off a NUMA node (afterMoves): Result then names that node and no
+	// CPUs, which are the agent's to choose.
+	Moves bool
+	// Score is in [0, MaxScore]: a placement needing moves below every
+	// other, then locality (one L3 beats one NUMA node beats several),
+	// then the scoring strategy on the CPU left free.
 	Score int64
 }
 
 // MaxScore is the highest Placement.Score.
-const MaxScore = int64(OneL3)*1000 + 1000
+const MaxScore = movesBand + int64(OneL3)*1000 + 1000
 
 // Place decides where req's CPUs go on the node v shows. nodeCPUs is the
 // node's CPU capacity (the kubelet's count of online CPUs), checked against
@@ -229,7 +234,11 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	case errors.Is(err, cpualloc.ErrInvalidRequest):
 		return Placement{}, unfit(Invalid, "%v", err)
 	case errors.Is(err, cpualloc.ErrInsufficient):
-		return Placement{}, &Unfit{Kind: Insufficient, Detail: err.Error(), Short: v.shortOf(req)}
+		short := v.shortOf(req)
+		if moved, ok := v.afterMoves(req); ok && short == "" {
+			return Placement{Result: moved, Locality: OneNUMA, Moves: true, Score: movesScore(v.strategyScore(req, req.CPUs))}, nil
+		}
+		return Placement{}, &Unfit{Kind: Insufficient, Detail: err.Error(), Short: short}
 	case err != nil:
 		var u *Unfit
 		if errors.As(err, &u) {
@@ -238,7 +247,7 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 		return Placement{}, unfit(BadTopology, "%v", err)
 	}
 	p := Placement{Result: res, Locality: locality(v, res)}
-	p.Score = int64(p.Locality)*1000 + v.strategyScore(req, res)
+	p.Score = movesBand + int64(p.Locality)*1000 + v.strategyScore(req, res.CPUs.Size())
 	return p, nil
 }
 
@@ -260,12 +269,13 @@ func locality(v *NodeView, res cpualloc.Result) Locality {
 }
 
 // strategyScore is in [0, 1000]: the share of the node's allocatable CPU
-// left free after the placement (LeastAllocated), or taken (MostAllocated).
-func (v *NodeView) strategyScore(req Request, res cpualloc.Result) int64 {
+// left free after the placement of cpus CPUs (LeastAllocated), or taken
+// (MostAllocated).
+func (v *NodeView) strategyScore(req Request, cpus int) int64 {
 	if v.allocMilli <= 0 {
 		return 0
 	}
-	used := int64(res.CPUs.Size()) * req.shareMilli()
+	used := int64(cpus) * req.shareMilli()
 	free := min(max(v.freeMilli-used, 0), v.allocMilli)
 	s := free * 1000 / v.allocMilli
 	if req.Scoring == LeastAllocated {

@@ -119,11 +119,14 @@ func (t *tally) add(h workload.Assignment, mem map[int]cpualloc.Memory, sign int
 // there fits every view that shares it.
 func (t *tally) view(name string, r *report) *NodeView {
 	v := &NodeView{Name: name, Reserved: r.reserved, Holdings: t.n, Heartbeat: r.heartbeat, machine: r.machine,
-		freeMilli: t.free, allocMilli: t.alloc, bits: slices.Clone(t.bits), memo: t.empty, free: freeLess(r.free, t.mem)}
+		freeMilli: t.free, allocMilli: t.alloc, bits: slices.Clone(t.bits), memo: t.empty, free: freeLess(r.free, t.mem),
+		movable: r.movable}
 	if len(t.burst) > 0 {
 		v.burst = maps.Clone(t.burst)
 	}
-	if t.n != 0 || (r.free != nil && !r.whole) {
+	// A view counting movable CPUs places differently from the machine's
+	// other empty nodes: it keeps its own memo.
+	if t.n != 0 || (r.free != nil && !r.whole) || len(r.movable) > 0 {
 		v.memo = &memo{}
 	}
 	return v

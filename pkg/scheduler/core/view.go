@@ -39,9 +39,12 @@ type NodeView struct {
 	// free is the memory and huge pages each NUMA node can still give
 	// pinned pods (the report's available less the in-cycle holdings'):
 	// nil when the report counts no memory. Shared: never changed.
-	free  map[int]cpualloc.Memory
-	once  sync.Once
-	state cpualloc.State // State, once made
+	free map[int]cpualloc.Memory
+	// movable is the report's count of CPUs held by pods that may move, by
+	// NUMA node (afterMoves); nil for none. Shared: never changed.
+	movable map[int]int
+	once    sync.Once
+	state   cpualloc.State // State, once made
 }
 
 // Topology is the node's machine, nil when Err is set. It is shared: do not

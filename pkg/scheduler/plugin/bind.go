@@ -41,7 +41,7 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 		return unfitStatus(ctx, pod, node, err, s.req)
 	}
 	parts := ""
-	if cs := s.req.Containers; len(cs) > 0 {
+	if cs := s.req.Containers; len(cs) > 0 && !final.Moves {
 		// The agent divides the CPUs itself and checks this against its
 		// own; one that cannot be made is its to say (the pod's counts
 		// made its request, so it can).
@@ -55,7 +55,7 @@ func (p *Plugin) Reserve(ctx context.Context, cs *framework.CycleState, pod *v1.
 	s.final, s.parts = &final, parts
 	s.mu.Unlock()
 	klog.FromContext(ctx).V(2).Info("CPUs assumed", "pod", klog.KObj(pod), "node", node,
-		"cpus", final.Result.CPUs.String(), "numaNodes", final.Result.NUMANodes, "policy", final.Result.Policy)
+		"cpus", final.Result.CPUs.String(), "numaNodes", final.Result.NUMANodes, "policy", final.Result.Policy, "afterMoves", final.Moves)
 	return nil
 }
 
@@ -85,6 +85,9 @@ func (p *Plugin) PreBind(ctx context.Context, cs *framework.CycleState, pod *v1.
 	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": PreBind without Reserve"))
 	}
+	if len(ann) == 0 {
+		return nil // placed without a decision: nothing to write
+	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": ann}})
 	if err != nil {
 		return framework.AsStatus(err)
@@ -113,6 +116,9 @@ func (p *Plugin) Bind(ctx context.Context, cs *framework.CycleState, pod *v1.Pod
 	}
 	if ann == nil {
 		return framework.AsStatus(errors.New(Name + ": Bind without Reserve"))
+	}
+	if len(ann) == 0 {
+		ann = nil
 	}
 	b := &v1.Binding{
 		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID, Annotations: ann},

@@ -49,6 +49,14 @@ func (s *cycleState) annotations() map[string]string {
 	if s.final == nil {
 		return nil
 	}
+	if s.final.Moves {
+		// The pod fits once the agent moves pods off a NUMA node: the CPUs
+		// are the agent's to choose after the moves, and a decision naming
+		// CPUs a movable pod holds now would be refused as a conflict. No
+		// decision: the agent places the pod as one bound without this
+		// scheduler.
+		return map[string]string{}
+	}
 	out := map[string]string{workload.AnnotationResourceStatus: ResourceStatus(*s.final).Format()}
 	if s.parts != "" {
 		out[workload.AnnotationContainerCPUSets] = s.parts

@@ -16,8 +16,8 @@ import (
 // chooses the pod's CPUs itself, and says so on the pod.
 func (p *Plugin) signed(ctx context.Context, s *cycleState, pod *v1.Pod, node string) (map[string]string, error) {
 	ann := s.annotations()
-	if ann == nil {
-		return nil, nil
+	if len(ann) == 0 {
+		return ann, nil // nil before Reserve; empty: no decision to sign
 	}
 	keys := p.currentKeys(klog.FromContext(ctx))
 	if keys == nil {
