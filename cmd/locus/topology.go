@@ -94,18 +94,11 @@ func rejectTopologyArgs(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func lookupFixtureShape(name string) (fixture.Shape, bool) {
-	for _, s := range fixture.Shipped() {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return fixture.Shape{}, false
-}
+func lookupFixtureShape(name string) (fixture.Shape, bool) { return fixture.Named(name) }
 
 func fixtureShapeNames() []string {
 	var names []string
-	for _, s := range fixture.Shipped() {
+	for _, s := range append(fixture.Shipped(), fixture.WithDevices()...) {
 		names = append(names, s.Name)
 	}
 	return names
