@@ -78,7 +78,9 @@ func scanPCI(sysfsRoot string, t *Topology, limits pciLimits) (PCIScan, error) {
 	sort.Strings(addrs)
 	d := deviceReader{attrs: newAttrReader(limits.bytes), online: t.CPUSet(), lists: map[string]cpuset.CPUSet{},
 		budget: NewCPUBudget((len(t.Nodes)+2)*len(t.CPUs), "a CPU list per NUMA node and two more")}
-	scan.Devices = make([]PCIDevice, 0, len(addrs))
+	if len(addrs) > 0 { // none stays nil, as a machine without the bus has
+		scan.Devices = make([]PCIDevice, 0, len(addrs))
+	}
 	for _, addr := range addrs {
 		dev, err := d.read(dir, addr)
 		if err != nil {
