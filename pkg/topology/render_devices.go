@@ -23,7 +23,7 @@ func writeDevices(buf *bytes.Buffer, t *Topology) error {
 		}
 	}
 	if devs := t.DevicesOn(NUMAUnknown); len(devs) > 0 {
-		fmt.Fprintln(tw, "devices of unknown node (numa_node -1: CPUs cannot be placed near them):")
+		fmt.Fprintf(tw, "devices of unknown node (numa_node -1%s):\n", UnknownNodeMeaning(t))
 		listDevices(tw, devs)
 	}
 	return tw.Flush()
@@ -42,4 +42,14 @@ func listDevices(tw *tabwriter.Writer, devs []PCIDevice) {
 	if other > 0 {
 		fmt.Fprintf(tw, "  %s\n", plural(other, "other function"))
 	}
+}
+
+// UnknownNodeMeaning says what a device of unknown node means on t, after
+// "numa_node -1": on one node every CPU is near it, on several Locus cannot
+// tell which are.
+func UnknownNodeMeaning(t *Topology) string {
+	if len(t.Nodes) > 1 {
+		return ": CPUs cannot be placed near them"
+	}
+	return "; one node: every CPU is near them"
 }

@@ -45,3 +45,17 @@ devices of unknown node (numa_node -1: CPUs cannot be placed near them):
 		t.Fatalf("devices section:\n%s\nwant (spacing aside):%s", devices, want)
 	}
 }
+
+// On a machine of one node, a device of unknown node is near every CPU,
+// and the table says so rather than warning.
+func TestRenderTableUnknownNodeOnOneNode(t *testing.T) {
+	s := fixture.Small4
+	s.Devices = []fixture.Device{{Address: "0000:00:03.0", Class: fixture.ClassEthernet, Vendor: 0x1af4, Device: 0x1041, Node: -1}}
+	var buf bytes.Buffer
+	if err := topology.RenderTable(&buf, fixture.MustBuild(s)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "devices of unknown node (numa_node -1; one node: every CPU is near them):\n  0000:00:03.0  nic"; !strings.Contains(buf.String(), want) {
+		t.Fatalf("table lacks %q:\n%s", want, buf.String())
+	}
+}

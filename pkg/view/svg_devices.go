@@ -33,7 +33,7 @@ func (d *svgDrawer) unknownDevices(x, y int) (w, h int) {
 	if len(lines) == 0 {
 		return 0, 0
 	}
-	head := "devices of unknown node (numa_node -1): CPUs cannot be placed near them"
+	head := "devices of unknown node (numa_node -1" + topology.UnknownNodeMeaning(d.s.Topology) + ")"
 	fmt.Fprintf(&d.b, `<g class="devices-unknown" transform="translate(%d,%d)"><text x="0" y="12">%s</text>`+"\n", x, y, esc(head))
 	w = len(head) * charWidth
 	for i, l := range lines {
