@@ -17,7 +17,8 @@ func newTopologyCmd() *cobra.Command {
 		Use:   "topology [--svg FILE]",
 		Short: "Show the CPU, cache and NUMA layout of this machine",
 		Long: `Show the machine as Locus sees it: sockets, NUMA nodes with their CPUs and
-memory, L3 cache groups and the node distance matrix. -o json prints the form
+memory, L3 cache groups, the node distance matrix and the PCI devices under the
+node each hangs off (docs/topology.md). -o json prints the form
 that "locus plan --topology" reads back. --svg FILE draws it as a map, with the
 running agent's CPU and memory owners (docs/ui.md).`,
 		Args: rejectTopologyArgs,
@@ -50,8 +51,8 @@ func newTopologyFixtureCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fixture --shape NAME --out DIR",
 		Short: "Write the sysfs tree of a synthetic machine, for tests and benchmarks",
-		Long: `Write the sysfs tree (devices/system/cpu and devices/system/node) of one of
-the machines Locus ships as fixtures into an empty or new directory, so that
+		Long: `Write the sysfs tree (devices/system/cpu, devices/system/node and, for a
+machine with devices, bus/pci/devices) of one of the machines Locus ships as fixtures into an empty or new directory, so that
 "locus topology --sysfs-root DIR" and other tools can run against it.
 
 Shapes: ` + strings.Join(fixtureShapeNames(), ", "),
@@ -93,18 +94,11 @@ func rejectTopologyArgs(_ *cobra.Command, args []string) error {
 	return nil
 }
 
-func lookupFixtureShape(name string) (fixture.Shape, bool) {
-	for _, s := range fixture.Shipped() {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return fixture.Shape{}, false
-}
+func lookupFixtureShape(name string) (fixture.Shape, bool) { return fixture.Named(name) }
 
 func fixtureShapeNames() []string {
 	var names []string
-	for _, s := range fixture.Shipped() {
+	for _, s := range append(fixture.Shipped(), fixture.WithDevices()...) {
 		names = append(names, s.Name)
 	}
 	return names

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"syscall"
 
 	"k8s.io/utils/cpuset"
 )
@@ -77,9 +78,11 @@ func scanPCI(sysfsRoot string, t *Topology, limits pciLimits) (PCIScan, error) {
 	sort.Strings(addrs)
 	d := deviceReader{attrs: newAttrReader(limits.bytes), online: t.CPUSet(), lists: map[string]cpuset.CPUSet{},
 		budget: NewCPUBudget((len(t.Nodes)+2)*len(t.CPUs), "a CPU list per NUMA node and two more")}
-	scan.Devices = make([]PCIDevice, 0, len(addrs))
+	if len(addrs) > 0 { // none stays nil, as a machine without the bus has
+		scan.Devices = make([]PCIDevice, 0, len(addrs))
+	}
 	for _, addr := range addrs {
-		dev, err := d.read(filepath.Join(dir, addr), addr)
+		dev, err := d.read(dir, addr)
 		if err != nil {
 			return PCIScan{}, err
 		}
@@ -121,50 +124,61 @@ func readDirNames(dir string, limit int) ([]string, error) {
 // and charged to a budget sized from the machine, not from the tree.
 type deviceReader struct {
 	attrs  *attrReader
+	dirfd  int    // the device directory being read
+	dir    string // and its path, for errors
 	online cpuset.CPUSet
 	lists  map[string]cpuset.CPUSet
 	budget *CPUBudget
 }
 
-func (r *deviceReader) read(dir, addr string) (PCIDevice, error) {
+// read reads the device addr of the directory bus, each attribute opened
+// relative to the device's directory, opened once.
+func (r *deviceReader) read(bus, addr string) (PCIDevice, error) {
 	dev := PCIDevice{Address: addr, NUMA: NUMAUnknown, LocalCPUs: cpuset.New()}
-	class, err := r.hex(filepath.Join(dir, "class"), 6)
+	dir := filepath.Join(bus, addr)
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return dev, &fs.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer syscall.Close(fd)
+	r.dirfd, r.dir = fd, dir
+	class, err := r.hex("class", 6)
 	if err != nil {
 		return dev, err
 	}
-	vendor, err := r.hex(filepath.Join(dir, "vendor"), 4)
+	vendor, err := r.hex("vendor", 4)
 	if err != nil {
 		return dev, err
 	}
-	device, err := r.hex(filepath.Join(dir, "device"), 4)
+	device, err := r.hex("device", 4)
 	if err != nil {
 		return dev, err
 	}
 	dev.Class, dev.Vendor, dev.Device = class, uint16(vendor), uint16(device)
-	if dev.NUMA, err = r.node(filepath.Join(dir, "numa_node")); err != nil {
+	if dev.NUMA, err = r.node(); err != nil {
 		return dev, err
 	}
-	if dev.LocalCPUs, err = r.cpus(filepath.Join(dir, "local_cpulist")); err != nil {
+	if dev.LocalCPUs, err = r.cpus(); err != nil {
 		return dev, err
 	}
 	return dev, nil
 }
 
-func (r *deviceReader) hex(path string, digits int) (uint32, error) {
-	s, err := r.attrs.read(path)
+func (r *deviceReader) hex(name string, digits int) (uint32, error) {
+	s, err := r.attrs.read(r.dirfd, r.dir, name)
 	if err != nil {
 		return 0, err
 	}
 	v, err := parseSysfsHex(s, digits)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+		return 0, fmt.Errorf("%s: %w", filepath.Join(r.dir, name), err)
 	}
 	return v, nil
 }
 
 // node reads numa_node; a kernel without NUMA support has none.
-func (r *deviceReader) node(path string) (int, error) {
-	s, err := r.attrs.read(path)
+func (r *deviceReader) node() (int, error) {
+	s, err := r.attrs.read(r.dirfd, r.dir, "numa_node")
 	if errors.Is(err, fs.ErrNotExist) {
 		return NUMAUnknown, nil
 	}
@@ -173,15 +187,16 @@ func (r *deviceReader) node(path string) (int, error) {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < NUMAUnknown || n > MaxNodeID {
-		return 0, fmt.Errorf("%s: %s is not -1 or a node id 0-%d", path, Quote(s), MaxNodeID)
+		return 0, fmt.Errorf("%s: %s is not -1 or a node id 0-%d", filepath.Join(r.dir, "numa_node"), Quote(s), MaxNodeID)
 	}
 	return n, nil
 }
 
 // cpus reads local_cpulist, cut down to the online CPUs as node lists are;
 // a kernel without NUMA support has none.
-func (r *deviceReader) cpus(path string) (cpuset.CPUSet, error) {
-	s, err := r.attrs.read(path)
+func (r *deviceReader) cpus() (cpuset.CPUSet, error) {
+	path := filepath.Join(r.dir, "local_cpulist")
+	s, err := r.attrs.read(r.dirfd, r.dir, "local_cpulist")
 	if errors.Is(err, fs.ErrNotExist) {
 		return cpuset.New(), nil
 	}

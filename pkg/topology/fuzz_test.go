@@ -40,6 +40,13 @@ func FuzzTopologyJSON(f *testing.F) {
 	fuzzseed.Add(f, func(s string) string {
 		return `{"cpus":[{"id":0,"numa":0}],"numaNodes":[{"id":0,"cpus":` + strconv.Quote(s) + `,"distances":[10]}],"isolated":` + strconv.Quote(s) + `}`
 	})
+	f.Add(`{"cpus":[{"id":0,"numa":0,"l3":-1}],"numaNodes":[{"id":0,"cpus":"0","distances":[10]}],` +
+		`"devices":[{"address":"0000:18:00.0","class":"0x020000","vendor":"0x8086","device":"0x159b","numa":0},` +
+		`{"address":"10000:af:1f.7","class":"0x030200","vendor":"0x10de","device":"0x20b5","numa":-1}]}`)
+	fuzzseed.Add(f, func(s string) string {
+		return `{"cpus":[{"id":0,"numa":0}],"numaNodes":[{"id":0,"cpus":"0","distances":[10]}],` +
+			`"devices":[{"address":` + strconv.Quote(s) + `,"class":` + strconv.Quote(s) + `,"vendor":"0x8086","device":"0x159b","numa":0}]}`
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var topo Topology

@@ -15,7 +15,7 @@ import (
 func TestJSONRoundTrip(t *testing.T) {
 	noL3 := fixture.Small4
 	noL3.Name, noL3.NoL3, noL3.Isolated, noL3.Offline = "no-l3-isolated", true, "1-2", "3"
-	for _, s := range append(fixture.Shipped(), noL3) {
+	for _, s := range append(append(fixture.Shipped(), fixture.WithDevices()...), noL3) {
 		t.Run(s.Name, func(t *testing.T) {
 			want := fixture.MustBuild(s)
 			b, err := json.Marshal(want)

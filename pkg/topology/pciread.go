@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -40,22 +41,19 @@ func newAttrReader(limit int) *attrReader {
 	return &attrReader{buf: make([]byte, maxPCIAttrBytes+1), left: limit, limit: limit}
 }
 
-// read returns the attribute at path without its trailing newline. It opens
-// without blocking and reads regular files only, so a FIFO or a device node
-// in a fixture tree is an error rather than a hang.
-func (r *attrReader) read(path string) (string, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+// read returns the attribute name of the directory open as dirfd (dir is
+// its path, for errors), without surrounding whitespace. It opens and reads
+// without blocking, so a FIFO in a fixture tree reads empty (or EAGAIN)
+// rather than hanging, and an endless device stops at the cap. It does not
+// stat the file first: that would be a fourth system call per attribute,
+// for a better error only.
+func (r *attrReader) read(dirfd int, dir, name string) (string, error) {
+	path := func() string { return filepath.Join(dir, name) }
+	fd, err := syscall.Openat(dirfd, name, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		return "", &fs.PathError{Op: "open", Path: path, Err: err}
+		return "", &fs.PathError{Op: "open", Path: path(), Err: err}
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return "", &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return "", fmt.Errorf("%s: not a regular file (mode %#o)", path, st.Mode&syscall.S_IFMT)
-	}
 	n := 0
 	for n < len(r.buf) {
 		m, err := syscall.Read(fd, r.buf[n:])
@@ -63,18 +61,21 @@ func (r *attrReader) read(path string) (string, error) {
 			continue
 		}
 		if err != nil {
-			return "", &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-		if m == 0 {
-			break
+			return "", &fs.PathError{Op: "read", Path: path(), Err: err}
 		}
 		n += m
+		// A short read is the end: sysfs hands over a whole attribute in
+		// one read, and so does a regular file; a FIFO without a writer
+		// reads empty at once.
+		if m == 0 || n < len(r.buf) {
+			break
+		}
 	}
 	if n > maxPCIAttrBytes {
-		return "", &boundedread.TooLargeError{Path: path, Limit: maxPCIAttrBytes}
+		return "", &boundedread.TooLargeError{Path: path(), Limit: maxPCIAttrBytes}
 	}
 	if n > r.left {
-		return "", fmt.Errorf("%s: the PCI device attributes read hold more than %s in all", path, boundedread.Size(int64(r.limit)))
+		return "", fmt.Errorf("%s: the PCI device attributes read hold more than %s in all", path(), boundedread.Size(int64(r.limit)))
 	}
 	r.left -= n
 	return strings.TrimSpace(string(r.buf[:n])), nil

@@ -13,7 +13,8 @@ import (
 )
 
 // RenderTable writes the human view of t: a summary line, one row per NUMA
-// node, one row per L3 group and the node distance matrix. It covers what
+// node, one row per L3 group, the node distance matrix and the devices
+// under their nodes. It covers what
 // `numactl -H` and `lscpu -e` say between them, in one place.
 func RenderTable(w io.Writer, t *Topology) error {
 	var buf bytes.Buffer
@@ -55,6 +56,9 @@ func RenderTable(w io.Writer, t *Topology) error {
 	}
 	buf.WriteString("\n")
 	writeDistances(&buf, t)
+	if err := writeDevices(&buf, t); err != nil {
+		return err
+	}
 	return writeTrimmed(w, buf.Bytes())
 }
 

@@ -15,13 +15,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
-// goldenShapes are the shipped shapes plus the cases the table prints
-// differently: isolated CPUs, no L3, a lone socket with a memory-only node,
-// and nodes of unequal memory with huge pages on one node only.
+// goldenShapes are the shipped shapes and those with devices, plus the
+// cases the table prints differently: isolated CPUs, no L3, a lone socket
+// with a memory-only node, and nodes of unequal memory with huge pages on
+// one node only.
 func goldenShapes() []fixture.Shape {
 	noL3 := fixture.Small4
 	noL3.Name, noL3.NoL3, noL3.Isolated = "small-no-l3-isolated", true, "2-3"
-	return append(fixture.Shipped(), noL3, unequalHugePages())
+	return append(append(fixture.Shipped(), fixture.WithDevices()...), noL3, unequalHugePages())
 }
 
 // unequalHugePages is a two-socket machine whose node 1 has four times node

@@ -13,7 +13,7 @@ import (
 // Whatever the machine and the terminal, a frame never draws outside it.
 func TestFrameFitsEveryTerminal(t *testing.T) {
 	snaps := map[string]*Snapshot{"small-agent": smallAgent(), "memnode-agent": memnodeAgent(), "huge-agent": hugeAgent()}
-	for _, s := range fixture.Shipped() {
+	for _, s := range append(fixture.Shipped(), fixture.WithDevices()...) {
 		snaps[s.Name] = machineOnly(s)
 	}
 	sizes := [][2]int{{0, 0}, {39, 8}, {40, 7}, {40, 8}, {50, 12}, {60, 20}, {80, 24}, {100, 30}, {132, 43}, {200, 60}}

@@ -21,11 +21,13 @@ const svgStyle = `text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;f
 .cpu-id{font-size:8px;text-anchor:middle;pointer-events:none}
 .mem-free{fill:#fff;stroke:#90a4ae}.mem-other{fill:#b0bec5}.dist{text-anchor:middle;font-size:10px}`
 
-// SVG draws the machine: sockets, NUMA nodes with their memory, L3 groups,
-// cores and their hardware threads, and the node distances; with an agent,
+// SVG draws the machine: sockets, NUMA nodes with their memory and PCI
+// devices, L3 groups, cores and their hardware threads, the devices of
+// unknown node, and the node distances; with an agent,
 // each thread in its owner's colour, shaded by its utilisation, and each
 // node's memory split by workload. Elements carry classes and data-*
-// attributes (numa-node, core, cpu with data-cpu, data-kind, data-owner)
+// attributes (numa-node, core, cpu with data-cpu, data-kind, data-owner,
+// device with data-pci)
 // for scripts and tests.
 func SVG(s *Snapshot) []byte {
 	m := layoutMachine(s)
@@ -65,6 +67,9 @@ func (d *svgDrawer) draw() []byte {
 			d.node(nb, svgMargin+mpos[i][0], y+boxGap+mpos[i][1])
 		}
 		w, y = max(w, mw), y+boxGap+mh
+	}
+	if uw, uh := d.unknownDevices(svgMargin, y+boxGap); uh > 0 {
+		w, y = max(w, uw), y+boxGap+uh
 	}
 	dw, dh := d.distances(svgMargin, y+boxGap)
 	lw, lh := d.legend(svgMargin+dw+2*boxGap, y+boxGap)
@@ -123,12 +128,8 @@ func (d *svgDrawer) node(nb *nodeBox, x, y int) {
 		topology.HumanBytes(used), topology.HumanBytes(mem.Total))
 	d.memoryBar(n.ID, mem, nodePad, 36, nb.w-2*nodePad)
 	for i, l := range nb.lines {
-		size := ""
-		if l.sizeKiB > 0 {
-			size = fmt.Sprintf(` data-size-kib="%d"`, l.sizeKiB)
-		}
 		fmt.Fprintf(&d.b, `<text class="dim %s" data-node="%d"%s x="%d" y="%d">%s</text>`+"\n",
-			l.class, n.ID, size, nodePad, nodeHead+i*lineH+2, esc(l.text))
+			l.class, n.ID, l.attrs(), nodePad, nodeHead+i*lineH+2, esc(l.text))
 	}
 	for i, g := range nb.l3s {
 		d.l3(g, nodePad+nb.pos[i][0], nb.head+nb.pos[i][1])

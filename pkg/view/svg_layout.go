@@ -53,6 +53,7 @@ type nodeBox struct {
 type nodeLine struct {
 	class, text string
 	sizeKiB     uint64 // a huge page pool's page size; 0 for memory held
+	address     string // a device's PCI address
 }
 
 type socketBox struct {
@@ -184,8 +185,9 @@ func nodeLabel(n topology.NUMANode) string {
 	return "NUMA node " + itoa(n.ID) + " · CPUs " + n.CPUs.String()
 }
 
-// nodeLines say what pinned workloads hold on the node, when known, and
-// each huge page pool the node has: a node without one shows none.
+// nodeLines say what pinned workloads hold on the node, when known, each
+// huge page pool the node has (a node without one shows none), and the
+// node's devices.
 func nodeLines(s *Snapshot, n topology.NUMANode) []nodeLine {
 	var out []nodeLine
 	if b, ok := s.NodeHeld(n.ID); ok {
@@ -196,5 +198,5 @@ func nodeLines(s *Snapshot, n topology.NUMANode) []nodeLine {
 			text: fmt.Sprintf("%s huge pages %d held, %d free of %d (%s)", topology.HugePageSizeName(h.SizeKiB),
 				h.Total-min(h.Free, h.Total), h.Free, h.Total, topology.HumanBytes(h.Bytes(h.Total)))})
 	}
-	return out
+	return append(out, deviceLines(s.Topology.DevicesOn(n.ID))...)
 }

@@ -16,13 +16,14 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden SVG files in testdata/")
 
-// goldenMaps are the maps kept in testdata/: every shipped machine without
-// an agent, three with owners, usage and memory, and unequal nodes with
-// huge pages on one node only, without and with an agent.
+// goldenMaps are the maps kept in testdata/: every shipped machine and
+// every one with devices without an agent, three with owners, usage and
+// memory, and unequal nodes with huge pages on one node only, without and
+// with an agent.
 func goldenMaps() map[string]*Snapshot {
 	out := map[string]*Snapshot{"small-1s-4c-agent": smallAgent(), "2s-8c-ht-memnode-agent": memnodeAgent(),
 		unequalHuge.Name: machineOnly(unequalHuge), unequalHuge.Name + "-agent": hugeAgent()}
-	for _, s := range fixture.Shipped() {
+	for _, s := range append(fixture.Shipped(), fixture.WithDevices()...) {
 		out[s.Name] = machineOnly(s)
 	}
 	return out

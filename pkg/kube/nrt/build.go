@@ -63,6 +63,8 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //   - attribute "cpus": the zone's online CPUs.
 //   - attribute locus.io/movable-cpus: how many of its CPUs the pods named
 //     in Movable hold (absent for none).
+//   - attribute "locus.io/pci-devices": the PCI functions attached to the
+//     node, bridges aside (AttributePCIDevices; absent when there are none).
 //
 // The annotation lists each pod's holding and, for a container-scope pod,
 // each container's part of it.
@@ -114,6 +116,11 @@ func Build(in Input) (*Object, error) {
 		if !n.CPUs.IsEmpty() {
 			z.Attributes = []Attribute{{Name: "cpus", Value: n.CPUs.String()}}
 			z.Attributes = append(z.Attributes, movableCPUs(n, in.Assignments, in.Movable)...)
+		}
+		if a, ok := pciDevicesAttribute(t, n.ID); ok {
+			z.Attributes = append(z.Attributes, a)
+		}
+		if !n.CPUs.IsEmpty() {
 			alloc := n.CPUs.Difference(unusable)
 			avail := alloc.Difference(state.Exclusive.Overlap(alloc)).Difference(in.Kubelet)
 			z.Resources = append(z.Resources, Resource{Name: "cpu",
