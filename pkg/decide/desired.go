@@ -227,7 +227,6 @@ func Compute(in Input) Desired {
 		}
 		d.Workloads = append(d.Workloads, st)
 	}
-	d.Ops = movedFirst(ws, d.Moves, d.Ops)
 	return d
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"k8s.io/utils/cpuset"
 
-	"github.com/locus-project/locus/pkg/cgroupfile"
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/moveplan"
 	"github.com/locus-project/locus/pkg/topology"
@@ -138,38 +137,6 @@ func giveBack(free, held map[int]cpualloc.Memory) map[int]cpualloc.Memory {
 	out := make(map[int]cpualloc.Memory, len(free))
 	for id, f := range free {
 		out[id] = f.Add(held[id])
-	}
-	return out
-}
-
-// movedFirst puts the writes of the moved workloads' cgroups before the
-// others, in their order: a moved workload leaves its CPUs before the
-// workload admitted on them takes them, so no CPU has two owners on the
-// way.
-func movedFirst(ws []workload.Workload, moves []Move, ops []cgroupfile.Op) []cgroupfile.Op {
-	if len(moves) == 0 {
-		return ops
-	}
-	moved := map[string]bool{}
-	for _, m := range moves {
-		moved[m.Workload] = true
-	}
-	cgs := map[string]bool{}
-	for _, w := range ws {
-		if moved[w.Name] {
-			cgs[w.Cgroup] = true
-			for _, c := range w.Containers {
-				cgs[c.Cgroup] = true
-			}
-		}
-	}
-	out := make([]cgroupfile.Op, 0, len(ops))
-	for _, first := range []bool{true, false} {
-		for _, op := range ops {
-			if cgs[op.Cgroup] == first {
-				out = append(out, op)
-			}
-		}
 	}
 	return out
 }
