@@ -30,6 +30,10 @@ const ReasonRepinned = "Repinned"
 type Moves struct {
 	Enabled bool
 	Recent  map[string]bool
+	// Writable are the workloads whose cgroups this decision writes
+	// (Observation.Prepared): only those move, since another is given the
+	// CPUs they leave at once.
+	Writable map[string]bool
 }
 
 // Move is one workload moved by the decision, so that For fits.
@@ -47,7 +51,7 @@ func (m Moves) movable(kube Kubelet, ws []workload.Workload) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, w := range ws {
-		if ok, _ := workload.MayMove(w, len(kube.pinnedContainers(w)) > 0); ok && !m.Recent[w.Name] {
+		if ok, _ := workload.MayMove(w, len(kube.pinnedContainers(w)) > 0); ok && !m.Recent[w.Name] && m.Writable[w.Name] {
 			out[w.Name] = true
 		}
 	}
@@ -67,9 +71,21 @@ func recentMoves(moved map[string]time.Time, now time.Time, assigned map[string]
 	return recent, pruned
 }
 
-// recentKey names the recent moves for the decision's input key.
-func recentKey(recent map[string]bool) string {
-	return strings.Join(slices.Sorted(maps.Keys(recent)), ",")
+// key names what of m the decision depends on, for its input key.
+func (m Moves) key() string {
+	return strings.Join(slices.Sorted(maps.Keys(m.Recent)), ",") + "\x00" + strings.Join(slices.Sorted(maps.Keys(m.Writable)), ",")
+}
+
+// writableMovable are the workloads opted in to moves whose cgroups obs
+// says may be written.
+func writableMovable(obs Observation) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range obs.Workloads {
+		if w.Movable && obs.Prepared[w.Cgroup] {
+			out[w.Name] = true
+		}
+	}
+	return out
 }
 
 // planRoom asks the move planner for the moves that let need be placed as

@@ -38,6 +38,9 @@ func TestDecideMovesProperties(t *testing.T) {
 			ws = append(ws, w)
 		}
 		obs := Observation{Topology: topo, Config: cfg, Workloads: ws, Prepared: map[string]bool{}, Now: moveNow}
+		for _, w := range ws {
+			obs.Prepared[w.Cgroup] = true
+		}
 		first := Decide(obs, Memory{})
 		// Some go, one comes that may need a whole node.
 		var kept []workload.Workload
@@ -47,6 +50,7 @@ func TestDecideMovesProperties(t *testing.T) {
 			}
 		}
 		kept = append(kept, testWorkload("new", 4+rng.IntN(5), true, false, nil))
+		obs.Prepared[kept[len(kept)-1].Cgroup] = true
 		obs.Workloads = kept
 		mem := first.Memory
 		mem.Last = nil

@@ -54,6 +54,8 @@ func TestDecideMoves(t *testing.T) {
 		moved   map[string]time.Time // Memory.Moved
 		want    map[string]string    // CPUs after
 		repin   []string             // workloads told Repinned
+		// unprepared names a workload whose cgroup is not written this time.
+		unprepared string
 	}{{
 		name: "fits only with a move", enabled: true, movable: []string{"x", "y"},
 		want: map[string]string{"x": "12-15", "y": "8-11", "big": "0-7"}, repin: []string{"x"},
@@ -67,6 +69,9 @@ func TestDecideMoves(t *testing.T) {
 		name: "nothing movable: no move", enabled: true,
 		want: map[string]string{"x": "0-3", "y": "8-11", "big": "4-7,12-15"},
 	}, {
+		name: "a cgroup not written this time: not moved", enabled: true, movable: []string{"x", "y"}, unprepared: "x",
+		want: map[string]string{"x": "0-3", "y": "4-7", "big": "8-15"}, repin: []string{"y"},
+	}, {
 		name: "moved recently: not moved again", enabled: true, movable: []string{"x", "y"},
 		moved: map[string]time.Time{"x": moveNow.Add(-time.Minute), "y": moveNow.Add(-MoveInterval + time.Second)},
 		want:  map[string]string{"x": "0-3", "y": "8-11", "big": "4-7,12-15"},
@@ -78,6 +83,7 @@ func TestDecideMoves(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			obs, mem := fragmented(tc.enabled, tc.movable...)
 			mem.Moved = tc.moved
+			delete(obs.Prepared, "locus.slice/"+tc.unprepared)
 			r := Decide(obs, mem)
 			for name, want := range tc.want {
 				if got := r.Desired.Assignments[name].CPUs.String(); got != want {

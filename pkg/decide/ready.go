@@ -103,8 +103,8 @@ func Decide(obs Observation, mem Memory) Ready {
 	in := obs.Input(mem.Assignments)
 	var moved map[string]time.Time
 	in.Moves.Recent, moved = recentMoves(mem.Moved, obs.Now, mem.Assignments)
-	in.Moves.Enabled = obs.Config.MovesEnabled
-	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + recentKey(in.Moves.Recent)
+	in.Moves.Enabled, in.Moves.Writable = obs.Config.MovesEnabled, writableMovable(obs)
+	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + in.Moves.key()
 	var d Desired
 	if m := mem.Last; m != nil && m.topo == obs.Topology && m.cfg == obs.Config && m.key == key {
 		d = m.Desired
