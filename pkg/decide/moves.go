@@ -143,7 +143,7 @@ func repinnedMessage(m Move) string {
 		"its memory follows to NUMA nodes %v (cpuset.mems now, pages migrated by the memory locality worker within its stall budget)",
 		m.From, m.FromNodes, m.To, m.ToNodes, m.For, m.ForNodes, moveGroup(m.Move))
 	if len(msg) > maxEventMessage {
-		msg = msg[:maxEventMessage-3] + "..."
+		msg = strings.ToValidUTF8(msg[:maxEventMessage-3], "") + "..."
 	}
 	return msg
 }

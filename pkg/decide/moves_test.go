@@ -154,3 +154,53 @@ func TestDecideMovesRestartConverges(t *testing.T) {
 		}
 	}
 }
+
+// TestDecideMovesRefusalSaysWhy: a workload that fits nowhere, moves or not,
+// is refused as before, and the refusal says why no moves made room.
+func TestDecideMovesRefusalSaysWhy(t *testing.T) {
+	obs, mem := fragmented(true, "x", "y")
+	obs.Workloads[2].CPU.CPUs = 12 // big: more than the 8 free
+	r := Decide(obs, mem)
+	var msg string
+	for _, p := range r.Problems {
+		if p.Workload == "big" && p.Reason == ReasonCPUAllocationFailed {
+			msg = p.Message
+		}
+	}
+	if !strings.Contains(msg, "no moves make room") || len(r.Desired.Moves) > 0 {
+		t.Errorf("refusal %q, moves %v; want it to say why no moves made room", msg, r.Desired.Moves)
+	}
+}
+
+// TestRepinnedMessageIsBounded: the CPU lists of a big machine do not make
+// an Event's message unbounded.
+func TestRepinnedMessageIsBounded(t *testing.T) {
+	var every []int
+	for id := 0; id < 4096; id += 2 {
+		every = append(every, id)
+	}
+	m := Move{For: "big", ForNodes: []int{0}}
+	m.Workload, m.From, m.To = "x", cpuset.New(every...), cpuset.New(every...)
+	if got := repinnedMessage(m); len(got) > maxEventMessage || !strings.HasSuffix(got, "...") {
+		t.Errorf("message of %d bytes, want at most %d, cut with ...", len(got), maxEventMessage)
+	}
+}
+
+// BenchmarkDecideWithMove is one decision that moves a workload so that
+// another fits, from scratch (no memo).
+func BenchmarkDecideWithMove(b *testing.B) {
+	obs, mem := fragmented(true, "x", "y")
+	for b.Loop() {
+		if r := Decide(obs, mem); len(r.Desired.Moves) != 1 {
+			b.Fatal("no move")
+		}
+	}
+}
+
+// BenchmarkDecideWithoutMove is the same decision with the switch off.
+func BenchmarkDecideWithoutMove(b *testing.B) {
+	obs, mem := fragmented(false, "x", "y")
+	for b.Loop() {
+		Decide(obs, mem)
+	}
+}
