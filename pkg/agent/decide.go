@@ -50,9 +50,9 @@ func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Read
 
 // observation is what this reconcile saw, as the decision takes it.
 func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
-	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: runner.LeasesOf(c.Leases), Dropped: runner.LeasesOf(dropped),
-		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow,
-		ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle, Burst: a.burst.Observe(cfg, plans(rs), c.QuotaRaises)}
+	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: runner.LeasesOf(c.Leases), Dropped: runner.LeasesOf(dropped), Now: a.now(),
+		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow, ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest,
+		CPUIdle: a.cpuIdle, Burst: a.burst.Observe(cfg, plans(rs), c.QuotaRaises)}
 	if st, read := a.kube.State(); read {
 		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
 	}

@@ -13,14 +13,13 @@ import (
 // LocalityFile is localityloop.File, under the state directory.
 const LocalityFile = localityloop.File
 
-// scheduleLocality is the reconcile's step for memory locality, once the
-// cgroups are written: it reports bad annotations as the workloads'
-// problems and queues the migrations that are due; ws are rs's plans,
-// failed names whose writes failed. Under --once and --dry-run nothing
-// runs: a migration outlives a single reconcile.
-func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, ws []workload.Workload, d decide.Desired, failed func(string) bool) {
+// scheduleLocality is the reconcile's step for memory locality, once the cgroups are written: it reports bad
+// annotations as the workloads' problems and queues the migrations due (moved workloads' too); ws are rs's plans,
+// failed names whose writes failed. Under --once and --dry-run nothing runs: a migration outlives a reconcile.
+func (a *Agent) scheduleLocality(cfg *workload.Config, rs []resolved, ws []workload.Workload, d decide.Desired, moved []string, failed func(string) bool) {
 	nodes := localityloop.MemoryNodes(a.topo)
 	targets, probs := localityloop.Targets(ws, d.Workloads, cfg.Locality, nodes)
+	targets = localityloop.WithMoved(targets, ws, d.Workloads, moved, nodes)
 	if a.bal != nil {
 		// AfterWrite starts the balancer's next measuring window and gives
 		// the groups it placed whose memory must follow.

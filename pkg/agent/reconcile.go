@@ -115,6 +115,7 @@ func (a *Agent) Reconcile() Result {
 		return res
 	}
 	a.emit(rd.Events)
+	a.metrics.Moves.Add(float64(len(rd.Desired.Moves)))
 	d := rd.Desired
 	if a.src != nil {
 		a.src.Reconciled(a.topo, d)
@@ -134,7 +135,7 @@ func (a *Agent) Reconcile() Result {
 	for i := range rs {
 		found[i] = len(rs[i].problems)
 	}
-	a.scheduleLocality(cfg, rs, ws, d, rep.Failed)
+	a.scheduleLocality(cfg, rs, ws, d, slices.Sorted(maps.Keys(rd.Memory.Moved)), rep.Failed)
 	var late []workload.Problem
 	for i := range rs {
 		late = append(late, rs[i].problems[found[i]:]...)

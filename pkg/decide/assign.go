@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/moveplan"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -27,16 +28,19 @@ import (
 // memory or it is refused, and an allocation's nodes must hold it.
 func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
-	out, _, problems := assign(t, reserved, kube, needs, prev)
+	out, _, _, problems := assign(t, reserved, kube, needs, prev, nil)
 	return out, problems
 }
 
 // Holdings is, by workload, the memory each NUMA node holds for it.
 type Holdings map[string]map[int]cpualloc.Memory
 
-// assign is Assign, with the memory each assignment holds where.
+// assign is Assign, with the memory each assignment holds where, and the
+// moves it made: with movable workloads (Moves.movable), an allocation
+// that fails, or spans more nodes than on an empty machine, may move them
+// (moves.go).
 func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
-	prev map[string]workload.Assignment) (map[string]workload.Assignment, Holdings, []workload.Problem) {
+	prev map[string]workload.Assignment, movable map[string]bool) (map[string]workload.Assignment, Holdings, []Move, []workload.Problem) {
 	out := map[string]workload.Assignment{}
 	holds := Holdings{}
 	free := freeMemory(t, kube)
@@ -181,7 +185,11 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 			out[name] = a
 		}
 	}
-	// Pass 3: allocate what is left.
+	// Pass 3: allocate what is left. One plan of moves at most per
+	// decision: each is made on the state before it, whose moved memory
+	// has not followed yet, and the planner's time is bounded per plan.
+	var moves []Move
+	planned := false
 	for _, name := range slices.Sorted(maps.Keys(needs)) {
 		need := needs[name]
 		if _, done := out[name]; done || !need.Exclusive || !need.Decided.IsEmpty() || kube.Unknown != "" {
@@ -191,8 +199,32 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		res, err := cpualloc.Allocate(t, state, reserved.Union(owned), cpualloc.Request{CPUs: need.CPUs,
 			Policy: need.Policy, NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory,
 			Near: need.Near})
+		asked := false
+		var planErr error
+		if movable != nil && !planned && need.Policy != cpualloc.StaticBurst && (err != nil || len(res.NUMANodes) > 1) {
+			asked, planned = true, true
+			var plan moveplan.Plan
+			if plan, planErr = planRoom(t, state, reserved.Union(owned), out, prev, holds, movable, need); planErr == nil && len(plan.Moves) > 0 {
+				for _, mv := range plan.Moves {
+					a := out[mv.Workload]
+					state = state.Without(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy})
+					if h, ok := holds[mv.Workload]; ok && free != nil {
+						free = giveBack(free, h)
+						delete(holds, mv.Workload)
+					}
+					a = workload.Assignment{CPUs: mv.To, Policy: a.Policy, RequestMilli: a.RequestMilli,
+						MemNodes: spillOf(t, mv.To, moveGroup(mv)), Memory: a.Memory}
+					holdOn(mv.Workload, &a)
+					state = claim(state, a, workload.CPUNeed{RequestMilli: a.RequestMilli})
+					out[mv.Workload] = a
+					moves = append(moves, Move{Move: mv, For: name, ForNodes: plan.Result.NUMANodes})
+				}
+				state.Free = free
+				res, err = plan.Result, nil
+			}
+		}
 		if err != nil {
-			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed, Message: err.Error()})
+			problems = append(problems, workload.Problem{Workload: name, Reason: ReasonCPUAllocationFailed, Message: moveWhy(err.Error(), asked, planErr)})
 			continue
 		}
 		// The agent is the last word on its node: the nodes must hold the
@@ -209,33 +241,12 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		state = claim(state, a, need)
 		out[name] = a
 	}
-	return out, holds, problems
-}
-
-// keptByGroup orders assignments by the size of their memory's group of
-// nodes, then by name.
-func keptByGroup(t *topology.Topology, as map[string]workload.Assignment) []string {
-	names := slices.Sorted(maps.Keys(as))
-	slices.SortStableFunc(names, func(a, b string) int { return len(memGroup(t, as[a])) - len(memGroup(t, as[b])) })
-	return names
+	return out, holds, moves, problems
 }
 
 // ReasonCPUAllocationFailed is the problem of a workload whose CPUs, memory
 // or huge pages fit nowhere on the node: it runs in the shared pool.
 const ReasonCPUAllocationFailed = "CPUAllocationFailed"
-
-// decidedBase is the nodes a decision's memory goes on at least: its
-// CPUs' nodes, and for the agent's own decision (a lease) the group it
-// recorded.
-func decidedBase(t *topology.Topology, need workload.CPUNeed) []int {
-	return cpuset.New(t.NodesOf(need.Decided)...).Union(cpuset.New(need.DecidedMems...)).List()
-}
-
-// allocatedBase is the nodes an allocation names for its memory: the
-// allocator's MemNodes, never fewer than its CPUs' nodes.
-func allocatedBase(t *topology.Topology, res cpualloc.Result) []int {
-	return cpuset.New(res.MemNodes...).Union(cpuset.New(t.NodesOf(res.CPUs)...)).List()
-}
 
 // stillFits says whether an old assignment serves the workload's current need.
 func stillFits(old workload.Assignment, need workload.CPUNeed, online, reserved cpuset.CPUSet) bool {

@@ -34,6 +34,8 @@ type Input struct {
 	CPUBurst      cpuburst.NodeConfig
 	// BurstKernel says cgroups have cpu.cfs_burst_us (v2 cpu.max.burst).
 	BurstKernel bool
+	// Moves says what may move to make room (moves.go).
+	Moves Moves
 }
 
 // WorkloadState is what the decision gives one workload, for status and metrics.
@@ -85,6 +87,9 @@ type Desired struct {
 	// are the cgroups of the second kind whose cpusets are restored.
 	Balanced map[string]PodCPUSet
 	Released []string
+	// Moves are the workloads moved so that another fits, in the order
+	// the planner made them.
+	Moves []Move
 }
 
 // PodCPUSet is the cpuset every container of a pod gets, as cpuset files'
@@ -112,7 +117,7 @@ func Compute(in Input) Desired {
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
 	problems = append(problems, nearDevices(in.Topology, ws, needs)...)
 	var holds Holdings
-	d.Assignments, holds, d.Problems = assign(in.Topology, reserved, kube, needs, in.Previous)
+	d.Assignments, holds, d.Moves, d.Problems = assign(in.Topology, reserved, kube, needs, in.Previous, in.Moves.movable(kube, ws))
 	d.Problems = append(append(problems, d.Problems...), misaligned(in.Topology, needs, ws, d.Assignments)...)
 	owned := kube.Owned(in.Topology.CPUSet())
 	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)

@@ -27,13 +27,19 @@ func droppedEvents(dropped map[string]Lease) []eventlog.Event {
 	return out
 }
 
-// assignmentEvents tells each workload whose CPUs changed since the
-// assignments in force, and each that no longer holds any.
-func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assignment) []eventlog.Event {
+// assignmentEvents tells each workload moved (Repinned, in the order of
+// the moves), each other whose CPUs changed since the assignments in
+// force, and each that no longer holds any.
+func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assignment, moves []Move) []eventlog.Event {
 	var out []eventlog.Event
+	moved := map[string]bool{}
+	for _, m := range moves {
+		moved[m.Workload] = true
+		out = append(out, event(eventlog.Normal, ReasonRepinned, m.Workload, "%s", repinnedMessage(m)))
+	}
 	for _, name := range slices.Sorted(maps.Keys(next)) {
 		n := next[name]
-		if p, ok := prev[name]; ok && p.CPUs.Equals(n.CPUs) {
+		if p, ok := prev[name]; moved[name] || ok && p.CPUs.Equals(n.CPUs) {
 			continue
 		}
 		spill := ""

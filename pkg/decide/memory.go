@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -90,4 +91,25 @@ func describeMemory(x, asked cpualloc.Memory) string {
 		parts = append(parts, fmt.Sprintf("hugepages-1Gi %dMi", x.HugePages1Gi>>20))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// keptByGroup orders assignments by the size of their memory's group of
+// nodes, then by name.
+func keptByGroup(t *topology.Topology, as map[string]workload.Assignment) []string {
+	names := slices.Sorted(maps.Keys(as))
+	slices.SortStableFunc(names, func(a, b string) int { return len(memGroup(t, as[a])) - len(memGroup(t, as[b])) })
+	return names
+}
+
+// decidedBase is the nodes a decision's memory goes on at least: its
+// CPUs' nodes, and for the agent's own decision (a lease) the group it
+// recorded.
+func decidedBase(t *topology.Topology, need workload.CPUNeed) []int {
+	return cpuset.New(t.NodesOf(need.Decided)...).Union(cpuset.New(need.DecidedMems...)).List()
+}
+
+// allocatedBase is the nodes an allocation names for its memory: the
+// allocator's MemNodes, never fewer than its CPUs' nodes.
+func allocatedBase(t *topology.Topology, res cpualloc.Result) []int {
+	return cpuset.New(res.MemNodes...).Union(cpuset.New(t.NodesOf(res.CPUs)...)).List()
 }

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"maps"
+	"time"
 
 	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/cpuburst"
@@ -45,6 +46,9 @@ type Observation struct {
 	// Balanced is where the NUMA balancer places the groups of the pools
 	// (balanced.go).
 	Balanced Balanced
+	// Now is the reconcile's clock: when a move made now is made, against
+	// MoveInterval.
+	Now time.Time
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -55,6 +59,9 @@ type Memory struct {
 	Problems    map[string]bool // workload, reason and message of each problem told
 	Last        *Computed
 	Burst       BurstMemory
+	// Moved is when each workload was last moved so that another fits,
+	// while that is less than MoveInterval ago.
+	Moved map[string]time.Time
 }
 
 // Computed is a decision and its input. The decision is a pure function of
@@ -94,12 +101,19 @@ type Ready struct {
 // remembers to what must be done. It does no I/O and reads no clock.
 func Decide(obs Observation, mem Memory) Ready {
 	in := obs.Input(mem.Assignments)
-	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key()
+	var moved map[string]time.Time
+	in.Moves.Recent, moved = recentMoves(mem.Moved, obs.Now, mem.Assignments)
+	in.Moves.Enabled, in.Moves.Writable = obs.Config.MovesEnabled, writableMovable(obs)
+	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + in.Moves.key()
 	var d Desired
 	if m := mem.Last; m != nil && m.topo == obs.Topology && m.cfg == obs.Config && m.key == key {
 		d = m.Desired
+		d.Moves = nil // made, and told, when it was computed
 	} else {
 		d = Compute(in)
+		for _, mv := range d.Moves {
+			moved[mv.Workload] = obs.Now
+		}
 		for name := range d.Assignments {
 			if decidedElsewhere(name) {
 				delete(d.Assignments, name)
@@ -113,7 +127,8 @@ func Decide(obs Observation, mem Memory) Ready {
 	r := Ready{Desired: d, prepared: prepared(obs), held: obs.Config.MemQoSHeld != ""}
 	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments) || !sameRaises(mem.Burst.Raises, burst.Raises)
 	mem.Burst = burst
-	r.Events = append(droppedEvents(obs.Dropped), assignmentEvents(obs.Topology, mem.Assignments, d.Assignments)...)
+	mem.Moved = moved
+	r.Events = append(droppedEvents(obs.Dropped), assignmentEvents(obs.Topology, mem.Assignments, d.Assignments, d.Moves)...)
 	r.observed, r.decided, r.told = obs.Problems, d.Problems, mem.Problems
 	mem.Assignments = d.Assignments
 	r.Memory = mem

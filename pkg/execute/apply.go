@@ -162,7 +162,7 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[c
 		}
 	}
 	seen := ReadBack{}
-	reps := e.w.ApplyBatches(todo)
+	reps := e.applyMovedFirst(todo, who)
 	only, moves := e.poolOnly(reps, owner, marks), poolMoves{}
 	for i, rep := range reps {
 		e.account(rep.Report, owner, only, marks, moves, res)

@@ -101,6 +101,8 @@ type Executor struct {
 	// containers names the container cgroups of pods (Targets.Containers
 	// of the last Apply), for the events.
 	containers map[string]string
+	// moved names the workloads the decision applied moved (applyMovedFirst).
+	moved map[string]bool
 
 	// confirmed and reads: the files trusted until their recheck.
 	confirmed map[string]map[cgroup.Knob]confirmation
@@ -185,7 +187,7 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 	if e.c.DryRun {
 		e.printUncreated(rd.Desired.Ops, t.Uncreated)
 	}
-	e.containers = t.Containers
+	e.containers, e.moved = t.Containers, movedNames(rd.Desired.Moves)
 	rep := e.write(ops, restores, t.Owner)
 	e.applyCoreIsolation(rd.Desired.Workloads, t.Cgroups)
 	if err := e.FlushOriginals(); err != nil {

@@ -197,3 +197,30 @@ func WithBalancer(targets []Target, groups []balancerloop.Unsettled, nodes []int
 	})
 	return append(targets, bal...)
 }
+
+// WithMoved adds to targets a run for each workload moved to other CPUs
+// (decide.Memory.Moved): its memory follows it to its new nodes, best
+// effort, whatever its own memory locality says. A moved workload that is
+// a target already keeps its own settings: its new cpuset starts a new
+// series of runs, which runs now.
+func WithMoved(targets []Target, ws []workload.Workload, states []decide.WorkloadState, moved []string, nodes []int) []Target {
+	byName := map[string]decide.WorkloadState{}
+	for _, s := range states {
+		byName[s.Name] = s
+	}
+	for _, w := range ws {
+		st, ok := byName[w.Name]
+		if !slices.Contains(moved, w.Name) || w.Terminating || !ok || !slices.Contains(boundPools, st.Pool) ||
+			slices.ContainsFunc(targets, func(t Target) bool { return t.Name == w.Name && t.Skip == "" }) {
+			continue
+		}
+		t := Target{Name: w.Name, Containers: w.Containers, CPUs: st.CPUs, Local: st.NUMANodes, Nodes: nodes,
+			Settings: sloconfig.Locality{Policy: sloconfig.LocalityBestEffort}}
+		if !slices.ContainsFunc(nodes, func(n int) bool { return !slices.Contains(st.NUMANodes, n) }) {
+			t.Skip = locality.ReasonNoTargetNUMA
+		}
+		targets = slices.DeleteFunc(targets, func(o Target) bool { return o.Name == w.Name })
+		targets = append(targets, t)
+	}
+	return targets
+}

@@ -30,6 +30,7 @@ type Metrics struct {
 	ConfigErrs  prometheus.Counter   // invalid configs, each distinct error once
 	ConfigBad   prometheus.Gauge     // 1 while the config in force is the last good one
 	Writes      prometheus.Counter   // cgroup file writes
+	Moves       prometheus.Counter   // workloads moved so that another fits
 	Unsupported *prometheus.GaugeVec // by knob the kernel lacks
 	hostCheck   *prometheus.GaugeVec
 	NodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
@@ -81,6 +82,8 @@ func NewMetrics(version, commit string) *Metrics {
 			Help: "1 while the current config is invalid and the last good one is in force."}),
 		Writes: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_cgroup_writes_total",
 			Help: "Cgroup file writes made."}),
+		Moves: prometheus.NewCounter(prometheus.CounterOpts{Name: "locus_workload_moves_total",
+			Help: "Workloads moved to other CPUs (and their memory to those CPUs' nodes) so that another fits on the NUMA nodes it needs."}),
 		Unsupported: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "locus_unsupported_knobs",
 			Help: "1 for each cgroup file the kernel lacks (Alibaba Cloud Linux / Anolis extensions)."}, []string{"knob"}),
 	}
@@ -90,7 +93,7 @@ func NewMetrics(version, commit string) *Metrics {
 	m.NRICreates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_nri_containers_total",
 		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), LastDecision (not decided in time: given its pod's cpuset from the last decision), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
 	m.setBuild(version, commit)
-	m.Reg.MustRegister(m.NRICreates, m.build, m.cpus, m.numaNodes, m.memBytes, m.memRatio, m.wmarkMinAdj, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Unsupported, m.hostCheck, m.NodeCPUs)
+	m.Reg.MustRegister(m.NRICreates, m.build, m.cpus, m.numaNodes, m.memBytes, m.memRatio, m.wmarkMinAdj, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Moves, m.Unsupported, m.hostCheck, m.NodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.Reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

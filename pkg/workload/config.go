@@ -35,8 +35,8 @@ type Config struct {
 	// node.
 	CPUBurst cpuburst.NodeConfig
 	// MovesEnabled is the node's switch for moving movable workloads
-	// (HostConfig moves.enabled, off by default). It is read, not acted on
-	// yet: nothing moves a workload.
+	// (HostConfig moves.enabled, off by default): with it on, the decision
+	// moves them to make room for a workload that needs it (pkg/decide).
 	MovesEnabled bool
 }
 
