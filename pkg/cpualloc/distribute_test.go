@@ -4,7 +4,19 @@ import (
 	"testing"
 
 	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology"
 )
+
+// cpusPerNode counts the CPUs of set on each NUMA node.
+func cpusPerNode(topo *topology.Topology, set cpuset.CPUSet) map[int]int {
+	out := map[int]int{}
+	for _, id := range set.List() {
+		c, _ := topo.CPU(id)
+		out[c.NUMA]++
+	}
+	return out
+}
 
 // Two nodes of 16 two-thread cores (CPU c and c+32 are core c's threads):
 // a split in whole cores that one node cannot hold moves a CPU over, so
@@ -18,11 +30,7 @@ func TestDistributeSplitsWithinACoreWhenCoresDoNotFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perNode := map[int]int{}
-	for _, id := range res.CPUs.List() {
-		c, _ := topo.CPU(id)
-		perNode[c.NUMA]++
-	}
+	perNode := cpusPerNode(topo, res.CPUs)
 	if perNode[0] != 21 || perNode[1] != 19 {
 		t.Fatalf("cpus %s: %v per node, want 21 on node 0 and 19 on node 1", res.CPUs, perNode)
 	}
@@ -32,11 +40,7 @@ func TestDistributeSplitsWithinACoreWhenCoresDoNotFit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clear(perNode)
-	for _, id := range res.CPUs.List() {
-		c, _ := topo.CPU(id)
-		perNode[c.NUMA]++
-	}
+	perNode = cpusPerNode(topo, res.CPUs)
 	if perNode[0] != 20 || perNode[1] != 20 {
 		t.Fatalf("cpus %s: %v per node, want 20 and 20", res.CPUs, perNode)
 	}
@@ -76,11 +80,7 @@ func TestDistributePrefersFewerNodesToWholeCoreShares(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perNode := map[int]int{}
-	for _, id := range res.CPUs.List() {
-		c, _ := topo.CPU(id)
-		perNode[c.NUMA]++
-	}
+	perNode := cpusPerNode(topo, res.CPUs)
 	if perNode[0] != 7 || perNode[1] != 5 || len(perNode) != 2 {
 		t.Fatalf("cpus %s: %v per node, want 7 on node 0 and 5 on node 1", res.CPUs, perNode)
 	}
