@@ -112,6 +112,17 @@ func Subtract(free, held map[int]Memory) map[int]Memory {
 	return out
 }
 
+// GiveBack is free with held given back, node by node (a workload that
+// held it moved or left); a node held but absent from free stays absent.
+// free is not changed.
+func GiveBack(free, held map[int]Memory) map[int]Memory {
+	out := make(map[int]Memory, len(free))
+	for id, f := range free {
+		out[id] = f.Add(held[id])
+	}
+	return out
+}
+
 // Capacity is what each NUMA node with memory can give pinned workloads:
 // its MemoryTotal and its huge page pools (Total pages of each size: they
 // are reserved for the node; Free only shows what has not been faulted in),

@@ -209,7 +209,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 					a := out[mv.Workload]
 					state = state.Without(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy})
 					if h, ok := holds[mv.Workload]; ok && free != nil {
-						free = giveBack(free, h)
+						free = cpualloc.GiveBack(free, h)
 						delete(holds, mv.Workload)
 					}
 					a = workload.Assignment{CPUs: mv.To, Policy: a.Policy, RequestMilli: a.RequestMilli,

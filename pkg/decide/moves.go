@@ -147,12 +147,3 @@ func repinnedMessage(m Move) string {
 	}
 	return msg
 }
-
-// giveBack is free with held given back, node by node, in a new map.
-func giveBack(free, held map[int]cpualloc.Memory) map[int]cpualloc.Memory {
-	out := make(map[int]cpualloc.Memory, len(free))
-	for id, f := range free {
-		out[id] = f.Add(held[id])
-	}
-	return out
-}

@@ -65,7 +65,7 @@ func checkReplay(t testing.TB, topo *topology.Topology, in Input, plan Plan) {
 					t.Fatalf("%q: node %d cannot hold %+v, has %+v", mv.Workload, node, m, f)
 				}
 			}
-			free = addHeld(cpualloc.Subtract(free, held), h.MemHeld)
+			free = cpualloc.GiveBack(cpualloc.Subtract(free, held), h.MemHeld)
 		}
 		moved[mv.Workload] = true
 		taken = taken.Union(mv.To).Difference(mv.From)

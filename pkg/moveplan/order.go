@@ -68,7 +68,7 @@ func (p *planner) apply(tg target, order []int) (Plan, bool) {
 		st = st.With(res, req)
 		st.Exclusive = st.Exclusive.Difference(h.CPUs)
 		if st.Free != nil {
-			st.Free = addHeld(st.Free, h.MemHeld)
+			st.Free = cpualloc.GiveBack(st.Free, h.MemHeld)
 		}
 		mv := Move{Workload: h.Name, From: h.CPUs, To: res.CPUs, FromNodes: p.nodesOf(h.CPUs),
 			ToNodes: res.NUMANodes, MemNodes: res.MemNodes}
@@ -121,13 +121,4 @@ func heldNodes(held map[int]cpualloc.Memory) int {
 		}
 	}
 	return n
-}
-
-// addHeld gives held back to free, in a new map.
-func addHeld(free, held map[int]cpualloc.Memory) map[int]cpualloc.Memory {
-	out := make(map[int]cpualloc.Memory, len(free))
-	for id, f := range free {
-		out[id] = f.Add(held[id])
-	}
-	return out
 }
