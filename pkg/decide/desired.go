@@ -168,13 +168,15 @@ func Compute(in Input) Desired {
 			d.Problems = append(d.Problems, probs...)
 			st.ContainerCPUs = partLists(parts)
 		}
+		ded, probs := dedicatedOf(in.Topology, w, d.Assignments, len(pinned) == 0, facts, sharedFacts, pools.Shared)
+		facts, d.Problems = ded.parent, append(d.Problems, probs...)
 		if cpus.IsEmpty() && kube.Unknown == "" && len(pinned) == 0 {
 			// An empty list is no cpuset the kernel accepts: the workload
 			// keeps the CPUs it has (SharedPoolEmpty says why).
 			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "NoCPUs", Message: fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
 		}
 		for _, c := range w.Containers {
-			if cpus.IsEmpty() {
+			if cpus.IsEmpty() || ded.leave {
 				break
 			}
 			if _, ok := pinned[c.Name]; ok {
@@ -200,8 +202,9 @@ func Compute(in Input) Desired {
 				d.Unlisted = map[string]PodCPUSet{}
 			}
 			d.Unlisted[w.Cgroup] = p
-			d.Ops = append(d.Ops, p.Ops(w.Unlisted...)...)
+			d.Ops = append(d.Ops, p.Ops(ded.others(w.Unlisted)...)...)
 		}
+		d.Ops = append(d.Ops, ded.ops...)
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroupfile.Op{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
 		} else if w.OwnsMemoryLimit {
