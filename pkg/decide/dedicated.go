@@ -3,6 +3,7 @@ package decide
 import (
 	"cmp"
 	"fmt"
+	"path"
 	"slices"
 
 	"k8s.io/utils/cpuset"
@@ -32,6 +33,9 @@ type dedicated struct {
 	parent cpuFacts
 	ops    []cgroupfile.Op
 	pinned map[string]bool // the thread cgroups ops write
+	// shown is each thread's CPUs by its cgroup's name (vcpu0, emulator),
+	// for the workload's status beside a pod's containers' parts.
+	shown map[string]string
 }
 
 // dedicatedOf divides the CPUs w holds (its assignment in as) among its
@@ -50,12 +54,12 @@ func dedicatedOf(t *topology.Topology, w workload.Workload, as map[string]worklo
 			Message: fmt.Sprintf("cpuPolicy dedicated: %d vCPUs need %d whole cores, and the workload's CPUs %s hold %d; raise resources.limits.cpu to a whole core per vCPU. The domain's cpusets are left as they are",
 				n, n, a.CPUs, len(cores))}}
 	}
-	d := dedicated{on: true, parent: vm, pinned: map[string]bool{}}
+	d := dedicated{on: true, parent: vm, pinned: map[string]bool{}, shown: map[string]string{}}
 	used := cpuset.New()
 	for i, cg := range w.Dedicated.VCPUs {
 		used = used.Union(cores[i])
 		d.ops = append(d.ops, PodCPUSet{Mems: vm.mems, CPUs: cores[i].String()}.Ops(cg)...)
-		d.pinned[cg] = true
+		d.pinned[cg], d.shown[path.Base(cg)] = true, cores[i].String()
 	}
 	emulator := PodCPUSet{Mems: vm.mems, CPUs: a.CPUs.Difference(used).String()}
 	switch {
@@ -67,8 +71,17 @@ func dedicatedOf(t *topology.Topology, w workload.Workload, as map[string]worklo
 		emulator.CPUs = a.CPUs.String() // no pool left: it shares the vCPUs' cores
 	}
 	d.ops = append(d.ops, emulator.Ops(w.Dedicated.Emulator)...)
-	d.pinned[w.Dedicated.Emulator] = true
+	d.pinned[w.Dedicated.Emulator], d.shown[path.Base(w.Dedicated.Emulator)] = true, emulator.CPUs
 	return d, nil
+}
+
+// shownOr is what the workload's status shows of its threads' CPUs: each
+// thread's, else parts (a pod's containers').
+func (d dedicated) shownOr(parts map[string]string) map[string]string {
+	if len(d.shown) == 0 {
+		return parts
+	}
+	return d.shown
 }
 
 // others are the cgroups of list the workload's own cpuset goes to: none

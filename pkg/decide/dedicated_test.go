@@ -102,6 +102,10 @@ func TestComputeDedicatedVCPUs(t *testing.T) {
 			if got := cpusets(d.Ops); !reflect.DeepEqual(got, tc.want) || !slices.Equal(probs, tc.probs) {
 				t.Errorf("cpusets (cpus mems) %v, problems %q;\nwant %v, %q", got, probs, tc.want, tc.probs)
 			}
+			if shown := d.Workloads[0].ContainerCPUs; tc.w.Dedicated != nil && len(tc.probs) == 0 &&
+				(shown["vcpu0"] != strings.Fields(tc.want["./libvirt/vcpu0"])[0] || shown["emulator"] != strings.Fields(tc.want["./libvirt/emulator"])[0]) {
+				t.Errorf("status shows the threads' CPUs as %v", shown)
+			}
 			if again := Compute(in); !reflect.DeepEqual(again.Ops, d.Ops) {
 				t.Errorf("deciding twice gives other ops")
 			}

@@ -57,7 +57,8 @@ type WorkloadState struct {
 	CPUBurstWhy   string `json:"cpuBurstReason,omitempty"`
 	QuotaBurstWhy string `json:"cfsQuotaBurstReason,omitempty"`
 	// ContainerCPUs is each container's part of a container-scope pod's
-	// CPUs (locus.io/cpu-scope: container), as CPU lists.
+	// CPUs (locus.io/cpu-scope: container), or each thread cgroup's of a
+	// dedicated libvirt domain (vcpu0, emulator), as CPU lists.
 	ContainerCPUs map[string]string `json:"containerCPUs,omitempty"`
 	// MemoryByNode is, by NUMA node, the memory and huge pages the
 	// workload's request holds there (none for a workload without CPUs of
@@ -170,6 +171,7 @@ func Compute(in Input) Desired {
 		}
 		ded, probs := dedicatedOf(in.Topology, w, d.Assignments, len(pinned) == 0, facts, sharedFacts, pools.Shared)
 		facts, d.Problems = ded.parent, append(d.Problems, probs...)
+		st.ContainerCPUs = ded.shownOr(st.ContainerCPUs)
 		if cpus.IsEmpty() && kube.Unknown == "" && len(pinned) == 0 {
 			// An empty list is no cpuset the kernel accepts: the workload
 			// keeps the CPUs it has (SharedPoolEmpty says why).
