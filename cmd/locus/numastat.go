@@ -29,6 +29,7 @@ type localityTarget struct {
 	cgroup, workload              string
 	procRoot, sysfsRoot, stateDir string
 	cgroupRoot, cgroupVersion     string
+	byName                        // numastat's --libvirt-domain and --comm
 }
 
 func (o *localityTarget) flags(cmd *cobra.Command, pidFlag string, pidShort string) {
@@ -59,7 +60,10 @@ func (o localityTarget) resolve(pidFlag string) (resolvedTarget, error) {
 			n++
 		}
 	}
-	if n != 1 {
+	if n+o.given() != 1 && o.also != "" {
+		return resolvedTarget{}, usagef("give exactly one of --%s, --cgroup, --workload, %s", pidFlag, o.also)
+	}
+	if n+o.given() != 1 {
 		return resolvedTarget{}, usagef("give exactly one of --%s, --cgroup or --workload", pidFlag)
 	}
 	if o.pid < 0 {
@@ -80,13 +84,12 @@ func (o localityTarget) resolve(pidFlag string) (resolvedTarget, error) {
 		if cpus, err = reader.CPUsAllowed(o.pid); err != nil {
 			return t, err
 		}
-	case o.cgroup != "":
-		t.Label = "cgroup " + o.cgroup
-		if t.PIDs, err = o.cgroupPIDs(o.cgroup); err != nil {
+	case o.cgroup != "" || o.given() != 0:
+		if t.Label, t.PIDs, err = o.pidsOf(); err != nil {
 			return t, err
 		}
 		if cpus, err = unionCPUsAllowed(reader, t.PIDs); err != nil {
-			return t, fmt.Errorf("cgroup %s: %w", o.cgroup, err)
+			return t, fmt.Errorf("%s: %w", t.Label, err)
 		}
 	default:
 		w, err := o.findWorkload()
@@ -166,13 +169,15 @@ func newNumastatCmd() *cobra.Command {
 	var o localityTarget
 	var output string
 	cmd := &cobra.Command{
-		Use:   "numastat (-p PID | --cgroup PATH | --workload NAME) [-o table|json]",
+		Use:   "numastat (-p PID | --cgroup PATH | --workload NAME | --libvirt-domain NAME | --comm NAME) [-o table|json]",
 		Short: "Show on which NUMA nodes a process, cgroup or workload has its memory",
 		Long: `Show memory per NUMA node in MB, as "numastat -p" does (Huge, Heap, Stack,
 Private and Total rows), and the local ratio: the share of pages on the local
 nodes, which are the nodes of the CPUs the target may run on (a process's
 Cpus_allowed_list, or the workload's cpuset). A cgroup or workload counts each
-process once, however many threads it has.`,
+process once, however many threads it has; a libvirt domain is its scope and
+the cgroups of its threads, a command name every process of that name, summed
+as "numastat -p qemu-kvm" does.`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -194,6 +199,8 @@ process once, however many threads it has.`,
 		},
 	}
 	o.flags(cmd, "pid", "p")
+	o.byName.flags(cmd)
+	o.also = "--libvirt-domain or --comm"
 	outputFlag(cmd, &output)
 	return cmd
 }

@@ -111,7 +111,7 @@ func TestNumastatErrors(t *testing.T) {
 		usage bool
 		want  string
 	}{
-		{[]string{"numastat"}, true, "give exactly one of --pid, --cgroup or --workload"},
+		{[]string{"numastat"}, true, "give exactly one of --pid, --cgroup, --workload, --libvirt-domain or --comm"},
 		{[]string{"numastat", "-p", "1", "--cgroup", "x"}, true, "exactly one"},
 		{[]string{"numastat", "-p", "4242", "-o", "yaml"}, true, "unknown output format"},
 		{[]string{"numastat", "-p", "999", "--sysfs-root", sys, "--proc-root", proc}, false, "no such process"},

@@ -29,7 +29,7 @@ func resolveWorkloads(cfg *hostconfig.HostConfig, cgroupOf func(*hostconfig.Host
 	for _, w := range cfg.Workloads {
 		cg, below := cgroupOf(cfg, w)
 		st := workload.FromHostConfig(w, cg)
-		st.Plan.Unlisted = below // cgroups someone else made below it, given its cpuset
+		st.Plan.SetBelow(below) // cgroups someone else made below it, given its cpuset
 		out = append(out, resolved{spec: w, source: status.Source(hostsource.KindOf(w)), cgroup: cg, class: st.Class, plan: st.Plan, problems: st.Problems})
 	}
 	return out

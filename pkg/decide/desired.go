@@ -59,7 +59,8 @@ type WorkloadState struct {
 	CPUBurstWhy   string `json:"cpuBurstReason,omitempty"`
 	QuotaBurstWhy string `json:"cfsQuotaBurstReason,omitempty"`
 	// ContainerCPUs is each container's part of a container-scope pod's
-	// CPUs (locus.io/cpu-scope: container), as CPU lists.
+	// CPUs (locus.io/cpu-scope: container), or each thread cgroup's of a
+	// dedicated libvirt domain (vcpu0, emulator), as CPU lists.
 	ContainerCPUs map[string]string `json:"containerCPUs,omitempty"`
 	// MemoryByNode is, by NUMA node, the memory and huge pages the
 	// workload's request holds there (none for a workload without CPUs of
@@ -173,13 +174,16 @@ func Compute(in Input) Desired {
 			d.Problems = append(d.Problems, probs...)
 			st.ContainerCPUs = partLists(parts)
 		}
+		ded, probs := dedicatedOf(in.Topology, w, d.Assignments, len(pinned) == 0, facts, sharedFacts, pools.Shared)
+		facts, d.Problems = ded.parent, append(d.Problems, probs...)
+		st.ContainerCPUs = ded.shownOr(st.ContainerCPUs)
 		if cpus.IsEmpty() && kube.Unknown == "" && len(pinned) == 0 {
 			// An empty list is no cpuset the kernel accepts: the workload
 			// keeps the CPUs it has (SharedPoolEmpty says why).
 			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "NoCPUs", Message: fmt.Sprintf("the %s pool has no CPU left; cpuset.cpus and cpuset.mems are left as they are", st.Pool)})
 		}
 		for _, c := range w.Containers {
-			if cpus.IsEmpty() {
+			if cpus.IsEmpty() || ded.leave {
 				break
 			}
 			if _, ok := pinned[c.Name]; ok {
@@ -205,8 +209,9 @@ func Compute(in Input) Desired {
 				d.Unlisted = map[string]PodCPUSet{}
 			}
 			d.Unlisted[w.Cgroup] = p
-			d.Ops = append(d.Ops, p.Ops(w.Unlisted...)...)
+			d.Ops = append(d.Ops, p.Ops(ded.others(w.Unlisted)...)...)
 		}
+		d.Ops = append(d.Ops, ded.ops...)
 		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
 			d.Ops = append(d.Ops, cgroupfile.Op{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
 		} else if w.OwnsMemoryLimit {

@@ -16,13 +16,14 @@ type originalKey struct {
 	knob cgroup.Knob
 }
 
-// originalsBelow lists, for the cgroup of each pod of ws, the originals
-// recorded for it and the cgroups below it (its containers'), parsing the
-// store's keys once for all the pods. Workloads that are not pods have
-// none: restoreAll covers their one cgroup.
-func (e *Executor) originalsBelow(ws map[string]state.Workload) map[string][]originalKey {
+// originalsBelow lists, for the cgroup of each workload of ws, the
+// originals recorded for it and the cgroups below it (a pod's containers',
+// a libvirt domain's threads'), parsing the store's keys once for all of
+// them. A cgroup below that is kept (another workload's, or under one) is
+// not listed: its files are its own workload's.
+func (e *Executor) originalsBelow(ws map[string]state.Workload, keep map[string]bool) map[string][]originalKey {
 	lister, ok := e.c.Originals.(interface{ Keys() []string })
-	if !e.c.Pods || !ok || len(ws) == 0 {
+	if !ok || len(ws) == 0 {
 		return nil
 	}
 	removing := make(map[string]bool, len(ws))
@@ -35,18 +36,20 @@ func (e *Executor) originalsBelow(ws map[string]state.Workload) map[string][]ori
 		if !ok {
 			continue
 		}
+		kept := false
 		for p := cg; p != "." && p != "/" && p != ""; p = path.Dir(p) {
-			if removing[p] {
+			if removing[p] && !kept {
 				out[p] = append(out[p], originalKey{key: key, ctrl: ctrl, cg: cg, knob: knob})
 			}
+			kept = kept || (keep[p] && !removing[p])
 		}
 	}
 	return out
 }
 
-// restoreBelow finishes the removal of a pod: the agent wrote its container
-// cgroups, children of the pod cgroup, which restoreAll (the pod cgroup's
-// own files) does not cover. Files of containers still there get their
+// restoreBelow finishes the removal of a pod or a libvirt domain: the agent
+// wrote its container (thread) cgroups, children of its cgroup, which
+// restoreAll (that cgroup's own files) does not cover. Files of containers still there get their
 // original values back; the keys of the originals of cgroups that are gone
 // (the kubelet removed the pod) are returned, to be forgotten, so
 // originals.json does not keep growing with every pod the node has run.

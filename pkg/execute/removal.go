@@ -39,7 +39,7 @@ func (e *Executor) Remove(name string, w state.Workload, keep map[string]bool) (
 func (e *Executor) RemoveAll(ws map[string]state.Workload, keep map[string]bool) (res Report, errs map[string]error) {
 	errs = map[string]error{}
 	e.unisolateRemoved(ws)
-	below := e.originalsBelow(ws)
+	below := e.originalsBelow(ws, keep)
 	var done, gone []string
 	for _, name := range slices.Sorted(maps.Keys(ws)) {
 		w := ws[name]

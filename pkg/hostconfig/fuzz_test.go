@@ -43,6 +43,9 @@ func FuzzParse(f *testing.F) {
 	fuzzseed.Add(f, func(s string) string {
 		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  devices: " + s + "\n"
 	})
+	fuzzseed.Add(f, func(s string) string {
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: vm\n  match: {libvirtDomain: vm1}\n  cpuPolicy: " + yamlString(s) + "\n"
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var cfg *HostConfig
@@ -60,6 +63,9 @@ func FuzzParse(f *testing.F) {
 		for _, w := range cfg.Workloads {
 			if err := cgroup.CheckRel(cfg.CgroupPath(w)); err != nil {
 				t.Fatalf("workload %q: cgroup path %q: %v", w.Name, cfg.CgroupPath(w), err)
+			}
+			if p := w.CPUPolicy; (p != "" && p != CPUPolicyShared && !w.Dedicated()) || (w.Dedicated() && (w.Match == nil || w.Match.LibvirtDomain == "")) {
+				t.Fatalf("workload %q: accepted cpuPolicy %q with match %+v", w.Name, p, w.Match)
 			}
 		}
 		out, err := yaml.Marshal(cfg)

@@ -76,6 +76,11 @@ type Workload struct {
 	// GPU, a NIC: "0000:3b:00.0"), kept as written for pkg/workload, which
 	// reads them (workload.ParseDevices): its CPUs are placed next to them.
 	Devices []string `json:"devices,omitempty"`
+	// CPUPolicy, for a libvirt domain (match.libvirtDomain) with exclusive
+	// CPUs, is how its threads share them: shared (the default: every
+	// thread gets them all) or dedicated (each vCPU a whole core of its
+	// own, the emulator threads the rest).
+	CPUPolicy string `json:"cpuPolicy,omitempty"`
 }
 
 // Resources mirrors a container's requests and limits.
@@ -186,6 +191,9 @@ func (w Workload) validate() error {
 	}
 	if sources != 1 {
 		return fmt.Errorf("cgroup|command|match: give exactly one of them")
+	}
+	if err := w.validateCPUPolicy(); err != nil {
+		return err
 	}
 	switch strings.ToUpper(w.QOSClass) {
 	case "", "LS", "LSR", "LSE", "BE", "SYSTEM":

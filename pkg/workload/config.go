@@ -81,6 +81,9 @@ func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
 		return nil, err
 	}
 	for i, w := range hc.Workloads {
+		if err := checkDedicated(i, w); err != nil {
+			return nil, err
+		}
 		if _, err := StandaloneMemory(w); err != nil {
 			return nil, fmt.Errorf("workloads[%d].%w (workload %q)", i, err, w.Name)
 		}

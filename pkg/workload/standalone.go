@@ -66,6 +66,7 @@ func FromHostConfig(w hostconfig.Workload, cgroup string) Standalone {
 		MemoryLimit:     mem.LimitBytes,
 		QoS:             qos,
 		Devices:         devices,
+		dedicated:       w.Dedicated() && need.Exclusive,
 	}}
 	s.Plan.SetMemQoS(MemQoSOf("", labels, w.Annotations, kube, []memqos.Container{mem}))
 	s.Plan.SetMemoryLocality(w.Annotations)

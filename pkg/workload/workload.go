@@ -90,6 +90,11 @@ type Workload struct {
 	// HostConfig's devices (ParseDevices); any source that learns which
 	// devices a workload holds fills it the same way.
 	Devices []string
+	// Dedicated, for a libvirt domain under a dedicated CPU policy, are
+	// its vCPU and emulator threads' cgroups (SetBelow), which get cpusets
+	// of their own; nil otherwise. dedicated is the policy as read.
+	Dedicated *DedicatedThreads
+	dedicated bool
 }
 
 // Container is one container's cgroup; its name matches MemQoS.Containers.
