@@ -1,13 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/status"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -39,22 +37,7 @@ workloads:
   annotations: {cpuset-scheduler: "true"}
   devices: ["AF:00.0"]
 `
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runLocus(t, "agent", "--once", "--standalone", "--config", cfg, "--state-dir", state, "--sysfs-root", sys,
-		"--cgroup-root", cg, "--cgroup-version", "v2", "--metrics-addr", ""); err != nil {
-		t.Fatalf("agent --once: %v\n%s", err, out)
-	}
-	js, _ := runLocus(t, "status", "--state-dir", state, "-o", "json")
-	var st status.Status
-	if err := json.Unmarshal([]byte(js), &st); err != nil {
-		t.Fatalf("status -o json: %v\n%s", err, js)
-	}
-	byName := map[string]status.WorkloadStatus{}
-	for _, w := range st.Workloads {
-		byName[w.Name] = w
-	}
+	byName := agentOnceStatus(t, cfg, doc, state, sys, cg)
 	for name, want := range map[string][2]string{"a-train": {"16-30,48-62", "1"}, "b-infer": {"0-1,32-33", "0"}} {
 		cpus, _ := os.ReadFile(filepath.Join(cg, "pods", name, "cpuset.cpus"))
 		mems, _ := os.ReadFile(filepath.Join(cg, "pods", name, "cpuset.mems"))

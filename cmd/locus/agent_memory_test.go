@@ -48,22 +48,7 @@ workloads:
   resources: {limits: {cpu: "1", hugepages-2Mi: 128Mi}}
   annotations: {cpuset-scheduler: "true"}
 `
-	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := runLocus(t, "agent", "--once", "--standalone", "--config", cfg, "--state-dir", state, "--sysfs-root", sys,
-		"--cgroup-root", cg, "--cgroup-version", "v2", "--metrics-addr", ""); err != nil {
-		t.Fatalf("agent --once: %v\n%s", err, out)
-	}
-	js, _ := runLocus(t, "status", "--state-dir", state, "-o", "json")
-	var st status.Status
-	if err := json.Unmarshal([]byte(js), &st); err != nil {
-		t.Fatalf("status -o json: %v\n%s", err, js)
-	}
-	byName := map[string]status.WorkloadStatus{}
-	for _, w := range st.Workloads {
-		byName[w.Name] = w
-	}
+	byName := agentOnceStatus(t, cfg, doc, state, sys, cg)
 	db := byName["db"]
 	if db.Pool != "exclusive" || db.Mems != "0" || len(db.MemoryByNode) != 1 ||
 		db.MemoryByNode[0] != (status.NodeMemory{Node: 0, Bytes: 4 << 30, HugePages2Mi: 64 << 20}) {
@@ -106,4 +91,28 @@ func copyDir(t *testing.T, from, to string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// agentOnceStatus writes doc to cfg, runs one standalone reconcile on the
+// fixture sysfs tree sys and the v2 cgroup tree cg, and returns what
+// `locus status -o json` then says of each workload, by name.
+func agentOnceStatus(t *testing.T, cfg, doc, state, sys, cg string) map[string]status.WorkloadStatus {
+	t.Helper()
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runLocus(t, "agent", "--once", "--standalone", "--config", cfg, "--state-dir", state, "--sysfs-root", sys,
+		"--cgroup-root", cg, "--cgroup-version", "v2", "--metrics-addr", ""); err != nil {
+		t.Fatalf("agent --once: %v\n%s", err, out)
+	}
+	js, _ := runLocus(t, "status", "--state-dir", state, "-o", "json")
+	var st status.Status
+	if err := json.Unmarshal([]byte(js), &st); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, js)
+	}
+	byName := map[string]status.WorkloadStatus{}
+	for _, w := range st.Workloads {
+		byName[w.Name] = w
+	}
+	return byName
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -24,18 +21,7 @@ func TestTopologyShowsDevices(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
 	}
-	out, err := runLocus(t, "topology", "--sysfs-root", dir, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "topology.json")
-	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := topology.LoadJSONFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := topologyLoadedBack(t, dir)
 	if want := fixture.MustBuild(fixture.DeviceNodeUnknown); !reflect.DeepEqual(got.Devices, want.Devices) {
 		t.Fatalf("loaded devices %+v\nwant %+v", got.Devices, want.Devices)
 	}

@@ -40,18 +40,7 @@ func fixtureTree(t *testing.T, shape string, extra ...string) string {
 // The JSON printed by `locus topology -o json` is what --topology loads.
 func TestTopologyJSONLoadsBack(t *testing.T) {
 	dir := fixtureTree(t, fixture.MemoryOnly.Name, "--offline", "3", "--isolated", "0-1")
-	out, err := runLocus(t, "topology", "--sysfs-root", dir, "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "topology.json")
-	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := topology.LoadJSONFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := topologyLoadedBack(t, dir)
 	s := fixture.MemoryOnly
 	s.Offline, s.Isolated = "3", "0-1"
 	if want := fixture.MustBuild(s); !reflect.DeepEqual(got, want) {
@@ -120,4 +109,23 @@ func TestTopologyBadTreeExitsOne(t *testing.T) {
 	if code := exitCode(err); code != 1 {
 		t.Errorf("exit status %d, want 1", code)
 	}
+}
+
+// topologyLoadedBack is the topology `locus topology -o json` prints for
+// the sysfs tree dir, loaded back as --topology loads it.
+func topologyLoadedBack(t *testing.T, dir string) *topology.Topology {
+	t.Helper()
+	out, err := runLocus(t, "topology", "--sysfs-root", dir, "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "topology.json")
+	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := topology.LoadJSONFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
