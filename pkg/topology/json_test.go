@@ -83,17 +83,7 @@ func TestJSONUnmarshalErrorsNameTheField(t *testing.T) {
 		t.Fatalf("baseline document rejected: %v", err)
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			doc := strings.Replace(good, c.old, c.new, 1)
-			if doc == good {
-				t.Fatalf("edit %q -> %q changed nothing", c.old, c.new)
-			}
-			var top topology.Topology
-			err := json.Unmarshal([]byte(doc), &top)
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want one containing %q", err, c.want)
-			}
-		})
+		refusesEdit(t, good, c.name, c.old, c.new, c.want)
 	}
 }
 
@@ -152,4 +142,21 @@ func TestParseCPUList(t *testing.T) {
 			t.Errorf("ParseCPUList(%q) = %q, %v; want %q (error expected: %v)", c.in, set.String(), err, c.want, c.bad)
 		}
 	}
+}
+
+// refusesEdit checks that good with old replaced by new (once) is refused
+// by the JSON reader with an error containing want.
+func refusesEdit(t *testing.T, good, name, old, new, want string) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		doc := strings.Replace(good, old, new, 1)
+		if doc == good {
+			t.Fatalf("edit %q -> %q changed nothing", old, new)
+		}
+		var top topology.Topology
+		err := json.Unmarshal([]byte(doc), &top)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("error %v, want one containing %q", err, want)
+		}
+	})
 }
