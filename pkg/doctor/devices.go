@@ -22,13 +22,9 @@ func checkDeviceNodes(env Env) Result {
 	if !isDir(env.sys("bus/pci/devices")) {
 		return Result{Status: NA, Found: "no " + env.sys("bus/pci/devices") + ": no PCI devices to place CPUs near"}
 	}
-	t, err := topology.Discover(env.SysfsRoot)
+	t, scan, err := topology.DiscoverScan(env.SysfsRoot)
 	if err != nil {
 		return unreadable(Warn, err, "Locus reads the machine and its devices from sysfs; check that sysfs is mounted at --sysfs-root")
-	}
-	scan, err := topology.ScanPCI(env.SysfsRoot, t)
-	if err != nil {
-		return unreadable(Warn, err, "check that sysfs is mounted at --sysfs-root")
 	}
 	found := devicesPerNode(t, scan)
 	unknown := t.DevicesOn(topology.NUMAUnknown)

@@ -20,6 +20,27 @@ import (
 // then one node 0 holding every CPU at distance 10, with memory reported as 0
 // because the only other source, /proc/meminfo, lies outside the sysfs tree.
 func Discover(sysfsRoot string) (*Topology, error) {
+	t, _, err := DiscoverScan(sysfsRoot)
+	return t, err
+}
+
+// DiscoverScan is Discover with what the PCI scan skipped (PCIScan), for a
+// caller that reports it: the tree is read once.
+func DiscoverScan(sysfsRoot string) (*Topology, PCIScan, error) {
+	t, err := discoverMachine(sysfsRoot)
+	if err != nil {
+		return nil, PCIScan{}, err
+	}
+	pci, err := ScanPCI(sysfsRoot, t)
+	if err != nil {
+		return nil, PCIScan{}, err
+	}
+	t.Devices = pci.Devices
+	return t, pci, nil
+}
+
+// discoverMachine reads the CPUs and nodes of the tree, devices aside.
+func discoverMachine(sysfsRoot string) (*Topology, error) {
 	cpuDir := filepath.Join(sysfsRoot, "devices", "system", "cpu")
 	onlinePath := filepath.Join(cpuDir, "online")
 	online, err := readList(onlinePath)
@@ -50,11 +71,6 @@ func Discover(sysfsRoot string) (*Topology, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("sysfs tree %s: %w", sysfsRoot, err)
 	}
-	pci, err := ScanPCI(sysfsRoot, t)
-	if err != nil {
-		return nil, err
-	}
-	t.Devices = pci.Devices
 	return t, nil
 }
 
