@@ -1,8 +1,12 @@
 package cpualloc
 
 import (
+	"errors"
 	"testing"
 
+	"k8s.io/utils/cpuset"
+
+	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -46,4 +50,25 @@ func TestOfflineSiblingIsNotHybrid(t *testing.T) {
 		{name: "full-pcpus skips a core with an offline sibling", shape: offlineShape(fixture.Intel2S96C, "96"),
 			req: Request{CPUs: 2, Policy: FullPCPUs}, want: "1,97", wantNodes: []int{0}},
 	})
+}
+
+// Cores of several widths that are not a hybrid part's single-thread cores
+// (a core of 4 threads beside cores of 2, as a hostile report may give):
+// full-pcpus never hands out fewer CPUs than asked when no sum of whole
+// cores makes the count. It returned an empty set, with no error, before.
+func TestFullPCPUsNeverFewerThanAsked(t *testing.T) {
+	topo := &topology.Topology{Isolated: cpuset.New()}
+	for id, core := range []int{0, 0, 0, 0, 1, 1, 2, 2} {
+		topo.CPUs = append(topo.CPUs, topology.CPU{ID: id, Core: core, NUMA: 0, L3: 0})
+	}
+	topo.Nodes = []topology.NUMANode{{ID: 0, CPUs: topo.CPUSet(), MemoryTotal: gib, Distances: []int{10}}}
+	for _, n := range []int{1, 3} {
+		res, err := Allocate(topo, State{}, cpuset.New(), Request{CPUs: n, Policy: FullPCPUs})
+		if !errors.Is(err, ErrInsufficient) || res.CPUs.Size() != 0 {
+			t.Errorf("%d CPUs: %s, %v; want ErrInsufficient", n, res.CPUs, err)
+		}
+	}
+	if res, err := Allocate(topo, State{}, cpuset.New(), Request{CPUs: 2, Policy: FullPCPUs}); err != nil || res.CPUs.Size() != 2 {
+		t.Errorf("2 CPUs: %s, %v; want a 2-thread core", res.CPUs, err)
+	}
 }

@@ -49,6 +49,11 @@ func (v *view) fullPCPUs() ([]int, error) {
 			}
 		}
 	}
+	if len(out) != v.n {
+		// Cores of several widths (a machine report may give any) that no
+		// sum of whole ones makes exactly: never fewer CPUs than asked.
+		return nil, shortf("%s: requested=%d, whole free cores add up to %d CPUs at most without exceeding it", FullPCPUs, v.n, len(out))
+	}
 	return out, nil
 }
 
