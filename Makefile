@@ -70,6 +70,9 @@ test-deps:
 FUZZTIME      ?= 10s
 FUZZTIME_TEST ?= 5000x
 test: FUZZTIME = $(FUZZTIME_TEST)
+# Two targets at a time: one fuzzes while the next one's test binary links.
+FUZZJOBS      ?= 1
+test: FUZZJOBS = 2
 # A short run starts from the committed seeds only: replaying the corpus an
 # earlier long campaign left in the Go cache would take longer than the run.
 test: FUZZCLEAN = 1
@@ -92,7 +95,7 @@ unit:
 
 fuzz:
 	if [ "$(FUZZCLEAN)" = 1 ]; then $(GO) clean -fuzzcache; fi
-	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+	FUZZTIME=$(FUZZTIME) FUZZJOBS=$(FUZZJOBS) hack/fuzz.sh
 
 bench-vet:
 	cd bench && $(GO) vet ./... && $(GO) test -count=1 -run . ./...

@@ -8,7 +8,8 @@
 #   hack/fuzz.sh pkg/cgroup           the targets of some packages
 #   hack/fuzz.sh --list               print "package target" and exit
 #
-# FUZZPARALLEL is the number of fuzzing workers per target (default 1: the
+# FUZZJOBS is the number of targets fuzzed at once (default 1; make test uses
+# 2). FUZZPARALLEL is the number of fuzzing workers per target (default 1: the
 # CI machines have 2 CPUs). FUZZMINIMIZETIME bounds the shrinking of each new
 # interesting input (go test's default, 60s, spends most of a long campaign
 # shrinking the mebibyte seeds' offspring; executions spent there do not count). With FUZZLOG=dir each target's output is kept as
@@ -39,9 +40,13 @@ fi
 
 list=$(targets "$@")
 [ -n "$list" ] || { echo "no fuzz targets found" >&2; exit 1; }
-failed=()
-start=$SECONDS
-while read -r pkg target; do
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+# fuzz_one PKG TARGET fuzzes one target and prints its verdict line; a failed
+# target's verdict begins with FAIL and carries the tail of its log.
+fuzz_one() {
+	local pkg=$1 target=$2 log corpus before after rc last
 	log=$(mktemp)
 	corpus="$pkg/testdata/fuzz/$target"
 	before=$(ls "$corpus" 2>/dev/null | wc -l)
@@ -62,20 +67,37 @@ while read -r pkg target; do
 		grep -q '^    context deadline exceeded$' "$log" &&
 		[ "$(grep -c -- '--- FAIL' "$log")" = 1 ]; then
 		echo "ok   $pkg $target ${last} (the coordinator's deadline race, go.dev/issue/75804; no input failed)"
-		rm -f "$log"
-		continue
-	fi
-	if [ "$rc" -ne 0 ]; then
-		failed+=("$pkg $target")
+	elif [ "$rc" -ne 0 ]; then
 		echo "FAIL $pkg $target ${last}"
 		tail -40 "$log"
 	else
 		echo "ok   $pkg $target ${last}"
 	fi
 	rm -f "$log"
-done <<<"$list"
+}
 
-echo "$(wc -l <<<"$list") targets in $((SECONDS - start))s, FUZZTIME $fuzztime"
+# FUZZJOBS targets run at once (default 1). Each target's fuzzing is one
+# worker process, and building the next target's binary is mostly waiting on
+# the linker, so two at a time keep both CPUs of a CI machine busy. Verdicts
+# are printed whole, in the order the targets finish.
+jobs=${FUZZJOBS:-1}
+start=$SECONDS
+n=0
+while read -r pkg target; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+	n=$((n + 1))
+	out="$results/$(printf '%04d' "$n")"
+	( fuzz_one "$pkg" "$target" >"$out.part"; mv "$out.part" "$out"; flock "$results" cat "$out" ) &
+done <<<"$list"
+wait
+
+failed=()
+for f in "$results"/*; do
+	line=$(head -1 "$f")
+	# shellcheck disable=SC2086 # the verdict's words: FAIL PKG TARGET ...
+	case "$line" in FAIL*) set -- $line; failed+=("$2 $3") ;; esac
+done
+echo "$(wc -l <<<"$list") targets in $((SECONDS - start))s, FUZZTIME $fuzztime, $jobs at a time"
 if [ "${#failed[@]}" -gt 0 ]; then
 	printf 'failed: %s\n' "${failed[@]}" >&2
 	exit 1
