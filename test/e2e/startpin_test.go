@@ -33,12 +33,7 @@ const watchFor = 4 * time.Minute
 // pool, or changed after its watch ended.
 func TestStartToFinalCPUSet(t *testing.T) {
 	n := need(t)
-	var sizes []int
-	for _, f := range strings.Split(os.Getenv("LOCUS_E2E_BURSTS"), ",") {
-		if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && v > 0 {
-			sizes = append(sizes, v)
-		}
-	}
+	sizes := intList(os.Getenv("LOCUS_E2E_BURSTS"))
 	if len(sizes) == 0 {
 		t.Skip("the bursts run only when asked: LOCUS_E2E_BURSTS=30,100,300 (LOCUS_E2E_MAX_PODS=330 hack/e2e.sh up)")
 	}

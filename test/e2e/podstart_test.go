@@ -1,0 +1,191 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// TestPodStartOverhead: what the agent adds to a pod's start. For each size
+// in LOCUS_E2E_PODSTART (a comma list, e.g. 1,30,100,300), LOCUS_E2E_PODSTART_ROUNDS
+// rounds (default 3) alternate the node without the agent (its pod stopped,
+// `hack/e2e.sh stop agent`) and with it; each round creates the pods of the
+// churn's mix (LS with memory QoS, BE, plain) at once, bound to the node, and
+// takes for every pod create → Running (the first watch event that shows its
+// container running) and create → first instruction (the runtime's timestamp
+// of the container's first output line). Logged per size and side: p50 and
+// p99 of each, and the ratios with/without, for docs/benchmarks.md. On
+// containerd 2 the agent answers containers' creation over NRI; on containerd
+// 1.6 it pins after the start. Not part of make e2e: it runs only with
+// LOCUS_E2E_PODSTART set (300 pods need LOCUS_E2E_MAX_PODS=330).
+func TestPodStartOverhead(t *testing.T) {
+	n := need(t)
+	sizes := intList(os.Getenv("LOCUS_E2E_PODSTART"))
+	if len(sizes) == 0 {
+		t.Skip("runs only when asked: LOCUS_E2E_PODSTART=1,30,100,300 (LOCUS_E2E_MAX_PODS=330 hack/e2e.sh up)")
+	}
+	rounds := 3
+	if r := intList(os.Getenv("LOCUS_E2E_PODSTART_ROUNDS")); len(r) == 1 {
+		rounds = r[0]
+	}
+	nri := n.withNRI(t)
+	n.sloConfig(t)
+	agentUp := true
+	t.Cleanup(func() {
+		if !agentUp {
+			n.e2e(t, "start", "agent")
+		}
+	})
+	for _, size := range sizes {
+		by := map[bool]*startTimes{false: {}, true: {}}
+		for round := range 2 * rounds {
+			// Alternate, starting without the agent in even rounds of even
+			// sizes, so neither side always follows the other.
+			with := (round+size)%2 == 1
+			if with != agentUp {
+				if with {
+					n.e2e(t, "start", "agent")
+				} else {
+					n.e2e(t, "stop", "agent")
+				}
+				agentUp = with
+			}
+			ns := n.namespace(t, fmt.Sprintf("start%d-%d", size, round))
+			n.expected[ns+"/CreatedUnpinned"] = true
+			by[with].add(n.startBurst(t, ns, size))
+			n.deleteAll(t, ns)
+		}
+		without, with := by[false], by[true]
+		t.Logf("runtime %s, NRI %v, %d pods at once, %d rounds a side: create → Running p50 %s vs %s without the agent (%.2f×), p99 %s vs %s (%.2f×); "+
+			"create → first instruction p50 %s vs %s (%.2f×), p99 %s vs %s (%.2f×)",
+			n.runtime, nri, size, rounds,
+			with.q(with.running, 0.5), without.q(without.running, 0.5), ratio(with.q(with.running, 0.5), without.q(without.running, 0.5)),
+			with.q(with.running, 0.99), without.q(without.running, 0.99), ratio(with.q(with.running, 0.99), without.q(without.running, 0.99)),
+			with.q(with.first, 0.5), without.q(without.first, 0.5), ratio(with.q(with.first, 0.5), without.q(without.first, 0.5)),
+			with.q(with.first, 0.99), without.q(without.first, 0.99), ratio(with.q(with.first, 0.99), without.q(without.first, 0.99)))
+	}
+}
+
+// startTimes are the pods' create → Running and create → first instruction.
+type startTimes struct{ running, first []time.Duration }
+
+func (s *startTimes) add(o startTimes) {
+	s.running = append(s.running, o.running...)
+	s.first = append(s.first, o.first...)
+}
+
+func (s *startTimes) q(d []time.Duration, q float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[min(len(d)-1, int(q*float64(len(d))))].Round(time.Millisecond)
+}
+
+func ratio(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// startBurst creates size pods at once (eight create calls in flight) and
+// returns their start times once all run.
+func (n *e2eNode) startBurst(t *testing.T, ns string, size int) startTimes {
+	t.Helper()
+	pods := n.cp.Client.CoreV1().Pods(ns)
+	w, err := pods.Watch(ctxT(t), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	var mu sync.Mutex
+	created := map[string]time.Time{}
+	go func() {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 8)
+		for i := range size {
+			s := churnSpec(fmt.Sprintf("s%03d", i), i)
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				mu.Lock()
+				created[s.name] = time.Now()
+				mu.Unlock()
+				n.createPod(t, ns, s)
+			}()
+		}
+		wg.Wait()
+	}()
+	running := map[string]time.Duration{}
+	deadline := time.After(20 * time.Minute)
+	var out startTimes
+	var seen []*corev1.Pod
+	for len(running) < size {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("the watch of %s ended with %d of %d pods running", ns, len(running), size)
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod || ev.Type == watch.Deleted || !containerRunning(p) {
+				continue
+			}
+			if _, done := running[p.Name]; done {
+				continue
+			}
+			mu.Lock()
+			c := created[p.Name]
+			mu.Unlock()
+			running[p.Name] = time.Since(c)
+			out.running = append(out.running, running[p.Name])
+			seen = append(seen, p)
+		case <-deadline:
+			t.Fatalf("%d of %d pods of %s running after 20 minutes", len(running), size, ns)
+		}
+	}
+	for _, p := range seen {
+		n.firstLine(t, p, "w")
+		b, err := os.ReadFile(n.containerLog(p, "w"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stamp, _, _ := strings.Cut(string(b), " ")
+		at, err := time.Parse(time.RFC3339Nano, stamp)
+		if err != nil {
+			t.Fatalf("%s: the runtime's time of the first line %q: %v", p.Name, stamp, err)
+		}
+		mu.Lock()
+		out.first = append(out.first, at.Sub(created[p.Name]))
+		mu.Unlock()
+	}
+	return out
+}
+
+func containerRunning(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 &&
+		p.Status.ContainerStatuses[0].State.Running != nil
+}
+
+// intList reads a comma list of positive integers, leaving out the rest.
+func intList(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		if v, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && v > 0 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
