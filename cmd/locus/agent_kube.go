@@ -32,6 +32,7 @@ type kubeFlags struct {
 	nrtInterval                  time.Duration
 	nrtHeartbeat                 time.Duration
 	noNRT                        bool
+	moves, rebalance             bool
 	ownerDaemonSet               string // NAMESPACE/NAME; see uninstall.go
 	nri                          agent.NRIOptions
 	standaloneOnly, kubeOnly     []string // flag names, to refuse them in the other mode
@@ -56,9 +57,11 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.BoolVar(&k.nri.Enabled, "nri", true, "Kubernetes mode: register with the runtime's NRI socket, so containers are created with their CPUs and memory QoS values (without it, or without the socket, they get them once running)")
 	f.StringVar(&k.nri.Socket, "nri-socket", nri.DefaultSocket, "Kubernetes mode: the runtime's NRI socket")
 	f.BoolVar(&k.nri.FailClosed, "nri-fail-closed", false, "Kubernetes mode: refuse to create a container of a pod asking for exclusive CPUs when its CPUs cannot be decided at creation (default: it starts, and gets them once running)")
+	f.BoolVar(&k.moves, "moves", false, "Kubernetes mode: move pods that opted in (annotation locus.io/movable: \"true\") to other CPUs, live, so that a pod needing a whole NUMA node fits, and count their CPUs in the NodeResourceTopology (locus.io/movable-cpus) for locus-scheduler")
+	f.BoolVar(&k.rebalance, "rebalance", false, "Kubernetes mode, with --moves: move movable pods off a NUMA node whose pinned pods use much more CPU than another's, for a sustained time")
 	k.kubeOnly = []string{"kubeconfig", "config-namespace", "resource-qos-configmap", "pod-qos-configmap",
 		"cgroup-driver", "kubelet-cgroup-root", "reserved-cpus", "nrt-min-interval", "no-nrt", "owner-daemonset", "kubelet-dir", "kubelet-config",
-		"nri", "nri-socket", "nri-fail-closed", "decision-key-file"}
+		"nri", "nri-socket", "nri-fail-closed", "decision-key-file", "moves", "rebalance"}
 	k.standaloneOnly = []string{"config"}
 }
 
@@ -105,6 +108,9 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	if err != nil {
 		return usagef("--reserved-cpus: %v", err)
 	}
+	if k.rebalance && !k.moves {
+		return usagef("--rebalance needs --moves: rebalancing moves pods")
+	}
 	if k.kubeletConfig != "" && k.kubeletDir == "" {
 		return usagef("--kubelet-config needs --kubelet-dir")
 	}
@@ -117,7 +123,7 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	err = runKube(ctx, o, nodeagent.RunOptions{Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved,
-			DecisionKeyFile: k.decisionKeyFile}})
+			DecisionKeyFile: k.decisionKeyFile, Moves: k.moves, Rebalance: k.rebalance}})
 	if err != nil || k.ownerDaemonSet == "" || o.DryRun {
 		return err
 	}

@@ -31,6 +31,8 @@ func TestAgentModeErrors(t *testing.T) {
 		{[]string{"agent", "--node-name", "n1", "--kubelet-cgroup-root", "a//b"}, true, "--kubelet-cgroup-root"},
 		{[]string{"agent", "--standalone", "--kubelet-cgroup-root", "/kubelet"}, true, "--kubelet-cgroup-root does not apply"},
 		{[]string{"agent", "--node-name", "n1"}, true, "give --kubeconfig"},
+		{[]string{"agent", "--node-name", "n1", "--rebalance"}, true, "--rebalance needs --moves"},
+		{[]string{"agent", "--standalone", "--moves"}, true, "--moves does not apply with --standalone"},
 		{[]string{"agent", "--node-name", "n1", "--kubeconfig", missing}, false, missing},
 	}
 	for _, tc := range cases {

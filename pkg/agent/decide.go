@@ -5,6 +5,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
+	"github.com/locus-project/locus/pkg/rebalance/probe"
 	"github.com/locus-project/locus/pkg/runner"
 	"github.com/locus-project/locus/pkg/state"
 	"github.com/locus-project/locus/pkg/topology"
@@ -57,10 +58,9 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
 	}
 	for _, r := range rs {
-		obs.Workloads = append(obs.Workloads, r.plan)
-		obs.Problems = append(obs.Problems, r.problems...)
+		obs.Workloads, obs.Problems = append(obs.Workloads, r.plan), append(obs.Problems, r.problems...)
 	}
-	return obs
+	return probe.Observe(obs, a.h, c.Assignments)
 }
 
 // emit publishes Events a decision made.

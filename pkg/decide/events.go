@@ -35,7 +35,11 @@ func assignmentEvents(t *topology.Topology, prev, next map[string]workload.Assig
 	moved := map[string]bool{}
 	for _, m := range moves {
 		moved[m.Workload] = true
-		out = append(out, event(eventlog.Normal, ReasonRepinned, m.Workload, "%s", repinnedMessage(m)))
+		msg := repinnedMessage(m)
+		if m.Rebalance != nil {
+			msg = rebalanceMessage(m)
+		}
+		out = append(out, event(eventlog.Normal, ReasonRepinned, m.Workload, "%s", msg))
 	}
 	for _, name := range slices.Sorted(maps.Keys(next)) {
 		n := next[name]

@@ -12,6 +12,7 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/moveplan"
+	"github.com/locus-project/locus/pkg/rebalance"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -36,11 +37,13 @@ type Moves struct {
 	Writable map[string]bool
 }
 
-// Move is one workload moved by the decision, so that For fits.
+// Move is one workload moved by the decision, so that For fits, or, with
+// Rebalance set, to even out the NUMA nodes' use (rebalance.go).
 type Move struct {
 	moveplan.Move
-	For      string
-	ForNodes []int
+	For       string
+	ForNodes  []int
+	Rebalance *rebalance.Move
 }
 
 // movable is, by name, the workloads that may move now: the switch on,

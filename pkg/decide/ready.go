@@ -8,6 +8,7 @@ import (
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/rebalance"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -49,6 +50,9 @@ type Observation struct {
 	// Now is the reconcile's clock: when a move made now is made, against
 	// MoveInterval.
 	Now time.Time
+	// Usage is the CPU time each workload holding CPUs has used so far, by
+	// name, read by the shell only with Config.Rebalance (rebalance.go).
+	Usage map[string]time.Duration
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -62,6 +66,9 @@ type Memory struct {
 	// Moved is when each workload was last moved so that another fits,
 	// while that is less than MoveInterval ago.
 	Moved map[string]time.Time
+	// Rebalance is the rebalancer's state: the last sample of use, the
+	// imbalance watched, the moves it made (rebalance.go).
+	Rebalance rebalance.State
 }
 
 // Computed is a decision and its input. The decision is a pure function of
@@ -104,13 +111,16 @@ func Decide(obs Observation, mem Memory) Ready {
 	var moved map[string]time.Time
 	in.Moves.Recent, moved = recentMoves(mem.Moved, obs.Now, mem.Assignments)
 	in.Moves.Enabled, in.Moves.Writable = obs.Config.MovesEnabled, writableMovable(obs)
-	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + in.Moves.key()
+	var rebalancing []Move
+	in.Previous, rebalancing, mem.Rebalance = rebalanced(obs, in, mem.Rebalance)
+	key := inputKey(in.Previous, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + in.Moves.key()
 	var d Desired
 	if m := mem.Last; m != nil && m.topo == obs.Topology && m.cfg == obs.Config && m.key == key {
 		d = m.Desired
 		d.Moves = nil // made, and told, when it was computed
 	} else {
 		d = Compute(in)
+		d.Moves = append(d.Moves, keptRebalance(rebalancing, d.Assignments)...)
 		for _, mv := range d.Moves {
 			moved[mv.Workload] = obs.Now
 		}

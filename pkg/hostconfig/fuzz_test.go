@@ -35,7 +35,7 @@ func FuzzParse(f *testing.F) {
 			yamlString(s) + "}, limits: {hugepages-1Gi: " + yamlString(s) + "}}\n"
 	})
 	fuzzseed.Add(f, func(s string) string {
-		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nmoves: {enabled: " + s + "}\nworkloads:\n- name: a\n  cgroup: x\n  movable: " + s + "\n"
+		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nmoves: {enabled: " + s + ", rebalance: " + s + "}\nworkloads:\n- name: a\n  cgroup: x\n  movable: " + s + "\n"
 	})
 	fuzzseed.Add(f, func(s string) string {
 		return "apiVersion: locus.io/v1alpha1\nkind: HostConfig\nworkloads:\n- name: a\n  cgroup: x\n  devices: [" + yamlString(s) + "]\n"

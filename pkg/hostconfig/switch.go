@@ -29,14 +29,20 @@ func (s *Switch) UnmarshalJSON(b []byte) error {
 
 // Moves is the node's switch for moving workloads that opted in
 // (`movable: true`, or the locus.io/movable annotation) to other CPUs so
-// that a request fits. The agent reads it; it does not move anything yet.
+// that a request fits; Rebalance, with Enabled, also moves them off a NUMA
+// node busier than another.
 type Moves struct {
-	Enabled Switch `json:"enabled"`
+	Enabled   Switch `json:"enabled"`
+	Rebalance Switch `json:"rebalance,omitempty"`
 }
 
 // MovesEnabled says whether the HostConfig turns moves on (off unless it
 // says moves.enabled: true).
 func (c *HostConfig) MovesEnabled() bool { return c.Moves != nil && bool(c.Moves.Enabled) }
+
+// RebalanceEnabled says whether the HostConfig turns rebalancing on: only
+// with moves on too (moves.enabled and moves.rebalance both true).
+func (c *HostConfig) RebalanceEnabled() bool { return c.MovesEnabled() && bool(c.Moves.Rebalance) }
 
 var switchType = reflect.TypeFor[Switch]()
 
@@ -58,7 +64,8 @@ func checkSwitch(v any, path string) error {
 // y into true.
 type switchNodes struct {
 	Moves struct {
-		Enabled yamlv3.Node `yaml:"enabled"`
+		Enabled   yamlv3.Node `yaml:"enabled"`
+		Rebalance yamlv3.Node `yaml:"rebalance"`
 	} `yaml:"moves"`
 	Workloads []struct {
 		Movable yamlv3.Node `yaml:"movable"`
@@ -98,6 +105,9 @@ func checkSwitchSpelling(raw []byte) error {
 		return fieldError{path, fmt.Sprintf("%q: want true or false", v)}
 	}
 	if err := check(doc.Moves.Enabled, "moves.enabled"); err != nil {
+		return err
+	}
+	if err := check(doc.Moves.Rebalance, "moves.rebalance"); err != nil {
 		return err
 	}
 	for i, w := range doc.Workloads {

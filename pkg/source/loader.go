@@ -39,6 +39,7 @@ func (l *Loader) Load(env Env) (*workload.Config, Snapshot) {
 		l.last = &last
 		l.cfg = workload.NodeConfig(snap.SLO.ForNode(snap.NodeLabels), snap.Reserved, snap.BEPool)
 		l.cfg.MemQoSHeld = snap.MemoryQoSHeld
+		l.cfg.MovesEnabled, l.cfg.Rebalance = snap.Moves, snap.Moves && snap.Rebalance
 	}
 	// The loop appends to each workload's problems: give it its own slices.
 	snap.Workloads = slices.Clone(l.last.Workloads)

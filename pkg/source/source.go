@@ -75,6 +75,11 @@ type Snapshot struct {
 	// then leaves every memory QoS file as it is, neither writing nor
 	// restoring, since "unknown" is not "off".
 	MemoryQoSHeld string
+	// Moves is the node's switch for moving workloads that opted in
+	// (workload.Config.MovesEnabled), and Rebalance its switch for moving
+	// them off a NUMA node busier than another (workload.Config.Rebalance):
+	// the agent's own settings, never a pod's.
+	Moves, Rebalance bool
 }
 
 // Workload is one workload of a source.

@@ -38,6 +38,11 @@ type Config struct {
 	// (HostConfig moves.enabled, off by default): with it on, the decision
 	// moves them to make room for a workload that needs it (pkg/decide).
 	MovesEnabled bool
+	// Rebalance, with MovesEnabled, moves movable workloads off a NUMA node
+	// whose pinned workloads use much more CPU than another's, for a
+	// sustained time (HostConfig moves.rebalance, the agent's --rebalance
+	// in Kubernetes mode; off by default; pkg/decide rebalance.go).
+	Rebalance bool
 }
 
 // NodeConfig is the config of a node whose settings come from a source
@@ -95,7 +100,7 @@ func DeriveConfig(hc *hostconfig.HostConfig) (*Config, error) {
 	}
 	c := NodeConfig(doc.ForNode(nil), reserved, bePool)
 	c.Host = hc
-	c.MovesEnabled = hc.MovesEnabled()
+	c.MovesEnabled, c.Rebalance = hc.MovesEnabled(), hc.RebalanceEnabled()
 	return c, nil
 }
 

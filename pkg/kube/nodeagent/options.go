@@ -43,6 +43,12 @@ type SourceOptions struct {
 	// resource-status is applied only under its signature. "": no key, and
 	// no decision is applied.
 	DecisionKeyFile string
+	// Moves switches on moving the pods that opted in (locus.io/movable)
+	// to other CPUs so that another fits (the agent's --moves; off by
+	// default); Rebalance, with Moves, moves them off a NUMA node busier
+	// than another (--rebalance). A node-wide setting of the operator's:
+	// no pod can turn it on.
+	Moves, Rebalance bool
 	// Quiet posts no events (a dry run changes nothing in the cluster).
 	Quiet  bool
 	Logger *slog.Logger

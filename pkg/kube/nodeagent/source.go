@@ -47,6 +47,7 @@ type Source struct {
 	// Used by the reconcile loop only (Snapshot, Reconciled).
 	driver  podcgroup.Driver
 	memReq  map[string]cpualloc.Memory // memory and huge page needs, by workload
+	movable map[string]bool            // the pods that may move (workload.MayMove), with moves on
 	badPods map[string]string
 	lagging laggingContainers
 	looked  lookedUp       // pods found by Lookup, ahead of the watch
@@ -201,7 +202,8 @@ func (s *Source) Emit(e eventlog.Event) { s.events.post(e) }
 func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	snap := source.Snapshot{Reserved: s.opts.Reserved, BEPool: cpuset.New(),
 		SLO: s.configs.doc(), Error: s.configs.lastError(),
-		MemoryQoSHeld: s.configs.held(), NodeLabels: nodeLabels(s.node, s.opts.NodeName)}
+		MemoryQoSHeld: s.configs.held(), NodeLabels: nodeLabels(s.node, s.opts.NodeName),
+		Moves: s.opts.Moves, Rebalance: s.opts.Rebalance}
 	exists := s.opts.KubeletCgroupRoot.Exists(env.Exists)
 	if s.driver == "" {
 		d, ok := podcgroup.DetectDriver(exists)
@@ -213,7 +215,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		s.log.Info("kubelet cgroup driver detected", "driver", d)
 	}
 	penv := podplan.Env{Driver: s.driver, Exists: exists, Topology: env.Topology, Trust: s.trust()}
-	s.memReq = map[string]cpualloc.Memory{}
+	s.memReq, s.movable = map[string]cpualloc.Memory{}, map[string]bool{}
 	lag := s.lagging.begin(s.now())
 	live := map[string]*corev1.Pod{}
 	bad := map[string]string{}
@@ -245,6 +247,11 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		live[w.Plan.Name] = pod
 		need, _ := workload.PodMemory(pod) // unreadable: none (the scheduler refuses such a pod)
 		s.memReq[w.Plan.Name] = need
+		// The kubelet's pins never get an assignment of Locus's, so the
+		// report (which counts assignments only) needs no word of them.
+		if ok, _ := workload.MayMove(w.Plan, false); ok && s.opts.Moves {
+			s.movable[w.Plan.Name] = true
+		}
 		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
 	}
 	s.addUnlisted(env, snap.Workloads)
@@ -274,7 +281,7 @@ func (s *Source) Reconciled(d source.Outcome) {
 		return
 	}
 	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved, Kubelet: d.Kubelet,
-		Assignments: d.Assignments, Memory: s.memReq, ContainerCPUs: d.ContainerCPUs()})
+		Assignments: d.Assignments, Memory: s.memReq, ContainerCPUs: d.ContainerCPUs(), Movable: s.movable})
 	if err != nil {
 		s.log.Warn("cannot build the NodeResourceTopology", "err", err)
 		return
