@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -62,6 +63,10 @@ func TestPodStartOverhead(t *testing.T) {
 			ns := n.namespace(t, fmt.Sprintf("start%d-%d", size, round))
 			n.expected[ns+"/CreatedUnpinned"] = true
 			by[with].add(n.startBurst(t, ns, size))
+			// A burst's pods take longer to go than the teardown's wait
+			// allows on a loaded node: they go first, then the teardown
+			// checks their cgroups.
+			(&churn{n: n, ns: ns}).deleteAllAndWait(t)
 			n.deleteAll(t, ns)
 		}
 		without, with := by[false], by[true]
@@ -104,11 +109,13 @@ func ratio(a, b time.Duration) float64 {
 func (n *e2eNode) startBurst(t *testing.T, ns string, size int) startTimes {
 	t.Helper()
 	pods := n.cp.Client.CoreV1().Pods(ns)
-	w, err := pods.Watch(ctxT(t), metav1.ListOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	w, err := pods.Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer func() { w.Stop() }()
 	var mu sync.Mutex
 	created := map[string]time.Time{}
 	go func() {
@@ -130,30 +137,45 @@ func (n *e2eNode) startBurst(t *testing.T, ns string, size int) startTimes {
 		wg.Wait()
 	}()
 	running := map[string]time.Duration{}
-	deadline := time.After(20 * time.Minute)
 	var out startTimes
 	var seen []*corev1.Pod
+	saw := func(p *corev1.Pod) {
+		if _, done := running[p.Name]; done || !containerRunning(p) {
+			return
+		}
+		mu.Lock()
+		c, ok := created[p.Name]
+		mu.Unlock()
+		if !ok {
+			return
+		}
+		running[p.Name] = time.Since(c)
+		out.running = append(out.running, running[p.Name])
+		seen = append(seen, p)
+	}
 	for len(running) < size {
 		select {
 		case ev, ok := <-w.ResultChan():
-			if !ok {
-				t.Fatalf("the watch of %s ended with %d of %d pods running", ns, len(running), size)
-			}
-			p, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || ev.Type == watch.Deleted || !containerRunning(p) {
+			if ok {
+				if p, isPod := ev.Object.(*corev1.Pod); isPod && ev.Type != watch.Deleted {
+					saw(p)
+				}
 				continue
 			}
-			if _, done := running[p.Name]; done {
-				continue
+			// The API server ends watches now and then: list what changed
+			// meanwhile (seen late, so counted late) and watch again.
+			l, err := pods.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("%d of %d pods of %s running: %v", len(running), size, ns, err)
 			}
-			mu.Lock()
-			c := created[p.Name]
-			mu.Unlock()
-			running[p.Name] = time.Since(c)
-			out.running = append(out.running, running[p.Name])
-			seen = append(seen, p)
-		case <-deadline:
-			t.Fatalf("%d of %d pods of %s running after 20 minutes", len(running), size, ns)
+			for i := range l.Items {
+				saw(&l.Items[i])
+			}
+			if w, err = pods.Watch(ctx, metav1.ListOptions{ResourceVersion: l.ResourceVersion}); err != nil {
+				t.Fatalf("%d of %d pods of %s running: %v", len(running), size, ns, err)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d of %d pods of %s running after 25 minutes", len(running), size, ns)
 		}
 	}
 	for _, p := range seen {
