@@ -41,7 +41,7 @@ func makeNodes(t *testing.T, n int) []string {
 		corev1.ResourceMemory: resource.MustParse("768Gi"), corev1.ResourcePods: resource.MustParse("110")}
 	start := time.Now()
 	names := cp.CreateFakeNodes(t, "scale", n, capacity)
-	waitReady(t, n, 5*time.Minute)
+	waitReady(t, n, 5*time.Minute+time.Duration(n)*60*time.Millisecond)
 	t.Logf("%d nodes Ready in %s", n, time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -33,7 +34,11 @@ type result struct {
 	requests           map[string]float64 // the apiserver's, by verb and resource
 	cpu                map[string]time.Duration
 	load               [2]float64 // at the start and the end
-	pods               []corev1.Pod
+	// rss is the peak resident set during the pass: of this process (the
+	// scheduler in it, with the creators and the watch, the same for both)
+	// or of the scheduler's own process when it runs as one.
+	rss  uint64
+	pods []corev1.Pod
 }
 
 func (r result) podsPerSec() float64 { return float64(len(r.e2e)) / r.elapsed.Seconds() }
@@ -68,6 +73,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	defer stop()
 
 	var created []time.Time
+	resetPeakRSS()
 	if cfg.ahead {
 		created = create(t, cfg, k, ns, specs)
 	} else {
@@ -91,6 +97,10 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	}
 	readMeters().since(m0, &r)
 	r.load[1] = loadAvg()
+	r.rss = peakRSS(os.Getpid())
+	if p, ok := s.(interface{ PID() int }); ok {
+		r.rss = peakRSS(p.PID())
+	}
 	stopProfile()
 	stop()
 

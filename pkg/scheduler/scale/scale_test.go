@@ -62,6 +62,7 @@ func passLine(r result, oneNUMA, decisions int) string {
 		ms(quantile(r.e2e, 0.5)), ms(quantile(r.e2e, 0.99)), ms(r.attempt.quantile(0.5)), ms(r.attempt.quantile(0.99)),
 		ms(r.algorithm.quantile(0.99)), r.attempts["scheduled"], r.attempts["unschedulable"], r.attempts["error"],
 		strings.Join(cpu, ", "), r.load[0], r.load[1])
+	s += "  peak RSS " + mib(r.rss)
 	if r.kind == locus {
 		s += fmt.Sprintf("  one NUMA node: %d of %d cpuset pods", oneNUMA, decisions)
 	}
@@ -90,7 +91,7 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 	// Each round's locus/vanilla ratios, and their medians: the rounds'
 	// conditions differ (which pass ran first, what else loaded the
 	// machine), a ratio within a round compares like with like.
-	names := []string{"throughput", "create->bound p50", "create->bound p99", "attempt p99", "cpu test+scheduler", "cpu kube-apiserver"}
+	names := []string{"throughput", "create->bound p50", "create->bound p99", "attempt p99", "cpu test+scheduler", "cpu kube-apiserver", "peak RSS"}
 	perRound := make([][]float64, len(names))
 	for round := 1; round <= cfg.rounds; round++ {
 		var l, v result
@@ -104,7 +105,8 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 		rs := []float64{l.podsPerSec() / v.podsPerSec(),
 			ratioOf(quantile(l.e2e, 0.5), quantile(v.e2e, 0.5)), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
 			ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)),
-			ratioOf(l.cpu["test+scheduler"], v.cpu["test+scheduler"]), ratioOf(l.cpu["kube-apiserver"], v.cpu["kube-apiserver"])}
+			ratioOf(l.cpu["test+scheduler"], v.cpu["test+scheduler"]), ratioOf(l.cpu["kube-apiserver"], v.cpu["kube-apiserver"]),
+			float64(l.rss) / float64(max(v.rss, 1))}
 		var line []string
 		for i, r := range rs {
 			perRound[i] = append(perRound[i], r)
