@@ -34,11 +34,13 @@ type result struct {
 	requests           map[string]float64 // the apiserver's, by verb and resource
 	cpu                map[string]time.Duration
 	load               [2]float64 // at the start and the end
-	// rss is the peak resident set during the pass: of this process (the
-	// scheduler in it, with the creators and the watch, the same for both)
-	// or of the scheduler's own process when it runs as one.
-	rss  uint64
-	pods []corev1.Pod
+	// rss is this process's peak resident set during the pass (the
+	// scheduler when it runs here, with the creators and the watch, the
+	// same for all), schedRSS the scheduler's own when it runs as a process.
+	rss, schedRSS uint64
+	// refused are the pods seen unschedulable at least once.
+	refused map[string]bool
+	pods    []corev1.Pod
 }
 
 func (r result) podsPerSec() float64 { return float64(len(r.e2e)) / r.elapsed.Seconds() }
@@ -58,7 +60,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	var s scheduler
 	startNow := func() {
 		var err error
-		if s, err = start(k, cfg); err != nil {
+		if s, err = start(t, k, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -99,8 +101,9 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	r.load[1] = loadAvg()
 	r.rss = peakRSS(os.Getpid())
 	if p, ok := s.(interface{ PID() int }); ok {
-		r.rss = peakRSS(p.PID())
+		r.schedRSS = peakRSS(p.PID())
 	}
+	r.refused = w.refusals()
 	stopProfile()
 	stop()
 
@@ -177,8 +180,8 @@ func (m meters) since(before meters, r *result) {
 func warmUp(t *testing.T, k kind, ns string) {
 	t.Helper()
 	sp := podSpec{name: "warm-up", cpuset: true, milli: 2000}
-	p := sp.pod(ns, k == locus)
-	p.Labels = map[string]string{"app": "warm-up"}
+	p := sp.pod(ns, k)
+	p.Labels["app"] = "warm-up"
 	cp.CreatePod(t, p)
 	kubetest.WaitFor(t, string(k)+" to bind the warm-up pod", 2*time.Minute, func(ctx context.Context) (bool, error) {
 		got, err := cp.Client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
