@@ -31,6 +31,10 @@ func TestSchedulerScale(t *testing.T) {
 			order = []kind{locus, cfg.peer}
 		}
 		for _, k := range order {
+			if len(all) > 0 {
+				prev := all[len(all)-1]
+				deletePods(t, prev.ns, prev.pods)
+			}
 			time.Sleep(cfg.settle)
 			r := runPass(t, cfg, k, round, specs)
 			t.Log(passLine(r, check(t, r, specs)))
