@@ -25,17 +25,18 @@ import (
 
 // Koordinator's protocol, as koord-scheduler at the commit
 // bench/scheduler/koord.sh builds reads and writes it.
+const koord kind = "koord-scheduler"
+
 const (
-	koord                kind = "koord-scheduler"
-	koordSchedulerName        = "koord-scheduler" // its profile's schedulerName
-	koordQoSLabel             = "koordinator.sh/qosClass"
-	koordProdClass            = "koord-prod"
-	koordProdPriority         = 9000 // koord-prod is 9000-9999
-	koordResourceStatus       = "scheduling.koordinator.sh/resource-status"
-	koordCPUTopology          = "node.koordinator.sh/cpu-topology"
-	koordKubeletPolicy        = "kubelet.koordinator.sh/cpu-manager-policy"
-	koordNUMAPolicyLabel      = "node.koordinator.sh/numa-topology-policy"
-	koordSystemNamespace      = "koordinator-system"
+	koordSchedulerName   = "koord-scheduler" // its profile's schedulerName
+	koordQoSLabel        = "koordinator.sh/qosClass"
+	koordProdClass       = "koord-prod"
+	koordProdPriority    = 9000 // koord-prod is 9000-9999
+	koordResourceStatus  = "scheduling.koordinator.sh/resource-status"
+	koordCPUTopology     = "node.koordinator.sh/cpu-topology"
+	koordKubeletPolicy   = "kubelet.koordinator.sh/cpu-manager-policy"
+	koordNUMAPolicyLabel = "node.koordinator.sh/numa-topology-policy"
+	koordSystemNamespace = "koordinator-system"
 	// Its client and DRA informer ask for APIs a v1.33 apiserver lacks.
 	koordFeatureGates = "DisableDynamicResourceAllocationInformer=true,WatchListClient=false"
 )
