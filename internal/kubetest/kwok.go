@@ -75,8 +75,6 @@ func (cp *ControlPlane) CreateFakeNode(t testing.TB, name string, capacity corev
 // time, and returns their names; for scale tests with a Kwok running.
 func (cp *ControlPlane) CreateFakeNodes(t testing.TB, prefix string, n int, capacity corev1.ResourceList) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout+time.Duration(n)*10*time.Millisecond)
-	defer cancel()
 	names := make([]string, n)
 	errs := make([]error, n)
 	const workers = 16
@@ -88,7 +86,11 @@ func (cp *ControlPlane) CreateFakeNodes(t testing.TB, prefix string, n int, capa
 			defer wg.Done()
 			for i := range next {
 				names[i] = fmt.Sprintf("%s-%d", prefix, i)
+				// A deadline per node, not for all of them: thousands of
+				// creations on a loaded machine take as long as they take.
+				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
 				_, errs[i] = cp.createFakeNode(ctx, names[i], capacity)
+				cancel()
 			}
 		}()
 	}

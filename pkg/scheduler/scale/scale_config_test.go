@@ -26,6 +26,9 @@ type config struct {
 	// fan-out, compaction) before the clock starts, so that whichever
 	// scheduler runs first in a round is not charged for the previous one.
 	settle time.Duration
+	// peer is the scheduler locus-scheduler is compared with:
+	// kube-scheduler (the default) or koord-scheduler.
+	peer kind
 }
 
 func loadConfig(t *testing.T) config {
@@ -46,6 +49,11 @@ func loadConfig(t *testing.T) config {
 		creators:      envInt(t, "LOCUS_SCHED_CREATORS", 16),
 		rate:          float64(envInt(t, "LOCUS_SCHED_RATE", 0)),
 		seed:          int64(envInt(t, "LOCUS_SCHED_SEED", 1)),
+	}
+	switch c.peer = kind(envString("LOCUS_SCHED_PEER", string(vanilla))); c.peer {
+	case vanilla, koord:
+	default:
+		t.Fatalf("LOCUS_SCHED_PEER=%q: want %s or %s", c.peer, vanilla, koord)
 	}
 	switch mode := envString("LOCUS_SCHED_CREATE", "stream"); mode {
 	case "stream":
@@ -72,8 +80,8 @@ func (c config) String() string {
 	} else {
 		rate += ", the scheduler running"
 	}
-	return fmt.Sprintf("nodes=%d pods=%d (%d%% cpuset) rounds=%d kube-api-qps=%.0f burst=%d creators=%d rate=%s settle=%s seed=%d",
-		c.nodes, c.pods, c.cpusetPercent, c.rounds, c.qps, c.burst, c.creators, rate, c.settle, c.seed)
+	return fmt.Sprintf("peer=%s nodes=%d pods=%d (%d%% cpuset) rounds=%d kube-api-qps=%.0f burst=%d creators=%d rate=%s settle=%s seed=%d",
+		c.peer, c.nodes, c.pods, c.cpusetPercent, c.rounds, c.qps, c.burst, c.creators, rate, c.settle, c.seed)
 }
 
 func envInt(t *testing.T, name string, def int) int {

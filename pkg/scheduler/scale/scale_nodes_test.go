@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -25,15 +26,24 @@ import (
 // reserved is its first core, the kubelet's --reserved-cpus.
 var (
 	shape    = fixture.Intel2S96C
+	machine  = fixture.MustBuild(shape)
 	reserved = cpuset.New(0, shape.TotalCores())
 )
 
 // makeNodes creates the kwok nodes, waits until kwok has them all Ready,
 // and publishes each one's NodeResourceTopology as an idle Locus agent
 // would (nothing held). Both schedulers then see the same nodes; only
-// locus-scheduler reads the reports.
-func makeNodes(t *testing.T, n int) []string {
+// locus-scheduler reads the reports. With koord-scheduler as the peer, the
+// reports also carry what koordlet would add, and the nodes its labels.
+func makeNodes(t *testing.T, n int, peer kind) []string {
 	t.Helper()
+	koordAnn := map[string]string{}
+	if peer == koord {
+		var err error
+		if koordAnn, err = koordNRTAnnotations(machine); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cp.InstallNodeResourceTopologyCRD(t)
 	cp.StartKwok(t)
 	cpus := resource.MustParse(fmt.Sprint(shape.TotalCores() * shape.ThreadsPerCore))
@@ -41,13 +51,12 @@ func makeNodes(t *testing.T, n int) []string {
 		corev1.ResourceMemory: resource.MustParse("768Gi"), corev1.ResourcePods: resource.MustParse("110")}
 	start := time.Now()
 	names := cp.CreateFakeNodes(t, "scale", n, capacity)
-	waitReady(t, n, 5*time.Minute)
+	waitReady(t, n, 5*time.Minute+time.Duration(n)*60*time.Millisecond)
 	t.Logf("%d nodes Ready in %s", n, time.Since(start).Round(time.Millisecond))
 
 	start = time.Now()
-	topo := fixture.MustBuild(shape)
 	err := parallel(16, len(names), func(ctx context.Context, i int) error {
-		o, err := nrt.Build(nrt.Input{Node: names[i], Topology: topo, Reserved: reserved})
+		o, err := nrt.Build(nrt.Input{Node: names[i], Topology: machine, Reserved: reserved})
 		if err != nil {
 			return err
 		}
@@ -59,6 +68,14 @@ func makeNodes(t *testing.T, n int) []string {
 		if err := u.UnmarshalJSON(raw); err != nil {
 			return err
 		}
+		if len(koordAnn) > 0 {
+			ann := u.GetAnnotations()
+			if ann == nil {
+				ann = map[string]string{}
+			}
+			maps.Copy(ann, koordAnn)
+			u.SetAnnotations(ann)
+		}
 		_, err = cp.Dynamic.Resource(nrt.GVR).Create(ctx, u, metav1.CreateOptions{})
 		return err
 	})
@@ -66,6 +83,9 @@ func makeNodes(t *testing.T, n int) []string {
 		t.Fatalf("publishing NodeResourceTopology: %v", err)
 	}
 	t.Logf("%d NodeResourceTopology objects published in %s", n, time.Since(start).Round(time.Millisecond))
+	if peer == koord {
+		prepareKoord(t, names)
+	}
 	return names
 }
 
@@ -93,9 +113,9 @@ func waitReady(t *testing.T, n int, timeout time.Duration) {
 }
 
 // parallel runs do(0..n-1) on workers goroutines and joins the errors.
+// Each call has its own deadline: at 5000 nodes on a loaded machine one
+// for all of them ran out before the last thousand.
 func parallel(workers, n int, do func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+time.Duration(n)*50*time.Millisecond)
-	defer cancel()
 	errs := make([]error, n)
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -104,7 +124,9 @@ func parallel(workers, n int, do func(ctx context.Context, i int) error) error {
 		go func() {
 			defer wg.Done()
 			for i := range next {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				errs[i] = do(ctx, i)
+				cancel()
 			}
 		}()
 	}

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -33,14 +34,22 @@ type result struct {
 	requests           map[string]float64 // the apiserver's, by verb and resource
 	cpu                map[string]time.Duration
 	load               [2]float64 // at the start and the end
-	pods               []corev1.Pod
+	// rss is this process's peak resident set during the pass (the
+	// scheduler when it runs here, with the creators and the watch, the
+	// same for all), schedRSS the scheduler's own when it runs as a process.
+	rss, schedRSS uint64
+	// refused are the pods seen unschedulable at least once.
+	refused map[string]bool
+	pods    []corev1.Pod
+	ns      string // the pass's namespace, its pods removed before the next pass
 }
 
 func (r result) podsPerSec() float64 { return float64(len(r.e2e)) / r.elapsed.Seconds() }
 
 // runPass has a scheduler of kind k schedule the workload in a namespace
-// of its own, stops it, and removes the pods so that the next pass finds
-// the nodes as empty as this one did. Streamed (the default), the
+// of its own and stops it; the caller removes the pods before the next
+// pass, so that it finds the nodes as empty as this one did (and the last
+// pass of a run does not wait for thousands of deletions). Streamed (the default), the
 // scheduler is started and warmed up first, then the pods are created
 // and the clock runs from the first creation to the last binding; with
 // cfg.ahead the pods are all created first and the clock runs from the
@@ -53,7 +62,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	var s scheduler
 	startNow := func() {
 		var err error
-		if s, err = start(k, cfg); err != nil {
+		if s, err = start(t, k, cfg); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,6 +77,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	defer stop()
 
 	var created []time.Time
+	resetPeakRSS()
 	if cfg.ahead {
 		created = create(t, cfg, k, ns, specs)
 	} else {
@@ -91,6 +101,11 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	}
 	readMeters().since(m0, &r)
 	r.load[1] = loadAvg()
+	r.rss = peakRSS(os.Getpid())
+	if p, ok := s.(interface{ PID() int }); ok {
+		r.schedRSS = peakRSS(p.PID())
+	}
+	r.refused = w.refusals()
 	stopProfile()
 	stop()
 
@@ -109,8 +124,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.pods = list.Items
-	deletePods(t, ns, r.pods)
+	r.pods, r.ns = list.Items, ns
 	return r
 }
 
@@ -167,8 +181,8 @@ func (m meters) since(before meters, r *result) {
 func warmUp(t *testing.T, k kind, ns string) {
 	t.Helper()
 	sp := podSpec{name: "warm-up", cpuset: true, milli: 2000}
-	p := sp.pod(ns, k == locus)
-	p.Labels = map[string]string{"app": "warm-up"}
+	p := sp.pod(ns, k)
+	p.Labels["app"] = "warm-up"
 	cp.CreatePod(t, p)
 	kubetest.WaitFor(t, string(k)+" to bind the warm-up pod", 2*time.Minute, func(ctx context.Context) (bool, error) {
 		got, err := cp.Client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})

@@ -38,25 +38,38 @@ func workload(n, cpusetPercent int, seed int64) []podSpec {
 	return specs
 }
 
-// pod is the spec as a Pod. For kube-scheduler (optIn false) the
-// cpuset-scheduler annotation is left out: the pod is otherwise the same.
-func (s podSpec) pod(ns string, optIn bool) *corev1.Pod {
+// pod is the spec as a Pod in the protocol of the scheduler k: for
+// locus-scheduler a cpuset pod carries the cpuset-scheduler annotation;
+// for koord-scheduler it is an LSR pod of the koord-prod priority class,
+// and every pod names koord-scheduler (its profile's name); for
+// kube-scheduler none of these. The pod is otherwise the same.
+func (s podSpec) pod(ns string, k kind) *corev1.Pod {
 	cpu := *resource.NewMilliQuantity(s.milli, resource.DecimalSI)
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{
 		corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("256Mi")}}
 	var ann map[string]string
-	if s.cpuset {
-		res.Limits = corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("256Mi")}
-		if optIn {
-			ann = map[string]string{wl.AnnotationCPUSet: "true"}
-		}
-	}
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: ns, Annotations: ann, Labels: map[string]string{"app": "scale"}},
+	labels := map[string]string{"app": "scale"}
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: ns, Labels: labels},
 		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "app", Image: "app", Resources: res}},
 			// Deleted at once between passes.
 			TerminationGracePeriodSeconds: new(int64),
 		},
 	}
+	if k == koord {
+		p.Spec.SchedulerName = koordSchedulerName
+	}
+	if s.cpuset {
+		res.Limits = corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: resource.MustParse("256Mi")}
+		switch k {
+		case locus:
+			ann = map[string]string{wl.AnnotationCPUSet: "true"}
+		case koord:
+			labels[koordQoSLabel] = "LSR"
+			p.Spec.PriorityClassName = koordProdClass
+		}
+	}
+	p.Annotations = ann
+	p.Spec.Containers = []corev1.Container{{Name: "app", Image: "app", Resources: res}}
+	return p
 }

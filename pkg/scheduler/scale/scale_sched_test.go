@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"github.com/spf13/pflag"
 	"k8s.io/apiserver/pkg/util/compatibility"
@@ -29,12 +30,16 @@ const (
 // start runs a scheduler of kind k with the same flags: no --config, so
 // both run kube-scheduler's default profile as default-scheduler (locus-
 // scheduler adds its plugin to it, weight 5) with the connection flags,
-// leader election off and nothing served.
-func start(k kind, cfg config) (scheduler, error) {
+// leader election off and nothing served. koord-scheduler runs as its own
+// process with the configuration Koordinator deploys (startKoord).
+func start(t testing.TB, k kind, cfg config) (scheduler, error) {
 	flags := []string{"--kubeconfig=" + cp.Kubeconfig,
 		fmt.Sprintf("--kube-api-qps=%g", cfg.qps), fmt.Sprintf("--kube-api-burst=%d", cfg.burst)}
-	if k == locus {
+	switch k {
+	case locus:
 		return plugin.Start(context.Background(), "", flags...)
+	case koord:
+		return startKoord(t, cfg)
 	}
 	return startVanilla(flags...)
 }

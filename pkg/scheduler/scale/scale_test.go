@@ -11,29 +11,33 @@ import (
 )
 
 // TestSchedulerScale schedules the same workload on the same kwok nodes
-// through locus-scheduler and kube-scheduler v1.33, in alternating order
-// over cfg.rounds rounds, and prints each pass and the ratios (lines
-// starting with SCALE). It fails if a pod is left unbound or a decision
+// through locus-scheduler and its peer (kube-scheduler v1.33, or with
+// LOCUS_SCHED_PEER=koord-scheduler Koordinator's scheduler), in
+// alternating order over cfg.rounds rounds, and prints each pass and the
+// ratios (lines starting with SCALE). It fails if a pod is left unbound or a decision
 // is wrong, and, when LOCUS_SCHED_MIN_RATIO is set, if the median of the
 // rounds' throughput ratios (locus-scheduler's over kube-scheduler's) is
 // below it.
 func TestSchedulerScale(t *testing.T) {
 	cfg := loadConfig(t)
 	t.Logf("SCALE config %s; scheduler log %s", cfg, schedulerLog)
-	makeNodes(t, cfg.nodes)
+	makeNodes(t, cfg.nodes, cfg.peer)
 	specs := workload(cfg.pods, cfg.cpusetPercent, cfg.seed)
 
 	var all []result
 	for round := 1; round <= cfg.rounds; round++ {
-		order := []kind{vanilla, locus}
+		order := []kind{cfg.peer, locus}
 		if round%2 == 0 {
-			order = []kind{locus, vanilla}
+			order = []kind{locus, cfg.peer}
 		}
 		for _, k := range order {
+			if len(all) > 0 {
+				prev := all[len(all)-1]
+				deletePods(t, prev.ns, prev.pods)
+			}
 			time.Sleep(cfg.settle)
 			r := runPass(t, cfg, k, round, specs)
-			one, decisions := check(t, r, specs)
-			t.Log(passLine(r, one, decisions))
+			t.Log(passLine(r, check(t, r, specs)))
 			all = append(all, r)
 		}
 		if t.Failed() {
@@ -47,14 +51,17 @@ func TestSchedulerScale(t *testing.T) {
 			t.Fatalf("LOCUS_SCHED_MIN_RATIO=%q: %v", min, err)
 		}
 		if ratio < want {
-			t.Errorf("locus-scheduler's throughput is %.2f of kube-scheduler's (median of the rounds), below %.2f", ratio, want)
+			t.Errorf("locus-scheduler's throughput is %.2f of %s's (median of the rounds), below %.2f", ratio, cfg.peer, want)
 		}
 	}
 }
 
-func passLine(r result, oneNUMA, decisions int) string {
+func passLine(r result, q quality) string {
 	var cpu []string
-	for _, name := range []string{"test+scheduler", "kube-apiserver", "etcd", "kwok"} {
+	for _, name := range []string{"test+scheduler", "koord-scheduler", "kube-apiserver", "etcd", "kwok"} {
+		if _, ok := r.cpu[name]; !ok && name == "koord-scheduler" {
+			continue
+		}
 		cpu = append(cpu, fmt.Sprintf("%s %.1fs", name, r.cpu[name].Seconds()))
 	}
 	s := fmt.Sprintf("SCALE pass round=%d %-15s %6.1f pods/s (%d pods in %s, the first bound after %s)  create->bound p50 %s p99 %s  attempt p50 %s p99 %s  algorithm p99 %s  attempts %.0f scheduled, %.0f unschedulable, %.0f error  cpu: %s  load %.0f->%.0f",
@@ -62,9 +69,14 @@ func passLine(r result, oneNUMA, decisions int) string {
 		ms(quantile(r.e2e, 0.5)), ms(quantile(r.e2e, 0.99)), ms(r.attempt.quantile(0.5)), ms(r.attempt.quantile(0.99)),
 		ms(r.algorithm.quantile(0.99)), r.attempts["scheduled"], r.attempts["unschedulable"], r.attempts["error"],
 		strings.Join(cpu, ", "), r.load[0], r.load[1])
-	if r.kind == locus {
-		s += fmt.Sprintf("  one NUMA node: %d of %d cpuset pods", oneNUMA, decisions)
+	s += "  peak RSS test " + mib(r.rss)
+	if r.schedRSS > 0 {
+		s += ", scheduler process " + mib(r.schedRSS)
 	}
+	if r.kind != vanilla {
+		s += fmt.Sprintf("  one NUMA node: %d of %d cpuset pods, sharing a core: %d", q.oneNUMA, q.decisions, q.sharedCore)
+	}
+	s += fmt.Sprintf("  refused at least once: %d", q.refused)
 	var reqs []string
 	for k, n := range r.requests {
 		if n >= float64(len(r.e2e))/10 {
@@ -77,7 +89,9 @@ func passLine(r result, oneNUMA, decisions int) string {
 
 // summarize prints each round's ratios, their medians, and the pooled
 // figures: all pods over all time, per scheduler. It returns the median
-// of the rounds' throughput ratios.
+// of the rounds' throughput ratios. CPU and RSS are the scheduler's with
+// the test process's (the creators and the watch, the same in every pass):
+// the scheduler runs inside it, or koord-scheduler beside it.
 func summarize(t *testing.T, cfg config, all []result) float64 {
 	t.Helper()
 	type sum struct {
@@ -86,11 +100,12 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 		e2e     []time.Duration
 		attempt histogram
 	}
-	tot := map[kind]*sum{locus: {}, vanilla: {}}
-	// Each round's locus/vanilla ratios, and their medians: the rounds'
+	tot := map[kind]*sum{locus: {}, cfg.peer: {}}
+	vs := "locus/" + string(cfg.peer)
+	// Each round's locus/peer ratios, and their medians: the rounds'
 	// conditions differ (which pass ran first, what else loaded the
 	// machine), a ratio within a round compares like with like.
-	names := []string{"throughput", "create->bound p50", "create->bound p99", "attempt p99", "cpu test+scheduler", "cpu kube-apiserver"}
+	names := []string{"throughput", "create->bound p50", "create->bound p99", "attempt p99", "cpu test+scheduler", "cpu kube-apiserver", "peak RSS test+scheduler"}
 	perRound := make([][]float64, len(names))
 	for round := 1; round <= cfg.rounds; round++ {
 		var l, v result
@@ -104,19 +119,20 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 		rs := []float64{l.podsPerSec() / v.podsPerSec(),
 			ratioOf(quantile(l.e2e, 0.5), quantile(v.e2e, 0.5)), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
 			ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)),
-			ratioOf(l.cpu["test+scheduler"], v.cpu["test+scheduler"]), ratioOf(l.cpu["kube-apiserver"], v.cpu["kube-apiserver"])}
+			ratioOf(schedulerCPU(l), schedulerCPU(v)), ratioOf(l.cpu["kube-apiserver"], v.cpu["kube-apiserver"]),
+			float64(l.rss+l.schedRSS) / float64(max(v.rss+v.schedRSS, 1))}
 		var line []string
 		for i, r := range rs {
 			perRound[i] = append(perRound[i], r)
 			line = append(line, fmt.Sprintf("%s %.2f", names[i], r))
 		}
-		t.Logf("SCALE round %d locus/vanilla: %s", round, strings.Join(line, ", "))
+		t.Logf("SCALE round %d %s: %s", round, vs, strings.Join(line, ", "))
 	}
 	var medians []string
 	for i, rs := range perRound {
 		medians = append(medians, fmt.Sprintf("%s %.2f (rounds: %s)", names[i], median(rs), floats(rs)))
 	}
-	t.Logf("SCALE median of the rounds' ratios locus/vanilla: %s", strings.Join(medians, "; "))
+	t.Logf("SCALE median of the rounds' ratios %s: %s", vs, strings.Join(medians, "; "))
 	ratios := perRound[0]
 	for _, r := range all {
 		s := tot[r.kind]
@@ -128,17 +144,21 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 	for _, s := range tot {
 		slices.Sort(s.e2e)
 	}
-	l, v := tot[locus], tot[vanilla]
+	l, v := tot[locus], tot[cfg.peer]
 	lt, vt := float64(l.pods)/l.elapsed.Seconds(), float64(v.pods)/v.elapsed.Seconds()
 	t.Logf("SCALE summary %s", cfg)
 	t.Logf("SCALE | scheduler | pods/s | create->bound p50 | p99 | attempt p99 |")
-	t.Logf("SCALE | kube-scheduler | %.1f | %s | %s | %s |", vt, ms(quantile(v.e2e, 0.5)), ms(quantile(v.e2e, 0.99)), ms(v.attempt.quantile(0.99)))
+	t.Logf("SCALE | %s | %.1f | %s | %s | %s |", cfg.peer, vt, ms(quantile(v.e2e, 0.5)), ms(quantile(v.e2e, 0.99)), ms(v.attempt.quantile(0.99)))
 	t.Logf("SCALE | locus-scheduler | %.1f | %s | %s | %s |", lt, ms(quantile(l.e2e, 0.5)), ms(quantile(l.e2e, 0.99)), ms(l.attempt.quantile(0.99)))
-	t.Logf("SCALE ratio locus/vanilla: throughput %.2f (rounds: %s), create->bound p99 %.2f, attempt p99 %.2f",
-		lt/vt, floats(ratios), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
+	t.Logf("SCALE ratio %s: throughput %.2f (rounds: %s), create->bound p99 %.2f, attempt p99 %.2f",
+		vs, lt/vt, floats(ratios), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
 		ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)))
 	return median(ratios)
 }
+
+// schedulerCPU is the CPU time of the test process and of a scheduler
+// running beside it.
+func schedulerCPU(r result) time.Duration { return r.cpu["test+scheduler"] + r.cpu["koord-scheduler"] }
 
 func addHistograms(a, b histogram) histogram {
 	if len(a.counts) == 0 {

@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -31,7 +32,7 @@ func create(t *testing.T, cfg config, k kind, ns string, specs []podSpec) []time
 			time.Sleep(time.Until(t0.Add(time.Duration(float64(i) / cfg.rate * float64(time.Second)))))
 		}
 		sent[i] = time.Now()
-		_, err := cp.Client.CoreV1().Pods(ns).Create(ctx, specs[i].pod(ns, k == locus), metav1.CreateOptions{})
+		_, err := cp.Client.CoreV1().Pods(ns).Create(ctx, specs[i].pod(ns, k), metav1.CreateOptions{})
 		return err
 	})
 	if err != nil {
@@ -40,23 +41,34 @@ func create(t *testing.T, cfg config, k kind, ns string, specs []podSpec) []time
 	return sent
 }
 
-// bindWatch records when each pod of ns is first seen bound.
+// bindWatch records when each pod of ns is first seen bound, and which
+// pods the scheduler marked unschedulable on the way.
 type bindWatch struct {
-	mu    sync.Mutex
-	bound map[string]time.Time
-	want  int
-	done  chan struct{}
-	stop  func()
+	mu      sync.Mutex
+	bound   map[string]time.Time
+	refused map[string]bool
+	want    int
+	done    chan struct{}
+	stop    func()
 }
 
 func watchBound(t *testing.T, ns string, want int) *bindWatch {
 	t.Helper()
-	w := &bindWatch{bound: map[string]time.Time{}, want: want, done: make(chan struct{})}
+	w := &bindWatch{bound: map[string]time.Time{}, refused: map[string]bool{}, want: want, done: make(chan struct{})}
 	f := informers.NewSharedInformerFactoryWithOptions(cp.Client, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = "app=scale" }))
 	seen := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		p, ok := obj.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		if p.Spec.NodeName != "" {
 			w.mark(p.Name)
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				w.markRefused(p.Name)
+			}
 		}
 	}
 	inf := f.Core().V1().Pods().Informer()
@@ -83,6 +95,18 @@ func (w *bindWatch) mark(name string) {
 	if len(w.bound) == w.want {
 		close(w.done)
 	}
+}
+
+func (w *bindWatch) markRefused(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.refused[name] = true
+}
+
+func (w *bindWatch) refusals() map[string]bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.refused)
 }
 
 func (w *bindWatch) boundAt(name string) time.Time {
@@ -113,7 +137,7 @@ func deletePods(t *testing.T, ns string, pods []corev1.Pod) {
 	if err != nil {
 		t.Fatalf("deleting the pods of %s: %v", ns, err)
 	}
-	kubetest.WaitFor(t, "the pods of "+ns+" to be gone", 5*time.Minute, func(ctx context.Context) (bool, error) {
+	kubetest.WaitFor(t, "the pods of "+ns+" to be gone", 5*time.Minute+time.Duration(len(pods))*20*time.Millisecond, func(ctx context.Context) (bool, error) {
 		list, err := cp.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
 		if err != nil {
 			return false, err
