@@ -43,6 +43,10 @@ type SourceOptions struct {
 	// resource-status is applied only under its signature. "": no key, and
 	// no decision is applied.
 	DecisionKeyFile string
+	// PodResourcesSocket is the kubelet's PodResources socket
+	// (podresources.SocketPath of its root directory), read once a
+	// reconcile for the devices each pod holds; "" reads none.
+	PodResourcesSocket string
 	// Quiet posts no events (a dry run changes nothing in the cluster).
 	Quiet  bool
 	Logger *slog.Logger
