@@ -123,7 +123,9 @@ func TestOversizedAnswerIsRefusedBeforeDecoding(t *testing.T) {
 	big := strings.Repeat("x", podresources.MaxMessageBytes)
 	srv.Set(&v1.ListPodResourcesResponse{PodResources: []*v1.PodResources{
 		podresourcestest.Pod("default", big, "main")}}, &v1.AllocatableResourcesResponse{})
-	c := podresources.Client{Socket: podresourcestest.Socket(dir)}
+	// Time to marshal and send 4 MiB on a loaded machine: the refusal, not
+	// the deadline, must end the call.
+	c := podresources.Client{Socket: podresourcestest.Socket(dir), Timeout: 30 * time.Second}
 	if _, err := c.List(context.Background()); err == nil || !strings.Contains(err.Error(), "ResourceExhausted") {
 		t.Fatalf("List of a %d-byte answer: %v, want ResourceExhausted", len(big), err)
 	}
