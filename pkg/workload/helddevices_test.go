@@ -27,3 +27,39 @@ func TestHeldDevices(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHeldDevices: whatever the kubelet reports, the devices kept are
+// bounded, named, each once, their nodes node ids; or an error names the
+// field.
+func FuzzHeldDevices(f *testing.F) {
+	f.Add("example.com/gpu", "gpu-1", 1, 3)
+	f.Add("", "x", -1, 0)
+	f.Add("r", "", 1<<40, 70)
+	f.Fuzz(func(t *testing.T, resource, id string, node, count int) {
+		count = min(max(count, 0), 2*MaxHeldDevices)
+		reported := make([]ReportedDevice, count)
+		for i := range reported {
+			reported[i] = ReportedDevice{Resource: resource, ID: id + strings.Repeat("x", i%3), Nodes: []int{node, i % 4}}
+		}
+		held, err := HeldDevices("devices", reported)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "devices") {
+				t.Fatalf("error %q does not name the field", err)
+			}
+			return
+		}
+		if len(held) > MaxHeldDevices || len(held) > 3 {
+			t.Fatalf("%d devices kept of %d reported with 3 names", len(held), count)
+		}
+		for i, d := range held {
+			if d.Name == "" || (i > 0 && d.Name <= held[i-1].Name) {
+				t.Fatalf("devices %+v not named, sorted, each once", held)
+			}
+			for _, n := range d.Nodes {
+				if n < 0 || n > 1023 {
+					t.Fatalf("node %d kept", n)
+				}
+			}
+		}
+	})
+}
