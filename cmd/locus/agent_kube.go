@@ -18,6 +18,7 @@ import (
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/nri"
+	"github.com/locus-project/locus/pkg/podresources"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -47,7 +48,7 @@ func addKubeFlags(f *pflag.FlagSet, k *kubeFlags) {
 	f.StringVar(&k.driver, "cgroup-driver", "auto", "Kubernetes mode: the kubelet's cgroup driver: auto, systemd or cgroupfs")
 	f.StringVar(&k.kubeletRoot, "kubelet-cgroup-root", "auto", "Kubernetes mode: the kubelet's cgroupRoot (kind: /kubelet), under which its kubepods tree lives; auto finds it, / is the top")
 	f.StringVar(&k.reserved, "reserved-cpus", "", "Kubernetes mode: CPUs never given to a pod of its own (Linux list, e.g. 0,64); default: the kubelet's reservedSystemCPUs")
-	f.StringVar(&k.kubeletDir, "kubelet-dir", kubelet.DefaultDir, "Kubernetes mode: the kubelet's root directory, whose cpu_manager_state and memory_manager_state are read, never written (empty: read nothing)")
+	f.StringVar(&k.kubeletDir, "kubelet-dir", kubelet.DefaultDir, "Kubernetes mode: the kubelet's root directory, whose cpu_manager_state and memory_manager_state are read, never written, and whose pod-resources/kubelet.sock is asked which devices each container holds (empty: read nothing)")
 	f.StringVar(&k.kubeletConfig, "kubelet-config", "", "Kubernetes mode: the kubelet's configuration file (default: config.yaml in --kubelet-dir)")
 	f.StringVar(&k.decisionKeyFile, "decision-key-file", "", "Kubernetes mode: the keys locus-scheduler signs its decisions with (one \"<id> <base64 key>\" a line), read again when it changes; a pod's locus.io/resource-status is applied only under their signature (empty: none is applied)")
 	f.DurationVar(&k.nrtInterval, "nrt-min-interval", time.Second, "Kubernetes mode: least time between two NodeResourceTopology updates")
@@ -123,12 +124,22 @@ func (k *kubeFlags) run(ctx context.Context, o agent.Options) error {
 	err = runKube(ctx, o, nodeagent.RunOptions{Config: cfg, NRTMinInterval: k.nrtInterval, NRTHeartbeat: heartbeatOption(k.nrtHeartbeat), NoNRT: k.noNRT,
 		Source: nodeagent.SourceOptions{NodeName: k.node, ConfigNamespace: k.configNS, ResourceQoSConfigMap: k.resQoSCM,
 			PodQoSConfigMap: k.podQoSCM, CgroupDriver: driver, KubeletCgroupRoot: root, Reserved: reserved,
-			DecisionKeyFile: k.decisionKeyFile, Moves: k.moves, Rebalance: k.rebalance}})
+			DecisionKeyFile: k.decisionKeyFile, Moves: k.moves, Rebalance: k.rebalance,
+			PodResourcesSocket: podResourcesSocket(k.kubeletDir)}})
 	if err != nil || k.ownerDaemonSet == "" || o.DryRun {
 		return err
 	}
 	// Stopped cleanly: if by an uninstall, put the node back (uninstall.go).
 	return k.uninstallNode(o, cfg, o.Out)
+}
+
+// podResourcesSocket is the kubelet's PodResources socket under its root
+// directory; none without one.
+func podResourcesSocket(kubeletDir string) string {
+	if kubeletDir == "" {
+		return ""
+	}
+	return podresources.SocketPath(kubeletDir)
 }
 
 // findKubeletRoot finds the kubelet's cgroupRoot from the cgroups it made

@@ -86,6 +86,9 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 	if p := n.Pinning; p != nil {
 		fmt.Fprintln(w, pinningLine(*p))
 	}
+	if d := n.Devices; d != nil {
+		fmt.Fprintln(w, devicesLine(*d))
+	}
 	for _, p := range n.Problems {
 		fmt.Fprintf(w, "node problem: %s\n", p)
 	}
@@ -247,4 +250,14 @@ func pinningLine(p status.Pinning) string {
 		line += fmt.Sprintf("; cgroup watch %s, %d directories, %d new containers given their pod's cpuset as their cgroup appeared", watch, w.Watched, w.EarlyWrites)
 	}
 	return line
+}
+
+// devicesLine says where the devices containers hold were read, or why
+// they could not be.
+func devicesLine(d status.Devices) string {
+	if d.Problem != "" {
+		return fmt.Sprintf("devices: none known: %s", oneLine(d.Problem))
+	}
+	return fmt.Sprintf("devices: from the kubelet's PodResources (%s): %d containers hold %d devices; the plugins offer %d, %d with NUMA nodes",
+		d.Source, d.Containers, d.Held, d.Allocatable, d.WithTopology)
 }

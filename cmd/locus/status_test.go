@@ -122,6 +122,29 @@ func TestStatusShowsTheKubelet(t *testing.T) {
 	}
 }
 
+// locus status says where the devices pods hold were read, or why none
+// are known, in one line.
+func TestStatusShowsTheDeviceSource(t *testing.T) {
+	for _, tc := range []struct {
+		d    status.Devices
+		want string
+	}{
+		{status.Devices{Source: "/var/lib/kubelet/pod-resources/kubelet.sock", Containers: 1, Held: 2, Allocatable: 4, WithTopology: 3},
+			"devices: from the kubelet's PodResources (/var/lib/kubelet/pod-resources/kubelet.sock): 1 containers hold 2 devices; the plugins offer 4, 3 with NUMA nodes\n"},
+		{status.Devices{Source: "/x.sock", Problem: "/x.sock: no socket\nsecond line"}, "devices: none known: /x.sock: no socket"},
+	} {
+		st := status.Status{Time: time.Now()}
+		st.Node.Devices = &tc.d
+		var b strings.Builder
+		if err := renderStatus(&b, st, true, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) || strings.Contains(b.String(), "\nsecond line") {
+			t.Errorf("status lacks %q:\n%s", tc.want, b.String())
+		}
+	}
+}
+
 // TestCPUSummaryBurst: the CPU column adds CPU Burst's buffer and, while
 // the quota raise is on, the quota read back, on v1 and v2 files alike.
 func TestCPUSummaryBurst(t *testing.T) {

@@ -15,7 +15,7 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 	ready map[string]bool, seen execute.ReadBack, problems []workload.Problem) status.Status {
 	in := publish.Input{Time: a.now().UTC(), Config: a.configName(), ConfigError: a.cfg.lastErr,
 		Topology: a.topo, Decided: d, Problems: problems, Ready: ready, Cgroups: a.exec.Reader(seen),
-		Unsupported: a.exec.Unsupported(), HostChecks: a.hostChecks, Pinning: a.pinning(),
+		Unsupported: a.exec.Unsupported(), HostChecks: a.hostChecks, Pinning: a.pinning(), Devices: a.src.Devices(),
 		CPUIdle: a.cpuIdle, CPUBurst: a.burst.Kernel(), Core: a.exec.CoreSupport(), Isolated: a.exec.Isolated, V1SoftLimitForLow: a.opts.V1SoftLimitForLow}
 	if a.opts.Kubelet.Dir != "" {
 		st, _ := a.kube.State()

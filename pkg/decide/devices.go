@@ -28,7 +28,7 @@ func nearDevices(t *topology.Topology, ws []workload.Workload, needs map[string]
 	var problems []workload.Problem
 	for _, w := range ws {
 		need, ok := needs[w.Name]
-		if !ok || !need.Exclusive || len(w.Devices) == 0 {
+		if !ok || !need.Exclusive || len(w.Devices)+len(w.HeldDevices) == 0 {
 			continue
 		}
 		near, missing := devicesNodes(t, w.Devices)
@@ -36,6 +36,12 @@ func nearDevices(t *topology.Topology, ws []workload.Workload, needs map[string]
 			problems = append(problems, workload.Problem{Workload: w.Name, Reason: ReasonDeviceNotFound,
 				Message: fmt.Sprintf("devices %s are not PCI devices of this machine; its CPUs are placed without them", strings.Join(missing, ", "))})
 		}
+		held, elsewhere := heldNodes(t, w.HeldDevices)
+		if len(elsewhere) > 0 {
+			problems = append(problems, workload.Problem{Workload: w.Name, Reason: ReasonDeviceNotFound,
+				Message: fmt.Sprintf("devices %s are reported on NUMA nodes this machine does not have; its CPUs are placed without them", strings.Join(elsewhere, ", "))})
+		}
+		near = union(near, held)
 		need.Near = near
 		needs[w.Name] = need
 	}
@@ -58,6 +64,35 @@ func devicesNodes(t *topology.Topology, addresses []string) (nodes []int, missin
 	return nodes, missing
 }
 
+// heldNodes is the sorted NUMA nodes the reported devices hang off, and
+// the devices reported on a node the topology does not have (a device
+// reported without nodes is left out, never guessed).
+func heldNodes(t *topology.Topology, held []workload.HeldDevice) (nodes []int, elsewhere []string) {
+	for _, d := range held {
+		if !slices.ContainsFunc(d.Nodes, func(n int) bool { _, ok := t.Node(n); return !ok }) {
+			nodes = union(nodes, d.Nodes)
+			continue
+		}
+		elsewhere = append(elsewhere, fmt.Sprintf("%s (NUMA nodes %v)", d.Name, d.Nodes))
+	}
+	return nodes, elsewhere
+}
+
+func union(a, b []int) []int {
+	out := slices.Concat(a, b)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// deviceNames names every device a workload holds, PCI addresses first.
+func deviceNames(w workload.Workload) string {
+	names := slices.Clone(w.Devices)
+	for _, d := range w.HeldDevices {
+		names = append(names, d.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // misaligned tells each workload whose assignment's CPUs or memory lie on
 // a node none of its devices hangs off. It reads the assignments decided,
 // kept ones included, so the same assignment gives the same problem at
@@ -77,7 +112,7 @@ func misaligned(t *topology.Topology, needs map[string]workload.CPUNeed, ws []wo
 		}
 		problems = append(problems, workload.Problem{Workload: w.Name, Reason: ReasonDeviceNotAligned,
 			Message: fmt.Sprintf("devices %s are on NUMA nodes %v, but its CPUs %s are on NUMA nodes %v and its memory on %v: they do not fit on the devices' nodes",
-				strings.Join(w.Devices, ", "), near, a.CPUs, cpuNodes, memNodes)})
+				deviceNames(w), near, a.CPUs, cpuNodes, memNodes)})
 	}
 	return problems
 }

@@ -46,6 +46,13 @@ func deviceWorkload(name string, cpus int, devices ...string) workload.Workload 
 	return w
 }
 
+// heldWorkload holds devices whose nodes the kubelet reports.
+func heldWorkload(name string, cpus int, held ...workload.HeldDevice) workload.Workload {
+	w := testWorkload(name, cpus, true, false, nil)
+	w.HeldDevices = held
+	return w
+}
+
 func TestDecideDevices(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -93,6 +100,24 @@ func TestDecideDevices(t *testing.T) {
 		ws:    []workload.Workload{deviceWorkload("a-plain", 2), deviceWorkload("x", 2)},
 		prev:  map[string]workload.Assignment{"x": {CPUs: cpuset.New(4, 12), Policy: "full-pcpus", Near: []int{1}}},
 		nodes: map[string][]int{"a-plain": {0}, "x": {0}},
+	}, {
+		name:  "a device the kubelet reports on node 1: CPUs and memory there",
+		ws:    []workload.Workload{deviceWorkload("a-plain", 2), heldWorkload("held", 2, workload.HeldDevice{Name: "example.com/fake/dev-1", Nodes: []int{1}})},
+		nodes: map[string][]int{"a-plain": {0}, "held": {1}},
+	}, {
+		name: "a reported device's node full: the other node, told naming the device",
+		ws: []workload.Workload{deviceWorkload("a-hog", 8, gpu),
+			heldWorkload("b-held", 2, workload.HeldDevice{Name: "example.com/fake/dev-1", Nodes: []int{1}})},
+		nodes: map[string][]int{"a-hog": {1}, "b-held": {0}},
+		warn: map[string][2]string{"b-held": {ReasonDeviceNotAligned,
+			"devices example.com/fake/dev-1 are on NUMA nodes [1], but its CPUs 0,8 are on NUMA nodes [0] and its memory on [0]"}},
+	}, {
+		name: "a device reported on a node the machine lacks is told, one without nodes left out",
+		ws: []workload.Workload{heldWorkload("x", 2, workload.HeldDevice{Name: "r/far", Nodes: []int{7}},
+			workload.HeldDevice{Name: "r/none"}, workload.HeldDevice{Name: "r/near", Nodes: []int{1}})},
+		nodes: map[string][]int{"x": {1}},
+		warn: map[string][2]string{"x": {ReasonDeviceNotFound,
+			"devices r/far (NUMA nodes [7]) are reported on NUMA nodes this machine does not have"}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			obs := deviceObservation(t, tc.ws...)

@@ -65,6 +65,7 @@ type Input struct {
 	HostChecks  []status.HostCheck // as run at start
 	Kubelet     *kubelet.Summary   // nil when the kubelet's files are not read
 	Pinning     *status.Pinning
+	Devices     *status.Devices
 	// CPUIdle: cgroups have cpu.idle; Core: whether the kernel has core
 	// scheduling; Isolated: the workloads whose processes have a cookie.
 	CPUIdle  bool
@@ -93,6 +94,7 @@ func Build(in Input) status.Status {
 		KubeletCPUs:   d.Pools.Kubelet.String(),
 		CPUQoS:        cpuQoSLines(in.CPUIdle, in.CPUBurst, in.Core),
 		Pinning:       in.Pinning,
+		Devices:       in.Devices,
 		Kubelet:       in.Kubelet,
 	}
 	for _, p := range d.Problems {

@@ -35,6 +35,28 @@ func PodCPUSetsOf(src Source) PodCPUSets {
 	return s
 }
 
+// DeviceReporter is offered by a source that reads the devices its
+// workloads hold from elsewhere (the Kubernetes source, from the kubelet's
+// PodResources): the status says what it read, or why it could not.
+type DeviceReporter interface {
+	// DeviceStatus is the last read; it may be called from any goroutine.
+	DeviceStatus() status.Devices
+}
+
+// Devices is the source's word on the devices its workloads hold; nil on
+// a nil Loader (standalone) or a source that reads none.
+func (l *Loader) Devices() *status.Devices {
+	if l == nil {
+		return nil
+	}
+	r, ok := l.Source.(DeviceReporter)
+	if !ok {
+		return nil
+	}
+	d := r.DeviceStatus()
+	return &d
+}
+
 // registerMetrics registers in reg the metrics of what src offers.
 func registerMetrics(reg prometheus.Registerer, src Source) {
 	w, ok := src.(Watcher)

@@ -46,6 +46,26 @@ type NodeStatus struct {
 	// Kubelet what its files say, when the agent reads them.
 	KubeletCPUs string           `json:"kubeletCPUs,omitempty"`
 	Kubelet     *kubelet.Summary `json:"kubelet,omitempty"`
+	// Devices says what the agent knows of the devices pods hold, and
+	// from where; absent where the source reads none.
+	Devices *Devices `json:"devices,omitempty"`
+}
+
+// Devices is what the last reconcile read of the device-plugin devices
+// the node's containers hold (the kubelet's PodResources API).
+type Devices struct {
+	// Source is where they were read (the PodResources socket).
+	Source string `json:"source"`
+	// Containers and Held are how many containers hold devices, and how
+	// many devices they hold; Allocatable how many the node's plugins
+	// offer, WithTopology how many of those report their NUMA nodes.
+	Containers   int `json:"containers"`
+	Held         int `json:"held"`
+	Allocatable  int `json:"allocatable"`
+	WithTopology int `json:"withTopology"`
+	// Problem says why the last read failed: the agent then goes on
+	// without device data (pods are placed as if they held none).
+	Problem string `json:"problem,omitempty"`
 }
 
 // HostCheck is one host check's result: status is ok, warn, fail or n/a.

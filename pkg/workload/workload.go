@@ -90,6 +90,11 @@ type Workload struct {
 	// HostConfig's devices (ParseDevices); any source that learns which
 	// devices a workload holds fills it the same way.
 	Devices []string
+	// HeldDevices are the devices the workload holds whose NUMA nodes its
+	// source reports (a pod's device-plugin devices, from the kubelet's
+	// PodResources: HeldDevices): pkg/decide places its CPUs on their
+	// nodes as it does for Devices, and tells the same problems.
+	HeldDevices []HeldDevice
 	// Dedicated, for a libvirt domain under a dedicated CPU policy, are
 	// its vCPU and emulator threads' cgroups (SetBelow), which get cpusets
 	// of their own; nil otherwise. dedicated is the policy as read.

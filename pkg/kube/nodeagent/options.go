@@ -49,6 +49,10 @@ type SourceOptions struct {
 	// than another (--rebalance). A node-wide setting of the operator's:
 	// no pod can turn it on.
 	Moves, Rebalance bool
+	// PodResourcesSocket is the kubelet's PodResources socket
+	// (podresources.SocketPath of its root directory), read once a
+	// reconcile for the devices each pod holds; "" reads none.
+	PodResourcesSocket string
 	// Quiet posts no events (a dry run changes nothing in the cluster).
 	Quiet  bool
 	Logger *slog.Logger

@@ -61,6 +61,7 @@ type Source struct {
 	earlyw  source.EarlyWriter // the agent's executor's early path
 	early   *earlypin.Pinner   // the new containers of decided pods, between reconciles
 	keys    *keyfile.File      // the scheduler's keys; nil without --decision-key-file
+	devices *deviceReader      // the kubelet's PodResources; nil without its socket
 	now     func() time.Time
 
 	stopOnce sync.Once
@@ -94,6 +95,9 @@ func NewSource(o SourceOptions) (*Source, error) {
 		s.keys = keyfile.New(o.DecisionKeyFile)
 	} else {
 		s.log.Warn("no --decision-key-file: no pod's " + workload.AnnotationResourceStatus + " is applied (opted-in pods get CPUs the agent chooses)")
+	}
+	if o.PodResourcesSocket != "" {
+		s.devices = newDeviceReader(o.PodResourcesSocket)
 	}
 	events := o.EventClient
 	if events == nil {
@@ -214,6 +218,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		s.driver = d // kept: the kubelet does not change drivers under running pods
 		s.log.Info("kubelet cgroup driver detected", "driver", d)
 	}
+	s.readDevices()
 	penv := podplan.Env{Driver: s.driver, Exists: exists, Topology: env.Topology, Trust: s.trust()}
 	s.memReq, s.movable = map[string]cpualloc.Memory{}, map[string]bool{}
 	lag := s.lagging.begin(s.now())
@@ -252,7 +257,11 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		if ok, _ := workload.MayMove(w.Plan, false); ok && s.opts.Moves {
 			s.movable[w.Plan.Name] = true
 		}
-		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: lag.filter(w.Problems)})
+		problems := lag.filter(w.Problems)
+		if s.devices != nil {
+			problems = append(problems, s.devices.setHeld(pod, &w.Plan)...)
+		}
+		snap.Workloads = append(snap.Workloads, source.Workload{Plan: w.Plan, Class: w.Class, Problems: problems})
 	}
 	s.addUnlisted(env, snap.Workloads)
 	s.memo.Sweep()
@@ -268,27 +277,6 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	return snap
 }
 
-// Reconciled implements source.Source: it hands the pods' cpusets to
-// the containers that appear before the next decision (earlypin) and
-// publishes the node's NodeResourceTopology from the decision.
-func (s *Source) Reconciled(d source.Outcome) {
-	for _, dir := range s.early.Follow(s.earlyw, s.driver, d.Unlisted) {
-		if s.cgw != nil {
-			s.cgw.Adopt(dir)
-		}
-	}
-	if s.nrt == nil {
-		return
-	}
-	obj, err := nrt.Build(nrt.Input{Node: s.opts.NodeName, Topology: d.Topology, Reserved: d.Reserved, Kubelet: d.Kubelet,
-		Assignments: d.Assignments, Memory: s.memReq, ContainerCPUs: d.ContainerCPUs(), Movable: s.movable})
-	if err != nil {
-		s.log.Warn("cannot build the NodeResourceTopology", "err", err)
-		return
-	}
-	s.nrt.Set(obj)
-}
-
 func joinErr(a, b string) string {
 	if a == "" {
 		return b
@@ -298,8 +286,9 @@ func joinErr(a, b string) string {
 
 // ensure the interfaces are met.
 var (
-	_ source.Source     = (*Source)(nil)
-	_ source.Lookup     = (*Source)(nil)
-	_ source.Watcher    = (*Source)(nil)
-	_ source.PodCPUSets = (*Source)(nil)
+	_ source.Source         = (*Source)(nil)
+	_ source.Lookup         = (*Source)(nil)
+	_ source.Watcher        = (*Source)(nil)
+	_ source.DeviceReporter = (*Source)(nil)
+	_ source.PodCPUSets     = (*Source)(nil)
 )

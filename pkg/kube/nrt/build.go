@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/podresources"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -38,6 +39,10 @@ type Input struct {
 	// CPUs (workload.MayMove, with the agent's moves switched on): each
 	// zone counts the CPUs they hold there (AttributeMovableCPUs).
 	Movable map[string]bool
+	// Allocatable are the devices the node's plugins offer and InUse those
+	// containers hold, as the kubelet's PodResources API reports them:
+	// each zone lists the resources with devices on its node.
+	Allocatable, InUse []podresources.Device
 }
 
 // LabelManagedBy marks the objects the agent writes.
@@ -59,6 +64,9 @@ const LabelManagedBy = "app.kubernetes.io/managed-by"
 //     capacity = allocatable = the pages reserved there times their size;
 //     available = minus what pinned pods' huge page requests hold there,
 //     spread as memory is.
+//   - each device-plugin resource with devices on the node (their
+//     topology, as the kubelet reports it): capacity = allocatable = those
+//     devices, available = minus those containers hold (deviceResources).
 //   - costs: the SLIT distance to every zone, itself included.
 //   - attribute "cpus": the zone's online CPUs.
 //   - attribute locus.io/movable-cpus: how many of its CPUs the pods named
@@ -108,6 +116,7 @@ func Build(in Input) (*Object, error) {
 	// the report shows the node's whole memory, as it always has.
 	capacity := cpualloc.Capacity(t, cpualloc.Memory{})
 	avail := available(t, capacity, in.Assignments, in.Memory)
+	devices := pluginDevices(in.Allocatable, in.InUse)
 	for _, n := range t.Nodes {
 		z := Zone{Name: ZoneName(n.ID), Type: ZoneType}
 		for _, other := range t.Nodes {
@@ -127,6 +136,7 @@ func Build(in Input) (*Object, error) {
 				Capacity: count(n.CPUs.Size()), Allocatable: count(alloc.Size()), Available: count(avail.Size())})
 		}
 		z.Resources = append(z.Resources, memoryResources(n, capacity[n.ID], avail[n.ID])...)
+		z.Resources = append(z.Resources, deviceResources(devices[n.ID])...)
 		obj.Zones = append(obj.Zones, z)
 	}
 	return obj, nil
