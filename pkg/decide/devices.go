@@ -28,10 +28,11 @@ func nearDevices(t *topology.Topology, ws []workload.Workload, needs map[string]
 	var problems []workload.Problem
 	for _, w := range ws {
 		need, ok := needs[w.Name]
-		if !ok || !need.Exclusive || len(w.Devices) == 0 {
+		if !ok || !need.Exclusive || len(w.Devices)+len(w.NodeDevices) == 0 {
 			continue
 		}
 		near, missing := devicesNodes(t, w.Devices)
+		near = withNodeDevices(near, w.NodeDevices)
 		if len(missing) > 0 {
 			problems = append(problems, workload.Problem{Workload: w.Name, Reason: ReasonDeviceNotFound,
 				Message: fmt.Sprintf("devices %s are not PCI devices of this machine; its CPUs are placed without them", strings.Join(missing, ", "))})
@@ -58,6 +59,27 @@ func devicesNodes(t *topology.Topology, addresses []string) (nodes []int, missin
 	return nodes, missing
 }
 
+// withNodeDevices adds the nodes of the devices known only by their node
+// (validated against the machine where the source placed them), sorted.
+func withNodeDevices(nodes []int, devs []workload.NodeDevice) []int {
+	for _, d := range devs {
+		if !slices.Contains(nodes, d.NUMA) {
+			nodes = append(nodes, d.NUMA)
+		}
+	}
+	slices.Sort(nodes)
+	return nodes
+}
+
+// deviceNames is every device a workload holds, for a message.
+func deviceNames(w workload.Workload) string {
+	names := slices.Clone(w.Devices)
+	for _, d := range w.NodeDevices {
+		names = append(names, d.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 // misaligned tells each workload whose assignment's CPUs or memory lie on
 // a node none of its devices hangs off. It reads the assignments decided,
 // kept ones included, so the same assignment gives the same problem at
@@ -77,7 +99,7 @@ func misaligned(t *topology.Topology, needs map[string]workload.CPUNeed, ws []wo
 		}
 		problems = append(problems, workload.Problem{Workload: w.Name, Reason: ReasonDeviceNotAligned,
 			Message: fmt.Sprintf("devices %s are on NUMA nodes %v, but its CPUs %s are on NUMA nodes %v and its memory on %v: they do not fit on the devices' nodes",
-				strings.Join(w.Devices, ", "), near, a.CPUs, cpuNodes, memNodes)})
+				deviceNames(w), near, a.CPUs, cpuNodes, memNodes)})
 	}
 	return problems
 }

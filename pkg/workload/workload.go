@@ -90,6 +90,10 @@ type Workload struct {
 	// HostConfig's devices (ParseDevices); any source that learns which
 	// devices a workload holds fills it the same way.
 	Devices []string
+	// NodeDevices are the devices it holds known only by their NUMA node
+	// (a DRA driver's numaNode attribute; PlaceDRADevices): pkg/decide
+	// places its CPUs on those nodes as on its Devices' nodes.
+	NodeDevices []NodeDevice
 	// Dedicated, for a libvirt domain under a dedicated CPU policy, are
 	// its vCPU and emulator threads' cgroups (SetBelow), which get cpusets
 	// of their own; nil otherwise. dedicated is the policy as read.
