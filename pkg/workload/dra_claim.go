@@ -146,3 +146,37 @@ func nodeOf(t *topology.Topology, id int) bool {
 	_, ok := t.Node(id)
 	return ok
 }
+
+// PodDeviceCounts is how many of each device plugin resource (PodDevices)
+// the pod holds, as Kubernetes counts it: its app containers' requests
+// together, or an init container's where that is more. A quantity that is
+// not a whole count from 1 to MaxDRADevices counts as 1: the scheduler
+// needs the node, not an exact figure.
+func PodDeviceCounts(pod *corev1.Pod) map[string]int64 {
+	names := PodDevices(pod)
+	if len(names) == 0 {
+		return nil
+	}
+	count := func(c corev1.Container, name string) int64 {
+		q, ok := c.Resources.Requests[corev1.ResourceName(name)]
+		if !ok {
+			q = c.Resources.Limits[corev1.ResourceName(name)]
+		}
+		if n, exact := q.AsInt64(); exact && n >= 0 && n <= MaxDRADevices {
+			return n
+		}
+		return 1
+	}
+	out := make(map[string]int64, len(names))
+	for _, name := range names {
+		var apps, init int64
+		for _, c := range pod.Spec.Containers {
+			apps = min(apps+count(c, name), MaxDRADevices)
+		}
+		for _, c := range pod.Spec.InitContainers {
+			init = max(init, count(c, name))
+		}
+		out[name] = max(apps, init, 1)
+	}
+	return out
+}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/topology"
@@ -208,3 +209,27 @@ func FuzzParseResourceSlice(f *testing.F) {
 		}
 	})
 }
+
+func TestPodDeviceCounts(t *testing.T) {
+	gpus := func(n string) corev1.ResourceRequirements {
+		q := resourceQuantity(n)
+		return corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": q}}
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "warm", Resources: gpus("3")}},
+		Containers:     []corev1.Container{{Name: "a", Resources: gpus("1")}, {Name: "b", Resources: gpus("1")}, {Name: "c"}},
+	}}
+	if got := PodDeviceCounts(pod); !reflect.DeepEqual(got, map[string]int64{"nvidia.com/gpu": 3}) {
+		t.Fatalf("init container's 3 over the apps' 2: got %v", got)
+	}
+	pod.Spec.InitContainers = nil
+	pod.Spec.Containers[0].Resources = gpus("1e9")
+	if got := PodDeviceCounts(pod); got["nvidia.com/gpu"] != 2 {
+		t.Fatalf("an absurd count counts as 1: got %v", got)
+	}
+	if got := PodDeviceCounts(&corev1.Pod{}); got != nil {
+		t.Fatalf("no devices: %v", got)
+	}
+}
+
+func resourceQuantity(s string) resource.Quantity { return resource.MustParse(s) }
