@@ -54,6 +54,12 @@ func newDRAWatch(ctx context.Context, client kubernetes.Interface, node string, 
 		log.Info("the API server does not serve " + resourceapi.SchemeGroupVersion.String() + ": devices of Dynamic Resource Allocation are not placed")
 		return nil
 	}
+	// An informer the agent may not list would hold its start for ever (a
+	// ClusterRole from before the agent read claims): asked once, first.
+	if err := mayListDRA(ctx, client); err != nil {
+		log.Warn("devices of Dynamic Resource Allocation are not placed: "+err.Error(), "do", "grant resourceslices and resourceclaims list/watch (the chart's ClusterRole does)")
+		return nil
+	}
 	d := &draWatch{events: events, log: log, parsed: map[types.UID]parsedSlice{}}
 	sel := fields.OneTermEqualSelector("spec.nodeName", node).String()
 	d.slices = cache.NewSharedIndexInformer(&cache.ListWatch{
@@ -114,6 +120,18 @@ func servesDRA(ctx context.Context, client kubernetes.Interface) bool {
 		claims = claims || r.Name == "resourceclaims"
 	}
 	return slices && claims
+}
+
+// mayListDRA lists one slice and one claim, to learn whether the agent may.
+func mayListDRA(ctx context.Context, client kubernetes.Interface) error {
+	one := metav1.ListOptions{Limit: 1}
+	if _, err := client.ResourceV1beta1().ResourceSlices().List(ctx, one); err != nil {
+		return fmt.Errorf("cannot list ResourceSlices: %w", err)
+	}
+	if _, err := client.ResourceV1beta1().ResourceClaims(metav1.NamespaceAll).List(ctx, one); err != nil {
+		return fmt.Errorf("cannot list ResourceClaims: %w", err)
+	}
+	return nil
 }
 
 func (d *draWatch) informers() []cache.SharedIndexInformer {
