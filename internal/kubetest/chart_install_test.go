@@ -51,7 +51,11 @@ var agentAccess = []access{
 	{verb: "get", group: "apps", resource: "daemonsets", namespace: "locus-system", name: "locus-agent", allowed: true},
 	{verb: "list", resource: "nodes", allowed: true},
 	{verb: "watch", resource: "nodes", allowed: true},
+	{verb: "list", group: "resource.k8s.io", resource: "resourceslices", allowed: true},
+	{verb: "watch", group: "resource.k8s.io", resource: "resourceclaims", namespace: "team-a", allowed: true},
 
+	{verb: "update", group: "resource.k8s.io", resource: "resourceclaims", subresource: "status", namespace: "team-a"},
+	{verb: "create", group: "resource.k8s.io", resource: "resourceslices"},
 	{verb: "get", resource: "pods", namespace: "team-a"},
 	{verb: "create", resource: "pods", namespace: "team-a"},
 	{verb: "update", resource: "pods", namespace: "team-a"},

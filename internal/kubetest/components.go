@@ -49,7 +49,7 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, clientPort, peerPort int)
 // apiserverArgs are the flags of an apiserver alone: no controller-manager creates
 // service-account tokens and no node controller taints nodes, so the admission
 // plugins that wait for them are off; privileged pods are allowed because the
-// node agent's DaemonSet is one.
+// node agent's DaemonSet is one; the DRA API is served.
 func (cp *ControlPlane) apiserverArgs(port int, f pkiFiles) []string {
 	return []string{
 		"--etcd-servers=" + cp.EtcdURL,
@@ -69,6 +69,11 @@ func (cp *ControlPlane) apiserverArgs(port int, f pkiFiles) []string {
 		// Nothing serves the kubernetes Service's endpoints; do not maintain them.
 		"--endpoint-reconciler-type=none",
 		"--profiling=false",
+		// Dynamic Resource Allocation is beta and off by default in v1.33:
+		// the gate and the API group let the tests create ResourceSlices and
+		// ResourceClaims, as a cluster with DRA drivers serves them.
+		"--feature-gates=DynamicResourceAllocation=true",
+		"--runtime-config=resource.k8s.io/v1beta1=true",
 	}
 }
 

@@ -25,7 +25,7 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 	in.Workloads = make([]publish.Workload, 0, len(rs))
 	for _, r := range rs {
 		w := publish.Workload{Name: r.spec.Name, Source: r.source, Cgroup: r.cgroup, QOSClass: r.class,
-			Locality: a.loc.Status(r.spec.Name)}
+			Locality: a.loc.Status(r.spec.Name), Devices: r.spec.Devices}
 		if r.source == FromCommand {
 			w.Process = a.processState(r.spec.Name, ck)
 		}

@@ -28,10 +28,11 @@ func nearDevices(t *topology.Topology, ws []workload.Workload, needs map[string]
 	var problems []workload.Problem
 	for _, w := range ws {
 		need, ok := needs[w.Name]
-		if !ok || !need.Exclusive || len(w.Devices)+len(w.HeldDevices) == 0 {
+		if !ok || !need.Exclusive || len(w.Devices)+len(w.HeldDevices)+len(w.NodeDevices) == 0 {
 			continue
 		}
 		near, missing := devicesNodes(t, w.Devices)
+		near = withNodeDevices(near, w.NodeDevices)
 		if len(missing) > 0 {
 			problems = append(problems, workload.Problem{Workload: w.Name, Reason: ReasonDeviceNotFound,
 				Message: fmt.Sprintf("devices %s are not PCI devices of this machine; its CPUs are placed without them", strings.Join(missing, ", "))})
@@ -84,10 +85,22 @@ func union(a, b []int) []int {
 	return slices.Compact(out)
 }
 
+// withNodeDevices adds the nodes of the devices known only by their node
+// (validated against the machine where the source placed them), sorted.
+func withNodeDevices(nodes []int, devs []workload.NodeDevice) []int {
+	for _, d := range devs {
+		nodes = union(nodes, []int{d.NUMA})
+	}
+	return nodes
+}
+
 // deviceNames names every device a workload holds, PCI addresses first.
 func deviceNames(w workload.Workload) string {
 	names := slices.Clone(w.Devices)
 	for _, d := range w.HeldDevices {
+		names = append(names, d.Name)
+	}
+	for _, d := range w.NodeDevices {
 		names = append(names, d.Name)
 	}
 	return strings.Join(names, ", ")

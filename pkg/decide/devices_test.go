@@ -53,6 +53,13 @@ func heldWorkload(name string, cpus int, held ...workload.HeldDevice) workload.W
 	return w
 }
 
+// nodeDeviceWorkload holds a DRA device known only by its node.
+func nodeDeviceWorkload(name string, cpus, node int) workload.Workload {
+	w := testWorkload(name, cpus, true, false, nil)
+	w.NodeDevices = []workload.NodeDevice{{Name: "gpu.example.com/pool/gpu-1", NUMA: node}}
+	return w
+}
+
 func TestDecideDevices(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -74,6 +81,16 @@ func TestDecideDevices(t *testing.T) {
 		nodes: map[string][]int{"a-hog": {1}, "b-gpu": {0}},
 		warn: map[string][2]string{"b-gpu": {ReasonDeviceNotAligned,
 			"devices 0000:3b:00.0 are on NUMA nodes [1], but its CPUs 0,8 are on NUMA nodes [0] and its memory on [0]"}},
+	}, {
+		name:  "a device known only by its node (a DRA driver's numaNode) counts as one with an address",
+		ws:    []workload.Workload{deviceWorkload("a-plain", 2), nodeDeviceWorkload("dra", 2, 1)},
+		nodes: map[string][]int{"a-plain": {0}, "dra": {1}},
+	}, {
+		name:  "a device known by its node, the node full: the other node, told by its name",
+		ws:    []workload.Workload{deviceWorkload("a-hog", 8, gpu), nodeDeviceWorkload("b-dra", 2, 1)},
+		nodes: map[string][]int{"a-hog": {1}, "b-dra": {0}},
+		warn: map[string][2]string{"b-dra": {ReasonDeviceNotAligned,
+			"devices gpu.example.com/pool/gpu-1 are on NUMA nodes [1], but its CPUs 0,8 are on NUMA nodes [0]"}},
 	}, {
 		name:  "a device whose node is not reported is not guessed at",
 		ws:    []workload.Workload{deviceWorkload("x", 2, nowhere)},

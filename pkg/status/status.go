@@ -127,6 +127,9 @@ type WorkloadStatus struct {
 	PIDs      []int         `json:"pids"`
 	Process   *ProcessState `json:"process,omitempty"`
 	Problems  []string      `json:"problems,omitempty"`
+	// Devices are the PCI devices it holds, by address (its HostConfig's
+	// devices:, a pod's DRA devices).
+	Devices []string `json:"devices,omitempty"`
 	// MemoryLocality is the last memory locality run, while it applies.
 	MemoryLocality *LocalityStatus `json:"memoryLocality,omitempty"`
 	// MemoryByNode is, by NUMA node, the memory and huge pages the

@@ -40,7 +40,7 @@ func ViewSnapshot(st Status, t *topology.Topology) view.Snapshot {
 	}
 	for _, ws := range st.Workloads {
 		w := view.Workload{Name: ws.Name, Cgroup: ws.Cgroup, QOSClass: ws.QOSClass, Pool: ws.Pool, CPUs: ws.CPUs,
-			NUMANodes: ws.NUMANodes, PIDs: len(ws.PIDs), Problems: ws.Problems}
+			NUMANodes: ws.NUMANodes, PIDs: len(ws.PIDs), Problems: ws.Problems, Devices: ws.Devices}
 		// cpuset.mems as the agent wrote it; text it cannot read leaves
 		// the views on the CPUs' nodes.
 		if mems, err := topology.ParseCPUList(ws.Mems); err == nil && !mems.IsEmpty() {

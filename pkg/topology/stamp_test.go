@@ -31,3 +31,28 @@ func TestStamp(t *testing.T) {
 		t.Fatal("stamp changed with no file changed")
 	}
 }
+
+// A PCI function hot-plugged or removed changes the stamp, so the agent
+// discovers its devices again.
+func TestStampFollowsPCIHotplug(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, topology.PCIDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	before := topology.Stamp(root)
+	gpu := filepath.Join(dir, "0000:af:00.0")
+	if err := os.Mkdir(gpu, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plugged := topology.Stamp(root)
+	if plugged == before {
+		t.Fatal("stamp unchanged after a device appeared")
+	}
+	if err := os.Remove(gpu); err != nil {
+		t.Fatal(err)
+	}
+	if topology.Stamp(root) != before {
+		t.Fatal("stamp not back after the device left")
+	}
+}

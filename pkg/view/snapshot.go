@@ -78,6 +78,9 @@ type Workload struct {
 	MemoryHeldByNode map[int]uint64 `json:"memoryHeldByNode,omitempty"`
 	Migration        *Migration     `json:"lastMigration,omitempty"`
 	Problems         []string       `json:"problems,omitempty"`
+	// Devices are the PCI devices it holds, by address: the map names
+	// the holder beside each device.
+	Devices []string `json:"devices,omitempty"`
 }
 
 // Migration is a workload's last memory locality run.

@@ -2,6 +2,8 @@ package view
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/locus-project/locus/pkg/topology"
 )
@@ -9,7 +11,7 @@ import (
 // deviceLines are a node's PCI devices, one line each under its memory
 // (the "other" functions, bridges and the like, counted in one line), so
 // a device shows on the node its DMA reaches without a hop.
-func deviceLines(devs []topology.PCIDevice) []nodeLine {
+func deviceLines(devs []topology.PCIDevice, holders map[string][]string) []nodeLine {
 	var out []nodeLine
 	other := 0
 	for _, d := range devs {
@@ -17,8 +19,11 @@ func deviceLines(devs []topology.PCIDevice) []nodeLine {
 			other++
 			continue
 		}
-		out = append(out, nodeLine{class: "device", address: d.Address,
-			text: fmt.Sprintf("%s %s %04x:%04x", d.Kind(), d.Address, d.Vendor, d.Device)})
+		text := fmt.Sprintf("%s %s %04x:%04x", d.Kind(), d.Address, d.Vendor, d.Device)
+		if hs := holders[d.Address]; len(hs) > 0 {
+			text += " held by " + strings.Join(hs, ", ")
+		}
+		out = append(out, nodeLine{class: "device", address: d.Address, text: text})
 	}
 	if other > 0 {
 		out = append(out, nodeLine{class: "device-other", text: plural(other, "other PCI function")})
@@ -29,7 +34,7 @@ func deviceLines(devs []topology.PCIDevice) []nodeLine {
 // unknownDevices draws the devices whose node the firmware does not report
 // under the machine, and returns the height drawn (0 for none).
 func (d *svgDrawer) unknownDevices(x, y int) (w, h int) {
-	lines := deviceLines(d.s.Topology.DevicesOn(topology.NUMAUnknown))
+	lines := deviceLines(d.s.Topology.DevicesOn(topology.NUMAUnknown), d.s.deviceHolders())
 	if len(lines) == 0 {
 		return 0, 0
 	}
@@ -54,4 +59,22 @@ func (l nodeLine) attrs() string {
 		return fmt.Sprintf(` data-pci="%s"`, esc(l.address))
 	}
 	return ""
+}
+
+// deviceHolders is, by PCI address, the workloads holding the device, in
+// name order.
+func (s *Snapshot) deviceHolders() map[string][]string {
+	var out map[string][]string
+	for _, w := range s.Workloads {
+		for _, addr := range w.Devices {
+			if out == nil {
+				out = map[string][]string{}
+			}
+			out[addr] = append(out[addr], w.Name)
+		}
+	}
+	for _, hs := range out {
+		sort.Strings(hs)
+	}
+	return out
 }

@@ -2,6 +2,7 @@ package view
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/locus-project/locus/pkg/topology/fixture"
@@ -45,5 +46,20 @@ func TestSVGDrawsDevicesOnTheirNode(t *testing.T) {
 	}
 	if others != 1 {
 		t.Errorf("%d lines counting node 1's other functions, want 1", others)
+	}
+}
+
+// The map names the workloads holding each device beside it, from the
+// agent's status.
+func TestSVGNamesDeviceHolders(t *testing.T) {
+	snap := machineOnly(fixture.GPUNIC)
+	snap.Agent = true
+	snap.Workloads = []Workload{{Name: "ns/trainer", Devices: []string{"0000:af:00.0"}}, {Name: "ns/infer", Devices: []string{"0000:af:00.0"}}}
+	svg := string(SVG(snap))
+	if !strings.Contains(svg, "0000:af:00.0 10de:20b5 held by ns/infer, ns/trainer") {
+		t.Errorf("the GPU's line names no holders:\n%s", svg)
+	}
+	if strings.Contains(svg, "0000:18:00.0 8086:159b held by") {
+		t.Error("the NIC no workload holds is drawn as held")
 	}
 }

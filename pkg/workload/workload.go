@@ -95,6 +95,10 @@ type Workload struct {
 	// PodResources: HeldDevices): pkg/decide places its CPUs on their
 	// nodes as it does for Devices, and tells the same problems.
 	HeldDevices []HeldDevice
+	// NodeDevices are the devices it holds known only by their NUMA node
+	// (a DRA driver's numaNode attribute; PlaceDRADevices): pkg/decide
+	// places its CPUs on those nodes as on its Devices' nodes.
+	NodeDevices []NodeDevice
 	// Dedicated, for a libvirt domain under a dedicated CPU policy, are
 	// its vCPU and emulator threads' cgroups (SetBelow), which get cpusets
 	// of their own; nil otherwise. dedicated is the policy as read.

@@ -40,6 +40,7 @@ type Source struct {
 	pods    cache.SharedIndexInformer
 	node    cache.SharedIndexInformer // the agent's own Node, for its labels
 	configs *configWatch
+	dra     *draWatch // nil where the API server serves no DRA
 	events  *eventPoster
 	nrt     *nrt.Publisher
 	changed chan struct{}
@@ -137,11 +138,11 @@ func NewSource(o SourceOptions) (*Source, error) {
 // for deleted ones and undo their settings.
 func (s *Source) Start(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
-	synced := []cache.InformerSynced{s.pods.HasSynced, s.node.HasSynced}
-	for _, inf := range s.configs.informers {
+	s.dra = newDRAWatch(ctx, s.opts.Client, s.opts.NodeName, s.events, s.log, s.poke)
+	informers := append(append([]cache.SharedIndexInformer{s.pods, s.node}, s.configs.informers...), s.dra.informers()...)
+	var synced []cache.InformerSynced
+	for _, inf := range informers {
 		synced = append(synced, inf.HasSynced)
-	}
-	for _, inf := range append([]cache.SharedIndexInformer{s.pods, s.node}, s.configs.informers...) {
 		s.done.Add(1)
 		go func() {
 			defer s.done.Done()
@@ -225,6 +226,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 	live := map[string]*corev1.Pod{}
 	bad := map[string]string{}
 	var missing []string
+	drad := s.draDevices()
 	for _, pod := range s.listPods() {
 		if pod.Spec.NodeName != s.opts.NodeName || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
@@ -249,6 +251,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		for i := range w.Plan.Containers {
 			w.Plan.Containers[i].Cgroup = s.opts.KubeletCgroupRoot.Path(w.Plan.Containers[i].Cgroup)
 		}
+		w.Plan.Devices, w.Plan.NodeDevices, w.Problems = drad.place(pod, w.Plan, env.Topology, w.Problems)
 		live[w.Plan.Name] = pod
 		need, _ := workload.PodMemory(pod) // unreadable: none (the scheduler refuses such a pod)
 		s.memReq[w.Plan.Name] = need

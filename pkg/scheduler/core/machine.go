@@ -81,6 +81,8 @@ type report struct {
 	// movable is, by NUMA node id, how many of its CPUs pods that may move
 	// hold (nrt.AttributeMovableCPUs); nil for none.
 	movable map[int]int
+	// devices is where the node's devices hang off.
+	devices deviceZones
 }
 
 // readNRT reads what the node agent publishes (see pkg/kube/nrt): the zones
@@ -128,6 +130,9 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	if r.movable, err = readMovable(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
+	// Devices that cannot be read leave the node usable: the pods holding
+	// devices score it as one where their nodes are unknown.
+	r.devices = readDevices(obj.Zones)
 	if key, err = fingerprint(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}

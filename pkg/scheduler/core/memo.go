@@ -83,8 +83,12 @@ const memoMemory = 1 << 62
 // 16-18, the NUMA strategy in 19-20, the scoring in 21-22, the request in
 // millicores from bit 23 (below 2^40), bit 62 (memoMemory) when it asks
 // for memory, and bit 63 set. A request with a value that does not fit
-// has none (ok false) and is placed every time.
+// has none (ok false) and is placed every time, as is one holding devices
+// (their nodes are each view's own).
 func (r Request) memoKey() (key uint64, ok bool) {
+	if !r.Devices.Empty() {
+		return 0, false
+	}
 	var pol, numa, score uint64
 	switch r.Policy {
 	case "":

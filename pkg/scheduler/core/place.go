@@ -30,6 +30,12 @@ type Request struct {
 	// its cpuset.mems must hold; zero places the CPUs alone, as before
 	// memory was counted.
 	Memory cpualloc.Memory
+	// Devices, when not empty, are the devices the pod holds: its CPUs are
+	// placed on their NUMA nodes where they fit, and a node where they
+	// cannot be (or where the devices' nodes are not known) scores as a
+	// placement spanning NUMA nodes. Such a request is placed anew on every
+	// view, never remembered.
+	Devices *Devices
 }
 
 // shareMilli is what the pod takes of each of its CPUs.
@@ -129,6 +135,10 @@ type Placement struct {
 	// off a NUMA node (afterMoves): Result then names that node and no
 	// CPUs, which are the agent's to choose.
 	Moves bool
+	// Unaligned says the pod holds devices and its CPUs or memory could
+	// not be placed on their nodes, or the node does not say where they
+	// are.
+	Unaligned bool
 	// Score is in [0, MaxScore]: a placement needing moves below every
 	// other, then locality (one L3 beats one NUMA node beats several),
 	// then the scoring strategy on the CPU left free.
@@ -223,10 +233,12 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	}
 	var res cpualloc.Result
 	var err error
+	near, known := v.nearDevices(req)
 	if v.countsMemory(req) {
-		res, err = v.allocateMemory(req)
+		res, err = v.allocateMemory(req, near)
 	} else {
 		r := req.alloc()
+		r.Near = near
 		r.Memory = cpualloc.Memory{} // the node counts none: its CPUs alone, as before
 		res, err = v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, r)
 	}
@@ -246,7 +258,10 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 		}
 		return Placement{}, unfit(BadTopology, "%v", err)
 	}
-	p := Placement{Result: res, Locality: locality(v, res)}
+	p := Placement{Result: res, Locality: locality(v, res), Unaligned: !req.Devices.Empty() && (!known || res.Unaligned)}
+	if p.Unaligned {
+		p.Locality = SeveralNUMA // the device's traffic crosses nodes
+	}
 	p.Score = movesBand + int64(p.Locality)*1000 + v.strategyScore(req, res.CPUs.Size())
 	return p, nil
 }

@@ -19,14 +19,16 @@ func (v *NodeView) countsMemory(req Request) bool {
 // allocateMemory places the CPUs and the memory together: the allocator
 // keeps both on the nodes that hold them (the CPUs' nodes, or a larger
 // nearest group when those cannot: Result.MemNodes).
-func (v *NodeView) allocateMemory(req Request) (cpualloc.Result, error) {
+func (v *NodeView) allocateMemory(req Request, near []int) (cpualloc.Result, error) {
 	// Cheap refusal, before the allocator: all of the node's NUMA nodes
 	// together cannot hold one kind.
 	if kind, asked, free := shortOf(v.free, req.Memory); kind != "" {
 		return cpualloc.Result{}, &Unfit{Kind: Insufficient, Short: kind,
 			Detail: fmt.Sprintf("%s: %s asked, %s free on all NUMA nodes together", kind, quantity(asked), quantity(free))}
 	}
-	return v.machine.alloc.AllocateBitsFree(v.bits, v.burst, v.free, v.Reserved, req.alloc())
+	r := req.alloc()
+	r.Near = near
+	return v.machine.alloc.AllocateBitsFree(v.bits, v.burst, v.free, v.Reserved, r)
 }
 
 // shortOf is what a node that refused req lacks, for the reason: ""

@@ -120,7 +120,7 @@ func (t *tally) add(h workload.Assignment, mem map[int]cpualloc.Memory, sign int
 func (t *tally) view(name string, r *report) *NodeView {
 	v := &NodeView{Name: name, Reserved: r.reserved, Holdings: t.n, Heartbeat: r.heartbeat, machine: r.machine,
 		freeMilli: t.free, allocMilli: t.alloc, bits: slices.Clone(t.bits), memo: t.empty, free: freeLess(r.free, t.mem),
-		movable: r.movable}
+		movable: r.movable, devices: r.devices}
 	if len(t.burst) > 0 {
 		v.burst = maps.Clone(t.burst)
 	}

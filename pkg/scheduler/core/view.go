@@ -43,6 +43,7 @@ type NodeView struct {
 	// movable is the report's count of CPUs held by pods that may move, by
 	// NUMA node (afterMoves); nil for none. Shared: never changed.
 	movable map[int]int
+	devices deviceZones // the report's; shared, never changed
 	once    sync.Once
 	state   cpualloc.State // State, once made
 }

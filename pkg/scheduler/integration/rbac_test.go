@@ -29,6 +29,9 @@ func TestSchedulerRBAC(t *testing.T) {
 		{"list", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", true},
 		{"watch", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", true},
 		{"update", "topology.node.k8s.io", "noderesourcetopologies", "", "", "", false}, // the agents'
+		{"watch", "resource.k8s.io", "resourceslices", "", "", "", true},
+		{"list", "resource.k8s.io", "resourceclaims", "", "any", "", true},
+		{"create", "resource.k8s.io", "resourceslices", "", "", "", false}, // the DRA drivers'
 		{"get", "coordination.k8s.io", "leases", "", chartNamespace, "locus-scheduler", true},
 		{"update", "coordination.k8s.io", "leases", "", chartNamespace, "locus-scheduler", true},
 		{"create", "coordination.k8s.io", "leases", "", chartNamespace, "", true},

@@ -35,6 +35,9 @@ type cycleState struct {
 	// parts is a container-scope pod's partition of final's CPUs, as
 	// the annotation writes it ("" for none), set by Reserve.
 	parts string
+	// realigned says the decision was checked against the devices
+	// allocated in the cycle (realign).
+	realigned bool
 }
 
 // Clone shares the state: placements depend only on the snapshot, which
@@ -104,7 +107,8 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 			"the scheduler has not read every NodeResourceTopology and pod yet (is the NodeResourceTopology CRD installed, and may the scheduler list it?)")
 	}
 	s := &cycleState{
-		req:  core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy, Memory: need},
+		req: core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy, Memory: need,
+			Devices: p.podDevices(ctx, pod)},
 		snap: p.cluster.Snapshot(), now: time.Now(), cs: cs,
 	}
 	s.sweep = p.sweeper.Sweep(s.snap, s.req)

@@ -98,6 +98,7 @@ type Plugin struct {
 	binds    bool // see bindsFirst
 
 	keys *keyfile.File // nil without DecisionKeyFile
+	dra  *draSource    // nil where no DRA objects can be read
 }
 
 var (
@@ -141,6 +142,7 @@ func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, 
 	if l := h.SnapshotSharedLister(); l != nil {
 		p.slots.list = l.NodeInfos().List
 	}
+	p.dra = newDRASource(ctx, h)
 	if err := p.watch(ctx, dyn); err != nil {
 		return nil, err
 	}

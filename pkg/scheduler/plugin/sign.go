@@ -15,6 +15,7 @@ import (
 // Reserve. Without a key the decision goes unsigned: the agent then
 // chooses the pod's CPUs itself, and says so on the pod.
 func (p *Plugin) signed(ctx context.Context, s *cycleState, pod *v1.Pod, node string) (map[string]string, error) {
+	p.realign(ctx, s, pod, node)
 	ann := s.annotations()
 	if len(ann) == 0 {
 		return ann, nil // nil before Reserve; empty: no decision to sign
