@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 
+	"github.com/locus-project/locus/pkg/balancer/probe"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/runner"
@@ -60,6 +61,7 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 		obs.Workloads = append(obs.Workloads, r.plan)
 		obs.Problems = append(obs.Problems, r.problems...)
 	}
+	obs.Resident = probe.Reader{H: a.h}.Resident(cfg, obs.Workloads) // what moving each costs
 	return obs
 }
 

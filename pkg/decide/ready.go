@@ -49,6 +49,11 @@ type Observation struct {
 	// Now is the reconcile's clock: when a move made now is made, against
 	// MoveInterval.
 	Now time.Time
+	// Resident is, per movable workload, its resident memory in bytes on
+	// each NUMA node as last read (memory.numa_stat): the move planner's
+	// cost of moving it. Not part of the decision's input key: it only
+	// orders plans of equal CPUs, made when something does not fit.
+	Resident map[string]map[int]uint64
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -103,7 +108,7 @@ func Decide(obs Observation, mem Memory) Ready {
 	in := obs.Input(mem.Assignments)
 	var moved map[string]time.Time
 	in.Moves.Recent, moved = recentMoves(mem.Moved, obs.Now, mem.Assignments)
-	in.Moves.Enabled, in.Moves.Writable = obs.Config.MovesEnabled, writableMovable(obs)
+	in.Moves.Enabled, in.Moves.Writable, in.Moves.Resident = obs.Config.MovesEnabled, writableMovable(obs), obs.Resident
 	key := inputKey(mem.Assignments, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + in.Moves.key()
 	var d Desired
 	if m := mem.Last; m != nil && m.topo == obs.Topology && m.cfg == obs.Config && m.key == key {
