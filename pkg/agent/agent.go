@@ -218,11 +218,7 @@ func (a *Agent) wake(after time.Duration) {
 	time.AfterFunc(after, poke)
 }
 
-func (a *Agent) debugDelay() {
-	if a.opts.DebugWriteDelay > 0 {
-		time.Sleep(a.opts.DebugWriteDelay)
-	}
-}
+func (a *Agent) debugDelay() { time.Sleep(a.opts.DebugWriteDelay) } // none unless set
 
 func (a *Agent) configName() string {
 	if a.src != nil {

@@ -115,7 +115,6 @@ func (a *Agent) Reconcile() Result {
 		return res
 	}
 	a.emit(rd.Events)
-	a.metrics.Moves.Add(float64(len(rd.Desired.Moves)))
 	d := rd.Desired
 	if a.src != nil {
 		a.src.Reconciled(a.topo, d)
@@ -125,10 +124,11 @@ func (a *Agent) Reconcile() Result {
 	// The plans are copied once per reconcile: a workload is a large value.
 	ws := plans(rs)
 	t := execute.TargetsOf(ws)
-	t.Uncreated = uncreated(rs, ready)
+	t.Uncreated, t.Previous = uncreated(rs, ready), ck.Assignments
 	rep := a.exec.Apply(rd, t)
 	res.add(rep)
-	seen := rep.Seen
+	a.metrics.Moves.Add(float64(len(rd.Desired.Moves) - len(rep.FailedMoves())))
+	rd.Memory = rd.Memory.Unmoved(rep.FailedMoves())
 
 	// The locality runner adds the problems it finds to rs.
 	found := make([]int, len(rs))
@@ -136,7 +136,7 @@ func (a *Agent) Reconcile() Result {
 		found[i] = len(rs[i].problems)
 	}
 	a.scheduleLocality(cfg, rs, ws, d, slices.Sorted(maps.Keys(rd.Memory.Moved)), rep.Failed)
-	var late []workload.Problem
+	late := rep.MoveProblems()
 	for i := range rs {
 		late = append(late, rs[i].problems[found[i]:]...)
 	}
@@ -145,7 +145,7 @@ func (a *Agent) Reconcile() Result {
 	a.emit(rd.Warnings)
 	res.Problems = rd.Problems
 	if !a.opts.DryRun {
-		st := a.buildStatus(rs, d, ck, ready, seen, rd.Problems)
+		st := a.buildStatus(rs, d, ck, ready, rep.Seen, rd.Problems)
 		if err := a.pub.Publish(st); err != nil {
 			res.Errors = append(res.Errors, fmt.Errorf("write status: %w", err))
 		}

@@ -28,7 +28,7 @@ import (
 // memory or it is refused, and an allocation's nodes must hold it.
 func Assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
 	prev map[string]workload.Assignment) (map[string]workload.Assignment, []workload.Problem) {
-	out, _, _, problems := assign(t, reserved, kube, needs, prev, nil)
+	out, _, _, problems := assign(t, reserved, kube, needs, prev, nil, nil)
 	return out, problems
 }
 
@@ -40,7 +40,7 @@ type Holdings map[string]map[int]cpualloc.Memory
 // that fails, or spans more nodes than on an empty machine, may move them
 // (moves.go).
 func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs map[string]workload.CPUNeed,
-	prev map[string]workload.Assignment, movable map[string]bool) (map[string]workload.Assignment, Holdings, []Move, []workload.Problem) {
+	prev map[string]workload.Assignment, movable map[string]bool, resident map[string]map[int]uint64) (map[string]workload.Assignment, Holdings, []Move, []workload.Problem) {
 	out := map[string]workload.Assignment{}
 	holds := Holdings{}
 	free := freeMemory(t, kube)
@@ -204,7 +204,7 @@ func assign(t *topology.Topology, reserved cpuset.CPUSet, kube Kubelet, needs ma
 		if movable != nil && !planned && need.Policy != cpualloc.StaticBurst && (err != nil || len(res.NUMANodes) > 1) {
 			asked, planned = true, true
 			var plan moveplan.Plan
-			if plan, planErr = planRoom(t, state, reserved.Union(owned), out, prev, holds, movable, need); planErr == nil && len(plan.Moves) > 0 {
+			if plan, planErr = planRoom(t, state, reserved.Union(owned), out, prev, holds, movable, resident, need); planErr == nil && len(plan.Moves) > 0 {
 				for _, mv := range plan.Moves {
 					a := out[mv.Workload]
 					state = state.Without(cpualloc.Result{CPUs: a.CPUs}, cpualloc.Request{CPUs: a.CPUs.Size(), Policy: a.Policy})

@@ -118,7 +118,7 @@ func Compute(in Input) Desired {
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
 	problems = append(problems, nearDevices(in.Topology, ws, needs)...)
 	var holds Holdings
-	d.Assignments, holds, d.Moves, d.Problems = assign(in.Topology, reserved, kube, needs, in.Previous, in.Moves.movable(kube, ws))
+	d.Assignments, holds, d.Moves, d.Problems = assign(in.Topology, reserved, kube, needs, in.Previous, in.Moves.movable(kube, ws), in.Moves.Resident)
 	d.Problems = append(append(problems, d.Problems...), misaligned(in.Topology, needs, ws, d.Assignments)...)
 	owned := kube.Owned(in.Topology.CPUSet())
 	pools, poolProblems := computePools(in.Topology, reserved, owned, in.BEPool, d.Assignments)

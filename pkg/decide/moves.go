@@ -35,6 +35,8 @@ type Moves struct {
 	// (Observation.Prepared): only those move, since another is given the
 	// CPUs they leave at once.
 	Writable map[string]bool
+	// Resident is Observation.Resident: what moving each costs.
+	Resident map[string]map[int]uint64
 }
 
 // Move is one workload moved by the decision, so that For fits, or, with
@@ -97,7 +99,7 @@ func writableMovable(obs Observation) map[string]bool {
 // and movable may move. The static-burst ones share their CPUs: they are in
 // st, not holdings.
 func planRoom(t *topology.Topology, st cpualloc.State, reserved cpuset.CPUSet, out, prev map[string]workload.Assignment,
-	holds Holdings, movable map[string]bool, need workload.CPUNeed) (moveplan.Plan, error) {
+	holds Holdings, movable map[string]bool, resident map[string]map[int]uint64, need workload.CPUNeed) (moveplan.Plan, error) {
 	in := moveplan.Input{State: st, Reserved: reserved, Request: cpualloc.Request{CPUs: need.CPUs, Policy: need.Policy,
 		NUMAStrategy: need.NUMAStrategy, RequestMilli: need.RequestMilli, Memory: need.Memory}}
 	for _, name := range slices.Sorted(maps.Keys(out)) {
@@ -107,7 +109,7 @@ func planRoom(t *topology.Topology, st cpualloc.State, reserved cpuset.CPUSet, o
 		}
 		p, kept := prev[name]
 		in.Holdings = append(in.Holdings, moveplan.Holding{Name: name, CPUs: a.CPUs, Policy: a.Policy,
-			Movable: movable[name] && kept && p.CPUs.Equals(a.CPUs), Memory: a.Memory, MemHeld: holds[name]})
+			Movable: movable[name] && kept && p.CPUs.Equals(a.CPUs), Memory: a.Memory, MemHeld: holds[name], Resident: resident[name]})
 	}
 	if !slices.ContainsFunc(in.Holdings, func(h moveplan.Holding) bool { return h.Movable }) {
 		return moveplan.Plan{}, fmt.Errorf("%w: no workload in the way may move", moveplan.ErrNoMoves)

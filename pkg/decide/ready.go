@@ -53,6 +53,11 @@ type Observation struct {
 	// Usage is the CPU time each workload holding CPUs has used so far, by
 	// name, read by the shell only with Config.Rebalance (rebalance.go).
 	Usage map[string]time.Duration
+	// Resident is, per movable workload, its resident memory in bytes on
+	// each NUMA node as last read (memory.numa_stat): the move planner's
+	// cost of moving it. Not part of the decision's input key: it only
+	// orders plans of equal CPUs, made when something does not fit.
+	Resident map[string]map[int]uint64
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
@@ -110,7 +115,7 @@ func Decide(obs Observation, mem Memory) Ready {
 	in := obs.Input(mem.Assignments)
 	var moved map[string]time.Time
 	in.Moves.Recent, moved = recentMoves(mem.Moved, obs.Now, mem.Assignments)
-	in.Moves.Enabled, in.Moves.Writable = obs.Config.MovesEnabled, writableMovable(obs)
+	in.Moves.Enabled, in.Moves.Writable, in.Moves.Resident = obs.Config.MovesEnabled, writableMovable(obs), obs.Resident
 	var rebalancing []Move
 	in.Previous, rebalancing, mem.Rebalance = rebalanced(obs, in, mem.Rebalance)
 	key := inputKey(in.Previous, in.Workloads) + "\x00" + in.Kubelet.key() + "\x00" + in.Moves.key()

@@ -162,7 +162,7 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[c
 		}
 	}
 	seen := ReadBack{}
-	reps := e.applyMovedFirst(todo, who)
+	reps := e.applyMovedFirst(todo, who, res)
 	only, moves := e.poolOnly(reps, owner, marks), poolMoves{}
 	for i, rep := range reps {
 		e.account(rep.Report, owner, only, marks, moves, res)
@@ -202,6 +202,12 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[c
 }
 
 func (e *Executor) writeFailed(who string, err error, res *Report) {
+	if errors.Is(err, ErrMoveIncomplete) {
+		// Not a write that failed: the agent tells it as the workload's
+		// problem (decide.UndoFailedMoves).
+		res.Errors = append(res.Errors, fmt.Errorf("%s: %w", who, err))
+		return
+	}
 	if errors.Is(err, cgroup.ErrCgroupGone) {
 		// Removed by its owner (a pod going away) between the reconcile's
 		// look and its write: nothing failed, and the next reconcile no

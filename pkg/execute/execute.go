@@ -20,6 +20,7 @@ import (
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/state"
+	"github.com/locus-project/locus/pkg/workload"
 )
 
 // Emitter records an Event (eventlog.Log).
@@ -101,8 +102,9 @@ type Executor struct {
 	// containers names the container cgroups of pods (Targets.Containers
 	// of the last Apply), for the events.
 	containers map[string]string
-	// moved names the workloads the decision applied moved (applyMovedFirst).
-	moved map[string]bool
+	// moved maps the workloads the decision applied moved to those
+	// admitted on the CPUs they leave (applyMovedFirst).
+	moved map[string][]string
 
 	// confirmed and reads: the files trusted until their recheck.
 	confirmed map[string]map[cgroup.Knob]confirmation
@@ -165,6 +167,10 @@ type Report struct {
 	// their cgroup gone.
 	restored, written []cgroup.Target
 	failed            map[string]bool
+	// movesFailed: the moved workloads whose writes failed, and the
+	// problems that tells (moved.go).
+	movesFailed  map[string]error
+	moveProblems []workload.Problem
 }
 
 // Failed says whether writes of the workload (or the cgroup no workload
@@ -187,8 +193,9 @@ func (e *Executor) Apply(rd decide.Ready, t Targets) Report {
 	if e.c.DryRun {
 		e.printUncreated(rd.Desired.Ops, t.Uncreated)
 	}
-	e.containers, e.moved = t.Containers, movedNames(rd.Desired.Moves)
+	e.containers, e.moved = t.Containers, movesOf(rd.Desired.Moves)
 	rep := e.write(ops, restores, t.Owner)
+	e.undoFailedMoves(rd.Desired.Moves, t.Previous, &rep)
 	e.applyCoreIsolation(rd.Desired.Workloads, t.Cgroups)
 	if err := e.FlushOriginals(); err != nil {
 		rep.Errors = append(rep.Errors, err)

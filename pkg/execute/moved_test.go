@@ -18,52 +18,30 @@ import (
 	"github.com/locus-project/locus/pkg/workload"
 )
 
-// TestMovedWorkloadLeavesBeforeTheAdmittedOneArrives: of a decision that
-// moves a workload so that another fits, the moved workload's cpuset is
-// written before the admitted one takes its CPUs, so that at no point
-// between two batches does a CPU the admitted workload holds belong to
-// another.
-func TestMovedWorkloadLeavesBeforeTheAdmittedOneArrives(t *testing.T) {
+// moveScenario is a fixture tree and a decision that moves left or right
+// so that big, 8 CPUs in the shared pool, fits on one NUMA node.
+type moveScenario struct {
+	root   string
+	h      *cgroup.Hierarchy
+	shared cpuset.CPUSet // big's cpuset.cpus before the decision
+	obs    decide.Observation
+	prev   map[string]workload.Assignment // in force before the decision
+	rd     decide.Ready
+}
+
+func newMoveScenario(t *testing.T) moveScenario {
+	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{"cgroup.controllers": "cpuset", "cgroup.subtree_control": "cpuset"}
 	pod := func(cpus string) map[string]string {
 		return map[string]string{"cgroup.procs": "", "cpuset.cpus": cpus, "cpuset.mems": "0-1"}
 	}
-	// big runs in the shared pool: what left and right do not hold.
 	writeTree(t, root, map[string]map[string]string{"": files, "pods": files,
 		"pods/big": pod("0-3,12-15"), "pods/left": pod("4-7"), "pods/right": pod("8-11")})
 	h, err := cgroup.Open(root, cgroup.V2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	read := func(cg string) cpuset.CPUSet {
-		raw, err := os.ReadFile(filepath.Join(root, cg, "cpuset.cpus"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := topology.ParseCPUList(strings.TrimSpace(string(raw)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	checks, shared := 0, cpuset.New(0, 1, 2, 3, 12, 13, 14, 15)
-	noTwoOwners := func() {
-		checks++
-		big := read("pods/big")
-		if big.Equals(shared) {
-			return // still in the shared pool, which exclusive CPUs leave as they are taken
-		}
-		for _, cg := range []string{"pods/left", "pods/right"} {
-			if both := big.Intersection(read(cg)); !both.IsEmpty() {
-				t.Errorf("check %d: CPUs %s are both big's and %s's", checks, both, cg)
-			}
-		}
-	}
-	c := testConfig(t, h, cgroup.NewMemoryStore(), &events{})
-	c.BetweenBatches = noTwoOwners
-	e := mustNew(t, c)
-
 	shape := fixture.Shape{Name: "2n-4c-ht", Sockets: 2, NUMAPerSocket: 1, L3PerNUMA: 1,
 		CoresPerSocket: 4, ThreadsPerCore: 2, Siblings: fixture.SiblingsAdjacent, MemoryPerNode: 8 << 30}
 	cfg := &workload.Config{Host: &hostconfig.HostConfig{}, Reserved: cpuset.New(), BEPool: cpuset.New(), MovesEnabled: true}
@@ -85,12 +63,52 @@ func TestMovedWorkloadLeavesBeforeTheAdmittedOneArrives(t *testing.T) {
 	if len(rd.Desired.Moves) != 1 {
 		t.Fatalf("moves %v, want one", rd.Desired.Moves)
 	}
-	rep := e.Apply(rd, TargetsOf(obs.Workloads))
+	return moveScenario{root: root, h: h, shared: cpuset.New(0, 1, 2, 3, 12, 13, 14, 15), obs: obs, prev: mem.Assignments, rd: rd}
+}
+
+// cpus reads a cgroup's cpuset.cpus.
+func (s moveScenario) cpus(t *testing.T, cg string) cpuset.CPUSet {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(s.root, cg, "cpuset.cpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := topology.ParseCPUList(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// TestMovedWorkloadLeavesBeforeTheAdmittedOneArrives: of a decision that
+// moves a workload so that another fits, the moved workload's cpuset is
+// written before the admitted one takes its CPUs, so that at no point
+// between two batches does a CPU the admitted workload holds belong to
+// another.
+func TestMovedWorkloadLeavesBeforeTheAdmittedOneArrives(t *testing.T) {
+	s := newMoveScenario(t)
+	checks := 0
+	noTwoOwners := func() {
+		checks++
+		big := s.cpus(t, "pods/big")
+		if big.Equals(s.shared) {
+			return // still in the shared pool, which exclusive CPUs leave as they are taken
+		}
+		for _, cg := range []string{"pods/left", "pods/right"} {
+			if both := big.Intersection(s.cpus(t, cg)); !both.IsEmpty() {
+				t.Errorf("check %d: CPUs %s are both big's and %s's", checks, both, cg)
+			}
+		}
+	}
+	c := testConfig(t, s.h, cgroup.NewMemoryStore(), &events{})
+	c.BetweenBatches = noTwoOwners
+	e := mustNew(t, c)
+	rep := e.Apply(s.rd, TargetsOf(s.obs.Workloads))
 	if len(rep.Errors) > 0 {
 		t.Fatal(rep.Errors)
 	}
 	noTwoOwners()
-	if got, want := read("pods/big"), rd.Desired.Assignments["big"].CPUs; !got.Equals(want) || checks < 2 {
+	if got, want := s.cpus(t, "pods/big"), s.rd.Desired.Assignments["big"].CPUs; !got.Equals(want) || checks < 2 {
 		t.Errorf("big: cpuset.cpus %s, want %s (%d checks)", got, want, checks)
 	}
 }

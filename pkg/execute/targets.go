@@ -21,6 +21,10 @@ type Targets struct {
 	// a pod says which container each file belongs to; it holds until the
 	// next Apply, for the removals in between.
 	Containers map[string]string
+	// Previous are the assignments in force before the decision (the
+	// checkpoint's), which a moved workload whose writes failed, and the
+	// workload admitted on its CPUs, go back to.
+	Previous map[string]workload.Assignment
 }
 
 // TargetsOf are the targets of the workloads' writes: every workload's
