@@ -168,9 +168,12 @@ func (s *Store) Save(c Checkpoint) error {
 	return atomicfile.Write(s.Path(checkpointFile), raw, 0o600)
 }
 
+// encode is compact JSON on one line: the agent rewrites the checkpoint as
+// pods come and go, and indenting a few hundred entries cost more than the
+// encoding itself (`jq . checkpoint.json` indents it for reading).
 func encode(c Checkpoint) ([]byte, error) {
 	c.Version = FormatVersion
-	raw, err := json.MarshalIndent(c, "", "  ")
+	raw, err := json.Marshal(c)
 	return append(raw, '\n'), err
 }
 
