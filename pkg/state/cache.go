@@ -1,12 +1,10 @@
 package state
 
 import (
+	"bytes"
 	"maps"
-	"os"
 	"slices"
 	"sync"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/workload"
@@ -15,74 +13,52 @@ import (
 // The agent loads the checkpoint two or three times a reconcile (before
 // removals, after them, under the lock to decide), and decoding a few
 // hundred workloads' JSON each time was 5 % of its CPU under a churn of
-// pods. A Store keeps the checkpoint it last read or wrote, with the
-// identity of that version of the file, and hands out copies of it while
-// the file is that version.
+// pods. A Store keeps the checkpoint it last read or wrote with the bytes
+// of that file, and while the file holds the same bytes hands out copies
+// of it instead of decoding them again. Reading the file stays: only its
+// bytes say for sure that no other process replaced it (an inode number
+// and coarse times can repeat).
 
-// fileID is one version of the checkpoint file. Every writer replaces the
-// file by a rename (atomicfile), so a new version is a new inode; the size
-// and the times also tell an edit in place.
-type fileID struct {
-	dev, ino     uint64
-	size         int64
-	mtime, ctime unix.Timespec
-}
-
-func idOf(st *unix.Stat_t) fileID {
-	return fileID{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
-}
-
-// cache is the checkpoint of one version of the file.
+// cache is the checkpoint a file's bytes decode to.
 type cache struct {
 	mu      sync.Mutex
-	id      fileID
+	raw     []byte
 	ck      Checkpoint
 	ok      bool
 	decoded int // how many times the file was decoded (tests)
 }
 
-func (c *cache) get(id fileID) (Checkpoint, bool) {
+func (c *cache) get(raw []byte) (Checkpoint, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.ok || c.id != id {
+	if !c.ok || !bytes.Equal(c.raw, raw) {
 		return Checkpoint{}, false
 	}
 	return clone(c.ck), true
 }
 
-// put keeps a copy of ck as the content of version id.
-func (c *cache) put(id fileID, ck Checkpoint) {
+// put keeps a copy of ck as what raw decodes to.
+func (c *cache) put(raw []byte, ck Checkpoint) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.id, c.ck, c.ok = id, clone(ck), true
+	c.raw, c.ck, c.ok = raw, clone(ck), true
 }
 
 func (c *cache) drop() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.ok = false
+	c.raw, c.ck, c.ok = nil, Checkpoint{}, false
 }
 
-// loadCached reads the checkpoint file unless the cache holds its version.
-// The identity is taken from the open file, so the bytes read are those of
-// the version the cache records them under.
+// loadCached reads the checkpoint file and decodes it unless the cache
+// holds what those bytes decode to.
 func (s *Store) loadCached(path string) (Checkpoint, error) {
-	f, err := os.Open(path)
+	raw, err := boundedread.File(path, maxCheckpointBytes)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return Checkpoint{}, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	id := idOf(&st)
-	if c, ok := s.cache.get(id); ok {
+	if c, ok := s.cache.get(raw); ok {
 		return c, nil
-	}
-	raw, err := boundedread.Reader(f, path, maxCheckpointBytes)
-	if err != nil {
-		return Checkpoint{}, err
 	}
 	c, err := decode(raw, path)
 	if err != nil {
@@ -91,21 +67,14 @@ func (s *Store) loadCached(path string) (Checkpoint, error) {
 	s.cache.mu.Lock()
 	s.cache.decoded++
 	s.cache.mu.Unlock()
-	s.cache.put(id, c)
+	s.cache.put(raw, c)
 	return c, nil
 }
 
-// saved records c as the content of the file just written. Writers hold
-// the lock (Lock) across a load, a change and this save, so the version
-// found here is the one written.
-func (s *Store) saved(path string, c Checkpoint) {
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
-		s.cache.drop()
-		return
-	}
+// saved records c as what raw, just written, decodes to.
+func (s *Store) saved(raw []byte, c Checkpoint) {
 	c.Version = FormatVersion
-	s.cache.put(idOf(&st), fill(c))
+	s.cache.put(raw, fill(c))
 }
 
 // clone is a copy of c that shares no map, slice or pointer with it: the

@@ -59,9 +59,9 @@ func TestCloneSharesNothing(t *testing.T) {
 	}
 }
 
-// TestLoadCachesByFileVersion: loads after a save decode nothing while the
-// file is the version saved; another writer's version is read.
-func TestLoadCachesByFileVersion(t *testing.T) {
+// TestLoadCachesByContent: loads after a save decode nothing while the
+// file holds the bytes saved; another writer's are decoded.
+func TestLoadCachesByContent(t *testing.T) {
 	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestLoadCachesByFileVersion(t *testing.T) {
 		delete(c.Assignments, "redis")
 	}
 	if s.cache.decoded != 0 {
-		t.Errorf("decoded %d times; the version saved is known", s.cache.decoded)
+		t.Errorf("decoded %d times; the bytes saved are known", s.cache.decoded)
 	}
 	// Another process's update: a new file renamed over it (another inode).
 	other := &Store{Dir: s.Dir}
@@ -88,7 +88,7 @@ func TestLoadCachesByFileVersion(t *testing.T) {
 	if c, err := s.Load(); err != nil || len(c.Workloads) != 0 {
 		t.Fatalf("another writer's version not read: %+v, %v", c.Workloads, err)
 	}
-	// An edit in place, same inode: a different size.
+	// An edit in place, same inode.
 	if err := os.WriteFile(s.Path(checkpointFile), []byte(`{"version":1,"workloads":{"x":{"cgroup":"x"}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -167,7 +167,7 @@ func (s *Store) Save(c Checkpoint) error {
 		s.cache.drop()
 		return err
 	}
-	s.saved(s.Path(checkpointFile), c)
+	s.saved(raw, c)
 	return nil
 }
 
