@@ -58,6 +58,7 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 	if st, read := a.kube.State(); read {
 		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
 	}
+	obs.Workloads = make([]workload.Workload, 0, len(rs)) // sized once: a workload is a large value
 	for _, r := range rs {
 		obs.Workloads, obs.Problems = append(obs.Workloads, r.plan), append(obs.Problems, r.problems...)
 	}

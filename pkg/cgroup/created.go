@@ -233,7 +233,7 @@ func (c *Created) sorted() []string {
 }
 
 func (c *Created) save() error {
-	raw, err := json.MarshalIndent(createdFile{Format: createdFormat, Dirs: c.sorted()}, "", " ")
+	raw, err := json.Marshal(createdFile{Format: createdFormat, Dirs: c.sorted()}) // compact, as originals.json
 	if err != nil {
 		return err
 	}

@@ -252,8 +252,10 @@ func (s *FileStore) saved(n int) {
 	s.unsaved = append(s.unsaved[:0], s.unsaved[n:]...)
 }
 
+// save writes compact JSON on one line: the file is rewritten whole at every
+// record, and indenting thousands of keys cost more than encoding them.
 func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
-	raw, err := json.MarshalIndent(storeFile{Format: storeFormat, Originals: data, Marks: marks}, "", " ")
+	raw, err := json.Marshal(storeFile{Format: storeFormat, Originals: data, Marks: marks})
 	if err != nil {
 		return err
 	}

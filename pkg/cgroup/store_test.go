@@ -36,6 +36,10 @@ func TestFileStoreRoundTrip(t *testing.T) {
 	if got := strings.Join(again.Keys(), ","); got != "cpuset/a/cpuset.cpus" {
 		t.Errorf("Keys = %s", got)
 	}
+	// Compact, one line: the file is rewritten whole at every record.
+	if raw, err := os.ReadFile(path); err != nil || strings.Count(string(raw), "\n") != 1 || strings.Contains(string(raw), "\n ") {
+		t.Errorf("originals.json is not compact JSON on one line (%v):\n%s", err, raw)
+	}
 }
 
 func TestFileStoreMissingIsEmpty(t *testing.T) {

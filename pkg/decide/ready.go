@@ -186,13 +186,15 @@ func (r Ready) Writes() ([]cgroupfile.Op, []cgroupfile.Target) {
 		_, ok := memqos.Info(memqos.Knob(k))
 		return r.held && (ok || isCPUQoSKnob(k) || k == cgroupfile.CPUBurst || k == cgroupfile.CPUQuota)
 	}
-	var ops []cgroupfile.Op
+	// Nearly every op and restore is kept: sized once, not grown by copies
+	// (the largest allocation of a reconcile deciding a few hundred pods).
+	ops := make([]cgroupfile.Op, 0, len(r.Desired.Ops))
 	for _, op := range r.Desired.Ops {
 		if r.prepared[op.Cgroup] && !held(op.Knob) {
 			ops = append(ops, op)
 		}
 	}
-	var restores []cgroupfile.Target
+	restores := make([]cgroupfile.Target, 0, len(r.Desired.Restores))
 	for _, t := range r.Desired.Restores {
 		if r.prepared[t.Cgroup] && !held(t.Knob) {
 			restores = append(restores, t)

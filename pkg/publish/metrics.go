@@ -3,12 +3,11 @@ package publish
 import (
 	"cmp"
 	"runtime"
-	"strconv"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/status"
 )
@@ -35,6 +34,9 @@ type Metrics struct {
 	hostCheck   *prometheus.GaugeVec
 	NodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
 	NRICreates  *prometheus.CounterVec   // containers the NRI plugin was asked about, by result
+
+	lastMu sync.Mutex
+	last   map[string][]series // the per-workload series set, by workload (SetWorkloads)
 }
 
 // WorkloadLabels are the labels of every per-workload series, then more: the
@@ -115,34 +117,6 @@ func (m *Metrics) CountConfigError(fresh, invalid bool) {
 		v = 1
 	}
 	m.ConfigBad.Set(v)
-}
-
-// SetWorkloads replaces the per-workload series, so removed workloads vanish.
-func (m *Metrics) SetWorkloads(ws []status.WorkloadStatus) {
-	m.cpus.Reset()
-	m.numaNodes.Reset()
-	m.memBytes.Reset()
-	m.memRatio.Reset()
-	m.wmarkMinAdj.Reset()
-	for _, w := range ws {
-		m.cpus.WithLabelValues(WorkloadLabelValues(w.Name, w.Pool)...).Set(float64(cpuCount(w.CPUs)))
-		m.numaNodes.WithLabelValues(WorkloadLabelValues(w.Name)...).Set(float64(len(w.NUMANodes)))
-		for knob, text := range w.MemoryQOS.Values {
-			v, err := strconv.ParseFloat(text, 64)
-			if err != nil {
-				continue // "max" and other non-numbers have no gauge value
-			}
-			info, _ := memqos.Info(memqos.Knob(knob))
-			switch info.Unit {
-			case "percent":
-				m.memRatio.WithLabelValues(WorkloadLabelValues(w.Name, knob)...).Set(v / 100)
-			case "adj":
-				m.wmarkMinAdj.WithLabelValues(WorkloadLabelValues(w.Name)...).Set(v)
-			default:
-				m.memBytes.WithLabelValues(WorkloadLabelValues(w.Name, knob)...).Set(v)
-			}
-		}
-	}
 }
 
 // SetHostChecks exports each host check's status.

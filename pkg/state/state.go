@@ -16,7 +16,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/atomicfile"
-	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/cpuburst"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -74,6 +73,8 @@ func Empty() Checkpoint {
 type Store struct {
 	Dir      string
 	ReadOnly bool
+
+	cache cache // the checkpoint last read or written (cache.go)
 }
 
 const (
@@ -118,14 +119,11 @@ const maxCheckpointBytes = 256 << 20
 // Load reads the checkpoint; a missing file is an empty checkpoint, a corrupt
 // or newer one an error (the agent must not guess what it owns).
 func (s *Store) Load() (Checkpoint, error) {
-	raw, err := boundedread.File(s.Path(checkpointFile), maxCheckpointBytes)
+	c, err := s.loadCached(s.Path(checkpointFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return Empty(), nil
 	}
-	if err != nil {
-		return Checkpoint{}, err
-	}
-	return decode(raw, s.Path(checkpointFile))
+	return c, err
 }
 
 // decode reads a checkpoint as Save encodes it; where names it in errors.
@@ -165,12 +163,20 @@ func (s *Store) Save(c Checkpoint) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(s.Path(checkpointFile), raw, 0o600)
+	if err := atomicfile.Write(s.Path(checkpointFile), raw, 0o600); err != nil {
+		s.cache.drop()
+		return err
+	}
+	s.saved(raw, c)
+	return nil
 }
 
+// encode is compact JSON on one line: the agent rewrites the checkpoint as
+// pods come and go, and indenting a few hundred entries cost more than the
+// encoding itself (`jq . checkpoint.json` indents it for reading).
 func encode(c Checkpoint) ([]byte, error) {
 	c.Version = FormatVersion
-	raw, err := json.MarshalIndent(c, "", "  ")
+	raw, err := json.Marshal(c)
 	return append(raw, '\n'), err
 }
 

@@ -32,6 +32,11 @@ func TestLoadMissingSaveLoad(t *testing.T) {
 	if !back.Assignments["redis"].CPUs.Equals(cpuset.New(2, 3)) || back.Workloads["redis"].Started.PID != 42 {
 		t.Fatalf("round trip lost data: %+v", back)
 	}
+	// Compact, one line: rewritten as pods come and go, indenting cost more
+	// than encoding.
+	if raw, err := os.ReadFile(s.Path(checkpointFile)); err != nil || strings.Count(string(raw), "\n") != 1 || strings.Contains(string(raw), "  ") {
+		t.Errorf("checkpoint.json is not compact JSON on one line (%v):\n%s", err, raw)
+	}
 }
 
 func TestLoadRejectsCorruptAndNewer(t *testing.T) {
