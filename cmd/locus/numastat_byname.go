@@ -61,8 +61,8 @@ func checkName(flag, name string, limit int) error {
 	return nil
 }
 
-// domainPIDs finds the running domain's scope under machine.slice and
-// lists the processes of the scope and of every cgroup below it (QEMU sits
+// domainPIDs finds the running domain's cgroup in either of libvirt's
+// layouts (workload.LibvirtLayouts) and lists the processes of the scope and of every cgroup below it (QEMU sits
 // in libvirt/emulator, its vCPU threads' cgroups name it again), each once.
 func (o localityTarget) domainPIDs(domain string) (string, []int, error) {
 	if err := checkName("libvirt-domain", domain, hostconfig.MaxLibvirtDomain); err != nil {
@@ -72,42 +72,55 @@ func (o localityTarget) domainPIDs(domain string) (string, []int, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	scopes, err := h.Children(cgroup.CPUSet, workload.LibvirtSlice)
-	if err != nil {
-		return "", nil, fmt.Errorf("libvirt domain %q: no %s to find it in: %v", domain, workload.LibvirtSlice, err)
-	}
-	if len(scopes) > maxMachineScopes {
-		return "", nil, fmt.Errorf("libvirt domain %q: %d entries in %s, more than %d", domain, len(scopes), workload.LibvirtSlice, maxMachineScopes)
-	}
-	for _, scope := range scopes {
-		m, err := workload.ParseLibvirtScope(path.Base(scope))
-		if err != nil || !m.Is(domain) {
-			continue
+	var parents []string
+	for _, l := range workload.LibvirtLayouts {
+		dirs, err := h.Children(cgroup.CPUSet, l.Parent)
+		if err != nil {
+			continue // libvirt lays domains out the other way here
 		}
-		cgs := []string{scope}
-		sub := path.Join(scope, workload.LibvirtSubtree)
-		if children, err := h.Children(cgroup.CPUSet, sub); err == nil {
-			names := make([]string, len(children))
-			for i, c := range children {
-				names[i] = path.Base(c)
-			}
-			if _, err := workload.ParseLibvirtThreads(names); err != nil {
-				return scope, nil, fmt.Errorf("libvirt domain %q: scope %s: %v", domain, scope, err)
-			}
-			cgs = append(append(cgs, sub), children...)
+		parents = append(parents, l.Parent)
+		if len(dirs) > maxMachineScopes {
+			return "", nil, fmt.Errorf("libvirt domain %q: %d entries in %s, more than %d", domain, len(dirs), l.Parent, maxMachineScopes)
 		}
-		var pids []int
-		for _, cg := range cgs {
-			ps, err := h.Procs(cg)
-			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return scope, nil, fmt.Errorf("libvirt domain %q: %s: %w", domain, cg, err)
+		for _, scope := range dirs {
+			if m, err := l.Parse(path.Base(scope)); err == nil && m.Is(domain) {
+				return domainCgroupPIDs(h, domain, scope, l.ThreadsOf(scope))
 			}
-			pids = append(pids, ps...)
 		}
-		slices.Sort(pids)
-		return scope, slices.Compact(pids), nil
 	}
-	return "", nil, fmt.Errorf("libvirt domain %q is not running: no scope of it under %s", domain, workload.LibvirtSlice)
+	if len(parents) == 0 {
+		return "", nil, fmt.Errorf("libvirt domain %q: no %s nor %s to find it in", domain, workload.LibvirtSlice, workload.LibvirtPartition)
+	}
+	return "", nil, fmt.Errorf("libvirt domain %q is not running: no cgroup of it under %s", domain, strings.Join(parents, " or "))
+}
+
+// domainCgroupPIDs lists the processes of a domain's cgroup and of its
+// threads' cgroups in sub (the cgroup itself in libvirt's own layout).
+func domainCgroupPIDs(h *cgroup.Hierarchy, domain, scope, sub string) (string, []int, error) {
+	cgs := []string{scope}
+	if children, err := h.Children(cgroup.CPUSet, sub); err == nil {
+		names := make([]string, len(children))
+		for i, c := range children {
+			names[i] = path.Base(c)
+		}
+		if _, err := workload.ParseLibvirtThreads(names); err != nil {
+			return scope, nil, fmt.Errorf("libvirt domain %q: %s: %v", domain, scope, err)
+		}
+		if sub != scope {
+			cgs = append(cgs, sub)
+		}
+		cgs = append(cgs, children...)
+	}
+	var pids []int
+	for _, cg := range cgs {
+		ps, err := h.Procs(cg)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return scope, nil, fmt.Errorf("libvirt domain %q: %s: %w", domain, cg, err)
+		}
+		pids = append(pids, ps...)
+	}
+	slices.Sort(pids)
+	return scope, slices.Compact(pids), nil
 }
 
 // commPIDs lists the processes whose command name is comm; those that

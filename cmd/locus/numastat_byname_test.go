@@ -16,8 +16,14 @@ import (
 // naming it again, and an empty scope.
 func domainCgroups(t *testing.T, parts ...string) string {
 	t.Helper()
+	return domainCgroupsAt(t, filepath.Join("machine.slice", `machine-qemu\x2d3\x2dweb\x2dfront.scope`), parts...)
+}
+
+// domainCgroupsAt is domainCgroups with the domain's cgroup at rel.
+func domainCgroupsAt(t *testing.T, rel string, parts ...string) string {
+	t.Helper()
 	root := t.TempDir()
-	scope := filepath.Join(root, "machine.slice", `machine-qemu\x2d3\x2dweb\x2dfront.scope`)
+	scope := filepath.Join(root, rel)
 	for _, rel := range parts {
 		dir := filepath.Join(scope, rel)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -48,6 +54,9 @@ func TestNumastatByName(t *testing.T) {
 		{[]string{"--libvirt-domain", "web-front", "--cgroup-root", whole}, `libvirt domain web-front (machine.slice/machine-qemu\x2d3\x2dweb\x2dfront.scope)`},
 		{[]string{"--libvirt-domain", "web--front", "--cgroup-root", whole}, `libvirt domain web--front (machine.slice/machine-qemu\x2d3\x2dweb\x2dfront.scope)`},
 		{[]string{"--comm", "redis-server"}, "command redis-server"},
+		// libvirt's own layout, where no machined made the scope.
+		{[]string{"--libvirt-domain", "web-front", "--cgroup-root", domainCgroupsAt(t, "machine/qemu-3-web-front.libvirt-qemu", ".", "emulator", "vcpu0")},
+			"libvirt domain web-front (machine/qemu-3-web-front.libvirt-qemu)"},
 	} {
 		out, err := runLocus(t, append(append([]string{"numastat"}, tc.args...), common...)...)
 		if err != nil {
@@ -70,7 +79,7 @@ func TestNumastatByName(t *testing.T) {
 		{[]string{"--comm", "qemu-system-x86_64"}, true, "--comm: 18 bytes, more than 15"},
 		{[]string{"--comm", "a\x1bb"}, true, "control character"},
 		{[]string{"--comm", "qemu-kvm"}, false, `no process of command name "qemu-kvm"`},
-		{[]string{"--libvirt-domain", "db", "--cgroup-root", whole}, false, `libvirt domain "db" is not running: no scope of it under machine.slice`},
+		{[]string{"--libvirt-domain", "db", "--cgroup-root", whole}, false, `libvirt domain "db" is not running: no cgroup of it under machine.slice`},
 		{[]string{"--libvirt-domain", "web-front", "--cgroup-root", domainCgroups(t, ".", "libvirt", "libvirt/vcpu0")}, false,
 			"the domain's libvirt sub-tree has no emulator cgroup"},
 	} {

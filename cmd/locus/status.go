@@ -106,7 +106,11 @@ func renderStatus(w io.Writer, st status.Status, running bool, age time.Duration
 			orDash(ws.CPUs), ints(ws.NUMANodes), memoryByNode(ws.MemoryByNode), memSummary(ws.MemoryQOS), cpuSummary(ws.CPUQOS), ints(ws.PIDs),
 			orDash(strings.Join(ws.Problems, "; ")))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	renderParts(w, st.Workloads)
+	return nil
 }
 
 // memoryByNode shows what a workload holds on each node, "0:4.0GiB

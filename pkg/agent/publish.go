@@ -26,6 +26,9 @@ func (a *Agent) buildStatus(rs []resolved, d decide.Desired, ck state.Checkpoint
 	for _, r := range rs {
 		w := publish.Workload{Name: r.spec.Name, Source: r.source, Cgroup: r.cgroup, QOSClass: r.class,
 			Locality: a.loc.Status(r.spec.Name), Devices: r.spec.Devices}
+		if r.spec.Match != nil {
+			w.LibvirtDomain = r.spec.Match.LibvirtDomain
+		}
 		if r.source == FromCommand {
 			w.Process = a.processState(r.spec.Name, ck)
 		}

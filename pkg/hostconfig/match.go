@@ -32,8 +32,9 @@ type Match struct {
 	// container's own systemd, a user's manager).
 	Unit string `json:"unit,omitempty"`
 	// LibvirtDomain is the name of a QEMU domain of libvirt's system
-	// instance: the workload is the domain's scope under machine.slice,
-	// found by the name libvirt gives it while it runs, written in place
+	// instance: the workload is the domain's scope under machine.slice
+	// (or, without machined, libvirt's own cgroup under machine), found
+	// by the name libvirt gives it while it runs, written in place
 	// and never moved. It stands alone: the scope is made by the host's
 	// service manager for libvirt, which says whose it is.
 	LibvirtDomain string `json:"libvirtDomain,omitempty"`

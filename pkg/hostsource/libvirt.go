@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/hostconfig"
@@ -33,56 +34,71 @@ func (p *Preparer) CgroupPath(cfg *hostconfig.HostConfig, w hostconfig.Workload)
 	if KindOf(w) != Libvirt {
 		return cfg.CgroupPath(w), nil
 	}
-	scope, threads, err := p.libvirtScope(w.Match.LibvirtDomain)
+	scope, sub, threads, err := p.libvirtScope(w.Match.LibvirtDomain)
 	if err != nil {
 		return domainNotRunning, nil
 	}
-	sub := path.Join(scope, workload.LibvirtSubtree)
-	below = append(below, sub, path.Join(sub, workload.LibvirtEmulator))
+	if sub != scope {
+		below = append(below, sub)
+	}
+	below = append(below, path.Join(sub, workload.LibvirtEmulator))
 	for _, v := range threads.VCPUs {
 		below = append(below, path.Join(sub, "vcpu"+strconv.Itoa(v)))
 	}
 	return scope, below
 }
 
-// libvirtScope finds the running domain's scope under machine.slice and
-// reads its threads' cgroups: an error says the domain is not running or
-// its tree is missing parts.
-func (p *Preparer) libvirtScope(domain string) (string, workload.LibvirtThreads, error) {
+// libvirtScope finds the running domain's cgroup in either of libvirt's
+// layouts (systemd's scope under machine.slice, or libvirt's own group
+// under machine) and reads its threads' cgroups: where they are (sub) and
+// which. An error says the domain is not running or its tree is missing
+// parts.
+func (p *Preparer) libvirtScope(domain string) (scope, sub string, _ workload.LibvirtThreads, _ error) {
 	var none workload.LibvirtThreads
-	scopes, err := p.o.Cgroups.Children(cgroup.CPUSet, workload.LibvirtSlice)
-	if err != nil {
-		return "", none, fmt.Errorf("libvirt domain %q: no %s to find it in: %v", domain, workload.LibvirtSlice, err)
-	}
-	if len(scopes) > maxMachineScopes {
-		return "", none, fmt.Errorf("libvirt domain %q: %d entries in %s, more than %d", domain, len(scopes), workload.LibvirtSlice, maxMachineScopes)
-	}
-	for _, rel := range scopes {
-		m, err := workload.ParseLibvirtScope(path.Base(rel))
-		if err != nil || !m.Is(domain) {
-			continue // another machine's scope, or not a domain's
-		}
-		children, err := p.o.Cgroups.Children(cgroup.CPUSet, path.Join(rel, workload.LibvirtSubtree))
+	var parents []string
+	for _, l := range workload.LibvirtLayouts {
+		dirs, err := p.o.Cgroups.Children(cgroup.CPUSet, l.Parent)
 		if err != nil {
-			return "", none, fmt.Errorf("libvirt domain %q: scope %s has no %s sub-tree: %v", domain, rel, workload.LibvirtSubtree, err)
+			continue // no such parent: libvirt lays domains out the other way here
 		}
-		names := make([]string, len(children))
-		for i, c := range children {
-			names[i] = path.Base(c)
+		parents = append(parents, l.Parent)
+		if len(dirs) > maxMachineScopes {
+			return "", "", none, fmt.Errorf("libvirt domain %q: %d entries in %s, more than %d", domain, len(dirs), l.Parent, maxMachineScopes)
 		}
-		threads, err := workload.ParseLibvirtThreads(names)
-		if err != nil {
-			return "", none, fmt.Errorf("libvirt domain %q: scope %s: %v", domain, rel, err)
+		for _, rel := range dirs {
+			m, err := l.Parse(path.Base(rel))
+			if err != nil || !m.Is(domain) {
+				continue // another machine's cgroup, or not a domain's
+			}
+			sub := l.ThreadsOf(rel)
+			children, err := p.o.Cgroups.Children(cgroup.CPUSet, sub)
+			if err != nil && l.Threads != "" {
+				return "", "", none, fmt.Errorf("libvirt domain %q: %s has no %s sub-tree: %v", domain, rel, l.Threads, err)
+			}
+			if err != nil {
+				return "", "", none, fmt.Errorf("libvirt domain %q: %s: %v", domain, rel, err)
+			}
+			names := make([]string, len(children))
+			for i, c := range children {
+				names[i] = path.Base(c)
+			}
+			threads, err := workload.ParseLibvirtThreads(names)
+			if err != nil {
+				return "", "", none, fmt.Errorf("libvirt domain %q: %s: %v", domain, rel, err)
+			}
+			return rel, sub, threads, nil
 		}
-		return rel, threads, nil
 	}
-	return "", none, fmt.Errorf("libvirt domain %q is not running: no scope of it under %s", domain, workload.LibvirtSlice)
+	if len(parents) == 0 {
+		return "", "", none, fmt.Errorf("libvirt domain %q: no %s nor %s to find it in", domain, workload.LibvirtSlice, workload.LibvirtPartition)
+	}
+	return "", "", none, fmt.Errorf("libvirt domain %q is not running: no cgroup of it under %s", domain, strings.Join(parents, " or "))
 }
 
 // prepareLibvirt checks that the domain's scope is the one the workload is
 // given and that its tree is whole; nothing else is done for it.
 func (p *Preparer) prepareLibvirt(spec hostconfig.Workload, cg string) (bool, *workload.Problem) {
-	scope, _, err := p.libvirtScope(spec.Match.LibvirtDomain)
+	scope, _, _, err := p.libvirtScope(spec.Match.LibvirtDomain)
 	if err != nil {
 		return false, &workload.Problem{Workload: spec.Name, Reason: "LibvirtDomainNotFound", Message: err.Error() + "; nothing written"}
 	}

@@ -86,7 +86,7 @@ func TestLibvirtDomainNotFound(t *testing.T) {
 		dirs []string
 		why  string
 	}{
-		{"not running", []string{`machine.slice/machine-qemu\x2d4\x2dweb.scope/libvirt/emulator`}, `libvirt domain "web-front" is not running: no scope of it under machine.slice`},
+		{"not running", []string{`machine.slice/machine-qemu\x2d4\x2dweb.scope/libvirt/emulator`}, `libvirt domain "web-front" is not running: no cgroup of it under machine.slice`},
 		{"no libvirt sub-tree", []string{webScope}, "has no libvirt sub-tree"},
 		{"no emulator", []string{webScope + "/libvirt/vcpu0"}, "has no emulator cgroup"},
 		{"no vCPU", []string{webScope + "/libvirt/emulator"}, "has no vcpuN cgroup"},
@@ -111,7 +111,7 @@ func TestLibvirtDomainNotFound(t *testing.T) {
 	spec := hostconfig.Workload{Name: "vm", Match: &hostconfig.Match{LibvirtDomain: "web"}}
 	cg, _ := p.CgroupPath(cfg, spec)
 	if ready, probs := p.Prepare(spec, cg, &state.Workload{}); ready || len(probs) != 1 ||
-		!strings.Contains(probs[0].Message, "no machine.slice to find it in") {
+		!strings.Contains(probs[0].Message, "no machine.slice nor machine to find it in") {
 		t.Errorf("no machine.slice: %v %+v", ready, probs)
 	}
 }
@@ -123,4 +123,32 @@ func mustOpen(t *testing.T, root string) *cgroup.Hierarchy {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// Where libvirt made the domain's cgroup itself (no machined), the domain
+// is found in its machine partition, the threads right below it; a tree
+// missing parts there is a problem as under machine.slice.
+func TestLibvirtDomainInLibvirtsOwnLayout(t *testing.T) {
+	const own = "machine/qemu-5-web-front.libvirt-qemu"
+	cfg := &hostconfig.HostConfig{CgroupParent: "locus.slice"}
+	spec := hostconfig.Workload{Name: "vm", Match: &hostconfig.Match{LibvirtDomain: "web-front"}}
+	for _, v := range []cgroup.Version{cgroup.V1, cgroup.V2} {
+		p := libvirtTree(t, v, own+"/emulator", own+"/vcpu1", own+"/vcpu0", "machine/qemu-6-web.libvirt-qemu/emulator", "machine/lxc-7-web-front.libvirt-lxc")
+		cg, below := p.CgroupPath(cfg, spec)
+		want := []string{own + "/emulator", own + "/vcpu0", own + "/vcpu1"}
+		if cg != own || !slices.Equal(below, want) {
+			t.Fatalf("v%d: cgroup %q below %q, want %s and %q", v, cg, below, own, want)
+		}
+		if ready, probs := p.Prepare(spec, cg, &state.Workload{}); !ready || len(probs) != 0 {
+			t.Errorf("v%d: ready %v, problems %v", v, ready, probs)
+		}
+		p = libvirtTree(t, v, own+"/vcpu0", own+"/vcpu\x1b[2J")
+		if cg, _ := p.CgroupPath(cfg, spec); cg != domainNotRunning {
+			t.Errorf("v%d: a hostile thread's cgroup: cgroup %q, want none", v, cg)
+		}
+		if ready, probs := p.Prepare(spec, domainNotRunning, &state.Workload{}); ready || len(probs) != 1 ||
+			!strings.Contains(probs[0].Message, `not a vCPU's cgroup`) || !strings.Contains(probs[0].Message, own) {
+			t.Errorf("v%d: a hostile thread's cgroup: ready %v, problems %+v", v, ready, probs)
+		}
+	}
 }

@@ -46,6 +46,9 @@ type Workload struct {
 	Process  *status.ProcessState   // a command's process; nil for the others
 	Locality *status.LocalityStatus // its last memory locality run, if kept
 	Devices  []string               // the PCI devices it holds
+
+	// LibvirtDomain is the libvirt domain a HostConfig workload names.
+	LibvirtDomain string
 }
 
 // Input is what a status is built from: a reconcile's decision, its
@@ -116,12 +119,13 @@ func Build(in Input) status.Status {
 	}
 	for _, w := range in.Workloads {
 		ws := status.WorkloadStatus{Name: w.Name, Source: w.Source, Cgroup: w.Cgroup, QOSClass: w.QOSClass,
-			Problems: problems[w.Name], PIDs: []int{}, MemoryLocality: w.Locality, Process: w.Process, Devices: w.Devices}
+			Problems: problems[w.Name], PIDs: []int{}, MemoryLocality: w.Locality, Process: w.Process, LibvirtDomain: w.LibvirtDomain, Devices: w.Devices}
 		if s, ok := states[w.Name]; ok {
 			ws.Pool, ws.CPUs, ws.Mems, ws.NUMANodes = s.Pool, s.CPUs, s.Mems, s.NUMANodes
 			ws.MemoryQOS = status.MemQoSStatus{Enabled: s.MemQoSOn, Reason: s.MemQoSWhy}
 			ws.CPUQOS = cpuQoSStatus(s, in.Core, in.Isolated != nil && in.Isolated(s.Name))
 			ws.MemoryByNode = memoryByNode(s.MemoryByNode)
+			ws.ContainerCPUs = s.ContainerCPUs
 		}
 		st.Workloads = append(st.Workloads, ws)
 	}

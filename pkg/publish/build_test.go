@@ -157,3 +157,21 @@ func TestPublishWritesOnChange(t *testing.T) {
 		t.Errorf("removed workload still has %d series", n)
 	}
 }
+
+// A libvirt domain's status names the domain and each thread cgroup's
+// CPUs, as the decision gave them, for locus status and the views.
+func TestBuildNamesTheDomainAndItsThreads(t *testing.T) {
+	threads := map[string]string{"vcpu0": "2", "vcpu1": "3", "emulator": "0-1"}
+	topo := &topology.Topology{CPUs: []topology.CPU{{ID: 0}, {ID: 1, Core: 1}, {ID: 2, Core: 2}, {ID: 3, Core: 3}},
+		Nodes: []topology.NUMANode{{ID: 0, CPUs: cpuset.New(0, 1, 2, 3)}}}
+	in := Input{Cgroups: fakeCgroups{}, Topology: topo,
+		Decided:   decide.Desired{Workloads: []decide.WorkloadState{{Name: "vm", Pool: "exclusive", CPUs: "2-3", ContainerCPUs: threads}}},
+		Workloads: []Workload{{Name: "vm", Source: "libvirt", Cgroup: "machine/qemu-1-db.libvirt-qemu", LibvirtDomain: "db"}, {Name: "other"}}}
+	st := Build(in)
+	if w := st.Workloads[0]; w.LibvirtDomain != "db" || !reflect.DeepEqual(w.ContainerCPUs, threads) {
+		t.Errorf("the domain's status: %q %v, want db and %v", w.LibvirtDomain, w.ContainerCPUs, threads)
+	}
+	if w := st.Workloads[1]; w.LibvirtDomain != "" || w.ContainerCPUs != nil {
+		t.Errorf("another workload's status: %q %v", w.LibvirtDomain, w.ContainerCPUs)
+	}
+}

@@ -136,6 +136,13 @@ type WorkloadStatus struct {
 	// workload's request holds there (a workload with CPUs of its own and
 	// a request only), in node order.
 	MemoryByNode []NodeMemory `json:"memoryByNode,omitempty"`
+	// LibvirtDomain is the libvirt domain the workload is (a HostConfig
+	// workload's match.libvirtDomain), for the views to show it as a VM.
+	LibvirtDomain string `json:"libvirtDomain,omitempty"`
+	// ContainerCPUs are the CPUs of each part of the workload that has
+	// its own: a container-scope pod's containers, or a dedicated libvirt
+	// domain's thread cgroups (vcpu0, vcpu1, ..., emulator).
+	ContainerCPUs map[string]string `json:"containerCPUs,omitempty"`
 }
 
 // NodeMemory is the memory of each kind a workload holds on one node, in

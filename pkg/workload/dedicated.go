@@ -50,7 +50,9 @@ func (w *Workload) SetBelow(below []string) {
 	var vs []vcpu
 	for _, cg := range below {
 		base := path.Base(cg)
-		if path.Base(path.Dir(cg)) != LibvirtSubtree {
+		// The threads' cgroups are in the scope's libvirt sub-tree, or,
+		// where libvirt made the domain's cgroup itself, right below it.
+		if dir := path.Dir(cg); dir != w.Cgroup && dir != path.Join(w.Cgroup, LibvirtSubtree) {
 			continue
 		}
 		if base == LibvirtEmulator {

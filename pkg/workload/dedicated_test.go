@@ -42,6 +42,14 @@ func TestSetBelow(t *testing.T) {
 	if !reflect.DeepEqual(w.Dedicated, want) || !reflect.DeepEqual(w.Unlisted, below) {
 		t.Errorf("dedicated: %+v, unlisted %v; want %+v and all of below", w.Dedicated, w.Unlisted, want)
 	}
+	// libvirt's own layout: the threads right below the domain's cgroup.
+	const own = "machine/qemu-3-vm.libvirt-qemu"
+	w = FromHostConfig(cfg.Host.Workloads[0], own).Plan
+	w.SetBelow([]string{own + "/emulator", own + "/vcpu1", own + "/vcpu0", "elsewhere/vcpu2"})
+	want = &DedicatedThreads{VCPUs: []string{own + "/vcpu0", own + "/vcpu1"}, Emulator: own + "/emulator"}
+	if !reflect.DeepEqual(w.Dedicated, want) {
+		t.Errorf("libvirt's own layout: dedicated %+v, want %+v", w.Dedicated, want)
+	}
 	w.SetBelow([]string{sub, sub + "/vcpu0"})
 	if w.Dedicated != nil {
 		t.Errorf("no emulator: dedicated %+v, want none", w.Dedicated)

@@ -69,19 +69,29 @@ func ParseLibvirtScope(dir string) (LibvirtMachine, error) {
 	if err != nil {
 		return bad(err.Error())
 	}
+	m, why := parseMachine(machine)
+	if why != "" {
+		return bad(why)
+	}
+	return m, nil
+}
+
+// parseMachine reads the machine name libvirt makes of a QEMU domain,
+// qemu-<id>-<domain>, or says why it is not one.
+func parseMachine(machine string) (LibvirtMachine, string) {
 	driver, rest, ok := strings.Cut(machine, "-")
 	if !ok || driver != "qemu" {
-		return bad("want the machine name qemu-<id>-<domain>")
+		return LibvirtMachine{}, "want the machine name qemu-<id>-<domain>"
 	}
 	idText, name, ok := strings.Cut(rest, "-")
 	id, err := strconv.Atoi(idText)
 	if !ok || err != nil || id < 0 || idText != strconv.Itoa(id) || name == "" {
-		return bad("want the machine name qemu-<id>-<domain>")
+		return LibvirtMachine{}, "want the machine name qemu-<id>-<domain>"
 	}
 	if len(machine) > maxMachineName || !validMachineName(name) {
-		return bad("the domain part is not a name libvirt makes")
+		return LibvirtMachine{}, "the domain part is not a name libvirt makes"
 	}
-	return LibvirtMachine{Driver: driver, ID: id, Name: name}, nil
+	return LibvirtMachine{Driver: driver, ID: id, Name: name}, ""
 }
 
 // unescapeUnit undoes systemd's escaping of a unit name: "\xNN" is the byte

@@ -104,12 +104,15 @@ fi
 . "$here/lib/layout.sh"
 # shellcheck source=test/numavm/lib/initramfs.sh
 . "$here/lib/initramfs.sh"
+# shellcheck source=test/numavm/lib/libvirt.sh
+. "$here/lib/libvirt.sh"
 # shellcheck source=test/numavm/lib/boot.sh
 . "$here/lib/boot.sh"
 
 numavm_check_settings
 mkdir -p "$NUMAVM_CACHE"
 numavm_install_deps
+numavm_libvirt_deps
 kernel="$(numavm_kernel)"
 numavm_layout
 initrd="$(numavm_initramfs)"

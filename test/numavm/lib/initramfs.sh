@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # Builds the guest's initramfs: the Go init, the locus binary, one static test
 # binary per package with its package files (testdata), the numactl peer tools
-# and any --bins with their shared libraries, the --files under /src, and
-# busybox for the commands tests exec.
+# and any --bins with their shared libraries, libvirt and QEMU for the libvirt
+# test (lib/libvirt.sh), the --files under /src, and busybox for the commands
+# tests exec.
 
 # numavm_initramfs prints the path of a fresh gzip'd newc cpio archive.
 numavm_initramfs() {
@@ -23,6 +24,7 @@ numavm_initramfs() {
 	CGO_ENABLED=0 go build -trimpath -o "$root/usr/bin/locus" ./cmd/locus || numavm_die "building cmd/locus failed"
 	numavm_test_binaries "$root"
 	numavm_copy_peers "$root"
+	numavm_copy_libvirt "$root"
 	numavm_copy_files "$root"
 	numavm_copy_busybox "$root"
 	numavm_write_config "$root"
@@ -82,6 +84,13 @@ numavm_copy_command() {
 	local root="$1" tool="$2" path lib
 	path="$(command -v "$tool")" || numavm_die "$tool not found on the host"
 	cp -L "$path" "$root/usr/bin/$(basename "$tool")"
+	numavm_copy_libraries "$root" "$path"
+}
+
+# numavm_copy_libraries copies the shared libraries ldd names for the ELF file
+# path, and the dynamic loader, at the paths they were linked for.
+numavm_copy_libraries() {
+	local root="$1" path="$2" lib
 	for lib in $(ldd "$path" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p'); do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -L "$lib" "$root$lib"
