@@ -24,10 +24,16 @@ const (
 // estimates the cost per base page (an average of the last calls, which also
 // spreads the call's fixed cost, so the size settles where a call's whole
 // cost meets the aim), and
-//   - a call over the budget shrinks the next batch at once, in proportion
-//     to the overshoot;
+//   - a call that comes close to the budget (over three quarters of it)
+//     shrinks the next batch at once, in proportion, to what that call says
+//     fits half the budget: a slow call is trusted over the average;
 //   - otherwise the batch moves towards what fits half the budget, growing
 //     at most twofold per call so one cheap call cannot cause a huge one.
+//
+// When a call costs a fixed part plus a part per page, the average cost per
+// page of a batch is at least that of any larger batch, so growing by it
+// never overshoots the aim; the size settles at the largest batch whose call
+// fits half the budget (TestBatchModel holds both).
 //
 // A huge page cannot be split by the caller, so a huge batch always holds at
 // least one; when one huge page alone outlasts the budget, so does its call.
@@ -41,6 +47,10 @@ type BatchController struct {
 type classCost struct {
 	size    int
 	perPage float64 // estimated nanoseconds per base page; 0 before the first call
+	// The last call, for the line through it and the one before: a call's
+	// fixed part and its part per page, when the two calls differ in size.
+	lastPages int
+	lastTook  float64
 }
 
 // hugeStart is where huge batches start: one 2 MiB page.
@@ -80,17 +90,40 @@ func (c *BatchController) Observe(k PageClass, pages int, took time.Duration) {
 		s.perPage = (s.perPage + cost) / 2
 	}
 	target := float64(c.Budget) / 2
-	if took > c.Budget {
-		// Trust the call that overshot, not the average.
+	if took > c.Budget*3/4 {
+		// Trust the call that came close, not the average.
 		s.perPage = max(s.perPage, cost)
 		s.size = clamp(int(float64(pages)*target/float64(took)), c.Min, c.Max)
+		s.lastPages, s.lastTook = pages, float64(took)
 		return
 	}
 	want := c.Max
 	if s.perPage > 0 {
 		want = int(min(target/s.perPage, float64(c.Max)))
 	}
+	if fits := s.line(pages, float64(took), target); fits > float64(want) {
+		want = int(min(fits, float64(c.Max)))
+	}
 	s.size = clamp(want, c.Min, min(c.Max, 2*max(s.size, pages)))
+}
+
+// line is the batch that fits target on the line through the last call and
+// this one (fixed part plus part per page), or 0 when the two do not make a
+// line with a fixed part and a cost per page: the average alone then
+// decides. Where the fixed part dominates, the average per page converges
+// slowly from above; the line reaches the size at once.
+func (s *classCost) line(pages int, took, target float64) float64 {
+	prevPages, prevTook := s.lastPages, s.lastTook
+	s.lastPages, s.lastTook = pages, took
+	if prevPages == 0 || prevPages == pages {
+		return 0
+	}
+	slope := (took - prevTook) / float64(pages-prevPages)
+	fixed := took - slope*float64(pages)
+	if slope <= 0 || fixed < 0 || fixed >= target {
+		return 0
+	}
+	return (target - fixed) / slope
 }
 
 func clamp(v, lo, hi int) int { return min(max(v, lo), hi) }

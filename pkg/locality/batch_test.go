@@ -127,3 +127,52 @@ func TestBatchHugeOvershootShrinksOnlyHuge(t *testing.T) {
 		t.Errorf("a huge overshoot changed base batches from %d to %d", base, c.Size(BasePages))
 	}
 }
+
+// TestBatchModel feeds the controller calls whose cost is a fixed part plus
+// a part per page, as a move_pages call's is, on a fake clock: after the
+// first call (sized before anything was learned) no call outlasts the
+// budget, once grown no call outlasts half of it, and the size settles at
+// the largest batch whose call fits half the budget.
+func TestBatchModel(t *testing.T) {
+	const budget = 20 * time.Millisecond
+	for _, tc := range []struct {
+		name          string
+		fixed, perPg  time.Duration
+		start, lo, hi int
+		want          int // the largest batch that fits half the budget, within [lo, hi]
+	}{
+		{"cheap pages", 50 * time.Microsecond, time.Microsecond, 256, 16, 1 << 16, 9950},
+		{"dear pages", 0, 100 * time.Microsecond, 256, 16, 1 << 16, 100},
+		{"dear fixed part", 2 * time.Millisecond, 10 * time.Microsecond, 256, 16, 1 << 16, 800},
+		{"fixed part near the aim", 9 * time.Millisecond, time.Microsecond, 256, 16, 1 << 16, 1000},
+		{"fixed part over the aim", 12 * time.Millisecond, time.Microsecond, 256, 16, 1 << 16, 16},
+		{"slow start", 3 * time.Millisecond, 300 * time.Microsecond, 256, 1, 1 << 16, 23},
+		{"capped", 0, time.Nanosecond, 256, 16, 4096, 4096},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cost := func(n int) time.Duration { return tc.fixed + time.Duration(n)*tc.perPg }
+			c := NewBatchController(budget, tc.start, tc.lo, tc.hi)
+			sizes, _ := run(c, 1, cost)
+			grown := false
+			for i := 0; i < 60; i++ {
+				n := c.Size(BasePages)
+				took := cost(n)
+				if took > budget {
+					t.Fatalf("call %d of %d pages takes %s, over the budget (sizes %v)", i+2, n, took, sizes)
+				}
+				if grown && took > budget/2 && n > tc.lo {
+					t.Fatalf("call %d of %d pages takes %s after the size grew, over half the budget", i+2, n, took)
+				}
+				if len(sizes) > 0 && n > sizes[len(sizes)-1] {
+					grown = true
+				}
+				sizes = append(sizes, n)
+				c.Observe(BasePages, n, took)
+			}
+			last := sizes[len(sizes)-1]
+			if last > tc.want || last < tc.want*95/100 {
+				t.Errorf("settled at %d pages, want the largest that fits, %d (sizes %v)", last, tc.want, sizes)
+			}
+		})
+	}
+}
