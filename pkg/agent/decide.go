@@ -3,7 +3,6 @@ package agent
 import (
 	"fmt"
 
-	memprobe "github.com/locus-project/locus/pkg/balancer/probe"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/rebalance/probe"
@@ -62,7 +61,6 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 	for _, r := range rs {
 		obs.Workloads, obs.Problems = append(obs.Workloads, r.plan), append(obs.Problems, r.problems...)
 	}
-	obs.Resident = memprobe.Reader{H: a.h}.Resident(cfg, obs.Workloads) // what moving each costs
 	return probe.Observe(obs, a.h, c.Assignments)
 }
 
