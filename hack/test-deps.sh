@@ -42,6 +42,9 @@ deps=(
 	"sysctl procps"
 	"numad numad" # cmd/locus: locus numad answered side by side with numad -w
 	"ipcrm util-linux" # cmd/locus: removes the message queue numad leaves behind
+	"libvirtd libvirt-daemon" # test/numavm/libvirt: real libvirt in the guest (run by hand, docs/kvm.md)
+	"/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so libvirt-daemon-driver-qemu"
+	"virsh libvirt-clients"
 )
 
 # present CMD: whether this machine has what the row of CMD stands for.

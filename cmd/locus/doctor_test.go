@@ -41,7 +41,7 @@ func doctorHost(t *testing.T, extra ...string) []string {
 		}
 	}
 	return []string{"--sysfs-root", top + "/sys", "--proc-root", top + "/proc", "--cgroup-root", top + "/cgroup",
-		"--kubelet-dir", top + "/kubelet", "--nri-socket", top + "/nri.sock"}
+		"--kubelet-dir", top + "/kubelet", "--nri-socket", top + "/nri.sock", "--bin-root", top + "/root"}
 }
 
 func TestDoctorExitStatus(t *testing.T) {
