@@ -89,20 +89,27 @@ func (s *Server) Calls() int {
 	return s.calls
 }
 
-func (s *Server) wait(ctx context.Context) {
+// wait waits the delay; a caller that gives up first gets no answer (a
+// server answering as its deadline passes could beat the caller's own
+// timer, and a slow kubelet's answer would then look timely).
+func (s *Server) wait(ctx context.Context) error {
 	s.mu.Lock()
 	s.calls++
 	d := s.delay
 	s.mu.Unlock()
 	select {
 	case <-time.After(d):
+		return nil
 	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
 // List implements the API.
 func (s *Server) List(ctx context.Context, _ *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
-	s.wait(ctx)
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.list, nil
@@ -110,7 +117,9 @@ func (s *Server) List(ctx context.Context, _ *v1.ListPodResourcesRequest) (*v1.L
 
 // GetAllocatableResources implements the API.
 func (s *Server) GetAllocatableResources(ctx context.Context, _ *v1.AllocatableResourcesRequest) (*v1.AllocatableResourcesResponse, error) {
-	s.wait(ctx)
+	if err := s.wait(ctx); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.allocatable, nil
