@@ -70,7 +70,8 @@ test-deps:
 FUZZTIME      ?= 10s
 FUZZTIME_TEST ?= 5000x
 test: FUZZTIME = $(FUZZTIME_TEST)
-# Two targets at a time: one fuzzes while the next one's test binary links.
+# Two targets at a time (hack/fuzz.sh, FUZZJOBS): on two CPUs it saves little,
+# since building a target's binary already takes both (docs/reliability.md).
 FUZZJOBS      ?= 1
 test: FUZZJOBS = 2
 # A short run starts from the committed seeds only: replaying the corpus an

@@ -76,10 +76,10 @@ fuzz_one() {
 	rm -f "$log"
 }
 
-# FUZZJOBS targets run at once (default 1). Each target's fuzzing is one
-# worker process, and building the next target's binary is mostly waiting on
-# the linker, so two at a time keep both CPUs of a CI machine busy. Verdicts
-# are printed whole, in the order the targets finish.
+# FUZZJOBS targets run at once (default 1): each target's fuzzing is one
+# worker process, so a machine with more CPUs than one worker and one build
+# need runs several. On two CPUs it saves little (docs/reliability.md).
+# Verdicts are printed whole, in the order the targets finish.
 jobs=${FUZZJOBS:-1}
 start=$SECONDS
 n=0
