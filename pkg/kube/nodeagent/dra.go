@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/locus-project/locus/pkg/kube/draapi"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -50,13 +51,13 @@ type parsedSlice struct {
 // (resource.k8s.io/v1beta1); nil when it does not, and the agent reads no
 // claims.
 func newDRAWatch(ctx context.Context, client kubernetes.Interface, node string, events *eventPoster, log *slog.Logger, poke func()) *draWatch {
-	if !servesDRA(ctx, client) {
+	if !draapi.Served(ctx, client) {
 		log.Info("the API server does not serve " + resourceapi.SchemeGroupVersion.String() + ": devices of Dynamic Resource Allocation are not placed")
 		return nil
 	}
 	// An informer the agent may not list would hold its start for ever (a
 	// ClusterRole from before the agent read claims): asked once, first.
-	if err := mayListDRA(ctx, client); err != nil {
+	if err := draapi.Listable(ctx, client); err != nil {
 		log.Warn("devices of Dynamic Resource Allocation are not placed: "+err.Error(), "do", "grant resourceslices and resourceclaims list/watch (the chart's ClusterRole does)")
 		return nil
 	}
@@ -102,36 +103,6 @@ func newDRAWatch(ctx context.Context, client kubernetes.Interface, node string, 
 		},
 		DeleteFunc: func(any) { poke() }})
 	return d
-}
-
-// servesDRA is whether the API server serves the ResourceSlices and
-// ResourceClaims of resource.k8s.io/v1beta1.
-func servesDRA(ctx context.Context, client kubernetes.Interface) bool {
-	if ctx.Err() != nil {
-		return false
-	}
-	list, err := client.Discovery().ServerResourcesForGroupVersion(resourceapi.SchemeGroupVersion.String())
-	if err != nil || list == nil {
-		return false
-	}
-	var slices, claims bool
-	for _, r := range list.APIResources {
-		slices = slices || r.Name == "resourceslices"
-		claims = claims || r.Name == "resourceclaims"
-	}
-	return slices && claims
-}
-
-// mayListDRA lists one slice and one claim, to learn whether the agent may.
-func mayListDRA(ctx context.Context, client kubernetes.Interface) error {
-	one := metav1.ListOptions{Limit: 1}
-	if _, err := client.ResourceV1beta1().ResourceSlices().List(ctx, one); err != nil {
-		return fmt.Errorf("cannot list ResourceSlices: %w", err)
-	}
-	if _, err := client.ResourceV1beta1().ResourceClaims(metav1.NamespaceAll).List(ctx, one); err != nil {
-		return fmt.Errorf("cannot list ResourceClaims: %w", err)
-	}
-	return nil
 }
 
 func (d *draWatch) informers() []cache.SharedIndexInformer {

@@ -7,11 +7,11 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/locus-project/locus/pkg/kube/draapi"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -41,20 +41,14 @@ func newDRASource(ctx context.Context, h framework.Handle) *draSource {
 	if client == nil || factory == nil {
 		return nil
 	}
-	list, err := client.Discovery().ServerResourcesForGroupVersion(resourceapi.SchemeGroupVersion.String())
-	if err != nil || list == nil {
+	if !draapi.Served(ctx, client) {
 		klog.FromContext(ctx).V(2).Info("no DRA devices read: the API server does not serve the group", "group", resourceapi.SchemeGroupVersion.String())
 		return nil
 	}
 	// An informer the scheduler may not list would hold its start for
 	// ever (a ClusterRole from before it read claims): asked once, first.
-	one := metav1.ListOptions{Limit: 1}
-	if _, err := client.ResourceV1beta1().ResourceSlices().List(ctx, one); err != nil {
-		klog.FromContext(ctx).Info("no DRA devices read: cannot list ResourceSlices", "err", err)
-		return nil
-	}
-	if _, err := client.ResourceV1beta1().ResourceClaims(metav1.NamespaceAll).List(ctx, one); err != nil {
-		klog.FromContext(ctx).Info("no DRA devices read: cannot list ResourceClaims", "err", err)
+	if err := draapi.Listable(ctx, client); err != nil {
+		klog.FromContext(ctx).Info("no DRA devices read", "err", err)
 		return nil
 	}
 	f := factory.Resource().V1beta1()
