@@ -1,6 +1,7 @@
 package kubetest
 
 import (
+	"fmt"
 	"testing"
 
 	resourceapi "k8s.io/api/resource/v1beta1"
@@ -64,4 +65,32 @@ func (cp *ControlPlane) CreateAllocatedClaim(t testing.TB, namespace, name, driv
 		t.Fatalf("kubetest: allocate ResourceClaim %s/%s: %v", namespace, name, err)
 	}
 	return c
+}
+
+// CreateDeviceClass creates a DeviceClass selecting every device of
+// driver, as a DRA driver's chart installs one; it is deleted at the end
+// of the test.
+func (cp *ControlPlane) CreateDeviceClass(t testing.TB, name, driver string) {
+	t.Helper()
+	classes := cp.Client.ResourceV1beta1().DeviceClasses()
+	_, err := classes.Create(callContext(t), &resourceapi.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourceapi.DeviceClassSpec{Selectors: []resourceapi.DeviceSelector{
+			{CEL: &resourceapi.CELDeviceSelector{Expression: fmt.Sprintf("device.driver == %q", driver)}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("kubetest: create DeviceClass %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = classes.Delete(callContext(t), name, metav1.DeleteOptions{}) })
+}
+
+// CreatePendingClaim creates a ResourceClaim in namespace asking for one
+// device of class, left unallocated: the scheduler's DynamicResources
+// plugin allocates it in the cycle that schedules its pod.
+func (cp *ControlPlane) CreatePendingClaim(t testing.TB, namespace, name, class string) {
+	t.Helper()
+	_, err := cp.Client.ResourceV1beta1().ResourceClaims(namespace).Create(callContext(t), &resourceapi.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: resourceapi.ResourceClaimSpec{Devices: resourceapi.DeviceClaim{Requests: []resourceapi.DeviceRequest{
+			{Name: "dev", DeviceClassName: class}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("kubetest: create ResourceClaim %s/%s: %v", namespace, name, err)
+	}
 }
