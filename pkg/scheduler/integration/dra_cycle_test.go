@@ -146,3 +146,35 @@ func TestDRAClaimAllocatedInTheCycle(t *testing.T) {
 		})
 	}
 }
+
+// Of two nodes with a free GPU on NUMA node 1 each, a pinned pod whose
+// claim is pending goes to the one where its CPUs can sit next to the GPU,
+// though packing prefers the other, whose NUMA node 1 is full: each
+// node's score is of the CPUs next to the device the pod would be
+// allocated there.
+func TestDRAScoreFollowsThePendingDevice(t *testing.T) {
+	withSchedulerDRA(t)
+	c := newCluster(t, 2, false)
+	aligned, full := c.ns+"-0", c.ns+"-1"
+	publishWithGPUs(t, aligned, nil)
+	publishWithGPUs(t, full, holdCPUs(t, c.ns, full, cpuset.New(4, 5, 6, 7, 12, 13, 14, 15)))
+	driver := c.ns + ".gpu.example.com"
+	cp.CreateDeviceClass(t, c.ns+"-gpu", driver)
+	for _, node := range []string{aligned, full} {
+		cp.CreateResourceSlice(t, node+"-gpus", driver, node,
+			kubetest.SliceDevice{Name: "gpu", Attributes: map[string]any{workload.AttributePCIBusID: gpuAddrOn1}})
+	}
+	cp.CreatePendingClaim(t, c.ns, "gpu", c.ns+"-gpu")
+	startScheduler(t)
+
+	createClaimPod(t, c.ns, "trainer", "gpu")
+	got := waitScheduled(t, c.ns, []string{"trainer"})["trainer"]
+	if dev := waitAllocated(t, c.ns, "gpu", "trainer"); dev != aligned+"-gpus/gpu" {
+		t.Errorf("claim allocated %s; want %s-gpus/gpu", dev, aligned)
+	}
+	if got.pod.Spec.NodeName != aligned || !slices.Equal(got.rs.NUMANodes, []int{1}) {
+		t.Fatalf("trainer on %s, CPUs %s on NUMA nodes %v; want NUMA node 1 of %s, where the GPU's node has free CPUs",
+			got.pod.Spec.NodeName, got.rs.CPUs, got.rs.NUMANodes, aligned)
+	}
+	checkSigned(t, map[string]placed{"trainer": got})
+}

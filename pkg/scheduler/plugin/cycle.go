@@ -6,6 +6,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/dynamic-resource-allocation/structured"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -24,6 +25,14 @@ type cycleState struct {
 	snap *core.Snapshot
 	now  time.Time             // when the snapshot was taken: reports' age is measured to it
 	cs   *framework.CycleState // the cycle's, which holds this state
+	// pending says some claim of the pod was not allocated when the
+	// cycle began: the DynamicResources plugin allocates it in this
+	// cycle, and realign places the CPUs next to its devices.
+	pending bool
+	// foresee allocates the pending claims on each node as the
+	// DynamicResources plugin will, so that Score follows the devices
+	// (pending.go); nil where none is foreseen.
+	foresee *structured.Allocator
 	// sweep is the request's answer on every node of snap, by slot (nil
 	// for a request a view does not remember): Filter and Score read one
 	// word per node instead of the node's view.
@@ -111,6 +120,7 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 			Devices: p.podDevices(ctx, pod)},
 		snap: p.cluster.Snapshot(), now: time.Now(), cs: cs,
 	}
+	s.pending, s.foresee = p.pendingClaims(ctx, pod)
 	s.sweep = p.sweeper.Sweep(s.snap, s.req)
 	s.fresh = s.sweep.AllFresh(s.now, p.args.NRTMaxAge.Duration)
 	cs.Write(stateKey, s)
@@ -180,13 +190,19 @@ func (p *Plugin) PreScore(_ context.Context, cs *framework.CycleState, _ *v1.Pod
 }
 
 // Score is the score of the placement Filter found: the sweep's, or the
-// one the view remembers.
-func (p *Plugin) Score(_ context.Context, cs *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
+// one the view remembers; for a pod with pending claims, of the
+// placement next to the devices they would be allocated on the node.
+func (p *Plugin) Score(ctx context.Context, cs *framework.CycleState, _ *v1.Pod, ni *framework.NodeInfo) (int64, *framework.Status) {
 	s, ok := p.state(cs)
 	if !ok {
 		return 0, framework.AsStatus(errNoState)
 	}
 	slot := p.slots.slot(s.snap, ni)
+	if s.foresee != nil && ni.Node() != nil {
+		if score, ok := p.foreseenScore(ctx, s, s.snap.At(slot), ni.Node()); ok {
+			return score, nil
+		}
+	}
 	if score, fits := s.sweep.Score(slot); fits {
 		return score, nil
 	}

@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/dynamic-resource-allocation/cel"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -16,6 +17,10 @@ import (
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
+
+// celCacheSize is the device class selectors kept compiled, as many as
+// the DynamicResources plugin keeps.
+const celCacheSize = 10
 
 // maxPodSlices bounds the ResourceSlices read for one pod: those of the
 // pools its devices come from.
@@ -28,6 +33,13 @@ const maxPodSlices = 64
 type draSource struct {
 	claim  func(namespace, name string) (*resourceapi.ResourceClaim, error)
 	slices func() ([]*resourceapi.ResourceSlice, error)
+	// manager is the framework's DRA manager, nil where the scheduler
+	// does not run DynamicResources: then no claim is allocated in a
+	// cycle of this scheduler, and none is foreseen (pending.go).
+	manager framework.SharedDRAManager
+	// cel keeps the device classes' compiled selectors between cycles,
+	// as the DynamicResources plugin keeps its own.
+	cel *cel.Cache
 }
 
 // newDRASource is nil where neither is there: no pod's claims are read.
@@ -35,7 +47,8 @@ type draSource struct {
 // scheduler's informers never wait on a resource it does not have.
 func newDRASource(ctx context.Context, h framework.Handle) *draSource {
 	if m := h.SharedDRAManager(); m != nil {
-		return &draSource{claim: m.ResourceClaims().Get, slices: m.ResourceSlices().ListWithDeviceTaintRules}
+		return &draSource{claim: m.ResourceClaims().Get, slices: m.ResourceSlices().ListWithDeviceTaintRules,
+			manager: m, cel: cel.NewCache(celCacheSize)}
 	}
 	client, factory := h.ClientSet(), h.SharedInformerFactory()
 	if client == nil || factory == nil {
@@ -97,6 +110,12 @@ func (p *Plugin) draDevices(ctx context.Context, pod *v1.Pod) (pci []string, nod
 		}
 		held = append(held, devs...)
 	}
+	return p.placeDRA(logger, held)
+}
+
+// placeDRA places allocated DRA devices by what their slices publish: a
+// PCI address, or a NUMA node; a device no slice places is left out.
+func (p *Plugin) placeDRA(logger klog.Logger, held []workload.DRADevice) (pci []string, nodes []int) {
 	if len(held) == 0 || len(held) > workload.MaxDRADevices {
 		return nil, nil
 	}

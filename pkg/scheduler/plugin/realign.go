@@ -17,18 +17,16 @@ import (
 // Score, and writes them in its PreBind; the decision is written after
 // that (by this plugin's Bind, or its PreBind, which runs after the
 // default plugins'), so it reads the claims there. A pod whose claims
-// were allocated before the cycle was scored with them already and is
-// left as it is; where the devices' node cannot hold the CPUs the first
-// choice stands.
+// were all allocated before the cycle was placed with them already and is
+// left as it is; one with some pending is placed again with all its
+// devices, those allocated before included; where the devices' node
+// cannot hold the CPUs the first choice stands.
 func (p *Plugin) realign(ctx context.Context, s *cycleState, pod *v1.Pod, node string) {
 	s.mu.Lock()
 	done := s.realigned || s.final == nil || s.final.Moves
 	s.realigned = true
 	s.mu.Unlock()
-	if done || p.dra == nil || len(pod.Spec.ResourceClaims) == 0 {
-		return
-	}
-	if d := s.req.Devices; d != nil && (len(d.PCI) > 0 || len(d.Nodes) > 0) {
+	if done || !s.pending {
 		return
 	}
 	devs := p.podDevices(ctx, pod)
