@@ -56,7 +56,10 @@ type Server struct {
 // kube-scheduler flags, until Stop or the end of ctx. It is for tests and
 // benchmarks: leader election is off (losing a lease exits the process) and,
 // unless flags say otherwise, nothing is served (--secure-port=0). Only one
-// may run at a time.
+// may run at a time. A --feature-gates flag sets Start's own copy of the
+// gates, not the process's, which the framework reads when it builds its
+// plugins and its DRA manager: a test turns a gate on for the framework
+// with featuregatetesting on utilfeature.DefaultFeatureGate.
 func Start(ctx context.Context, configFile string, flags ...string) (*Server, error) {
 	opts := options.NewOptions()
 	// Feature gates and versions of their own, as kube-scheduler's test
