@@ -204,46 +204,6 @@ func (g *guestAgent) pollFor(d time.Duration, what string, cond func() bool) {
 	g.t.Fatalf("%s: not within %v (agent exited: %v); its log ends:\n%s%s", what, d, exited, log, where)
 }
 
-// stacks says where a running agent is: the kernel stacks of every task
-// of the guest in uninterruptible sleep (the agent's in a cgroup write, the
-// kernel's workers it waits on), then, on SIGQUIT, its goroutines in
-// Locus's code. For a test that timed out.
-func (g *guestAgent) stacks() string {
-	var b strings.Builder
-	tasks, _ := filepath.Glob("/proc/[0-9]*/task/[0-9]*")
-	for _, task := range tasks {
-		stat, _ := os.ReadFile(filepath.Join(task, "stat"))
-		if _, after, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(after, "D") {
-			comm, _ := os.ReadFile(filepath.Join(task, "comm"))
-			stack, _ := os.ReadFile(filepath.Join(task, "stack"))
-			fmt.Fprintf(&b, "\ntask %s (%s) in D:\n%s", strings.TrimPrefix(task, "/proc/"), strings.TrimSpace(string(comm)), stack)
-		}
-	}
-	logFile := filepath.Join(filepath.Dir(g.cfg), "agent.log")
-	before, _ := os.ReadFile(logFile)
-	_ = g.cmd.Process.Signal(syscall.SIGQUIT)
-	waitAtMost(g.exited, 10*time.Second)
-	after, _ := os.ReadFile(logFile)
-	for _, gr := range strings.Split(string(after[min(len(before), len(after)):]), "\n\n") {
-		if strings.Contains(gr, "locus/pkg/") && b.Len() < 12000 {
-			b.WriteString("\n" + gr + "\n")
-		}
-	}
-	return b.String()
-}
-
-// waitAtMost waits for the agent to exit, but no longer than d, and says
-// whether it did: a process stuck in the kernel does not die of SIGKILL
-// until it returns, and the test must still end and say why.
-func waitAtMost(exited <-chan struct{}, d time.Duration) bool {
-	select {
-	case <-exited:
-		return true
-	case <-time.After(d):
-		return false
-	}
-}
-
 // verifiedExit stops a mover with SIGTERM, on which `locus stress --verify`
 // checks its memory's checksum one last time and logs its summary, and
 // fails unless that summary says the memory was intact: the proof that a
