@@ -19,8 +19,9 @@ import (
 const (
 	// startBound bounds libvirtd's start (it probes QEMU's capabilities
 	// by running it) and a domain's, each a QEMU start under nested TCG:
-	// 2-3 minutes each on a 2-CPU host at load average 20-40.
-	startBound = 8 * time.Minute
+	// at most 28 s and 63 s on a 2-CPU host at load average 25, and within
+	// the guest's 5-minute -test.timeout together.
+	startBound = 3 * time.Minute
 	cgroupRoot = "/sys/fs/cgroup"
 	vmName     = "locus-vm"
 )
