@@ -42,7 +42,7 @@ deps=(
 	"sysctl procps"
 	"numad numad" # cmd/locus: locus numad answered side by side with numad -w
 	"ipcrm util-linux" # cmd/locus: removes the message queue numad leaves behind
-	"libvirtd libvirt-daemon" # test/numavm/libvirt: real libvirt in the guest (run by hand, docs/kvm.md)
+	"libvirtd libvirt-daemon" # test/numavm/libvirt: real libvirt in make numa-test's first guest (docs/kvm.md)
 	"/usr/lib/x86_64-linux-gnu/libvirt/connection-driver/libvirt_driver_qemu.so libvirt-daemon-driver-qemu"
 	"virsh libvirt-clients"
 )

@@ -3,11 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/status"
+	"github.com/locus-project/locus/pkg/view"
 )
 
 // renderParts lists, under the table, each libvirt VM and each workload
@@ -37,35 +36,12 @@ func renderParts(w io.Writer, ws []status.WorkloadStatus) {
 	}
 }
 
-// partOrder is the parts' names in the order a reader looks for them:
-// vcpu0, vcpu1, ..., vcpu10 by number, then the others (emulator, a pod's
-// containers) by name.
+// partOrder is the parts' names in view.ThreadOrder: vCPUs by number, then
+// the others by name.
 func partOrder(parts map[string]string) []string {
 	names := make([]string, 0, len(parts))
 	for n := range parts {
 		names = append(names, n)
 	}
-	slices.SortFunc(names, func(a, b string) int {
-		va, aok := vcpuNumber(a)
-		vb, bok := vcpuNumber(b)
-		switch {
-		case aok && bok:
-			return va - vb
-		case aok:
-			return -1
-		case bok:
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	return names
-}
-
-func vcpuNumber(name string) (int, bool) {
-	num, ok := strings.CutPrefix(name, "vcpu")
-	if !ok {
-		return 0, false
-	}
-	n, err := strconv.Atoi(num)
-	return n, err == nil && n >= 0 && strconv.Itoa(n) == num
+	return view.ThreadOrder(names)
 }

@@ -54,6 +54,9 @@ func ViewSnapshot(st Status, t *topology.Topology) view.Snapshot {
 			}
 			w.MemoryHeldByNode[m.Node] += m.Bytes
 		}
+		if ws.LibvirtDomain != "" {
+			w.VM = view.NewVM(ws.LibvirtDomain, ws.ContainerCPUs)
+		}
 		if m := ws.MemoryLocality; m != nil {
 			w.Migration = &view.Migration{Time: m.Time, Reason: m.Reason, LocalRatio: m.LocalRatio, PagesMigrated: m.PagesMigrated}
 		}

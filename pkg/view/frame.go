@@ -55,12 +55,19 @@ func Frame(s *Snapshot, o FrameOptions) []Line {
 	room := o.Height - len(head) - len(foot)
 	// The table keeps its title and a few rows; the nodes get the rest.
 	tableMin := 1 + max(min(len(rows), 4), 1) // a row, or the line saying there is none
-	nodes := nodeSection(s, o.Width, room-tableMin-1)
+	// The VMs' threads go under the table when the table keeps its
+	// minimum beside them.
+	vms := vmLines(rows, o.Width)
+	if len(vms) > 0 && room-tableMin-1-len(vms) < 0 {
+		vms = nil
+	}
+	nodes := nodeSection(s, o.Width, room-tableMin-1-len(vms))
 	body := nodes
 	if len(body) > 0 {
 		body = append(body, Line{})
 	}
-	body = append(body, table(s, rows, o, room-len(body))...)
+	body = append(body, table(s, rows, o, room-len(body)-len(vms))...)
+	body = append(body, vms...)
 	out := append(append(head, body...), foot...)
 	for i := range out {
 		out[i] = out[i].clip(o.Width).merged()

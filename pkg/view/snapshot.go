@@ -66,6 +66,8 @@ type Workload struct {
 	// MemNodes are the nodes of its cpuset.mems; nil when unknown.
 	MemNodes []int `json:"memNodes,omitempty"`
 	PIDs     int   `json:"pids"`
+	// VM is the libvirt domain the workload is; nil for any other.
+	VM *VM `json:"vm,omitempty"`
 	// CPUUsage is in CPUs (1 = one CPU fully busy) over the last sampling
 	// interval; nil when unknown.
 	CPUUsage *float64 `json:"cpuUsage,omitempty"`

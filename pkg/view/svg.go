@@ -31,7 +31,8 @@ const svgStyle = `text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;f
 // for scripts and tests.
 func SVG(s *Snapshot) []byte {
 	m := layoutMachine(s)
-	d := &svgDrawer{s: s, m: m, owners: Owners(s), colors: Colors(s.Workloads), markers: Markers(s.Workloads)}
+	d := &svgDrawer{s: s, m: m, owners: Owners(s), colors: Colors(s.Workloads), markers: Markers(s.Workloads),
+		vcpus: vmThreadOn(s.Workloads)}
 	return d.draw()
 }
 
@@ -41,6 +42,7 @@ type svgDrawer struct {
 	owners  map[int]Owner
 	colors  map[string]string
 	markers map[string]string
+	vcpus   map[int]string // CPU: the VM's vCPU holding it
 	b       bytes.Buffer
 }
 
@@ -185,6 +187,9 @@ func (d *svgDrawer) cpu(c topology.CPU, x, y int) {
 	tip := fmt.Sprintf("CPU %d · core %d · %s", c.ID, c.Core, o.Kind)
 	if o.Workload != "" {
 		tip += ": " + o.Workload
+	}
+	if th, ok := d.vcpus[c.ID]; ok {
+		tip += " · " + th
 	}
 	busy, known := d.s.CPUBusy[c.ID]
 	if known {

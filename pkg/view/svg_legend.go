@@ -108,6 +108,9 @@ func workloadText(w Workload, marker string) string {
 	if len(w.NUMANodes) > 0 {
 		parts = append(parts, "node "+ints(w.NUMANodes))
 	}
+	if w.VM != nil {
+		parts = append(parts, "VM "+w.VM.Domain+": "+w.threadsText())
+	}
 	if m, ok := w.MemoryTotal(); ok {
 		mem := topology.HumanBytes(m)
 		if r, ok := w.LocalRatio(); ok {

@@ -31,25 +31,43 @@ numavm_libvirt_deps() {
 		--no-install-recommends "${need[@]}" >&2
 }
 
-# numavm_copy_libvirt copies what libvirtd needs to start a QEMU domain.
+# QEMU's firmware for a `type='qemu'` domain on the pc machine with no disk,
+# network or display: SeaBIOS (QEMU looks in /usr/share/qemu, then
+# /usr/share/seabios) and the x86 option ROMs the pc machine may load. The
+# rest of /usr/share/qemu is other architectures' firmware and keymaps.
+numavm_libvirt_firmware=(
+	/usr/share/seabios/bios-256k.bin
+	/usr/share/qemu/kvmvapic.bin
+	/usr/share/qemu/linuxboot.bin
+	/usr/share/qemu/linuxboot_dma.bin
+	/usr/share/qemu/multiboot.bin
+	/usr/share/qemu/multiboot_dma.bin
+	/usr/share/qemu/pvh.bin
+)
+
+# numavm_copy_libvirt copies what libvirtd needs to start a QEMU domain. The
+# shared libraries of every program and module are listed by one ldd and
+# copied once (about 80 of them, most shared by libvirtd and QEMU): a cp and
+# a mkdir per library and program took a minute on a loaded host.
 numavm_copy_libvirt() {
-	local root="$1" so dir
+	local root="$1" so f
 	numavm_wants_libvirt || return 0
-	numavm_log "copy: libvirtd, virsh, qemu-system-x86_64 and their firmware"
-	PATH="$PATH:/usr/sbin" numavm_copy_command "$root" libvirtd
-	numavm_copy_command "$root" virsh
-	numavm_copy_command "$root" qemu-system-x86_64
+	numavm_log "copy: libvirtd, virsh, qemu-system-x86_64 and SeaBIOS"
+	local -a elves=(/usr/sbin/libvirtd "$(command -v virsh)" "$(command -v qemu-system-x86_64)"
+		"$numavm_libvirt_driver" "$numavm_libvirt_tcg")
+	for f in "${elves[@]}" "${numavm_libvirt_firmware[@]}"; do
+		[ -f "$f" ] || numavm_die "$f not found on the host"
+	done
+	cp -L "${elves[@]:0:3}" "$root/usr/bin/"
 	for so in "$numavm_libvirt_driver" "$numavm_libvirt_tcg"; do
-		[ -f "$so" ] || numavm_die "$so not found on the host"
 		mkdir -p "$root$(dirname "$so")"
 		cp -L "$so" "$root$so"
-		numavm_copy_libraries "$root" "$so"
 	done
-	# QEMU's firmware path is /usr/share/qemu then /usr/share/seabios; libvirt
-	# reads its CPU models and schemas from /usr/share/libvirt.
-	for dir in /usr/share/qemu /usr/share/seabios /usr/share/libvirt; do
-		[ -d "$dir" ] || numavm_die "$dir not found on the host"
-		mkdir -p "$root$(dirname "$dir")"
-		cp -r "$dir" "$root$dir"
-	done
+	# ldd prints "name => /path (addr)" and the loader as "/path (addr)".
+	ldd "${elves[@]}" | sed -n 's/.*=> \(\/[^ ]*\).*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (.*/\1/p' |
+		sort -u | xargs -r cp -L --parents -t "$root"
+	cp -L --parents -t "$root" "${numavm_libvirt_firmware[@]}"
+	# libvirt reads its CPU models from /usr/share/libvirt/cpu_map.
+	mkdir -p "$root/usr/share/libvirt"
+	cp -r /usr/share/libvirt/cpu_map /usr/share/libvirt/schemas "$root/usr/share/libvirt/"
 }

@@ -63,6 +63,30 @@ func startAgent(t *testing.T) *agent {
 
 func (a *agent) state() string { return filepath.Join(a.dir, "state") }
 
+// emptyConfig is the HostConfig with the domain's workload taken out.
+const emptyConfig = `apiVersion: locus.io/v1alpha1
+kind: HostConfig
+workloads: []
+`
+
+// release takes the domain's workload out of the HostConfig, renamed into
+// place as editors do, and waits until the threads' cgroups have the
+// cpusets they had before the agent: a workload leaving the config gets
+// its files back (a stopped agent keeps them, so that a restart moves
+// nothing).
+func (a *agent) release(t *testing.T, d *domain, before map[string][2]string) {
+	t.Helper()
+	tmp := filepath.Join(a.dir, "host.yaml.new")
+	write(t, tmp, emptyConfig)
+	if err := os.Rename(tmp, filepath.Join(a.dir, "host.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the threads' cpusets back as libvirt left them", settle, func() (bool, string) {
+		after := cpusets(t, d.threadCgroups())
+		return equal(after, before), formatSeen(after)
+	})
+}
+
 // stop ends the agent with SIGTERM, as a service manager does; it gives the
 // cgroups back as it exits.
 func (a *agent) stop(t *testing.T) {

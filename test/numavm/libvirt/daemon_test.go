@@ -19,7 +19,8 @@ const (
 	libvirtdConf = `unix_sock_dir = "/run/libvirt"
 auth_unix_ro = "none"
 auth_unix_rw = "none"
-log_outputs = "3:file:/tmp/libvirt/libvirtd.log"
+log_filters = "1:qemu.qemu_process 1:qemu.qemu_monitor_json 1:util.command 1:util.numa 3:*"
+log_outputs = "1:file:/tmp/libvirt/libvirtd.log"
 `
 	qemuConf = `user = "root"
 group = "root"
@@ -45,6 +46,7 @@ type daemon struct {
 // libvirtd, waiting until virsh reaches it.
 func startLibvirtd(t *testing.T) *daemon {
 	t.Helper()
+	reapQEMU(t)
 	for _, d := range []string{"/etc/libvirt", "/tmp/libvirt", "/run/libvirt", "/var/lib/libvirt/qemu",
 		"/var/cache/libvirt/qemu", "/var/log/libvirt/qemu", "/var/lib/libvirt/images"} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -71,6 +73,7 @@ func startLibvirtd(t *testing.T) *daemon {
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	defer watch(t, "libvirtd starting")()
 	go func() { d.exited <- d.cmd.Wait(); close(d.exited) }()
 	t.Cleanup(func() { d.stop(t) })
 	waitFor(t, "libvirtd answering virsh", startBound, func() (bool, string) {

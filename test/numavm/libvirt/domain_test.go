@@ -17,12 +17,12 @@ import (
 )
 
 // domainXML is the smallest domain that runs under TCG in the guest: no
-// disk, no network, no display, 64 MiB; SeaBIOS finds nothing to boot and
+// disk, no network, no display, 32 MiB; SeaBIOS finds nothing to boot and
 // waits, which is running as far as libvirt and the cgroups are concerned.
 // Its vCPUs and memory are placed by numad (placement='auto').
 const domainXML = `<domain type='qemu'>
   <name>%s</name>
-  <memory unit='MiB'>64</memory>
+  <memory unit='MiB'>32</memory>
   <vcpu placement='auto'>%d</vcpu>
   <numatune><memory mode='strict' placement='auto'/></numatune>
   <os><type arch='x86_64' machine='pc'>hvm</type></os>
@@ -53,7 +53,9 @@ func createDomain(t *testing.T, name string, vcpus int) *domain {
 	t.Helper()
 	xml := filepath.Join(t.TempDir(), name+".xml")
 	write(t, xml, fmt.Sprintf(domainXML, name, vcpus))
+	stop := watch(t, "virsh create "+name)
 	virsh(t, startBound, "create", xml)
+	stop()
 	d := &domain{name: name, vcpus: vcpus}
 	t.Cleanup(func() { _, _ = virshOut(time.Minute, "destroy", name) })
 	id, err := strconv.Atoi(strings.TrimSpace(virsh(t, time.Minute, "domid", name)))
