@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/topology/fixture"
+	"github.com/locus-project/locus/pkg/view"
 )
 
 func newTopologyCmd() *cobra.Command {
@@ -18,9 +20,10 @@ func newTopologyCmd() *cobra.Command {
 		Short: "Show the CPU, cache and NUMA layout of this machine",
 		Long: `Show the machine as Locus sees it: sockets, NUMA nodes with their CPUs and
 memory, L3 cache groups, the node distance matrix and the PCI devices under the
-node each hangs off (docs/topology.md). -o json prints the form
-that "locus plan --topology" reads back. --svg FILE draws it as a map, with the
-running agent's CPU and memory owners (docs/ui.md).`,
+node each hangs off, with the running agent's workloads holding each
+(docs/topology.md). -o json prints the form that "locus plan --topology" reads
+back. --svg FILE draws it as a map, with the running agent's CPU and memory
+owners (docs/ui.md).`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutput(output); err != nil {
@@ -33,10 +36,7 @@ running agent's CPU and memory owners (docs/ui.md).`,
 			if svg.file != "" {
 				return writeSVG(cmd, svg, t)
 			}
-			if output == "json" {
-				return writeJSON(cmd.OutOrStdout(), t)
-			}
-			return topology.RenderTable(cmd.OutOrStdout(), t)
+			return writeTopology(cmd, svg, t, output)
 		},
 	}
 	cmd.Flags().StringVar(&sysfsRoot, "sysfs-root", "/sys", "where sysfs is mounted (a tree from 'locus topology fixture' works too)")
@@ -44,6 +44,24 @@ running agent's CPU and memory owners (docs/ui.md).`,
 	addSVGFlags(cmd, &svg)
 	cmd.AddCommand(newTopologyFixtureCmd())
 	return cmd
+}
+
+// writeTopology prints t as a table or JSON, each device with the
+// workloads the running agent says hold it.
+func writeTopology(cmd *cobra.Command, f svgFlags, t *topology.Topology, output string) error {
+	without := ""
+	if len(t.Devices) > 0 {
+		without = "listing the devices without their holders"
+	}
+	snap := machineSnapshot(cmd, f, t, without)
+	if output == "json" {
+		b, err := view.TopologyJSON(&snap)
+		if err != nil {
+			return err
+		}
+		return writeJSON(cmd.OutOrStdout(), json.RawMessage(b))
+	}
+	return view.TopologyText(cmd.OutOrStdout(), &snap)
 }
 
 func newTopologyFixtureCmd() *cobra.Command {

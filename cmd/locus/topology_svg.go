@@ -22,22 +22,12 @@ type svgFlags struct {
 func addSVGFlags(cmd *cobra.Command, f *svgFlags) {
 	cmd.Flags().StringVar(&f.file, "svg", "", `draw the machine as an SVG map into FILE ("-" for stdout)`)
 	cmd.Flags().StringVar(&f.agentAddr, "agent-addr", "127.0.0.1:19316",
-		`--svg: the agent whose CPU and memory owners to draw ("" for none; not asked with --sysfs-root)`)
+		`the agent whose CPU and memory owners to draw (--svg) and whose workloads hold each device ("" for none; not asked with --sysfs-root)`)
 }
 
-// writeSVG draws t, with the owners the running agent reports when it runs
-// on this machine. With --sysfs-root the machine is another one (a
-// fixture), so no agent is asked.
+// writeSVG draws t, with the owners the running agent reports.
 func writeSVG(cmd *cobra.Command, f svgFlags, t *topology.Topology) error {
-	snap := view.Snapshot{Time: time.Now().UTC(), Source: "host", Topology: t}
-	if f.agentAddr != "" && !cmd.Flags().Changed("sysfs-root") {
-		src := &snapshotSource{agentAddr: f.agentAddr}
-		if s, err := src.fromAgent(); err == nil {
-			snap = s
-		} else {
-			fmt.Fprintf(cmd.ErrOrStderr(), "locus: no agent at %s (%v): drawing the machine without owners\n", f.agentAddr, err)
-		}
-	}
+	snap := machineSnapshot(cmd, f, t, "drawing the machine without owners")
 	out := view.SVG(&snap)
 	if f.file == "-" {
 		_, err := cmd.OutOrStdout().Write(out)
@@ -48,6 +38,27 @@ func writeSVG(cmd *cobra.Command, f svgFlags, t *topology.Topology) error {
 		return svgWriteError(f.file, err)
 	}
 	return nil
+}
+
+// machineSnapshot is the running agent's snapshot (its machine, owners and
+// device holders) when it runs on this machine, else t alone; without
+// says on stderr what the output lacks then ("": nothing worth saying).
+// With --sysfs-root the machine is another one (a fixture), so no agent
+// is asked.
+func machineSnapshot(cmd *cobra.Command, f svgFlags, t *topology.Topology, without string) view.Snapshot {
+	snap := view.Snapshot{Time: time.Now().UTC(), Source: "host", Topology: t}
+	if f.agentAddr == "" || cmd.Flags().Changed("sysfs-root") {
+		return snap
+	}
+	src := &snapshotSource{agentAddr: f.agentAddr}
+	s, err := src.fromAgent()
+	if err != nil {
+		if without != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "locus: no agent at %s (%v): %s\n", f.agentAddr, err, without)
+		}
+		return snap
+	}
+	return s
 }
 
 // svgWriteError names the user's file: the write goes through a temporary

@@ -23,7 +23,7 @@ type Server struct {
 	list        *v1.ListPodResourcesResponse
 	allocatable *v1.AllocatableResourcesResponse
 	delay       time.Duration
-	calls       int
+	calls       map[string]int // by method
 }
 
 // Socket is where Start serves, under dir: <dir>/pod-resources/kubelet.sock
@@ -45,7 +45,7 @@ func TempDir(t testing.TB) string {
 // Start serves a new Server at Socket(dir) until t ends.
 func Start(t testing.TB, dir string) *Server {
 	t.Helper()
-	s := &Server{list: &v1.ListPodResourcesResponse{}, allocatable: &v1.AllocatableResourcesResponse{}}
+	s := &Server{list: &v1.ListPodResourcesResponse{}, allocatable: &v1.AllocatableResourcesResponse{}, calls: map[string]int{}}
 	l := Listen(t, Socket(dir))
 	g := grpc.NewServer()
 	v1.RegisterPodResourcesListerServer(g, s)
@@ -82,19 +82,20 @@ func (s *Server) Delay(d time.Duration) {
 	s.delay = d
 }
 
-// Calls is how many calls were answered or started.
-func (s *Server) Calls() int {
+// Calls is how many calls of method ("List", "GetAllocatableResources")
+// were answered or started.
+func (s *Server) Calls(method string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.calls
+	return s.calls[method]
 }
 
 // wait waits the delay; a caller that gives up first gets no answer (a
 // server answering as its deadline passes could beat the caller's own
 // timer, and a slow kubelet's answer would then look timely).
-func (s *Server) wait(ctx context.Context) error {
+func (s *Server) wait(ctx context.Context, method string) error {
 	s.mu.Lock()
-	s.calls++
+	s.calls[method]++
 	d := s.delay
 	s.mu.Unlock()
 	select {
@@ -107,7 +108,7 @@ func (s *Server) wait(ctx context.Context) error {
 
 // List implements the API.
 func (s *Server) List(ctx context.Context, _ *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
-	if err := s.wait(ctx); err != nil {
+	if err := s.wait(ctx, "List"); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -117,7 +118,7 @@ func (s *Server) List(ctx context.Context, _ *v1.ListPodResourcesRequest) (*v1.L
 
 // GetAllocatableResources implements the API.
 func (s *Server) GetAllocatableResources(ctx context.Context, _ *v1.AllocatableResourcesRequest) (*v1.AllocatableResourcesResponse, error) {
-	if err := s.wait(ctx); err != nil {
+	if err := s.wait(ctx, "GetAllocatableResources"); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()

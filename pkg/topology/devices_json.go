@@ -16,16 +16,28 @@ type deviceJSON struct {
 	Vendor  string `json:"vendor"`
 	Device  string `json:"device"`
 	NUMA    int    `json:"numa"`
+	// HeldBy names the workloads holding the device when an agent said
+	// (JSONHeld); it is no part of the machine, and reading the JSON
+	// back ignores it.
+	HeldBy heldBy `json:"heldBy,omitempty"`
 }
 
-func devicesToJSON(devs []PCIDevice) []deviceJSON {
+// heldBy is written, never read back: who holds a device is no part of
+// the machine, so a file's list is skipped unread, whatever its size.
+type heldBy []string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (*heldBy) UnmarshalJSON([]byte) error { return nil }
+
+func devicesToJSON(devs []PCIDevice, heldBy map[string][]string) []deviceJSON {
 	if len(devs) == 0 {
 		return nil
 	}
 	out := make([]deviceJSON, len(devs))
 	for i, d := range devs {
 		out[i] = deviceJSON{Address: d.Address, Class: fmt.Sprintf("0x%06x", d.Class),
-			Vendor: fmt.Sprintf("0x%04x", d.Vendor), Device: fmt.Sprintf("0x%04x", d.Device), NUMA: d.NUMA}
+			Vendor: fmt.Sprintf("0x%04x", d.Vendor), Device: fmt.Sprintf("0x%04x", d.Device), NUMA: d.NUMA,
+			HeldBy: heldBy[d.Address]}
 	}
 	return out
 }

@@ -47,6 +47,10 @@ func FuzzTopologyJSON(f *testing.F) {
 		return `{"cpus":[{"id":0,"numa":0}],"numaNodes":[{"id":0,"cpus":"0","distances":[10]}],` +
 			`"devices":[{"address":` + strconv.Quote(s) + `,"class":` + strconv.Quote(s) + `,"vendor":"0x8086","device":"0x159b","numa":0}]}`
 	})
+	fuzzseed.Add(f, func(s string) string {
+		return `{"cpus":[{"id":0,"numa":0}],"numaNodes":[{"id":0,"cpus":"0","distances":[10]}],` +
+			`"devices":[{"address":"0000:18:00.0","class":"0x020000","vendor":"0x8086","device":"0x159b","numa":0,"heldBy":[` + strconv.Quote(s) + `]}]}`
+	})
 	fuzzseed.Add(f, fuzzseed.Same)
 	f.Fuzz(func(t *testing.T, raw string) {
 		var topo Topology

@@ -28,9 +28,13 @@ type nodeJSON struct {
 }
 
 // MarshalJSON writes the topology in its JSON contract form.
-func (t Topology) MarshalJSON() ([]byte, error) {
+func (t Topology) MarshalJSON() ([]byte, error) { return t.JSONHeld(nil) }
+
+// JSONHeld is MarshalJSON with each device's heldBy: the workloads heldBy
+// names for its address.
+func (t Topology) JSONHeld(heldBy map[string][]string) ([]byte, error) {
 	out := topologyJSON{CPUs: t.CPUs, Isolated: t.Isolated.String(), Nodes: make([]nodeJSON, len(t.Nodes)),
-		Devices: devicesToJSON(t.Devices)}
+		Devices: devicesToJSON(t.Devices, heldBy)}
 	if out.CPUs == nil {
 		out.CPUs = []CPU{}
 	}

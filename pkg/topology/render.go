@@ -16,7 +16,12 @@ import (
 // node, one row per L3 group, the node distance matrix and the devices
 // under their nodes. It covers what
 // `numactl -H` and `lscpu -e` say between them, in one place.
-func RenderTable(w io.Writer, t *Topology) error {
+func RenderTable(w io.Writer, t *Topology) error { return RenderTableHeld(w, t, nil) }
+
+// RenderTableHeld is RenderTable with, after each device, the workloads
+// heldBy names for its address (who holds a device is the agent's to say,
+// not the machine's: pkg/view's Snapshot.DeviceHolders).
+func RenderTableHeld(w io.Writer, t *Topology, heldBy map[string][]string) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	s := summarize(t)
@@ -56,7 +61,7 @@ func RenderTable(w io.Writer, t *Topology) error {
 	}
 	buf.WriteString("\n")
 	writeDistances(&buf, t)
-	if err := writeDevices(&buf, t); err != nil {
+	if err := writeDevices(&buf, t, heldBy); err != nil {
 		return err
 	}
 	return writeTrimmed(w, buf.Bytes())

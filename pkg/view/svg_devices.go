@@ -2,7 +2,6 @@ package view
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/topology"
@@ -34,7 +33,7 @@ func deviceLines(devs []topology.PCIDevice, holders map[string][]string) []nodeL
 // unknownDevices draws the devices whose node the firmware does not report
 // under the machine, and returns the height drawn (0 for none).
 func (d *svgDrawer) unknownDevices(x, y int) (w, h int) {
-	lines := deviceLines(d.s.Topology.DevicesOn(topology.NUMAUnknown), d.s.deviceHolders())
+	lines := deviceLines(d.s.Topology.DevicesOn(topology.NUMAUnknown), d.s.DeviceHolders())
 	if len(lines) == 0 {
 		return 0, 0
 	}
@@ -59,22 +58,4 @@ func (l nodeLine) attrs() string {
 		return fmt.Sprintf(` data-pci="%s"`, esc(l.address))
 	}
 	return ""
-}
-
-// deviceHolders is, by PCI address, the workloads holding the device, in
-// name order.
-func (s *Snapshot) deviceHolders() map[string][]string {
-	var out map[string][]string
-	for _, w := range s.Workloads {
-		for _, addr := range w.Devices {
-			if out == nil {
-				out = map[string][]string{}
-			}
-			out[addr] = append(out[addr], w.Name)
-		}
-	}
-	for _, hs := range out {
-		sort.Strings(hs)
-	}
-	return out
 }

@@ -198,5 +198,5 @@ func nodeLines(s *Snapshot, n topology.NUMANode) []nodeLine {
 			text: fmt.Sprintf("%s huge pages %d held, %d free of %d (%s)", topology.HugePageSizeName(h.SizeKiB),
 				h.Total-min(h.Free, h.Total), h.Free, h.Total, topology.HumanBytes(h.Bytes(h.Total)))})
 	}
-	return append(out, deviceLines(s.Topology.DevicesOn(n.ID), s.deviceHolders())...)
+	return append(out, deviceLines(s.Topology.DevicesOn(n.ID), s.DeviceHolders())...)
 }

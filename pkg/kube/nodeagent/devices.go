@@ -3,6 +3,7 @@ package nodeagent
 import (
 	"context"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,18 +18,63 @@ import (
 // reconcile goes on without device data and the status says why.
 type deviceReader struct {
 	client podresources.Client
+	now    func() time.Time
 	// Used by the reconcile loop only.
 	held        map[string][]workload.ReportedDevice // by namespace/name
 	allocatable []podresources.Device
 	inUse       []podresources.Device
 	told        string // the problem last logged
+	offered     offered
 
 	mu     sync.Mutex
 	status status.Devices
 }
 
-func newDeviceReader(socket string) *deviceReader {
-	return &deviceReader{client: podresources.Client{Socket: socket}, status: status.Devices{Source: socket, Problem: "not read yet"}}
+// What the node's plugins offer changes only when a plugin registers or
+// goes, so GetAllocatableResources is asked again only when its last
+// answer has served allocatableEvery reconciles or is allocatableMaxAge
+// old, when List names a resource it did not, or after a failed call: a
+// plugin gone stays counted at most that long.
+const (
+	allocatableEvery  = 30
+	allocatableMaxAge = 60 * time.Second
+)
+
+// offered is the last GetAllocatableResources answer and how long it has
+// served.
+type offered struct {
+	devices   []podresources.Device
+	resources map[string]bool // nil: nothing read, or the last call failed
+	at        time.Time
+	served    int // reconciles
+}
+
+func (o *offered) stale(pods []podresources.Pod, now time.Time) bool {
+	if o.resources == nil || o.served >= allocatableEvery || now.Sub(o.at) >= allocatableMaxAge || now.Before(o.at) {
+		return true
+	}
+	for _, p := range pods {
+		for _, c := range p.Containers {
+			for _, d := range c.Devices {
+				if !o.resources[d.Resource] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (o *offered) set(devs []podresources.Device, now time.Time) {
+	*o = offered{devices: devs, resources: map[string]bool{}, at: now}
+	for _, d := range devs {
+		o.resources[d.Resource] = true
+	}
+}
+
+func newDeviceReader(socket string, now func() time.Time) *deviceReader {
+	return &deviceReader{client: podresources.Client{Socket: socket}, now: now,
+		status: status.Devices{Source: socket, Problem: "not read yet"}}
 }
 
 // read asks the kubelet; it returns the problem, "" when all went well,
@@ -37,15 +83,19 @@ func (r *deviceReader) read(ctx context.Context) string {
 	r.held, r.allocatable, r.inUse = nil, nil, nil
 	st := status.Devices{Source: r.client.Socket}
 	pods, err := r.client.List(ctx)
-	var devs []podresources.Device
-	if err == nil {
-		devs, err = r.client.Allocatable(ctx)
+	if now := r.now(); err == nil && r.offered.stale(pods, now) {
+		var devs []podresources.Device
+		if devs, err = r.client.Allocatable(ctx); err == nil {
+			r.offered.set(devs, now)
+		}
 	}
 	if err != nil {
+		r.offered = offered{}
 		st.Problem = err.Error() + "; pods are placed as if they held no device-plugin device"
 		r.setStatus(st)
 		return st.Problem
 	}
+	r.offered.served++
 	r.held = map[string][]workload.ReportedDevice{}
 	for _, p := range pods {
 		key := p.Namespace + "/" + p.Name
@@ -60,8 +110,8 @@ func (r *deviceReader) read(ctx context.Context) string {
 			}
 		}
 	}
-	r.allocatable = devs
-	for _, d := range devs {
+	r.allocatable = r.offered.devices
+	for _, d := range r.allocatable {
 		st.Allocatable += len(d.IDs)
 		if len(d.Nodes) > 0 {
 			st.WithTopology += len(d.IDs)

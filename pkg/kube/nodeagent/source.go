@@ -98,7 +98,7 @@ func NewSource(o SourceOptions) (*Source, error) {
 		s.log.Warn("no --decision-key-file: no pod's " + workload.AnnotationResourceStatus + " is applied (opted-in pods get CPUs the agent chooses)")
 	}
 	if o.PodResourcesSocket != "" {
-		s.devices = newDeviceReader(o.PodResourcesSocket)
+		s.devices = newDeviceReader(o.PodResourcesSocket, func() time.Time { return s.now() })
 	}
 	events := o.EventClient
 	if events == nil {
