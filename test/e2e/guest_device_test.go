@@ -25,10 +25,7 @@ const guestDevice = "example.com/locus-test"
 // PodResources socket, gives the second pod CPUs of node 1 only and
 // cpuset.mems 1, as its cgroup shows; its status says where the device data
 // came from.
-//
-// Not yet among hack/e2e-guest.sh's default TestGuest tests: it has not
-// passed yet; run it with hack/e2e-guest.sh -run TestDevicePluginInGuest.
-func TestDevicePluginInGuest(t *testing.T) {
+func TestGuestDevicePlugin(t *testing.T) {
 	n := needGuest(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
