@@ -52,8 +52,7 @@ func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Read
 // observation is what this reconcile saw, as the decision takes it.
 func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: runner.LeasesOf(c.Leases), Dropped: runner.LeasesOf(dropped), Now: a.now(),
-		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow, ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest,
-		CPUIdle: a.cpuIdle, Burst: a.burst.Observe(cfg, plans(rs), c.QuotaRaises)}
+		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow, ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle}
 	if st, read := a.kube.State(); read {
 		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
 	}
@@ -61,6 +60,7 @@ func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[strin
 	for _, r := range rs {
 		obs.Workloads, obs.Problems = append(obs.Workloads, r.plan), append(obs.Problems, r.problems...)
 	}
+	obs.Burst = a.burst.Observe(cfg, obs.Workloads, c.QuotaRaises) // it only reads them: no second copy
 	return probe.Observe(obs, a.h, c.Assignments)
 }
 

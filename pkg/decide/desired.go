@@ -132,6 +132,10 @@ func Compute(in Input) Desired {
 		return cpuFacts{s.String(), Mems(in.Topology, s, in.UnrestrictedMems), in.Topology.NodesOf(s)}
 	}
 	sharedFacts, beFacts := factsOf(pools.Shared), factsOf(pools.BE)
+	// Sized once: grown by appends, the lists were copied over and over,
+	// which at hundreds of workloads was a tenth of a reconcile's bytes.
+	d.Workloads = make([]WorkloadState, 0, len(ws))
+	d.Ops = make([]cgroupfile.Op, 0, opsEstimate(ws))
 	for _, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
 		cpus, facts := pools.Shared, sharedFacts
@@ -234,6 +238,16 @@ func Compute(in Input) Desired {
 		d.Workloads = append(d.Workloads, st)
 	}
 	return d
+}
+
+// opsEstimate is about how many writes Compute decides for ws: a cpuset's
+// two files and a few QoS knobs per container, the memory limit per pod.
+func opsEstimate(ws []workload.Workload) int {
+	n := 0
+	for _, w := range ws {
+		n += 2 + 5*len(w.Containers)
+	}
+	return n
 }
 
 // unlistedCPUSet is the cpuset the containers of a pod not named by its

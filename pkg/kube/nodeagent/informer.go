@@ -29,11 +29,10 @@ func podInformer(client kubernetes.Interface, node string, resync time.Duration)
 		},
 	}
 	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, resync, cache.Indexers{})
-	// The agent reads a pod's metadata, spec and status; managed fields are
-	// large and never read.
+	// Stored pods keep only what the agent reads (slimPod).
 	_ = inf.SetTransform(func(obj any) (any, error) {
 		if pod, ok := obj.(*corev1.Pod); ok {
-			pod.ManagedFields = nil
+			slimPod(pod)
 		}
 		return obj, nil
 	})
