@@ -31,6 +31,8 @@ type machine struct {
 	alloc *cpualloc.Allocator
 	refs  int
 	empty map[string]*memo // by reserved CPUs: the placements on an empty node
+	// siblings are each CPU's core's CPUs (sharesACore).
+	siblings map[int][]int
 }
 
 // newMachine builds and indexes a kind of machine not seen before.
@@ -43,7 +45,7 @@ func newMachine(key string, build func() (*topology.Topology, error)) (*machine,
 	if err != nil {
 		return nil, err
 	}
-	return &machine{key: key, topo: topo, alloc: alloc}, nil
+	return &machine{key: key, topo: topo, alloc: alloc, siblings: siblingsOf(topo)}, nil
 }
 
 // emptyMemo is the memo the views of this machine's empty nodes with

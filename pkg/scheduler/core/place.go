@@ -139,14 +139,18 @@ type Placement struct {
 	// not be placed on their nodes, or the node does not say where they
 	// are.
 	Unaligned bool
+	// SharesCore says a CPU of the placement sits beside a thread another
+	// workload holds or the node reserves.
+	SharesCore bool
 	// Score is in [0, MaxScore]: a placement needing moves below every
 	// other, then locality (one L3 beats one NUMA node beats several),
-	// then the scoring strategy on the CPU left free.
+	// then a core of its own beats a shared one (placementScore), then the
+	// scoring strategy on the CPU left free.
 	Score int64
 }
 
 // MaxScore is the highest Placement.Score.
-const MaxScore = movesBand + int64(OneL3)*1000 + 1000
+const MaxScore = movesBand + int64(OneL3)*2000 + 2000
 
 // Place decides where req's CPUs go on the node v shows. nodeCPUs is the
 // node's CPU capacity (the kubelet's count of online CPUs), checked against
@@ -262,7 +266,8 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	if p.Unaligned {
 		p.Locality = SeveralNUMA // the device's traffic crosses nodes
 	}
-	p.Score = movesBand + int64(p.Locality)*1000 + v.strategyScore(req, res.CPUs.Size())
+	p.SharesCore = v.sharesACore(res.CPUs)
+	p.Score = v.placementScore(req, p)
 	return p, nil
 }
 
@@ -281,20 +286,4 @@ func locality(v *NodeView, res cpualloc.Result) Locality {
 		l3 = c.L3
 	}
 	return OneL3
-}
-
-// strategyScore is in [0, 1000]: the share of the node's allocatable CPU
-// left free after the placement of cpus CPUs (LeastAllocated), or taken
-// (MostAllocated).
-func (v *NodeView) strategyScore(req Request, cpus int) int64 {
-	if v.allocMilli <= 0 {
-		return 0
-	}
-	used := int64(cpus) * req.shareMilli()
-	free := min(max(v.freeMilli-used, 0), v.allocMilli)
-	s := free * 1000 / v.allocMilli
-	if req.Scoring == LeastAllocated {
-		return s
-	}
-	return 1000 - s
 }

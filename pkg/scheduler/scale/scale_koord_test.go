@@ -139,6 +139,7 @@ func koordConfig(dir string, cfg config) ([]byte, error) {
 // deployed; its CPU time is read from /proc as the control plane's is.
 type koordProcess struct {
 	cmd  *exec.Cmd
+	port int // its secure port, serving /metrics
 	done chan error
 }
 
@@ -157,13 +158,21 @@ func startKoord(t testing.TB, cfg config) (*koordProcess, error) {
 		return nil, err
 	}
 	defer logf.Close()
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	// Its secure port serves /metrics to anyone, so that the pass reads its
+	// scheduling attempts as it reads the others' from this process.
 	cmd := exec.Command(filepath.Join(dir, "bin", "koord-scheduler"), "--config="+confPath,
-		"--feature-gates="+koordFeatureGates, "--secure-port=0", "--v="+envString("LOCUS_SCHED_V", "0"))
+		"--feature-gates="+koordFeatureGates, fmt.Sprintf("--secure-port=%d", port), "--bind-address=127.0.0.1",
+		"--cert-dir="+filepath.Join(filepath.Dir(schedulerLog), "koord-certs"),
+		"--authorization-always-allow-paths=/metrics,/healthz,/readyz,/livez", "--v="+envString("LOCUS_SCHED_V", "0"))
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &koordProcess{cmd: cmd, done: make(chan error, 1)}
+	p := &koordProcess{cmd: cmd, port: port, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	return p, nil
 }

@@ -85,7 +85,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 		warmUp(t, k, ns)
 	}
 	r := result{kind: k, round: round, load: [2]float64{loadAvg()}}
-	m0 := readMeters()
+	m0 := readMeters(t, k, s)
 	stopProfile := profile(t, fmt.Sprintf("%s-%d", k, round))
 	t0 := time.Now()
 	if cfg.ahead {
@@ -99,7 +99,7 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	case <-time.After(cfg.timeout):
 		t.Fatalf("%s: %d of %d pods bound after %s", k, w.count(), len(specs), cfg.timeout)
 	}
-	readMeters().since(m0, &r)
+	readMeters(t, k, s).since(m0, &r)
 	r.load[1] = loadAvg()
 	r.rss = peakRSS(os.Getpid())
 	if p, ok := s.(interface{ PID() int }); ok {
@@ -151,11 +151,12 @@ type meters struct {
 	requests           map[string]float64
 }
 
-func readMeters() meters {
+func readMeters(t testing.TB, k kind, s scheduler) meters {
+	families := schedulerMetrics(t, k, s)
 	return meters{
-		attempt:   schedulerHistogram("scheduler_scheduling_attempt_duration_seconds", map[string]string{"result": "scheduled"}),
-		algorithm: schedulerHistogram("scheduler_scheduling_algorithm_duration_seconds", nil),
-		attempts:  schedulerCounts("scheduler_schedule_attempts_total", "result"),
+		attempt:   schedulerHistogram(families, "scheduler_scheduling_attempt_duration_seconds", map[string]string{"result": "scheduled"}),
+		algorithm: schedulerHistogram(families, "scheduler_scheduling_algorithm_duration_seconds", nil),
+		attempts:  schedulerCounts(families, "scheduler_schedule_attempts_total", "result"),
 		cpu:       cpuTimes(),
 		requests:  apiRequests(),
 	}

@@ -1,6 +1,11 @@
 package scale
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
 	"testing"
 
 	"k8s.io/utils/cpuset"
@@ -57,5 +62,41 @@ func TestKoordDecision(t *testing.T) {
 	}
 	if _, has, _ := decision(koord, map[string]string{}); has {
 		t.Error("a pod without the annotation has a decision")
+	}
+}
+
+// koord-scheduler's attempts are read from its /metrics: the figures of a
+// pass must be the ones it serves.
+func TestKoordMetrics(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.NotFound(w, r)
+			return
+		}
+		fmt.Fprint(w, `# TYPE scheduler_schedule_attempts_total counter
+scheduler_schedule_attempts_total{profile="koord-scheduler",result="scheduled"} 7
+scheduler_schedule_attempts_total{profile="koord-scheduler",result="unschedulable"} 2
+# TYPE scheduler_scheduling_attempt_duration_seconds histogram
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="koord-scheduler",result="scheduled",le="0.001"} 1
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="koord-scheduler",result="scheduled",le="0.1"} 6
+scheduler_scheduling_attempt_duration_seconds_bucket{profile="koord-scheduler",result="scheduled",le="+Inf"} 7
+scheduler_scheduling_attempt_duration_seconds_sum{profile="koord-scheduler",result="scheduled"} 0.3
+scheduler_scheduling_attempt_duration_seconds_count{profile="koord-scheduler",result="scheduled"} 7
+`)
+	}))
+	defer srv.Close()
+	port, err := strconv.Atoi(srv.URL[strings.LastIndexByte(srv.URL, ':')+1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := readMeters(t, koord, &koordProcess{port: port})
+	if m.attempts["scheduled"] != 7 || m.attempts["unschedulable"] != 2 {
+		t.Errorf("attempts %v, want 7 scheduled and 2 unschedulable", m.attempts)
+	}
+	if got := fmt.Sprint(m.attempt.counts); got != "[1 6 7]" {
+		t.Errorf("attempt histogram %v, want [1 6 7]", got)
+	}
+	if none := readMeters(t, koord, nil); len(none.attempts) != 0 || len(none.attempt.counts) != 0 {
+		t.Errorf("before koord-scheduler starts: %+v, want nothing counted", none)
 	}
 }

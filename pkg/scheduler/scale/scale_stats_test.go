@@ -11,7 +11,6 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"k8s.io/component-base/metrics/legacyregistry"
 )
 
 // quantile is the q-quantile (0..1) of sorted durations, nearest rank.
@@ -30,12 +29,11 @@ type histogram struct {
 	counts []uint64
 }
 
-// schedulerHistogram reads name from the process's registry (both
-// schedulers register there; it only grows, so a pass takes the
-// difference of two reads).
-func schedulerHistogram(name string, labels map[string]string) histogram {
+// schedulerHistogram reads name from a scheduler's metrics (see
+// schedulerMetrics; it only grows, so a pass takes the difference of two
+// reads).
+func schedulerHistogram(families []*dto.MetricFamily, name string, labels map[string]string) histogram {
 	var h histogram
-	families, _ := legacyregistry.DefaultGatherer.Gather()
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
@@ -58,9 +56,8 @@ func schedulerHistogram(name string, labels map[string]string) histogram {
 
 // schedulerCounts reads a counter of the scheduler's, summed by the value
 // of one label (it only grows: take differences).
-func schedulerCounts(name, label string) map[string]float64 {
+func schedulerCounts(families []*dto.MetricFamily, name, label string) map[string]float64 {
 	out := map[string]float64{}
-	families, _ := legacyregistry.DefaultGatherer.Gather()
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
