@@ -180,3 +180,18 @@ func sameFollowing(a, b map[string]workload.MemsFollowing) bool {
 		return x.Since.Equal(y.Since) && slices.Equal(x.Wide, y.Wide)
 	})
 }
+
+// Followed are, sorted, the workloads whose memory the memory locality
+// worker moves after a move: those moved recently and those still
+// widened, which an agent restarted since the move knows only from the
+// checkpoint.
+func (m Memory) Followed() []string {
+	names := slices.Collect(maps.Keys(m.Moved))
+	for name := range m.Following {
+		if _, ok := m.Moved[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}

@@ -141,3 +141,17 @@ func stateOf(r Ready, name string) WorkloadState {
 	}
 	return WorkloadState{}
 }
+
+// TestMovesMemsFollowedAfterRestart: an agent restarted after a move knows
+// the moved workload only from the checkpoint's widened ones, and the memory
+// locality worker is still given it.
+func TestMovesMemsFollowedAfterRestart(t *testing.T) {
+	obs, mem := fragmented(true, "x", "y")
+	first := Decide(obs, mem)
+	if got := first.Memory.Followed(); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("followed at the move %v, want [x]", got)
+	}
+	if got := (Memory{}).From(first.Kept()).Followed(); !slices.Equal(got, []string{"x"}) {
+		t.Errorf("followed after a restart %v, want [x]", got)
+	}
+}
