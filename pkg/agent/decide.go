@@ -35,7 +35,7 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 	dropped := runner.DropStale(&c, a.h)
 	r := a.decideOn(a.observation(cfg, rs, ready, c, dropped), c)
 	if r.Save {
-		c.Assignments, c.QuotaRaises = r.Kept()
+		c.Assignments, c.QuotaRaises, c.MemsFollowing = r.Kept()
 		if err := a.store.Save(c); err != nil {
 			return decide.Ready{}, fmt.Errorf("save checkpoint: %w", err)
 		}
@@ -46,7 +46,7 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 // decideOn decides with the checkpoint's assignments as those in force. The
 // memory it returns is kept once the reconcile has told its Events.
 func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Ready {
-	return decide.Decide(obs, a.mem.From(c.Assignments, c.QuotaRaises))
+	return decide.Decide(obs, a.mem.From(c.Assignments, c.QuotaRaises, c.MemsFollowing))
 }
 
 // observation is what this reconcile saw, as the decision takes it.

@@ -50,6 +50,10 @@ func TestMoveThatFailsIsUndoneThenRetried(t *testing.T) {
 	if got := tree.file("pods/big", "cpuset.cpus"); got == "0-7" || got == "8-15" {
 		t.Errorf("big was given a whole node (%s) while the move failed", got)
 	}
+	// It stays where it was: its cpuset.mems follows nothing.
+	if f, m := h.checkpoint().MemsFollowing, h.a.mem.Following; len(f) != 0 || len(m) != 0 {
+		t.Errorf("after the failed move the checkpoint follows %v, the memory %v; want neither", f, m)
+	}
 	var reasons []string
 	for _, e := range h.events() {
 		if e.Reason == decide.ReasonMoveFailed || e.Reason == decide.ReasonMoveIncomplete {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -58,6 +59,7 @@ func TestMovesAdmitAWorkloadThatNeedsANode(t *testing.T) {
 		t.Errorf("big cpuset.cpus %q, want %q", got, big)
 	}
 	var moved []string
+	newMems := map[string]string{}
 	for _, name := range []string{"left", "right"} {
 		a := after[name]
 		if a.CPUs.Size() != 4 || !a.CPUs.Intersection(big).IsEmpty() {
@@ -69,8 +71,10 @@ func TestMovesAdmitAWorkloadThatNeedsANode(t *testing.T) {
 			if a.CPUs.Contains(8) || a.CPUs.Contains(12) {
 				mems = "1"
 			}
-			if got := tree.file("pods/"+name, "cpuset.mems"); got != mems {
-				t.Errorf("moved %s: cpuset.mems %q, want its new node %s", name, got, mems)
+			newMems[name] = mems
+			// Widened: the node it left stays allowed while its memory follows.
+			if got := tree.file("pods/"+name, "cpuset.mems"); got != "0-1" {
+				t.Errorf("moved %s: cpuset.mems %q, want 0-1 (the node left and its new node %s)", name, got, mems)
 			}
 			if got := tree.file("pods/"+name, "cpuset.cpus"); got != a.CPUs.String() {
 				t.Errorf("moved %s: cpuset.cpus %q, want %s", name, got, a.CPUs)
@@ -98,5 +102,23 @@ func TestMovesAdmitAWorkloadThatNeedsANode(t *testing.T) {
 	// At rest nothing moves again, and nothing is written.
 	if res := h.reconcile(); res.Writes != 0 {
 		t.Errorf("next reconcile wrote %d files", res.Writes)
+	}
+	if f := h.checkpoint().MemsFollowing; len(f) != 1 || f[moved[0]].Wide == nil {
+		t.Errorf("checkpoint follows %v, want %s", f, moved[0])
+	}
+	// Its memory on its new node (v1: in pages), cpuset.mems narrows to it.
+	tree.set("memory", "pods/"+moved[0], "memory.numa_stat", "anon=256 N0=0 N1=256\nhierarchical_anon=256 N0=0 N1=256\n")
+	if newMems[moved[0]] == "0" {
+		tree.set("memory", "pods/"+moved[0], "memory.numa_stat", "anon=256 N0=256 N1=0\nhierarchical_anon=256 N0=256 N1=0\n")
+	}
+	h.reconcile()
+	if got := tree.file("pods/"+moved[0], "cpuset.mems"); got != newMems[moved[0]] {
+		t.Errorf("moved %s, its memory followed: cpuset.mems %q, want its new node %s", moved[0], got, newMems[moved[0]])
+	}
+	if !slices.ContainsFunc(h.events(), func(e eventlog.Event) bool { return e.Reason == decide.ReasonMemsNarrowed && e.Workload == moved[0] }) {
+		t.Errorf("no MemsNarrowed event for %s", moved[0])
+	}
+	if f := h.checkpoint().MemsFollowing; len(f) != 0 {
+		t.Errorf("checkpoint still follows %v", f)
 	}
 }

@@ -135,7 +135,7 @@ func (a *Agent) Reconcile() Result {
 	for i := range rs {
 		found[i] = len(rs[i].problems)
 	}
-	a.scheduleLocality(cfg, rs, ws, d, slices.Sorted(maps.Keys(rd.Memory.Moved)), rep.Failed)
+	a.scheduleLocality(cfg, rs, ws, d, rd.Memory.Followed(), rep.Failed)
 	late := rep.MoveProblems()
 	for i := range rs {
 		late = append(late, rs[i].problems[found[i]:]...)

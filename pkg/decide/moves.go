@@ -145,7 +145,7 @@ const maxEventMessage = 1024
 // the memory follows.
 func repinnedMessage(m Move) string {
 	msg := fmt.Sprintf("moved from CPUs %s (NUMA nodes %v) to CPUs %s (NUMA nodes %v) so that %s fits on NUMA nodes %v; "+
-		"its memory follows to NUMA nodes %v (cpuset.mems now, pages migrated by the memory locality worker within its stall budget)",
+		"its memory follows to NUMA nodes %v (pages migrated by the memory locality worker within its stall budget; cpuset.mems allows the nodes it left too until they have)",
 		m.From, m.FromNodes, m.To, m.ToNodes, m.For, m.ForNodes, moveGroup(m.Move))
 	if len(msg) > maxEventMessage {
 		msg = strings.ToValidUTF8(msg[:maxEventMessage-3], "") + "..."

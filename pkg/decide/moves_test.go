@@ -118,21 +118,23 @@ func TestDecideMoves(t *testing.T) {
 }
 
 // TestDecideMovesMemory: a moved workload's memory is held on its new node
-// and allowed there (pkg/execute writes its cgroup before the admitted
+// and allowed there, and on the node it left until it has followed
+// (moves_mems.go; pkg/execute writes its cgroup before the admitted
 // workload's).
 func TestDecideMovesMemory(t *testing.T) {
 	obs, mem := fragmented(true, "x", "y")
 	r := Decide(obs, mem)
 	for _, st := range r.Desired.Workloads {
-		if st.Name == "x" && (st.Mems != "1" || st.MemoryByNode[1].Bytes != 1<<30 || st.MemoryByNode[0].Bytes != 0) {
-			t.Errorf("moved x: mems %q, memory by node %v; want all on node 1", st.Mems, st.MemoryByNode)
+		if st.Name == "x" && (st.Mems != "0-1" || st.MemoryByNode[1].Bytes != 1<<30 || st.MemoryByNode[0].Bytes != 0) {
+			t.Errorf("moved x: mems %q, memory by node %v; want all held on node 1, allowed on both", st.Mems, st.MemoryByNode)
 		}
 	}
 }
 
 // TestDecideMovesRestartConverges: deciding again from the checkpoint the
-// moves were saved in, as a restarted agent does (no memory but the
-// assignments), or with the memory kept, changes nothing.
+// moves were saved in, as a restarted agent does (no memory but what the
+// checkpoint keeps), or with the memory kept, changes nothing but, once
+// MemsFollowBound has passed, the moved workload's cpuset.mems narrowed.
 func TestDecideMovesRestartConverges(t *testing.T) {
 	obs, mem := fragmented(true, "x", "y")
 	first := Decide(obs, mem)
@@ -145,6 +147,12 @@ func TestDecideMovesRestartConverges(t *testing.T) {
 	for name, m := range map[string]Memory{"restarted": restarted, "kept": first.Memory} {
 		for _, o := range []Observation{obs, later} {
 			again := Decide(o, m)
+			if o.Now.Equal(later.Now) { // the bound passed: narrowed, and saved
+				if want := []string{ReasonMemsNarrowed + " x"}; !slices.Equal(reasons(again.Events), want) || !again.Save {
+					t.Errorf("%s at %v: events %v save %v, want %v saved", name, o.Now, reasons(again.Events), again.Save, want)
+				}
+				again.Save, again.Events = false, nil
+			}
 			if again.Save || len(again.Events) > 0 || len(again.Desired.Moves) > 0 {
 				t.Errorf("%s at %v: save %v, events %v, moves %v", name, o.Now, again.Save, reasons(again.Events), again.Desired.Moves)
 			}

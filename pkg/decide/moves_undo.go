@@ -58,15 +58,17 @@ func UndoFailedMoves(kept, prev map[string]workload.Assignment, moves []Move, fa
 }
 
 // Unmoved is m once the moves of failed did not complete: they are not
-// recent moves, so the next reconcile may plan them again, and its last
-// decision, which assumed them, is not reused.
+// recent moves, so the next reconcile may plan them again, their
+// cpuset.mems follows nothing, and its last decision, which assumed them,
+// is not reused.
 func (m Memory) Unmoved(failed map[string]error) Memory {
 	if len(failed) == 0 {
 		return m
 	}
-	m.Last, m.Moved = nil, maps.Clone(m.Moved)
+	m.Last, m.Moved, m.Following = nil, maps.Clone(m.Moved), maps.Clone(m.Following)
 	for name := range failed {
 		delete(m.Moved, name)
+		delete(m.Following, name)
 	}
 	return m
 }

@@ -74,6 +74,9 @@ type Memory struct {
 	// Rebalance is the rebalancer's state: the last sample of use, the
 	// imbalance watched, the moves it made (rebalance.go).
 	Rebalance rebalance.State
+	// Following are the moved workloads whose cpuset.mems still allows the
+	// nodes they left (moves_mems.go), kept in the checkpoint.
+	Following map[string]workload.MemsFollowing
 }
 
 // Computed is a decision and its input. The decision is a pure function of
@@ -139,11 +142,16 @@ func Decide(obs Observation, mem Memory) Ready {
 	var burst BurstMemory
 	d, burst = quotaBurst(in, d, obs.Burst, mem.Burst)
 	d = balance(obs.Topology, in.Workloads, d, obs.Balanced)
+	var following map[string]workload.MemsFollowing
+	var narrowed []eventlog.Event
+	d, following, narrowed = followMems(obs, in.UnrestrictedMems, mem.Assignments, d, mem.Following)
 	r := Ready{Desired: d, prepared: prepared(obs), held: obs.Config.MemQoSHeld != ""}
-	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments) || !sameRaises(mem.Burst.Raises, burst.Raises)
-	mem.Burst = burst
+	r.Save = len(obs.Dropped) > 0 || !SameAssignments(mem.Assignments, d.Assignments) || !sameRaises(mem.Burst.Raises, burst.Raises) ||
+		!sameFollowing(mem.Following, following)
+	mem.Burst, mem.Following = burst, following
 	mem.Moved = moved
 	r.Events = append(droppedEvents(obs.Dropped), assignmentEvents(obs.Topology, mem.Assignments, d.Assignments, d.Moves)...)
+	r.Events = append(r.Events, narrowed...)
 	r.observed, r.decided, r.told = obs.Problems, d.Problems, mem.Problems
 	mem.Assignments = d.Assignments
 	r.Memory = mem
@@ -205,13 +213,13 @@ func (r Ready) Writes() ([]cgroupfile.Op, []cgroupfile.Target) {
 
 // From is the memory with what the checkpoint keeps in force: the
 // assignments and CPU Burst's quota raises.
-func (m Memory) From(assignments map[string]workload.Assignment, raises map[string]cpuburst.Raise) Memory {
-	m.Assignments, m.Burst.Raises = assignments, raises
+func (m Memory) From(assignments map[string]workload.Assignment, raises map[string]cpuburst.Raise, following map[string]workload.MemsFollowing) Memory {
+	m.Assignments, m.Burst.Raises, m.Following = assignments, raises, following
 	return m
 }
 
-// Kept is what the checkpoint keeps of the decision: the assignments and
-// CPU Burst's quota raises.
-func (r Ready) Kept() (map[string]workload.Assignment, map[string]cpuburst.Raise) {
-	return r.Desired.Assignments, r.Memory.Burst.Raises
+// Kept is what the checkpoint keeps of the decision: the assignments, CPU
+// Burst's quota raises and the moved workloads whose memory follows.
+func (r Ready) Kept() (map[string]workload.Assignment, map[string]cpuburst.Raise, map[string]workload.MemsFollowing) {
+	return r.Desired.Assignments, r.Memory.Burst.Raises, r.Memory.Following
 }

@@ -118,7 +118,7 @@ func rebalanceMessage(m Move) string {
 	r := m.Rebalance
 	msg := fmt.Sprintf("moved from CPUs %s (NUMA nodes %v) to CPUs %s (NUMA nodes %v) to even out the NUMA nodes' use: "+
 		"pinned workloads used %.1f CPUs on node %d and %.1f on node %d for a sustained time, this one %.1f; "+
-		"its memory follows to NUMA nodes %v (cpuset.mems now, pages migrated by the memory locality worker within its stall budget)",
+		"its memory follows to NUMA nodes %v (pages migrated by the memory locality worker within its stall budget; cpuset.mems allows the nodes it left too until they have)",
 		m.From, m.FromNodes, m.To, m.ToNodes, r.Hot, r.From, r.Cold, r.To, r.Use, moveGroup(m.Move))
 	if len(msg) > maxEventMessage {
 		msg = strings.ToValidUTF8(msg[:maxEventMessage-3], "") + "..."

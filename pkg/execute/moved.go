@@ -135,6 +135,9 @@ func (e *Executor) undoFailedMoves(moves []decide.Move, prev map[string]workload
 	}
 	err := e.c.Store.Update(func(c *state.Checkpoint) error {
 		c.Assignments, res.moveProblems = decide.UndoFailedMoves(c.Assignments, prev, moves, res.movesFailed)
+		for name := range res.movesFailed {
+			delete(c.MemsFollowing, name) // it stays where it was: nothing follows
+		}
 		return nil
 	})
 	if err != nil {

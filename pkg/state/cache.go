@@ -95,6 +95,10 @@ func clone(c Checkpoint) Checkpoint {
 	})
 	out.QuotaRaises = maps.Clone(c.QuotaRaises) // values without references
 	out.CoreIsolated = slices.Clone(c.CoreIsolated)
+	out.MemsFollowing = cloneMap(c.MemsFollowing, func(f workload.MemsFollowing) workload.MemsFollowing {
+		f.Wide = slices.Clone(f.Wide)
+		return f
+	})
 	return out
 }
 

@@ -23,6 +23,7 @@ func full() Checkpoint {
 	c.Leases["run-1"] = Lease{Cgroup: "locus.slice/run-1", Assignment: a, Owner: Process{PID: 9}}
 	c.QuotaRaises = map[string]cpuburst.Raise{"kubepods/pod-a/app": {QuotaUS: 200000, BaseUS: 100000, Since: time.Unix(100, 0).UTC()}}
 	c.CoreIsolated = []string{"redis"}
+	c.MemsFollowing = map[string]workload.MemsFollowing{"redis": {Wide: []int{0, 1}, Since: time.Unix(100, 0).UTC()}}
 	return c
 }
 
@@ -42,6 +43,7 @@ func TestCloneSharesNothing(t *testing.T) {
 	l.Assignment.MemNodes[0], l.Assignment.Near[0], l.Assignment.MemHeld[0] = 9, 9, cpualloc.Memory{}
 	c.QuotaRaises["kubepods/pod-a/app"] = cpuburst.Raise{}
 	c.CoreIsolated[0] = "other"
+	c.MemsFollowing["redis"].Wide[0] = 9
 	c.Assignments["new"], c.Workloads["new"], c.Leases["new"] = workload.Assignment{}, Workload{}, Lease{}
 	if !reflect.DeepEqual(orig, full()) {
 		t.Fatalf("editing the clone changed the original:\n%+v", orig)
@@ -54,8 +56,8 @@ func TestCloneSharesNothing(t *testing.T) {
 			refs++
 		}
 	}
-	if refs != 5 {
-		t.Errorf("Checkpoint has %d map, slice or pointer fields, clone copies 5: teach clone the new one", refs)
+	if refs != 6 {
+		t.Errorf("Checkpoint has %d map, slice or pointer fields, clone copies 6: teach clone the new one", refs)
 	}
 }
 

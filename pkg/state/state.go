@@ -36,6 +36,9 @@ type Checkpoint struct {
 	// scheduling cookie of their own, so that an agent restarted meanwhile
 	// still takes it back from one that no longer asks.
 	CoreIsolated []string `json:"coreIsolated,omitempty"`
+	// MemsFollowing are the moved workloads whose cpuset.mems still allows
+	// the nodes they left, so that an agent restarted meanwhile narrows it.
+	MemsFollowing map[string]workload.MemsFollowing `json:"memsFollowing,omitempty"`
 }
 
 // Workload records what the agent owns for one workload.
