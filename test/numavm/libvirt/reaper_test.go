@@ -2,7 +2,6 @@ package libvirt
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,28 +49,13 @@ func reapQEMU(t *testing.T) {
 // parent.
 func exitedQEMUs(parent int) []int {
 	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, p := range processStats() {
+		// state ppid ...
+		if len(p.rest) < 2 || p.rest[0] != "Z" || p.rest[1] != strconv.Itoa(parent) ||
+			!strings.HasPrefix(p.comm, "qemu") {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		s := string(b)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		rest := strings.Fields(s[closing+1:])
-		if len(rest) < 2 || rest[0] != "Z" || rest[1] != strconv.Itoa(parent) ||
-			!strings.HasPrefix(s[open+1:closing], "qemu") {
-			continue
-		}
-		out = append(out, pid)
+		out = append(out, p.pid)
 	}
 	return out
 }

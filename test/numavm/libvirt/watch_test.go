@@ -51,28 +51,14 @@ func watch(t *testing.T, what string) (stop func()) {
 // processes that matter with their state and CPU time.
 func processes() string {
 	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
+	for _, p := range processStats() {
+		// state ... utime stime: fields 14 and 15 of the line.
+		if len(p.rest) < 13 || !interesting(p.comm) {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ... utime stime: fields 14 and 15.
-		s := string(b)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		comm, rest := s[open+1:closing], strings.Fields(s[closing+1:])
-		if len(rest) < 13 || !interesting(comm) {
-			continue
-		}
-		ut, _ := strconv.ParseFloat(rest[11], 64)
-		st, _ := strconv.ParseFloat(rest[12], 64)
-		out = append(out, fmt.Sprintf("%s %s %s %.1fs", comm, e.Name(), rest[0], (ut+st)/100))
+		ut, _ := strconv.ParseFloat(p.rest[11], 64)
+		st, _ := strconv.ParseFloat(p.rest[12], 64)
+		out = append(out, fmt.Sprintf("%s %d %s %.1fs", p.comm, p.pid, p.rest[0], (ut+st)/100))
 	}
 	return strings.Join(out, ", ")
 }
