@@ -144,11 +144,11 @@ func widened(ws []workload.Workload, d Desired, widen map[string]cpuset.CPUSet) 
 		}
 	}
 	with := func(mems string, wide cpuset.CPUSet) string {
-		set, err := cpuset.Parse(mems)
+		nodes, err := topology.ParseNodeList(mems)
 		if err != nil {
 			return mems
 		}
-		return set.Union(wide).String()
+		return cpuset.New(nodes...).Union(wide).String()
 	}
 	d.Ops = slices.Clone(d.Ops)
 	for i, op := range d.Ops {
