@@ -49,5 +49,10 @@ func TestConfigWatchOnlyTheFile(t *testing.T) {
 		if got := woken(); got != step.want {
 			t.Errorf("step %d, %s: woken %v, want %v", i, step.what, got, step.want)
 		}
+		// One write is several events on the file's name (truncate,
+		// write); a late one wakes the watch again after the first wake
+		// was taken. Those belong to this step, not the next.
+		for step.want && woken() {
+		}
 	}
 }
