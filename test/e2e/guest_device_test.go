@@ -40,8 +40,10 @@ func TestGuestDevicePlugin(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		q := node.Status.Allocatable[corev1.ResourceName(guestDevice)]
-		return q.Value() == 2, fmt.Errorf("allocatable %s: %s", guestDevice, q.String())
+		if q := node.Status.Allocatable[corev1.ResourceName(guestDevice)]; q.Value() != 2 {
+			return false, fmt.Errorf("allocatable %s: %s", guestDevice, q.String())
+		}
+		return true, nil
 	})
 	ns := n.namespace(t, "guest-device")
 	first := n.devicePod(t, ns, "first")
