@@ -22,7 +22,7 @@ import (
 func newAgentCmd() *cobra.Command {
 	var o agent.Options
 	var standalone bool
-	var version, margin string
+	var version, margin, logLevel string
 	var kube kubeFlags
 	cmd := &cobra.Command{
 		Use:   "agent (--standalone | --node-name NODE) [flags]",
@@ -53,6 +53,9 @@ NodeResourceTopology.`,
 				return usageError{err}
 			}
 			o.CgroupVersion, o.Out = v, cmd.OutOrStdout()
+			if o.Logger, err = stderrLogger(logLevel); err != nil {
+				return err
+			}
 			if margin != "" {
 				if o.LocalityMargin, err = locality.ParseMargin(margin); err != nil {
 					return usageError{fmt.Errorf("--locality-margin: %w", err)}
@@ -91,6 +94,7 @@ NodeResourceTopology.`,
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the writes a reconcile would make; change nothing")
 	f.StringVar(&o.MetricsAddr, "metrics-addr", "127.0.0.1:19316", `serve /metrics and /healthz here, and /status and /ui unless --status-addr is another address ("" for none)`)
 	f.StringVar(&o.StatusAddr, "status-addr", "", `serve /status, /ui (and /metrics, /healthz) here, leaving --metrics-addr to a scraper; keep it on loopback (default: at --metrics-addr)`)
+	f.StringVar(&logLevel, "log-level", "info", "least level logged to stderr: debug (adds each reconcile's duration and writes), info, warn or error")
 	f.BoolVar(&o.Profiling, "profiling", false, "also serve Go's profiles under /debug/pprof/ at --status-addr (for finding where time goes)")
 	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")
 	f.DurationVar(&o.ConfigSettle, "config-settle", hostsource.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")

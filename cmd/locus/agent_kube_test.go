@@ -34,6 +34,7 @@ func TestAgentModeErrors(t *testing.T) {
 		{[]string{"agent", "--node-name", "n1", "--rebalance"}, true, "--rebalance needs --moves"},
 		{[]string{"agent", "--standalone", "--moves"}, true, "--moves does not apply with --standalone"},
 		{[]string{"agent", "--node-name", "n1", "--kubeconfig", missing}, false, missing},
+		{[]string{"agent", "--standalone", "--log-level", "loud"}, true, `--log-level "loud"`},
 	}
 	for _, tc := range cases {
 		_, err := runLocus(t, tc.args...)
