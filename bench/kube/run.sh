@@ -9,9 +9,14 @@
 # LOCUS_LOAD_CPUPROFILE=/abs/file.prof also writes a CPU profile of the churn;
 # LOCUS_LOAD_TRACE=/abs/file.log the agent's events and every reconcile's
 # duration and count of writes, in order.
+# LOCUS_LOAD_RUN='^TestLoadAgentProcess$' runs the same churn with the agent as
+# its own process (the locus binary, LOCUS_LOAD_AGENT or built from cmd/locus),
+# whose RSS (RssAnon, RssFile) and CPU are then the agent's alone;
+# LOCUS_LOAD_HEAPPROFILE=/abs/file.prof saves its heap profile at the end, and
+# LOCUS_LOAD_AGENT_ENV="GOGC=50 ..." adds to its environment.
 # The control-plane binaries come from hack/build-controlplane.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"
 "$repo/hack/build-controlplane.sh" >/dev/null
-LOCUS_LOAD=1 "${GO:-go}" test -count=1 -timeout 10m -run '^TestLoad$' -v ./pkg/kube/nodeagent/
+LOCUS_LOAD=1 "${GO:-go}" test -count=1 -timeout 10m -run "${LOCUS_LOAD_RUN:-^TestLoad\$}" -v ./pkg/kube/nodeagent/

@@ -19,10 +19,11 @@ import (
 
 // What the load run measures of the process and of the agent's metrics.
 
-// usage is the test process's resident memory and CPU time.
+// usage is a process's resident memory and CPU time; anon and file (its
+// RssAnon and RssFile) are read for the agent's own process only.
 type usage struct {
-	rss, hwm int64
-	cpu      time.Duration
+	rss, hwm, anon, file int64
+	cpu                  time.Duration
 }
 
 func sample() usage {

@@ -3,8 +3,6 @@ package nodeagent_test
 import (
 	"fmt"
 	"log/slog"
-	"maps"
-	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -85,76 +83,11 @@ func TestLoad(t *testing.T) {
 		o.Agent.MetricsAddr = metricsAddr
 		o.Agent.Logger = quietLogger(t, n.logFile, took)
 	})
-
-	live := map[string]*corev1.Pod{}
-	next := 0
-	lat := &bindLatency{n: n}
-	spawn := func() {
-		p := n.create(loadPod(next))
-		next++
-		live[p.Name] = p
-		if isBound(p) {
-			lat.watch(p)
-		}
-	}
-	t0 := time.Now()
-	for range loadPods {
-		spawn()
-	}
-	lat.wait(t, 60*time.Second)
-	setup := time.Since(t0)
-	initialP50, initialP99 := lat.quantile(0.5), lat.quantile(0.99)
-
+	r := churn(t, n, loadAgent{metricsAddr: metricsAddr, took: took, sample: sample,
+		profile: func() func() { return cpuProfile(t, os.Getenv("LOCUS_LOAD_CPUPROFILE")) }})
 	runtime.GC()
-	initial := len(lat.done)
-	lat.done = nil // the churn's own latencies from here on
-	stopProfile := cpuProfile(t, os.Getenv("LOCUS_LOAD_CPUPROFILE"))
-	h0, start, first := scrapeHistogram(t, metricsAddr), sample(), took.count()
-	churnStart := time.Now()
-	rng := rand.New(rand.NewPCG(1, 2))
-	for w := range loadWaves {
-		waveStart := time.Now()
-		names := slices.Sorted(maps.Keys(live))
-		rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
-		for _, name := range names[:loadWaveSize] {
-			deletePod(t, live[name])
-			n.kubelet.Remove(live[name])
-			delete(live, name)
-		}
-		for range loadWaveSize {
-			spawn()
-		}
-		lat.wait(t, 30*time.Second)
-		if w < loadWaves-1 {
-			time.Sleep(max(0, loadWaveEvery-time.Since(waveStart)))
-		}
-	}
-	churn := time.Since(churnStart)
-	end, h1, exact := sample(), scrapeHistogram(t, metricsAddr), took.since(first)
-	stopProfile()
-	runtime.GC()
-	heap := heapInuse()
-
-	d := h1.minus(h0)
-	cpu := end.cpu - start.cpu
-	p50, p99 := lat.quantile(0.5), lat.quantile(0.99)
-	t.Logf("%d pods created in %v, %d of them bound: e2e p50=%v p99=%v", loadPods, setup.Round(time.Millisecond),
-		initial, initialP50, initialP99)
-	warned := warnings(t, n.logFile, live)
-	t.Logf("agent warnings by reason: %v", warned)
-	for reason, count := range warned {
-		if strings.HasSuffix(reason, "/live") {
-			t.Errorf("%d warnings %s about pods still running", count, reason)
-		}
-	}
-	t.Logf("LOAD pods=%d churn=%d waves x %d deleted+%d created in %v (%.1f pod changes/s) | reconcile n=%.0f mean=%v p50<=%v p99<=%v (histogram buckets); exact n=%d p50=%v p90=%v p99=%v max=%v | cpuset bind e2e p50=%v p99=%v (n=%d) | process RSS %d MiB (+%d MiB since agent start, peak %d MiB) Go heap in use %d MiB | CPU %.2f s = %.0f%% of a core during churn (test process: agent + API clients + fake kubelet; control plane excluded)",
-		len(live), loadWaves, loadWaveSize, loadWaveSize, churn.Round(time.Millisecond), float64(2*loadWaves*loadWaveSize)/churn.Seconds(),
-		d.count, d.mean(), d.quantile(0.5), d.quantile(0.99), len(exact), ms(quantile(exact, 0.5)), ms(quantile(exact, 0.9)),
-		ms(quantile(exact, 0.99)), ms(quantile(exact, 1)), p50, p99, len(lat.done),
-		end.rss>>20, (end.rss-before.rss)>>20, end.hwm>>20, heap>>20, cpu.Seconds(), 100*cpu.Seconds()/churn.Seconds())
-	if d.count == 0 {
-		t.Fatal("no reconcile observed during the churn")
-	}
+	t.Logf("LOAD %s | process RSS %d MiB (+%d MiB since agent start, peak %d MiB) Go heap in use %d MiB | CPU %.2f s = %.0f%% of a core during churn (test process: agent + API clients + fake kubelet; control plane excluded)",
+		r, r.end.rss>>20, (r.end.rss-before.rss)>>20, r.end.hwm>>20, heapInuse()>>20, r.cpu().Seconds(), r.cpuShare())
 }
 
 // quietLogger keeps warnings and errors only, in file: debug logging of
@@ -233,10 +166,15 @@ type pendingBind struct {
 func (b *bindLatency) watch(p *corev1.Pod) { b.pending = append(b.pending, pendingBind{p, time.Now()}) }
 
 // wait polls the pending pods until each is bound.
-func (b *bindLatency) wait(t *testing.T, limit time.Duration) {
+func (b *bindLatency) wait(t *testing.T, limit time.Duration, during func()) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
+	last := time.Now()
 	for len(b.pending) > 0 {
+		if during != nil && time.Since(last) >= time.Second {
+			during()
+			last = time.Now()
+		}
 		if time.Now().After(deadline) {
 			p := b.pending[0].pod
 			t.Fatalf("%d pods still not bound after %v, e.g. %s: cpuset.cpus %q", len(b.pending), limit, p.Name,
