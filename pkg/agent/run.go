@@ -58,7 +58,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	trim := idletrim.Start(ctx, 2*time.Second, a.log) // the heap back to what is live between reconciles
 	a.logResult(a.Reconcile())
-	trim.Busy()
+	trim.StartedUp() // busy, and the pages only start-up touched back now: a churning node may never be quiet
 	for {
 		select { // containers waiting to be created go before the next reconcile
 		case f := <-a.calls:
