@@ -76,6 +76,9 @@ func churn(t *testing.T, n *node, a loadAgent) churnResult {
 		if isBound(p) {
 			lat.watch(p)
 		}
+		if next%10 == 0 && a.during != nil {
+			a.during()
+		}
 	}
 	var r churnResult
 	t0 := time.Now()
