@@ -70,6 +70,7 @@ NodeResourceTopology.`,
 			o.Version, o.Commit = build.Version, build.Commit
 			ctx, stop := stopsignal.Context(context.Background())
 			defer stop()
+			o.Logger.Debug("soft memory limit", "from", setMemoryLimit(ctx, os.LookupEnv))
 			if !standalone {
 				return kube.run(ctx, o)
 			}
