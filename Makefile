@@ -123,17 +123,16 @@ numa-test:
 		bash test/numavm/run.sh --kernel ubuntu --threads 2 --tcg single --pkgs ./test/numavm/coresched
 
 # End-to-end tests on a real one-node cluster of this machine (root; installs
-# containerd and runc with apt when missing): docs/e2e.md. The node is brought
-# up again for the variant beside the kubelet's static CPU manager, with
-# containerd 2 (NRI), and last inside a QEMU guest with cgroup v2 and two NUMA
-# nodes (hack/e2e-guest.sh).
+# containerd and runc with apt when missing): docs/e2e.md. Each node, once its
+# tests ran, has its kubelet switched to the static CPU manager in place for the
+# variant beside it (LOCUS_E2E_THEN_STATIC; no second bring-up): the default
+# node with containerd 1.6, then one with containerd 2 (NRI), and last one inside
+# a QEMU guest with cgroup v2 and two NUMA nodes (hack/e2e-guest.sh).
 e2e:
-	hack/timed.sh "e2e: the node" hack/e2e.sh test
-	LOCUS_E2E_CPU_MANAGER=static hack/timed.sh "e2e: static CPU manager" \
-		hack/e2e.sh test -run 'TestKubeletStaticCPUManager|TestHostChecksOnTheNode'
-	LOCUS_E2E_CPU_MANAGER=static LOCUS_E2E_RUNTIME=containerd2 hack/timed.sh "e2e: static CPU manager, containerd 2" \
-		hack/e2e.sh test -run TestKubeletStaticCPUManager
-	LOCUS_E2E_RUNTIME=containerd2 hack/timed.sh "e2e: containerd 2" hack/e2e.sh test -run TestPinned
+	LOCUS_E2E_THEN_STATIC='TestKubeletStaticCPUManager|TestHostChecksOnTheNode' \
+		hack/timed.sh "e2e: the node, then its static CPU manager" hack/e2e.sh test
+	LOCUS_E2E_RUNTIME=containerd2 LOCUS_E2E_THEN_STATIC=TestKubeletStaticCPUManager \
+		hack/timed.sh "e2e: containerd 2, then its static CPU manager" hack/e2e.sh test -run TestPinned
 	hack/timed.sh "e2e: the guest's node" hack/e2e-guest.sh
 
 bench: build
