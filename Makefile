@@ -59,10 +59,10 @@ run: locus
 # "step NAME: N s", the e2e and NUMA steps' parts too, and the run ends with the
 # list of them all, or stops at the first that fails.
 TEST_STEPS := test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e
-export STEP_TIMES ?= $(CURDIR)/.cache/step-times
+STEP_TIMES ?= $(CURDIR)/.cache/step-times
 test:
 	@mkdir -p $(dir $(STEP_TIMES)) && : >$(STEP_TIMES)
-	@start=$$(date +%s); for s in $(TEST_STEPS); do \
+	@export STEP_TIMES=$(STEP_TIMES); start=$$(date +%s); for s in $(TEST_STEPS); do \
 		hack/timed.sh $$s $(MAKE) --no-print-directory $$s FUZZTIME=$(FUZZTIME) FUZZJOBS=$(FUZZJOBS) FUZZCLEAN=$(FUZZCLEAN) || \
 		{ echo "make test: step $$s failed; the steps' times:"; cat $(STEP_TIMES); exit 1; }; \
 	done; echo "make test: every step passed in $$(($$(date +%s) - start)) s:"; cat $(STEP_TIMES)
