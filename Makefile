@@ -55,7 +55,17 @@ run: locus
 # The fuzz targets' seeds run in unit (go test runs them as tests), and each
 # target is then fuzzed for FUZZTIME_TEST executions. First, test-deps says
 # what all that does on this machine and installs the Debian packages it needs.
-test: test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e
+# The steps run one after the other, each timed (hack/timed.sh): each ends with
+# "step NAME: N s", the e2e and NUMA steps' parts too, and the run ends with the
+# list of them all, or stops at the first that fails.
+TEST_STEPS := test-deps k8s-tools lint unit fuzz bench-vet numa-test e2e
+STEP_TIMES ?= $(CURDIR)/.cache/step-times
+test:
+	@mkdir -p $(dir $(STEP_TIMES)) && : >$(STEP_TIMES)
+	@export STEP_TIMES=$(STEP_TIMES); start=$$(date +%s); for s in $(TEST_STEPS); do \
+		hack/timed.sh $$s $(MAKE) --no-print-directory $$s FUZZTIME=$(FUZZTIME) FUZZJOBS=$(FUZZJOBS) FUZZCLEAN=$(FUZZCLEAN) || \
+		{ echo "make test: step $$s failed; the steps' times:"; cat $(STEP_TIMES); exit 1; }; \
+	done; echo "make test: every step passed in $$(($$(date +%s) - start)) s:"; cat $(STEP_TIMES)
 
 # What make test does here (packages, builds, guests, a kubelet), said before
 # it starts; then the missing Debian packages, installed with apt-get as root.
@@ -108,20 +118,22 @@ bench-vet:
 # isolation (test/numavm/coresched), its vCPUs on one TCG thread
 # (test/numavm/README.md, Kernels).
 numa-test:
-	bash test/numavm/run.sh
-	bash test/numavm/run.sh --kernel ubuntu --threads 2 --tcg single --pkgs ./test/numavm/coresched
+	hack/timed.sh "numa-test: the NUMA guest" bash test/numavm/run.sh
+	hack/timed.sh "numa-test: the core-scheduling guest" \
+		bash test/numavm/run.sh --kernel ubuntu --threads 2 --tcg single --pkgs ./test/numavm/coresched
 
 # End-to-end tests on a real one-node cluster of this machine (root; installs
-# containerd and runc with apt when missing): docs/e2e.md. The node is brought
-# up again for the variant beside the kubelet's static CPU manager, with
-# containerd 2 (NRI), and last inside a QEMU guest with cgroup v2 and two NUMA
-# nodes (hack/e2e-guest.sh).
+# containerd and runc with apt when missing): docs/e2e.md. Each node, once its
+# tests ran, has its kubelet switched to the static CPU manager in place for the
+# variant beside it (LOCUS_E2E_THEN_STATIC; no second bring-up): the default
+# node with containerd 1.6, then one with containerd 2 (NRI), and last one inside
+# a QEMU guest with cgroup v2 and two NUMA nodes (hack/e2e-guest.sh).
 e2e:
-	hack/e2e.sh test
-	LOCUS_E2E_CPU_MANAGER=static hack/e2e.sh test -run 'TestKubeletStaticCPUManager|TestHostChecksOnTheNode'
-	LOCUS_E2E_CPU_MANAGER=static LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestKubeletStaticCPUManager
-	LOCUS_E2E_RUNTIME=containerd2 hack/e2e.sh test -run TestPinned
-	hack/e2e-guest.sh
+	LOCUS_E2E_THEN_STATIC='TestKubeletStaticCPUManager|TestHostChecksOnTheNode' \
+		hack/timed.sh "e2e: the node, then its static CPU manager" hack/e2e.sh test
+	LOCUS_E2E_RUNTIME=containerd2 LOCUS_E2E_THEN_STATIC=TestKubeletStaticCPUManager \
+		hack/timed.sh "e2e: containerd 2, then its static CPU manager" hack/e2e.sh test -run TestPinned
+	hack/timed.sh "e2e: the guest's node" hack/e2e-guest.sh
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./pkg/...

@@ -23,6 +23,7 @@ stop agent
 stop scheduler
 stop controller-manager
 stop kubelet 30
+log "down: the node's components stopped in $(since "$t0") s"
 # Kill every container with its shim while containerd still answers.
 if running containerd; then
 	for c in $(ctr_e2e -n k8s.io tasks ls -q 2>/dev/null); do
@@ -38,9 +39,11 @@ if running containerd; then
 		ctr_e2e -n k8s.io containers delete "$c" >/dev/null 2>&1
 	done
 fi
+log "down: the containers killed in $(since "$t0") s"
 stop containerd 20
 stop apiserver
 stop etcd
+log "down: containerd and the control plane stopped in $(since "$t0") s"
 # Whatever is left, whatever state up reached: shims and the containers they
 # still run, a component up had not recorded yet, anything a component started.
 sweep || status=1
@@ -68,6 +71,7 @@ if [ -f "$E2E_DIR/host/absent" ]; then
 	done
 fi
 
+log "down: mounts and cgroups removed in $(since "$t0") s"
 if [ -n "$E2E_CG" ] && [ -d "$E2E_CG" ]; then
 	rmdir "$E2E_CG" 2>/dev/null || { log "cannot remove $E2E_CG: $(cgroup_pids "$E2E_CG" | tr '\n' ' ')"; status=1; }
 fi

@@ -12,6 +12,11 @@
 #   hack/e2e.sh bind-scheduler  bind the chart's pending scheduler pod (a test's own install)
 #   hack/e2e.sh settle          bind it, then wait for the release to serve (after helm upgrade)
 #   hack/e2e.sh go-test ARGS    go test ./test/e2e against the node that is up
+#   hack/e2e.sh cpu-manager POLICY  the node's kubelet restarted on CPU manager policy none or static
+#
+# LOCUS_E2E_THEN_STATIC=REGEX: test, once its tests ran, switches the node's
+# kubelet to the static CPU manager (cpu-manager static) and runs the tests
+# REGEX names there, instead of bringing a node up again for that variant.
 set -euo pipefail
 # shellcheck source=hack/e2e-lib.sh
 . "$(dirname "$0")/e2e-lib.sh"
@@ -21,6 +26,51 @@ go_test() {
 	# it is built outside it, where the module proxy is reachable.
 	LOCUS_E2E=1 LOCUS_E2E_DIR=$E2E_DIR ${GO:-go} test -count=1 -v -timeout 30m \
 		-exec "nsenter --net=/run/netns/$E2E_NETNS --" ./test/e2e "$@"
+}
+
+# test_bin ARGS: test/e2e's test binary, built once by test for all its runs
+# (go test would link it again for each), run as go test runs it (in the
+# package's directory), ARGS as go test's (-run REGEX becomes -test.run REGEX).
+test_bin=$repo/.cache/e2e/e2e.test
+test_bin() {
+	local a args=()
+	for a in "$@"; do
+		case "$a" in
+		-test.*) args+=("$a") ;;
+		-*) args+=("-test.${a#-}") ;;
+		*) args+=("$a") ;;
+		esac
+	done
+	(cd "$repo/test/e2e" && LOCUS_E2E=1 LOCUS_E2E_DIR=$E2E_DIR \
+		in_ns "$test_bin" -test.paniconexit0 -test.v -test.timeout 30m "${args[@]}")
+}
+
+# cpu_manager POLICY: the node's kubelet restarted on CPU manager policy POLICY
+# (none, or static with CPU 0 reserved: kubelet_config), as an operator changes
+# it: the kubelet stopped, its config rewritten, its CPU manager checkpoint
+# (which names the old policy, and which the kubelet refuses to start with)
+# removed; then the agent restarted, which reads the kubelet's config at its
+# start. The pods still running are admitted again by the new policy, as at
+# any kubelet start. The tests' own pods are gone by then: each test deletes
+# its namespace's pods at its end.
+cpu_manager() {
+	local policy=$1 t0 max_pods
+	case "$policy" in
+	none | static) ;;
+	*) die "cpu-manager: $policy is not none or static" ;;
+	esac
+	t0=$(now)
+	running kubelet || die "kubelet is not running"
+	stop kubelet 30
+	# The rest of the config as the node was brought up (its maxPods).
+	max_pods=$(sed -n 's/^maxPods: //p' "$E2E_DIR/kubelet/config.yaml")
+	LOCUS_E2E_CPU_MANAGER=$policy LOCUS_E2E_MAX_PODS=$max_pods kubelet_config >"$E2E_DIR/kubelet/config.yaml.new"
+	mv "$E2E_DIR/kubelet/config.yaml.new" "$E2E_DIR/kubelet/config.yaml"
+	rm -f "$E2E_DIR/kubelet/root/cpu_manager_state"
+	start_kubelet
+	wait_for kubelet 60 kubelet_healthy || die "kubelet not healthy on CPU manager policy $policy"
+	"$repo/hack/e2e.sh" restart agent || die "agent did not come back"
+	log "kubelet on CPU manager policy $policy in $(since "$t0") s"
 }
 
 cmd=${1:-}
@@ -51,6 +101,7 @@ go-test)
 	cd "$repo"
 	go_test "$@"
 	;;
+cpu-manager) cpu_manager "${1:?cpu-manager what: none or static}" ;;
 restart)
 	name=${1:?restart what: agent, scheduler, kubelet, containerd, controller-manager}
 	case "$name" in
@@ -115,16 +166,30 @@ test)
 	cd "$repo"
 	t0=$(now)
 	"$repo/hack/e2e-build.sh"
+	${GO:-go} test -c -o "$test_bin" ./test/e2e
 	t1=$(now)
 	"$repo/hack/e2e-up.sh"
 	rc=0
 	# Down whatever happens, Ctrl-C included; a failed down fails the run.
 	trap '"$repo/hack/e2e-down.sh" || rc=1; log "build $(awk "BEGIN{printf \"%.1f\", $t1 - $t0}") s, everything $(since "$t0") s"; exit $rc' EXIT
 	trap 'rc=130; exit' INT TERM
-	go_test "$@" || rc=$?
+	t2=$(now)
+	test_bin "$@" || rc=$?
+	log "tests in $(since "$t2") s"
+	if [ -n "${LOCUS_E2E_THEN_STATIC:-}" ]; then
+		# Run whatever the first tests did: both verdicts in one run.
+		t2=$(now)
+		# In a subshell: a failed switch ends it, not this run (whose trap takes the node down).
+		if (cpu_manager static); then
+			test_bin -run "$LOCUS_E2E_THEN_STATIC" || rc=$?
+		else
+			rc=1
+		fi
+		log "the static CPU manager's tests in $(since "$t2") s"
+	fi
 	;;
 *)
-	sed -n '2,14p' "$0" >&2
+	sed -n '2,20p' "$0" >&2
 	exit 2
 	;;
 esac

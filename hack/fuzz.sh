@@ -41,17 +41,43 @@ fi
 list=$(targets "$@")
 [ -n "$list" ] || { echo "no fuzz targets found" >&2; exit 1; }
 results=$(mktemp -d)
-trap 'rm -rf "$results"' EXIT
+bins=$(mktemp -d)
+trap 'rm -rf "$results" "$bins"' EXIT
+# Where go test -fuzz keeps each package's generated corpus (go clean -fuzzcache
+# empties it): the test binaries below are given the same.
+fuzzcache=$("$go" env GOCACHE)/fuzz
+module=$("$go" list -m)
+
+# fuzz_binary PKG LOG: the package's test binary built for fuzzing (coverage
+# instrumented, as go test -fuzz builds it), once for all its targets: go test
+# -fuzz builds and links it again for each, which took most of a short run's
+# time. Targets of one package running at once wait for the one build; a
+# failed build is in LOG.
+fuzz_binary() {
+	local pkg=$1 log=$2 bin=$bins/${1//\//_}.test
+	(
+		flock 9
+		[ -x "$bin" ] || "$go" test -c -fuzz . -o "$bin" "./$pkg" >"$log" 2>&1
+	) 9>"$bin.lock" && [ -x "$bin" ] && echo "$bin"
+}
 
 # fuzz_one PKG TARGET fuzzes one target and prints its verdict line; a failed
 # target's verdict begins with FAIL and carries the tail of its log.
 fuzz_one() {
-	local pkg=$1 target=$2 log corpus before after rc last
+	local pkg=$1 target=$2 log corpus before after rc last bin
 	log=$(mktemp)
 	corpus="$pkg/testdata/fuzz/$target"
 	before=$(ls "$corpus" 2>/dev/null | wc -l)
-	"$go" test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime "$minimize" -parallel "$parallel" "./$pkg" >"$log" 2>&1
-	rc=$?
+	# As go test runs it: in the package's directory (where a crasher is
+	# written), with the package's corpus in the fuzz cache.
+	if bin=$(fuzz_binary "$pkg" "$log"); then
+		(cd "$pkg" && "$bin" -test.run '^$' -test.fuzz "^${target}\$" -test.fuzztime "$fuzztime" \
+			-test.fuzzminimizetime "$minimize" -test.parallel "$parallel" -test.paniconexit0 -test.timeout 10m \
+			-test.fuzzcachedir "$fuzzcache/$module/$pkg") >"$log" 2>&1
+		rc=$?
+	else
+		rc=1
+	fi
 	if [ -n "${FUZZLOG:-}" ]; then
 		mkdir -p "$FUZZLOG"
 		cp "$log" "$FUZZLOG/${pkg//\//_}.$target.log"

@@ -147,9 +147,13 @@ func TestGuestSeedNamespaces(t *testing.T) {
 	other := n.namespace(t, "guest-ns")
 	low := map[string]string{"allow-ns": "33554432", "block-ns": "0", other: "0"}
 	cgroups := map[string]string{}
+	// All three created before any is waited for: they start together, where
+	// one after the other each waited out the emulated CPUs' pod start alone.
 	for ns := range low {
-		p := n.createPod(t, ns, podSpec{name: "web", memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
-		cgroups[ns] = n.containerCgroup(t, n.waitRunning(t, ns, p.Name), "w", "")
+		n.createPod(t, ns, podSpec{name: "web", memory: "64Mi/128Mi", args: []string{"-mem", "32Mi"}})
+	}
+	for ns := range low {
+		cgroups[ns] = n.containerCgroup(t, n.waitRunning(t, ns, "web"), "w", "")
 	}
 	waitFile(t, filepath.Join(cgroups["allow-ns"], "memory.low"), low["allow-ns"])
 	time.Sleep(3 * time.Second) // a few reconciles more: nothing for the others

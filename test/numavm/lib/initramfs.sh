@@ -20,10 +20,14 @@ numavm_initramfs() {
 	echo 'root:x:0:' >"$root/etc/group"
 
 	numavm_log "build: init and locus"
-	CGO_ENABLED=0 go build -trimpath -o "$root/init" ./test/numavm/init || numavm_die "building the guest init failed"
+	# No -trimpath, here and for the test binaries: the same compile actions as
+	# make unit's go test (CGO_ENABLED=0 both), so the guest's binaries cost a
+	# link each, where -trimpath compiled every package again, the standard
+	# library and Kubernetes' included.
+	CGO_ENABLED=0 go build -o "$root/init" ./test/numavm/init || numavm_die "building the guest init failed"
 	# Without its symbol table and DWARF (stack traces keep their names):
 	# a third smaller, which the guest unpacks under TCG at every boot.
-	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o "$root/usr/bin/locus" ./cmd/locus || numavm_die "building cmd/locus failed"
+	CGO_ENABLED=0 go build -ldflags="-s -w" -o "$root/usr/bin/locus" ./cmd/locus || numavm_die "building cmd/locus failed"
 	numavm_test_binaries "$root"
 	numavm_copy_peers "$root"
 	numavm_copy_libvirt "$root"
@@ -60,7 +64,7 @@ numavm_test_binaries() {
 		fi
 		bin="/tests/$(echo "$ip" | tr '/.' '__').test"
 		numavm_log "build: go test -c $ip"
-		CGO_ENABLED=0 go test -c -trimpath -o "$root$bin" "$ip" || numavm_die "go test -c $ip failed (see above)"
+		CGO_ENABLED=0 go test -c -o "$root$bin" "$ip" || numavm_die "go test -c $ip failed (see above)"
 		mkdir -p "$root/pkgs/$ip"
 		find "$dir" -maxdepth 1 -type f ! -name '*.go' -exec cp {} "$root/pkgs/$ip/" \;
 		[ ! -d "$dir/testdata" ] || cp -r "$dir/testdata" "$root/pkgs/$ip/"
