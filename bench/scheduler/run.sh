@@ -28,7 +28,10 @@
 # override the size and conditions; LOCUS_SCHED_MIN_RATIO=0.9 makes the
 # test fail below that throughput ratio; LOCUS_SCHED_TRACE=DIR and
 # LOCUS_SCHED_CPUPROFILE=DIR write each pass's per-pod times and CPU
-# profile. The control-plane binaries come from hack/build-controlplane.sh.
+# profile, LOCUS_SCHED_MEMPROFILE=DIR its heap profile at the pass's end
+# (the scheduler's live heap, printed in each pass line, is the live Go
+# heap after a collection with the scheduler running, less the same after
+# it stopped). The control-plane binaries come from hack/build-controlplane.sh.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$repo"

@@ -3,8 +3,6 @@ package core
 import (
 	"sync"
 
-	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
-
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -35,13 +33,13 @@ type boundPod struct {
 	// mem is what the decision holds of memory by NUMA node (cpualloc.Hold
 	// over its memory nodes), counted while the node's report does not
 	// list the pod; nil for none.
-	mem map[int]cpualloc.Memory
+	mem heldMem
 }
 
 type assumed struct {
 	node string
 	a    workload.Assignment
-	mem  map[int]cpualloc.Memory // as boundPod's
+	mem  heldMem // as boundPod's
 }
 
 // NewCluster returns an empty cluster.

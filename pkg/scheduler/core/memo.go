@@ -10,56 +10,53 @@ import (
 // few (counts and policies; the strategies are the scheduler's).
 const memoSize = 16
 
-// memo is a view's remembered placements. A view never changes, and from
-// one scheduling cycle to the next every node but the one or two that
-// changed keeps its view, so a pod asking what an earlier pod asked costs
-// a scan of a few words per node instead of an allocation. The keys sit
-// in the view itself: Filter asks every node, and a lookup that touches
-// one more cache line per node shows at a thousand nodes.
+// memo is a view's remembered placements: for each request its score, or
+// why it does not fit. A view never changes, and from one scheduling cycle
+// to the next every node but the one or two that changed keeps its view,
+// so a pod asking what an earlier pod asked costs a scan of a few words
+// per node instead of an allocation. The keys sit in the view itself:
+// Filter asks every node, and a lookup that touches one more cache line per
+// node shows at a thousand nodes. The placements themselves are not kept:
+// each held a CPU set, its nodes and its memory by node (about 1 KB),
+// sixteen a view on a packed cluster, and only the chosen node's is read,
+// once a cycle (Reserve), where placing it again costs what one Filter of
+// one node cost before the memo.
 type memo struct {
 	mu     sync.Mutex
 	keys   [memoSize]uint64 // memoKey; 0 is an empty slot
 	scores [memoSize]int64  // the placements' scores
 	failed uint16           // the slots whose request does not fit
 	next   int              // the slot to fill next, round robin
-	vals   *[memoSize]placed
+	// errs are why the failed slots' requests do not fit: made for the
+	// first of them only.
+	errs *[memoSize]error
 	// mems are the memory of the requests whose key says they have some
 	// (memoMemory), by slot: made for the first of them only, so that a
 	// memo of requests without memory costs what it did.
 	mems *[memoSize]cpualloc.Memory
 }
 
-type placed struct {
-	p   Placement
-	err error
-}
-
-// get finds key: the placement and its error (the placement only if full
-// is set), and its score. The placements themselves lie apart, read only
-// when wanted.
-func (m *memo) get(key uint64, mem cpualloc.Memory, full bool) (e placed, score int64, ok bool) {
+// get finds key: its placement's score, or why it does not fit.
+func (m *memo) get(key uint64, mem cpualloc.Memory) (score int64, ok bool, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, k := range m.keys {
 		if k != key || (key&memoMemory != 0 && m.mems[i] != mem) {
 			continue
 		}
-		if full || m.failed&(1<<i) != 0 {
-			e = m.vals[i]
+		if m.failed&(1<<i) != 0 {
+			err = m.errs[i]
 		}
-		return e, m.scores[i], true
+		return m.scores[i], true, err
 	}
-	return placed{}, 0, false
+	return 0, false, nil
 }
 
-func (m *memo) put(key uint64, mem cpualloc.Memory, p Placement, err error) {
+func (m *memo) put(key uint64, mem cpualloc.Memory, score int64, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.vals == nil {
-		m.vals = new([memoSize]placed)
-	}
 	i := m.next
-	m.keys[i], m.scores[i], m.vals[i] = key, p.Score, placed{p, err}
+	m.keys[i], m.scores[i] = key, score
 	if key&memoMemory != 0 {
 		if m.mems == nil {
 			m.mems = new([memoSize]cpualloc.Memory)
@@ -68,7 +65,13 @@ func (m *memo) put(key uint64, mem cpualloc.Memory, p Placement, err error) {
 	}
 	m.failed &^= 1 << i
 	if err != nil {
+		if m.errs == nil {
+			m.errs = new([memoSize]error)
+		}
+		m.errs[i] = err
 		m.failed |= 1 << i
+	} else if m.errs != nil {
+		m.errs[i] = nil
 	}
 	m.next = (i + 1) % memoSize
 }

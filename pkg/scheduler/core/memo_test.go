@@ -138,3 +138,38 @@ func TestEmptyNodesShareMemo(t *testing.T) {
 		t.Fatalf("on empty a: %v %v, want what empty b gave: %s", onA.Result.CPUs, err, onB.Result.CPUs)
 	}
 }
+
+// The memo keeps scores, not placements: Place after Fits places the
+// request again, the same as a fresh allocation, without a second slot for
+// it; a request that does not fit keeps its reason without a placement.
+func TestMemoPlacesAgain(t *testing.T) {
+	c := NewCluster()
+	c.SetNRT("n1", publish(t, twoNode, "n1", reservedCore, nil))
+	mustPlace(t, c, "ns/a", "n1", req(6, "", 0))
+	v := c.Snapshot().Get("n1")
+	for _, r := range []Request{req(2, "", 0), req(3, cpualloc.SpreadByPCPUs, 0), req(12, "", 0)} {
+		want, wantErr := v.allocate(r)
+		if _, err := FitsScore(v, 16, r); fmt.Sprint(err) != fmt.Sprint(wantErr) {
+			t.Fatalf("%d CPUs: FitsScore %v, want %v", r.CPUs, err, wantErr)
+		}
+		for range 2 {
+			got, err := Place(v, 16, r)
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("%d CPUs: Place %v, want %v", r.CPUs, err, wantErr)
+			}
+			if !got.Result.CPUs.Equals(want.Result.CPUs) || got.Score != want.Score {
+				t.Fatalf("%d CPUs: placed again %+v, allocated %+v", r.CPUs, got, want)
+			}
+		}
+		key, _ := r.memoKey()
+		n := 0
+		for _, k := range v.memo.keys {
+			if k == key {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%d CPUs: the memo holds the request %d times, want once", r.CPUs, n)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -139,19 +140,43 @@ func readFree(zones []nrt.Zone) (free map[int]cpualloc.Memory, whole bool, err e
 	return free, whole && free != nil, nil
 }
 
+// heldMem is what a pod's memory holds, by NUMA node in node order: a
+// slice of its one or two nodes rather than a map, as every pinned pod
+// keeps one (a map of one entry is about 300 bytes, this 40).
+type heldMem []nodeMemory
+
+type nodeMemory struct {
+	node int
+	mem  cpualloc.Memory
+}
+
+// heldOf is m in node order, nil for none.
+func heldOf(m map[int]cpualloc.Memory) heldMem {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(heldMem, 0, len(m))
+	for n, mem := range m {
+		out = append(out, nodeMemory{n, mem})
+	}
+	slices.SortFunc(out, func(a, b nodeMemory) int { return a.node - b.node })
+	return out
+}
+
 // holdOn is what a pod's memory m holds on each node of its memory group
 // on the node v shows, as the allocator and the agent count it
 // (cpualloc.Hold): nil when m is none or the node counts no memory.
-func holdOn(v *NodeView, group []int, m cpualloc.Memory) map[int]cpualloc.Memory {
+func holdOn(v *NodeView, group []int, m cpualloc.Memory) heldMem {
 	if m == (cpualloc.Memory{}) || v == nil || v.free == nil || len(group) == 0 {
 		return nil
 	}
-	return cpualloc.Hold(group, v.free, m)
+	return heldOf(cpualloc.Hold(group, v.free, m))
 }
 
 // addMem counts (sign 1) or stops counting (sign -1) memory held by node.
-func (t *tally) addMem(mem map[int]cpualloc.Memory, sign int) {
-	for n, m := range mem {
+func (t *tally) addMem(held heldMem, sign int) {
+	for _, h := range held {
+		n, m := h.node, h.mem
 		if t.mem == nil {
 			t.mem = map[int]cpualloc.Memory{}
 		}

@@ -214,18 +214,22 @@ func staleErr(listed int, nodeCPUs int64) *Unfit {
 }
 
 // entry is what the view remembers of req (see memo), placing it first
-// if need be; the placement itself only when full is set.
+// if need be; the placement itself only when full is set, placed again
+// where the memo had the score.
 func (v *NodeView) entry(req Request, full bool) (Placement, int64, error) {
 	key, ok := req.memoKey()
 	if !ok {
 		p, err := v.allocate(req)
 		return p, p.Score, err
 	}
-	if e, score, hit := v.memo.get(key, req.Memory, full); hit {
-		return e.p, score, e.err
+	score, hit, err := v.memo.get(key, req.Memory)
+	if hit && (!full || err != nil) {
+		return Placement{}, score, err
 	}
 	p, err := v.allocate(req)
-	v.memo.put(key, req.Memory, p, err)
+	if !hit {
+		v.memo.put(key, req.Memory, p.Score, err)
+	}
 	return p, p.Score, err
 }
 

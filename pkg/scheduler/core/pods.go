@@ -25,7 +25,7 @@ func (c *Cluster) SetPodMemory(key, node string, decision *workload.Assignment, 
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var mem map[int]cpualloc.Memory
+	var mem heldMem
 	if old, had := c.pods[key]; had && old.node == node && samePtr(old.decision, decision) {
 		mem = old.mem
 	} else if a, ok := c.assumed[key]; decision != nil && !(ok && a.node == node && sameHolding(a.a, *decision)) {
@@ -86,7 +86,7 @@ func (c *Cluster) boundAsAssumed(key, node string, decision *workload.Assignment
 // decisionHolds is what a decision found on a bound pod holds of need on
 // its node: its CPUs' NUMA nodes, as the agent binds a decision's memory
 // to them (the resource-status carries CPUs only), on the node's view.
-func (c *Cluster) decisionHolds(node string, decision *workload.Assignment, need cpualloc.Memory) map[int]cpualloc.Memory {
+func (c *Cluster) decisionHolds(node string, decision *workload.Assignment, need cpualloc.Memory) heldMem {
 	if need == (cpualloc.Memory{}) {
 		return nil
 	}

@@ -37,6 +37,12 @@ type tally struct {
 func newTally(r *report) *tally {
 	t := &tally{burst: map[int]int64{}, empty: r.machine.emptyMemo(r.reserved)}
 	topo := r.machine.topo
+	// Sized once to the highest CPU id: grown CPU by CPU, the doubling
+	// left a 192-CPU node's counts at 256 entries, a third of them unused
+	// on every node.
+	if len(topo.CPUs) > 0 {
+		t.grow(slices.MaxFunc(topo.CPUs, func(a, b topology.CPU) int { return a.ID - b.ID }).ID)
+	}
 	for _, c := range topo.CPUs {
 		if r.reserved.Contains(c.ID) || topo.Isolated.Contains(c.ID) {
 			continue
@@ -72,7 +78,7 @@ func (t *tally) freeOf(id int) int64 {
 // add counts h (sign 1) or stops counting it (sign -1), and mem, the
 // memory it holds by node, when the report does not count it yet. CPU ids
 // outside 0..topology.MaxCPUID are ignored: no parsed list has them.
-func (t *tally) add(h workload.Assignment, mem map[int]cpualloc.Memory, sign int) {
+func (t *tally) add(h workload.Assignment, mem heldMem, sign int) {
 	t.addMem(mem, sign)
 	t.n += sign
 	var share int64
@@ -137,7 +143,7 @@ func (t *tally) view(name string, r *report) *NodeView {
 // allocation assumed for it); n says how many.
 type held struct {
 	h   [3]workload.Assignment
-	mem [3]map[int]cpualloc.Memory // what each holds of memory, by node, where the report does not count it
+	mem [3]heldMem // what each holds of memory, by node, where the report does not count it
 	n   int
 }
 
@@ -167,7 +173,7 @@ func (a held) same(b held) bool {
 		return false
 	}
 	for i := range a.n {
-		if !sameHolding(a.h[i], b.h[i]) || !maps.Equal(a.mem[i], b.mem[i]) {
+		if !sameHolding(a.h[i], b.h[i]) || !slices.Equal(a.mem[i], b.mem[i]) {
 			return false
 		}
 	}

@@ -87,6 +87,9 @@ type Plugin struct {
 	handle  framework.Handle
 	cluster *core.Cluster
 	synced  []cache.InformerSynced
+	// reports is the NodeResourceTopology informer's store: names and
+	// versions (nrtEntry), the reports themselves being in the cluster.
+	reports cache.Store
 	ready   atomic.Bool
 	waited  atomic.Bool
 	waiting waiting

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"k8s.io/klog/v2"
@@ -22,6 +23,11 @@ var cp *kubetest.ControlPlane
 var schedulerLog string
 
 func TestMain(m *testing.M) {
+	if os.Getenv("LOCUS_SCHED_MEMPROFILE") != "" {
+		// One sample per 16 KiB allocated rather than 512: a plugin's
+		// few megabytes otherwise show as a handful of samples.
+		runtime.MemProfileRate = 16 << 10
+	}
 	klog.InitFlags(nil)
 	dir, err := os.MkdirTemp("", "locus-scale-")
 	if err != nil {

@@ -38,6 +38,11 @@ type result struct {
 	// scheduler when it runs here, with the creators and the watch, the
 	// same for all), schedRSS the scheduler's own when it runs as a process.
 	rss, schedRSS uint64
+	// heap is what the scheduler retained when the pass ended: this
+	// process's live Go heap after a collection with the scheduler
+	// running, less the same after it stopped (0 when it runs as a
+	// process of its own). The watch and the pass's pods are in both.
+	heap uint64
 	// refused are the pods seen unschedulable at least once.
 	refused map[string]bool
 	pods    []corev1.Pod
@@ -107,7 +112,13 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 	}
 	r.refused = w.refusals()
 	stopProfile()
+	with := liveHeap()
+	heapProfile(t, fmt.Sprintf("%s-%d", k, round))
+	_, own := s.(interface{ PID() int })
 	stop()
+	if without := settleHeap(); !own && with > without {
+		r.heap = with - without
+	}
 
 	var last time.Time
 	first := time.Now()

@@ -69,6 +69,9 @@ func passLine(r result, q quality) string {
 		ms(quantile(r.e2e, 0.5)), ms(quantile(r.e2e, 0.99)), ms(r.attempt.quantile(0.5)), ms(r.attempt.quantile(0.99)),
 		ms(r.algorithm.quantile(0.99)), r.attempts["scheduled"], r.attempts["unschedulable"], r.attempts["error"],
 		strings.Join(cpu, ", "), r.load[0], r.load[1])
+	if r.heap > 0 {
+		s += "  scheduler's live heap " + mib(r.heap)
+	}
 	s += "  peak RSS test " + mib(r.rss)
 	if r.schedRSS > 0 {
 		s += ", scheduler process " + mib(r.schedRSS)
@@ -105,7 +108,7 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 	// Each round's locus/peer ratios, and their medians: the rounds'
 	// conditions differ (which pass ran first, what else loaded the
 	// machine), a ratio within a round compares like with like.
-	names := []string{"throughput", "create->bound p50", "create->bound p99", "attempt p99", "cpu test+scheduler", "cpu kube-apiserver", "peak RSS test+scheduler"}
+	names := []string{"throughput", "create->bound p50", "create->bound p99", "attempt p99", "cpu test+scheduler", "cpu kube-apiserver", "peak RSS test+scheduler", "scheduler's live heap"}
 	perRound := make([][]float64, len(names))
 	for round := 1; round <= cfg.rounds; round++ {
 		var l, v result
@@ -120,7 +123,8 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 			ratioOf(quantile(l.e2e, 0.5), quantile(v.e2e, 0.5)), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
 			ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)),
 			ratioOf(schedulerCPU(l), schedulerCPU(v)), ratioOf(l.cpu["kube-apiserver"], v.cpu["kube-apiserver"]),
-			float64(l.rss+l.schedRSS) / float64(max(v.rss+v.schedRSS, 1))}
+			float64(l.rss+l.schedRSS) / float64(max(v.rss+v.schedRSS, 1)),
+			heapRatio(l, v)}
 		var line []string
 		for i, r := range rs {
 			perRound[i] = append(perRound[i], r)
@@ -154,6 +158,15 @@ func summarize(t *testing.T, cfg config, all []result) float64 {
 		vs, lt/vt, floats(ratios), ratioOf(quantile(l.e2e, 0.99), quantile(v.e2e, 0.99)),
 		ratioOf(l.attempt.quantile(0.99), v.attempt.quantile(0.99)))
 	return median(ratios)
+}
+
+// heapRatio is the ratio of the schedulers' live heaps, or 0 when one of
+// them ran as its own process (its RSS is the figure then).
+func heapRatio(l, v result) float64 {
+	if l.heap == 0 || v.heap == 0 {
+		return 0
+	}
+	return float64(l.heap) / float64(v.heap)
 }
 
 // schedulerCPU is the CPU time of the test process and of a scheduler
