@@ -267,7 +267,11 @@ func (g *guestAgent) filled(name string, mib int) bool {
 func (g *guestAgent) localOn(name string, nodes []int) (on, total uint64) {
 	g.t.Helper()
 	var err error
-	g.pollFor(2*time.Minute, name+"'s memory ≥ 99 % on NUMA nodes "+fmt.Sprint(nodes), func() bool {
+	// On cgroup v2 the memory locality worker alone moves it (cpuset.mems
+	// stays wide), and under the emulator on a loaded host each of its
+	// calls waits for every vCPU: a busy workload's 8 MiB took over 2
+	// minutes at load average 30.
+	g.pollFor(6*time.Minute, name+"'s memory ≥ 99 % on NUMA nodes "+fmt.Sprint(nodes), func() bool {
 		on, total, err = g.anonOn(name, nodes)
 		return err == nil && total > 0 && on*100 >= total*99
 	})

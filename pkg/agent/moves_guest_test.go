@@ -25,7 +25,7 @@ var movers = map[string]int{"a": 16, "b": 24, "c": 32}
 
 // movesBootArgs is the boot of the guest's moves tests, for the skip
 // message of a boot without four nodes (test/numavm/README.md says the same).
-const movesBootArgs = "--nodes 4 --smp 8 --pkgs ./pkg/agent --run 'TestGuestMovesAdmitAWholeNode|TestGuestRebalance' --test-timeout 30m --timeout 2400"
+const movesBootArgs = "--nodes 4 --smp 8 --pkgs ./pkg/agent --run 'TestGuestMovesAdmitAWholeNode|TestGuestRebalance|TestGuestNarrowing' --test-timeout 50m --timeout 3300"
 
 // movesReserved is CPU 7, reserved for the whole test: node 3 has one CPU
 // to give, the others two.

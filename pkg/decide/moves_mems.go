@@ -18,8 +18,10 @@ import (
 // left and those it goes to: a widening migrates nothing, so the write
 // returns at once and the workload waiting for the CPUs is admitted, while
 // the memory locality worker moves the pages within its stall budget.
-// Narrowing makes the kernel migrate whatever is left outside, inside the
-// write and unbounded, so it waits until little is left or the bound passes.
+// Where narrowing makes the kernel migrate whatever is left outside, inside
+// the write and unbounded (cgroup v2), it is never narrowed while the
+// workload runs (keptWide); elsewhere (cgroup v1, whose memory_migrate the
+// agent leaves off) it narrows once little is left or the bound passes.
 const (
 	// MemsLeftToNarrow is the resident memory outside the new nodes at or
 	// below which cpuset.mems narrows: an absolute figure rather than a
@@ -33,13 +35,19 @@ const (
 	// ReasonMemsNarrowed is the Event of a moved workload's cpuset.mems
 	// narrowed to its new nodes.
 	ReasonMemsNarrowed = "MemsNarrowed"
+	// ReasonMemsKeptWide is the Event of a moved workload whose
+	// cpuset.mems stays widened while it runs, since narrowing it would
+	// migrate inside the write (Observation.NarrowingMigrates).
+	ReasonMemsKeptWide = "MemsKeptWide"
 )
 
 // followMems carries the moved workloads' wide cpuset.mems from following
 // (the checkpoint's) and the moves of this decision (prev: the assignments
 // before it) into d's writes and status, and narrows those whose memory
-// followed or whose bound passed, with an Event each. It returns what
-// follows still. d is not changed: a decision reused shares its slices.
+// followed or whose bound passed, with an Event each, unless narrowing
+// migrates (obs.NarrowingMigrates): those stay wide, told once at the move.
+// It returns what follows still. d is not changed: a decision reused
+// shares its slices.
 func followMems(obs Observation, unrestricted bool, prev map[string]workload.Assignment, d Desired,
 	following map[string]workload.MemsFollowing) (Desired, map[string]workload.MemsFollowing, []eventlog.Event) {
 	if unrestricted {
@@ -79,7 +87,14 @@ func followMems(obs Observation, unrestricted bool, prev map[string]workload.Ass
 		}
 		if movedNow[name] {
 			widen[name] = wide
+			if obs.NarrowingMigrates {
+				events = append(events, keptWide(name, wide, target))
+			}
 			continue // what was read of its memory predates the move
+		}
+		if obs.NarrowingMigrates {
+			widen[name] = wide // never narrowed while it runs: keptWide
+			continue
 		}
 		left, read := residentOutside(obs.Resident[name], target)
 		switch {
@@ -100,6 +115,23 @@ func followMems(obs Observation, unrestricted bool, prev map[string]workload.Ass
 		next = nil
 	}
 	return widened(obs.Workloads, d, widen), next, events
+}
+
+// keptWide is the Event of a move whose cpuset.mems stays wide. Where the
+// kernel migrates inside a narrowing write (cgroup v2), the write queues a
+// migration of every page of the workload's processes on the nodes left,
+// file pages shared with other processes included (MPOL_MF_MOVE_ALL; the
+// workload's memory.numa_stat does not count those charged to others), and
+// waits for it; the migration holds the workload's mmap lock, so its
+// threads wait as well, and in the test guest a workload busy on a CPU
+// kept the write from returning for minutes. Its CPUs are on the new
+// nodes, so the kernel allocates its new pages there first, and the memory
+// locality worker moves the rest within its stall budget.
+func keptWide(name string, wide, target cpuset.CPUSet) eventlog.Event {
+	return event(eventlog.Normal, ReasonMemsKeptWide, name,
+		"cpuset.mems stays NUMA nodes %v while the workload runs, though its CPUs are on %v: narrowing it migrates what is left on the nodes it left inside the write and under the workload's mmap lock, without bound; "+
+			"new pages are allocated on %v first and the memory locality worker moves the rest within its stall budget",
+		wide.List(), target.List(), target.List())
 }
 
 // memNodesOf is the nodes an assignment's cpuset.mems names.

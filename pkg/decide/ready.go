@@ -58,6 +58,12 @@ type Observation struct {
 	// cost of moving it. Not part of the decision's input key: it only
 	// orders plans of equal CPUs, made when something does not fit.
 	Resident map[string]map[int]uint64
+	// NarrowingMigrates says the kernel migrates a cgroup's memory inside a
+	// write that narrows its cpuset.mems (cgroup v2, where memory_migrate
+	// is always on; the agent never turns it on in v1): a moved workload's
+	// widened cpuset.mems is then never narrowed while it runs
+	// (moves_mems.go).
+	NarrowingMigrates bool
 }
 
 // Memory is what the agent remembers between reconciles: the assignments
