@@ -3,7 +3,6 @@ package agent
 import (
 	"fmt"
 
-	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/decide"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/rebalance/probe"
@@ -53,8 +52,7 @@ func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Read
 // observation is what this reconcile saw, as the decision takes it.
 func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: runner.LeasesOf(c.Leases), Dropped: runner.LeasesOf(dropped), Now: a.now(),
-		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow, ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle,
-		NarrowingMigrates: a.h.Version() == cgroup.V2}
+		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow, ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle, NarrowingMigrates: a.h.NarrowingMigrates()}
 	if st, read := a.kube.State(); read {
 		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
 	}

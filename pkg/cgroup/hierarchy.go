@@ -82,6 +82,11 @@ func (h *Hierarchy) Root() string { return h.root }
 // Version is the detected or forced cgroup version.
 func (h *Hierarchy) Version() Version { return h.version }
 
+// NarrowingMigrates says whether taking nodes out of a cgroup's cpuset.mems
+// makes the kernel migrate its pages inside the write: always on v2; on v1
+// only with cpuset.memory_migrate, which the agent leaves off.
+func (h *Hierarchy) NarrowingMigrates() bool { return h.version == V2 }
+
 // Dir resolves cgroup rel in controller ctrl: <root>/<ctrl>/<rel> on v1,
 // <root>/<rel> on v2 (ctrl ignored). The directory need not exist.
 func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
