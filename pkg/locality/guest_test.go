@@ -279,12 +279,23 @@ func TestGuestIdleMemoryHiddenByKernelBalancing(t *testing.T) {
 		}
 	}
 	t.Logf("before: region status %v", got)
-	res, err := Migrate(context.Background(), Request{PIDs: []int{c.pid()}, Local: []int{0}}, Options{Margin: guestMargin})
-	if err != nil {
-		t.Fatal(err)
+	// The balancer keeps sampling while the pages move, so it can hide a few
+	// again behind the migrator; the memory locality worker runs again for
+	// those, and so may the test, once. Without unhiding, each pass would
+	// leave every hidden page where it was.
+	var res Result
+	for pass := 1; pass <= 2; pass++ {
+		r, err := Migrate(context.Background(), Request{PIDs: []int{c.pid()}, Local: []int{0}}, Options{Margin: guestMargin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res = r
+		t.Logf("pass %d: ratio %d%% -> %d%%, moved %d pages, unhid %d, %d calls, %d left remote", pass, res.RatioBefore,
+			res.RatioAfter, res.Moved, res.Processes[0].Unhidden, res.Calls, res.RemoteLeft)
+		if res.RemoteLeft <= 64 {
+			break
+		}
 	}
-	t.Logf("ratio %d%% -> %d%%, moved %d pages, unhid %d, %d calls", res.RatioBefore, res.RatioAfter, res.Moved,
-		res.Processes[0].Unhidden, res.Calls)
 	if res.RatioAfter < 99 || res.RemoteLeft > 64 {
 		t.Errorf("ratio after %d%%, %d pages left remote", res.RatioAfter, res.RemoteLeft)
 	}
