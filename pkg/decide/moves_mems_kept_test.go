@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/locus-project/locus/pkg/cgroupfile"
-	"github.com/locus-project/locus/pkg/workload"
 )
 
 // TestMovesMemsKeptWideWhereNarrowingMigrates: where the kernel migrates
@@ -50,20 +49,7 @@ func TestMovesMemsKeptWideWhereNarrowingMigrates(t *testing.T) {
 					t.Errorf("at the move MemsKeptWide %q, want it to say %q", msg, part)
 				}
 			}
-			later := obs
-			later.Now = moveNow.Add(tc.after)
-			later.Resident = nil
-			if tc.resident != nil {
-				later.Resident = map[string]map[int]uint64{"x": tc.resident}
-			}
-			if tc.removed {
-				later.Workloads = slices.DeleteFunc(slices.Clone(obs.Workloads), func(w workload.Workload) bool { return w.Name == "x" })
-			}
-			m := first.Memory
-			if tc.restarted {
-				m = Memory{}.From(first.Kept())
-			}
-			r := Decide(later, m)
+			r := Decide(laterObservation(obs, tc.after, tc.resident, tc.removed), laterMemory(first, tc.restarted))
 			if got, _ := opValue(r.Desired.Ops, "locus.slice/x", cgroupfile.CPUSetMems); got != tc.want {
 				t.Errorf("x's cpuset.mems %q, want %q", got, tc.want)
 			}

@@ -69,22 +69,11 @@ func TestMovesMemsFollow(t *testing.T) {
 			if st := stateOf(first, "x"); st.Mems != "0-1" || !slices.Equal(st.NUMANodes, []int{1}) {
 				t.Errorf("at the move x's status mems %q nodes %v, want 0-1 and [1]", st.Mems, st.NUMANodes)
 			}
-			later := obs
-			later.Now = moveNow.Add(tc.after)
-			if tc.resident != nil {
-				later.Resident = map[string]map[int]uint64{"x": tc.resident}
-			}
-			if tc.removed {
-				later.Workloads = slices.DeleteFunc(slices.Clone(obs.Workloads), func(w workload.Workload) bool { return w.Name == "x" })
-			}
+			later := laterObservation(obs, tc.after, tc.resident, tc.removed)
 			if tc.mutate != nil {
 				tc.mutate(&later)
 			}
-			m := first.Memory
-			if tc.restarted {
-				m = Memory{}.From(first.Kept())
-			}
-			r := Decide(later, m)
+			r := Decide(later, laterMemory(first, tc.restarted))
 			got, _ := opValue(r.Desired.Ops, "locus.slice/x", cgroupfile.CPUSetMems)
 			if got != tc.want {
 				t.Errorf("x's cpuset.mems %q, want %q", got, tc.want)
@@ -154,4 +143,28 @@ func TestMovesMemsFollowedAfterRestart(t *testing.T) {
 	if got := (Memory{}).From(first.Kept()).Followed(); !slices.Equal(got, []string{"x"}) {
 		t.Errorf("followed after a restart %v, want [x]", got)
 	}
+}
+
+// laterObservation is obs at a reconcile after x's move: x's resident
+// memory as given (nil: none read), x gone if removed.
+func laterObservation(obs Observation, after time.Duration, resident map[int]uint64, removed bool) Observation {
+	later := obs
+	later.Now = moveNow.Add(after)
+	later.Resident = nil
+	if resident != nil {
+		later.Resident = map[string]map[int]uint64{"x": resident}
+	}
+	if removed {
+		later.Workloads = slices.DeleteFunc(slices.Clone(obs.Workloads), func(w workload.Workload) bool { return w.Name == "x" })
+	}
+	return later
+}
+
+// laterMemory is what the later reconcile remembers of the move: the
+// decision's own memory, or only the checkpoint's after a restart.
+func laterMemory(first Ready, restarted bool) Memory {
+	if restarted {
+		return Memory{}.From(first.Kept())
+	}
+	return first.Memory
 }
