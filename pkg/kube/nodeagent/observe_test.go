@@ -3,6 +3,8 @@ package nodeagent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,10 +94,15 @@ func waitNRT(t *testing.T, node, what string, ok func(*nrt.Object, nrt.CPUTopolo
 	})
 }
 
-// status reads the agent's status.json.
+// status reads the agent's status.json; before the agent first publishes
+// it (its cgroup writes come first) the status is empty, so a wait on it
+// waits rather than failing.
 func (n *node) status() status.Status {
 	n.t.Helper()
 	st, err := status.Read(n.stateDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return status.Status{}
+	}
 	if err != nil {
 		n.t.Fatal(err)
 	}
