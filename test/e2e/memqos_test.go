@@ -2,13 +2,19 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/locus-project/locus/internal/kubetest"
 )
 
 // memcgDefaultSoftLimit is memory.soft_limit_in_bytes of a new memory cgroup on
@@ -20,12 +26,50 @@ const memcgDefaultSoftLimit = "9223372036854771712"
 func (n *e2eNode) sloConfig(t *testing.T) { n.sloConfigFrom(t, "ack-slo-config.yaml") }
 
 // sloConfigFrom applies a seed's ack-slo-config from internal/kubetest/testdata
-// for the duration of one test.
+// for the duration of one test, and waits until the agent has it in force:
+// the test before deleted it, and a pod created before the agent saw it
+// again would be answered at creation (NRI) without it.
 func (n *e2eNode) sloConfigFrom(t *testing.T, file string) {
 	t.Helper()
-	n.cp.ApplyFile(t, filepath.Join(n.repo, "internal/kubetest/testdata", file))
+	var rv string
+	for _, o := range n.cp.ApplyFile(t, filepath.Join(n.repo, "internal/kubetest/testdata", file)) {
+		if o.GetKind() == "ConfigMap" && o.GetName() == "ack-slo-config" {
+			rv = o.GetResourceVersion()
+		}
+	}
 	t.Cleanup(func() {
 		_ = n.cp.Client.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "ack-slo-config", metav1.DeleteOptions{})
+	})
+	n.waitConfigInForce(t, "ack-slo-config", rv)
+}
+
+// waitConfigInForce waits until the agent's saved configuration (its state
+// directory's cluster-config.json, pkg/kube/nodeagent.SavedConfigFile) has
+// version rv of the ConfigMap for each of its keys the agent watches.
+func (n *e2eNode) waitConfigInForce(t *testing.T, configMap, rv string) {
+	t.Helper()
+	path := filepath.Join(n.dir, "agent", "cluster-config.json")
+	kubetest.WaitFor(t, "the agent to have "+configMap+" version "+rv+" in force", fileTimeout, func(context.Context) (bool, error) {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return false, err
+		}
+		var saved struct {
+			Values map[string]struct{ ResourceVersion string } `json:"values"`
+		}
+		if err := json.Unmarshal(raw, &saved); err != nil {
+			return false, fmt.Errorf("%s: %w", path, err)
+		}
+		found := false
+		for key, v := range saved.Values {
+			if strings.HasPrefix(key, configMap+"/") {
+				if v.ResourceVersion != rv {
+					return false, fmt.Errorf("%s: %s at version %s", path, key, v.ResourceVersion)
+				}
+				found = true
+			}
+		}
+		return found, nil
 	})
 }
 

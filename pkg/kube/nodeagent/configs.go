@@ -182,11 +182,12 @@ func (c *configWatch) apply(w watchedKey, cm *corev1.ConfigMap) {
 }
 
 // save records a value just accepted, unless it is the one saved already
-// (a resync, a restart): at rest the agent writes nothing.
+// (a resync, a restart): at rest the agent writes nothing. A new version of
+// the same text is saved, so that the file says which version is in force.
 func (c *configWatch) save(w watchedKey, raw, rv string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if v, ok := c.saved.Values[w.id()]; ok && v.Raw == raw {
+	if v, ok := c.saved.Values[w.id()]; ok && v.Raw == raw && v.ResourceVersion == rv {
 		return
 	}
 	next := savedConfig{Values: map[string]savedValue{}}

@@ -1,6 +1,7 @@
 package nodeagent_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
@@ -63,6 +65,38 @@ func TestRestartWithMalformedConfigMap(t *testing.T) {
 			setConfigMap(t, n.resQoS, sloconfig.ConfigKeyResourceQoS, lsConfig(true, 25))
 			n.waitFile(cg, "memory.low", strconv.FormatInt(gib/4, 10))
 			waitUntil(t, "the config error to clear", func() bool { return n.status().ConfigError == "" })
+		})
+	}
+}
+
+// The saved configuration names the ConfigMap version in force, also when a
+// new version carries the same text (a label changed, or the ConfigMap
+// deleted and created again before the agent saw the deletion): a test or
+// an operator waits for that version before relying on it.
+func TestSavedConfigNamesTheVersionInForce(t *testing.T) {
+	n := configNode(t, cgroup.V1, true, lsConfig(true, 50))
+	n.start()
+	savedVersion := func() string {
+		var s struct {
+			Values map[string]struct{ ResourceVersion string } `json:"values"`
+		}
+		_ = json.Unmarshal(n.fileBytes(nodeagent.SavedConfigFile), &s)
+		return s.Values[n.resQoS+"/"+sloconfig.ConfigKeyResourceQoS].ResourceVersion
+	}
+	cms := cp.Client.CoreV1().ConfigMaps("kube-system")
+	for i := range 2 {
+		cm, err := cms.Get(callCtx(t), n.resQoS, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 { // the same text, a new version
+			cm.Labels = map[string]string{"touched": strconv.Itoa(i)}
+			if cm, err = cms.Update(callCtx(t), cm, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitUntil(t, "the saved configuration to name version "+cm.ResourceVersion, func() bool {
+			return savedVersion() == cm.ResourceVersion
 		})
 	}
 }
