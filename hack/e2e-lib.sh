@@ -451,6 +451,10 @@ EOF2
 # the static policy requires.
 # LOCUS_E2E_MAX_PODS: the kubelet's maxPods (default 110, the kubelet's own
 # default), raised for the 300-pod churn (TestChurnPodBesideHost).
+# A container's restart back-off stops at 2 s (KubeletCrashLoopBackOffMax)
+# instead of growing 10 s, 20 s, 40 s ... to 5 min: the tests that kill the
+# agent's container wait for the kubelet to restart it, and with the default
+# three kills cost 70 s of waiting.
 kubelet_config() {
 	local cpu_manager="cpuManagerPolicy: none" max_pods=${LOCUS_E2E_MAX_PODS:-110}
 	[[ $max_pods =~ ^[1-9][0-9]*$ ]] || die "LOCUS_E2E_MAX_PODS: $max_pods is not a number of pods"
@@ -485,6 +489,8 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 syncFrequency: 10s
 serializeImagePulls: false
+featureGates: {KubeletCrashLoopBackOffMax: true}
+crashLoopBackOff: {maxContainerRestartPeriod: 2s}
 EOF2
 }
 

@@ -103,7 +103,8 @@ func (n *e2eNode) killAgent(t *testing.T) {
 		n.e2e(t, "start", "agent")
 		return
 	}
-	// The kubelet's back-off before a restart grows 10 s, 20 s, 40 s ...
+	// The kubelet's back-off before a restart: at most 2 s on the test's node
+	// (hack/e2e-lib.sh), 10 s, 20 s, 40 s ... on a default kubelet.
 	kubetest.WaitFor(t, "the agent's container restarted and ready", 3*time.Minute, func(ctx context.Context) (bool, error) {
 		p := n.agentPod(t)
 		if len(p.Status.ContainerStatuses) == 0 {
