@@ -74,9 +74,10 @@ type mover struct {
 	res        ProcessResult
 	fatal      error
 	// Buffers reused from call to call.
-	addrBuf          []uintptr
-	nodeBuf, statBuf []int32
-	pmBuf            []byte
+	pmBuf []byte
+	// wave holds the calls queued to run at once (see call), slots their
+	// arrays, reused from wave to wave.
+	wave, slots []*inflight
 	// pending pages wait for more of their class to fill a batch.
 	pending []pageRef
 	// whole: migrate_pages(2) may finish the process (see migrate_finish.go);
@@ -231,7 +232,9 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 			m.fatal = err
 			break
 		}
-		if m.finishWhole(pages[i:]) {
+		// migrate_pages(2) may take over only between waves: a queued
+		// call's pages are reserved but not yet moved.
+		if len(m.wave) == 0 && m.finishWhole(pages[i:]) {
 			return nil
 		}
 		class, limit := classOf(pages[i]), uint64(m.ctl.Size(classOf(pages[i])))
@@ -252,6 +255,9 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 		if len(batch) > 0 {
 			busy = append(busy, m.call(class, batch)...)
 		}
+	}
+	if flush || m.fatal != nil {
+		busy = append(busy, m.flush()...)
 	}
 	return busy
 }
