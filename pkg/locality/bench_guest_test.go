@@ -238,7 +238,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		run.mb, run.elapsed = float64(res.MovedBytes())/(1<<20), res.Elapsed
 		run.longest, run.p99, run.calls, run.callTime = res.LongestStall, res.StallP99, res.Calls, res.CallTime
 		run.overBudget = res.OverBudget
-		for _, name := range []string{"assign", "guard"} {
+		for _, name := range []string{"regions", "assign", "query", "guard"} {
 			run.trace += fmt.Sprintf(" %s_n=%d %s_s=%.3f", name, counts[name], name, phases[name].Seconds())
 		}
 		for k, name := range []string{"base", "huge"} {
