@@ -47,8 +47,7 @@ const unbounded = 24 * time.Hour
 // tool always runs first.
 //
 // LOCUS_NUMAVM_BENCH_BUDGETS lists budgets in ms (0: unbounded; default
-// "20,0"; "20/1" is 20 ms with one move_pages call at a time, as the
-// migrator made them before Options.InFlight), LOCUS_NUMAVM_BENCH_ROUNDS the rounds (default 1) and
+// "20,0"), LOCUS_NUMAVM_BENCH_ROUNDS the rounds (default 1) and
 // LOCUS_NUMAVM_BENCH_PAGES the workloads, thp (memory in transparent huge
 // pages, the default) and/or 4k (madvised against them); pass them as
 // --append "numavm.bench_budgets=20,50,100,0 numavm.bench_rounds=5 numavm.bench_pages=thp,4k".
@@ -60,12 +59,7 @@ func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 	cpus := nodeCPUs(t, topo, 0)
 	tools := []string{}
 	for _, f := range strings.Split(envOr("LOCUS_NUMAVM_BENCH_BUDGETS", "20,0"), ",") {
-		budget, inflight, one := strings.Cut(strings.TrimSpace(f), "/")
-		tool := "locus-budget" + budget
-		if one {
-			tool += "-inflight" + inflight
-		}
-		tools = append(tools, tool)
+		tools = append(tools, "locus-budget"+strings.TrimSpace(f))
 	}
 	tools = append(tools, "locus-migrate_pages")
 	mp, err := exec.LookPath("migratepages")
@@ -198,15 +192,9 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		if tool == "locus-migrate_pages" {
 			opts.Strategy = StrategyMigratePages
 		} else {
-			budget, inflight, _ := strings.Cut(strings.TrimPrefix(tool, "locus-budget"), "-inflight")
-			n, err := strconv.Atoi(budget)
+			n, err := strconv.Atoi(strings.TrimPrefix(tool, "locus-budget"))
 			if err != nil {
 				t.Fatalf("budget of %s: %v", tool, err)
-			}
-			if inflight != "" {
-				if opts.InFlight, err = strconv.Atoi(inflight); err != nil || opts.InFlight < 1 {
-					t.Fatalf("calls in flight of %s: %q", tool, inflight)
-				}
 			}
 			opts.Budget = time.Duration(n) * time.Millisecond
 			if n == 0 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -29,9 +28,6 @@ const (
 const (
 	DefaultBudget  = 20 * time.Millisecond
 	DefaultRetries = 3
-	// DefaultInFlight: two calls at once. More would take more of the
-	// machine's CPUs from its workloads for a move.
-	DefaultInFlight = 2
 )
 
 // Options tune a migration.
@@ -46,12 +42,6 @@ type Options struct {
 	Margin Margin
 	// Retries is how often busy pages are tried again (default 3).
 	Retries int
-	// InFlight is how many move_pages calls run at once, each on its own
-	// pages and within Budget; the zero value means DefaultInFlight, capped
-	// at the CPUs this process may use. The kernel copies a call's pages on
-	// the caller's CPU, so a second call in flight moves pages while the
-	// first one copies.
-	InFlight int
 	// FreeMemory reads the size and free memory of nodes now; nil reads
 	// sysfs. The migrator checks it before every batch, not only in the plan.
 	FreeMemory func(nodes []int) (map[int]NodeMemory, error)
@@ -69,9 +59,6 @@ func (o Options) normalized() Options {
 	}
 	if o.Retries <= 0 {
 		o.Retries = DefaultRetries
-	}
-	if o.InFlight <= 0 {
-		o.InFlight = min(DefaultInFlight, runtime.GOMAXPROCS(0))
 	}
 	if o.FreeMemory == nil {
 		root := o.SysfsRoot

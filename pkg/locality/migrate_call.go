@@ -4,110 +4,53 @@ package locality
 
 import (
 	"errors"
-	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// inflight is one batch's move_pages call: its arrays and what the kernel
-// answered.
-type inflight struct {
-	class         PageClass
-	batch         []pageRef
-	weight        uint64
-	addrs         []uintptr
-	nodes, status []int32
-	err           error
-	took          time.Duration
-}
-
-// call queues one batch for a move_pages call. Up to opts.InFlight calls run
-// at once (on disjoint pages, so each still bounds the stall of the pages it
-// moves); the queue is issued when full, or by flush. It returns the pages
-// of issued calls still busy after their status was checked.
+// call moves one batch with one move_pages call and returns the pages still
+// busy after their status was checked.
 func (m *mover) call(class PageClass, batch []pageRef) []pageRef {
-	c := m.slot(len(m.wave), len(batch))
-	c.class, c.batch, c.weight = class, batch, 0
+	addrs, nodes, status := m.buffers(len(batch))
+	var weight uint64
 	for j, p := range batch {
-		c.addrs[j], c.nodes[j], c.status[j] = p.addr, int32(p.to), statusUnknown
-		c.weight += p.weight
-	}
-	m.wave = append(m.wave, c)
-	if len(m.wave) < m.opts.InFlight {
-		return nil
-	}
-	return m.flush()
-}
-
-// flush issues the queued calls at once, waits for all of them, and settles
-// each in turn.
-func (m *mover) flush() []pageRef {
-	wave := m.wave
-	m.wave = m.wave[:0]
-	if len(wave) == 0 || m.fatal != nil {
-		return nil
+		addrs[j], nodes[j], status[j] = p.addr, int32(p.to), statusUnknown
+		weight += p.weight
 	}
 	if m.balancing {
 		// The scanner keeps hiding pages; touch them right before the
 		// move so the window is too short for it.
-		for _, c := range wave {
-			if err := touchPages(m.pid, c.addrs); err != nil {
-				m.fatal = err
-				return nil
-			}
+		if err := touchPages(m.pid, addrs); err != nil {
+			m.fatal = err
+			return nil
 		}
 	}
-	var wg sync.WaitGroup
-	for _, c := range wave[1:] {
-		wg.Go(func() { m.issue(c) })
-	}
-	m.issue(wave[0])
-	wg.Wait()
-	var busy []pageRef
-	for _, c := range wave {
-		busy = append(busy, m.settle(c)...)
-	}
-	return busy
-}
-
-// issue makes one queued call; it touches nothing of the mover but c, so
-// calls of one wave run in parallel.
-func (m *mover) issue(c *inflight) {
 	start := time.Now()
-	c.err = movePages(m.pid, c.addrs, c.nodes, c.status, mpolMFMove)
-	c.took = time.Since(start)
-}
-
-// settle records what one call did and returns its pages still busy.
-func (m *mover) settle(c *inflight) []pageRef {
-	m.ctl.Observe(c.class, int(c.weight), c.took)
+	err := movePages(m.pid, addrs, nodes, status, mpolMFMove)
+	took := time.Since(start)
+	m.ctl.Observe(class, int(weight), took)
 	if traceCall != nil {
-		traceCall(c.class, len(c.batch), int(c.weight), c.took)
+		traceCall(class, len(batch), int(weight), took)
 	}
 	m.res.Calls++
-	m.res.LongestStall = max(m.res.LongestStall, c.took)
-	m.res.CallTime += c.took
-	m.res.stalls = append(m.res.stalls, c.took)
-	if errors.Is(c.err, unix.ENOMEM) {
-		for _, p := range c.batch {
+	m.res.LongestStall = max(m.res.LongestStall, took)
+	m.res.CallTime += took
+	m.res.stalls = append(m.res.stalls, took)
+	if errors.Is(err, unix.ENOMEM) {
+		for _, p := range batch {
 			m.stop(p.to)
 			m.release(p)
 		}
 		return nil
 	}
-	if c.err != nil {
-		if m.fatal == nil {
-			m.fatal = c.err
-		}
-		for _, p := range c.batch {
-			m.release(p)
-		}
+	if err != nil {
+		m.fatal = err
 		return nil
 	}
 	var verify []pageRef
-	for j, p := range c.batch {
-		switch st := c.status[j]; {
+	for j, p := range batch {
+		switch st := status[j]; {
 		case st == int32(p.to):
 			m.record(p)
 		case st == -int32(unix.ENOMEM):
@@ -128,27 +71,15 @@ func (m *mover) settle(c *inflight) []pageRef {
 			verify = append(verify, p)
 		}
 	}
-	if m.fatal != nil {
-		for _, p := range verify {
-			m.release(p)
-		}
-		return nil
-	}
 	return m.verify(verify)
 }
 
-// slot returns the i-th call of a wave with arrays for n pages, reused
-// between waves.
-func (m *mover) slot(i, n int) *inflight {
-	for len(m.slots) <= i {
-		m.slots = append(m.slots, &inflight{})
+// buffers returns the move_pages arrays for n pages, reused between calls.
+func (m *mover) buffers(n int) ([]uintptr, []int32, []int32) {
+	if cap(m.addrBuf) < n {
+		m.addrBuf, m.nodeBuf, m.statBuf = make([]uintptr, n), make([]int32, n), make([]int32, n)
 	}
-	c := m.slots[i]
-	if cap(c.addrs) < n {
-		c.addrs, c.nodes, c.status = make([]uintptr, n), make([]int32, n), make([]int32, n)
-	}
-	c.addrs, c.nodes, c.status = c.addrs[:n], c.nodes[:n], c.status[:n]
-	return c
+	return m.addrBuf[:n], m.nodeBuf[:n], m.statBuf[:n]
 }
 
 // verify re-queries pages and records those now on their target; pages

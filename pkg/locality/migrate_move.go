@@ -74,10 +74,9 @@ type mover struct {
 	res        ProcessResult
 	fatal      error
 	// Buffers reused from call to call.
-	pmBuf []byte
-	// wave holds the calls queued to run at once (see call), slots their
-	// arrays, reused from wave to wave.
-	wave, slots []*inflight
+	addrBuf          []uintptr
+	nodeBuf, statBuf []int32
+	pmBuf            []byte
 	// pending pages wait for more of their class to fill a batch.
 	pending []pageRef
 	// whole: migrate_pages(2) may finish the process (see migrate_finish.go);
@@ -235,9 +234,7 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 			m.fatal = err
 			break
 		}
-		// migrate_pages(2) may take over only between waves: a queued
-		// call's pages are reserved but not yet moved.
-		if len(m.wave) == 0 && m.finishWhole(pages[i:]) {
+		if m.finishWhole(pages[i:]) {
 			return nil
 		}
 		class, limit := classOf(pages[i]), uint64(m.ctl.Size(classOf(pages[i])))
@@ -258,9 +255,6 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 		if len(batch) > 0 {
 			busy = append(busy, m.call(class, batch)...)
 		}
-	}
-	if flush || m.fatal != nil {
-		busy = append(busy, m.flush()...)
 	}
 	return busy
 }
