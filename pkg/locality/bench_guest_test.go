@@ -17,17 +17,20 @@ import (
 
 // benchRun is one move of a fresh 256 MiB child from node 1 to node 0.
 type benchRun struct {
-	tool     string
-	mb       float64       // MiB moved
-	elapsed  time.Duration // the move (locus: Execute; migratepages: the command)
-	total    time.Duration // locus: measure, plan, move and measure again
-	longest  time.Duration // longest single call
-	p99      time.Duration
-	calls    int
-	hugeMB   float64 // the child's transparent huge pages before the move
-	noopExec time.Duration
-	callTime time.Duration
-	trace    string // per class: calls, MiB, time in calls
+	tool    string
+	mb      float64       // MiB moved
+	elapsed time.Duration // the move (locus: Execute; migratepages: the command)
+	total   time.Duration // locus: measure, plan, move and measure again
+	longest time.Duration // longest single call
+	p99     time.Duration
+	calls   int
+	hugeMB  float64 // the child's transparent huge pages before the move
+	// hugeAfterMB is the same after the move: less means the kernel split
+	// huge pages on the way and moved their base pages one by one.
+	hugeAfterMB float64
+	noopExec    time.Duration
+	callTime    time.Duration
+	trace       string // per class: calls, MiB, time in calls
 	// overBudget counts locus's calls over its budget.
 	overBudget int
 }
@@ -98,8 +101,8 @@ func benchWorkload(t *testing.T, pages, huge string, tools []string, mp, cpus st
 			}
 			run := benchOne(t, c, tool, mp)
 			byTool[tool] = append(byTool[tool], run)
-			fmt.Printf("LOCALITY-BENCH: pages=%s round=%d tool=%s mb=%.1f huge_mb=%.0f seconds=%.3f total_seconds=%.3f mbps=%.1f calls=%d over_budget=%d longest_stall_ms=%.2f p99_stall_ms=%.2f noop_exec_ms=%.2f call_s=%.3f%s\n",
-				pages, r+1, tool, run.mb, run.hugeMB, run.elapsed.Seconds(), run.total.Seconds(), run.mbps(), run.calls, run.overBudget,
+			fmt.Printf("LOCALITY-BENCH: pages=%s round=%d tool=%s mb=%.1f huge_mb=%.0f huge_after_mb=%.0f seconds=%.3f total_seconds=%.3f mbps=%.1f calls=%d over_budget=%d longest_stall_ms=%.2f p99_stall_ms=%.2f noop_exec_ms=%.2f call_s=%.3f%s\n",
+				pages, r+1, tool, run.mb, run.hugeMB, run.hugeAfterMB, run.elapsed.Seconds(), run.total.Seconds(), run.mbps(), run.calls, run.overBudget,
 				ms(run.longest), ms(run.p99), ms(run.noopExec), run.callTime.Seconds(), run.trace)
 		}
 		c.kill()
@@ -226,7 +229,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		run.mb, run.elapsed = float64(res.MovedBytes())/(1<<20), res.Elapsed
 		run.longest, run.p99, run.calls, run.callTime = res.LongestStall, res.StallP99, res.Calls, res.CallTime
 		run.overBudget = res.OverBudget
-		for _, name := range []string{"assign", "guard"} {
+		for _, name := range []string{"regions", "assign", "query", "guard"} {
 			run.trace += fmt.Sprintf(" %s_n=%d %s_s=%.3f", name, counts[name], name, phases[name].Seconds())
 		}
 		for k, name := range []string{"base", "huge"} {
@@ -235,6 +238,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 	}
 	requireOn(t, c, 0)
 	requireIntact(t, c)
+	run.hugeAfterMB = anonHugeMB(t, c.pid())
 	return run
 }
 

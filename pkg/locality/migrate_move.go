@@ -187,7 +187,10 @@ func (m *mover) assign(addr uint64, n uint64, rg region) []pageRef {
 		return nil
 	}
 	status := make([]int32, len(addrs))
-	if err := queryPages(m.pid, addrs, status); err != nil {
+	t0 := time.Now()
+	err := queryPages(m.pid, addrs, status)
+	tracePhase("query", t0)
+	if err != nil {
 		m.fatal = err
 		return nil
 	}
