@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/topology"
 )
 
 // Tests that move memory between NUMA nodes. They need two nodes: in the
@@ -265,6 +269,22 @@ func TestGuestMigrateWithKernelBalancing(t *testing.T) {
 // its pages from move_pages status queries on this kernel. The migrator
 // must still move all of it.
 func TestGuestIdleMemoryHiddenByKernelBalancing(t *testing.T) {
+	hiddenMovedHome(t, -1)
+}
+
+// The same, with the migrator started on a CPU of the node the pages come
+// from. Its touch of a hidden page takes the NUMA hinting fault, and the
+// kernel moves a page to the faulting CPU's node at its second fault from
+// there: run from that node, the migrator pulled pages it had moved home
+// back (3300 of 16 384 left remote in a run). It moves them from the CPUs
+// of their new node instead (migrate_touchcpu.go).
+func TestGuestHiddenMemoryMovedHomeFromARemoteCPU(t *testing.T) {
+	hiddenMovedHome(t, 1)
+}
+
+// hiddenMovedHome runs the migrator on the CPUs of node from (-1: where it
+// is) over a child whose idle region on node 1 NUMA balancing has hidden.
+func hiddenMovedHome(t *testing.T, from int) {
 	topo := multiNode(t)
 	balancerOn(t)
 	c := startChild(t, childSpec{mb: 64, bind: 1, cpus: nodeCPUs(t, topo, 0), spin: true})
@@ -279,6 +299,21 @@ func TestGuestIdleMemoryHiddenByKernelBalancing(t *testing.T) {
 		}
 	}
 	t.Logf("before: region status %v", got)
+	if from >= 0 {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpus, err := topology.ParseCPUList(nodeCPUs(t, topo, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var set unix.CPUSet
+		for _, cpu := range cpus.UnsortedList() {
+			set.Set(cpu)
+		}
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			t.Fatalf("run the migrator on node %d's CPUs %s: %v", from, cpus, err)
+		}
+	}
 	// The balancer keeps sampling while the pages move, so it can hide a few
 	// again behind the migrator; the memory locality worker runs again for
 	// those, and so may the test, once. Without unhiding, each pass would

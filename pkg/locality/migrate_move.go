@@ -91,7 +91,18 @@ type mover struct {
 	roomAt time.Time
 }
 
+// moveProcess moves pp's pages; with the kernel's NUMA balancing on, from
+// the CPUs of the nodes they go to (migrate_touchcpu.go).
 func moveProcess(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController) ProcessResult {
+	if !numaBalancing(opts.ProcRoot) {
+		return moveProcessHere(ctx, pp, plan, opts, ctl)
+	}
+	var pr ProcessResult
+	onLocalCPUs(opts.SysfsRoot, plan.Local, func() { pr = moveProcessHere(ctx, pp, plan, opts, ctl) })
+	return pr
+}
+
+func moveProcessHere(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController) ProcessResult {
 	m := &mover{ctx: ctx, pid: pp.PID, local: plan.Local, opts: opts, ctl: ctl, pageSize: uint64(os.Getpagesize()),
 		whole: wholeRefused(pp, plan) == "", toOf: targetOf(pp),
 		quota: map[[2]int]uint64{}, moved: map[[2]int]uint64{}, stopped: map[int]bool{}, shared: map[uintptr]bool{}, sharedIn: map[uint64]uint64{},

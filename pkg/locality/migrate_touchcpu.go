@@ -1,0 +1,75 @@
+//go:build linux
+
+package locality
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/locus-project/locus/pkg/boundedread"
+	"github.com/locus-project/locus/pkg/topology"
+)
+
+// With the kernel's NUMA balancing on, the migrator's touch of a hidden page
+// (migrate_hidden.go) takes the NUMA hinting fault itself, and the kernel
+// may then move the page to the node of the CPU the migrator runs on: its
+// two-stage filter moves a page at its second fault from one node, and the
+// migrator touches a page again when the balancer hides it again. From a CPU
+// of a remote node that pulled pages the migrator had moved home back to
+// where they came from (3300 of 16 384 in a guest run). So while it moves a
+// process's pages, the migrator's thread runs on the CPUs of the nodes it
+// moves them to: a page its touch moves goes home. Where the agent may not
+// run there (its own cpuset), it runs where it is, as before.
+
+// onLocalCPUs runs f on a thread allowed only the CPUs of nodes, when the
+// kernel lets it; either way f runs.
+func onLocalCPUs(sysfsRoot string, nodes []int, f func()) {
+	set, err := nodesCPUs(sysfsRoot, nodes)
+	if err != nil || set.Count() == 0 {
+		f()
+		return
+	}
+	runtime.LockOSThread()
+	var old unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) != nil || unix.SchedSetaffinity(0, &set) != nil {
+		runtime.UnlockOSThread()
+		f()
+		return
+	}
+	f()
+	if unix.SchedSetaffinity(0, &old) == nil {
+		runtime.UnlockOSThread()
+	}
+	// Else the thread keeps its narrower set and stays locked to this
+	// goroutine, so that no other goroutine inherits it.
+}
+
+// maxCPUListBytes bounds a node's cpulist read from sysfs.
+const maxCPUListBytes = 64 << 10
+
+// nodesCPUs is the CPUs of nodes, from sysfs.
+func nodesCPUs(sysfsRoot string, nodes []int) (unix.CPUSet, error) {
+	var set unix.CPUSet
+	if sysfsRoot == "" {
+		sysfsRoot = "/sys"
+	}
+	for _, n := range nodes {
+		path := filepath.Join(sysfsRoot, "devices/system/node", fmt.Sprintf("node%d", n), "cpulist")
+		raw, err := boundedread.File(path, maxCPUListBytes)
+		if err != nil {
+			return set, err
+		}
+		cpus, err := topology.ParseCPUList(strings.TrimSpace(string(raw)))
+		if err != nil {
+			return set, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, c := range cpus.UnsortedList() {
+			set.Set(c) // a CPU beyond the set's 1024 is left out
+		}
+	}
+	return set, nil
+}
