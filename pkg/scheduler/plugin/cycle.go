@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
+	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -111,9 +112,14 @@ func (p *Plugin) PreFilter(ctx context.Context, cs *framework.CycleState, pod *v
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}
 	if !p.waitSynced(ctx) {
-		p.waiting.add(pod)
-		return nil, framework.NewStatus(framework.Unschedulable,
-			"the scheduler has not read every NodeResourceTopology and pod yet (is the NodeResourceTopology CRD installed, and may the scheduler list it?)")
+		// markSynced sets ready, then retries the early pods: a pod added
+		// here after it took them finds ready set.
+		p.early.add(pod)
+		if !p.ready.Load() {
+			return nil, framework.NewStatus(framework.Unschedulable,
+				"the scheduler has not read every NodeResourceTopology and pod yet (is the NodeResourceTopology CRD installed, and may the scheduler list it?)")
+		}
+		p.early.remove(podplan.Name(pod))
 	}
 	s := &cycleState{
 		req: core.Request{CPURequest: r, NUMAStrategy: p.args.NUMAStrategy, Scoring: p.args.ScoringStrategy, Memory: need,

@@ -48,6 +48,13 @@ type env struct {
 // pods already in the cluster, and args (nil: defaults).
 func newEnv(t *testing.T, args runtime.Object, nrts []*nrt.Object, pods ...*v1.Pod) *env {
 	t.Helper()
+	return newEnvWith(t, nil, args, nrts, pods...)
+}
+
+// newEnvWith is newEnv whose NodeResourceTopology client is first given
+// to prepare (to add a reactor, say) before the plugin starts.
+func newEnvWith(t *testing.T, prepare func(*dynfake.FakeDynamicClient), args runtime.Object, nrts []*nrt.Object, pods ...*v1.Pod) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var objs []runtime.Object
@@ -61,6 +68,9 @@ func newEnv(t *testing.T, args runtime.Object, nrts []*nrt.Object, pods ...*v1.P
 	}
 	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{nrt.GVR: nrt.Kind + "List"}, dynObjs...)
+	if prepare != nil {
+		prepare(dyn)
+	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	act := &activator{}
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithPodActivator(act),
@@ -77,17 +87,26 @@ func newEnv(t *testing.T, args runtime.Object, nrts []*nrt.Object, pods ...*v1.P
 	return &env{t: t, ctx: ctx, client: client, dyn: dyn, pl: pl, act: act}
 }
 
-// activator records the pods the plugin activates.
+// activator records the pods the plugin activates, and retries them at
+// once with retry when it is set (as the scheduling queue may: an
+// activated pod can be popped again right away).
 type activator struct {
 	mu        sync.Mutex
 	activated []string
+	retry     func(*v1.Pod)
 }
 
 func (a *activator) Activate(_ klog.Logger, pods map[string]*v1.Pod) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	for k := range pods {
 		a.activated = append(a.activated, k)
+	}
+	retry := a.retry
+	a.mu.Unlock()
+	if retry != nil {
+		for _, p := range pods {
+			retry(p)
+		}
 	}
 }
 

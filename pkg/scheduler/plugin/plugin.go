@@ -92,6 +92,11 @@ type Plugin struct {
 	reports cache.Store
 	ready   atomic.Bool
 	waited  atomic.Bool
+	// syncDone is closed once ready is set (see markSynced).
+	syncDone chan struct{}
+	// early are the opted-in pods refused before ready, for markSynced to
+	// retry; waiting, those no node could take.
+	early   waiting
 	waiting waiting
 	slots   nodeSlots
 	sweeper core.Sweeper
@@ -133,7 +138,7 @@ func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, 
 	if err := decodeArgs(obj, &args); err != nil {
 		return nil, err
 	}
-	p := &Plugin{args: args, handle: h, cluster: core.NewCluster()}
+	p := &Plugin{args: args, handle: h, cluster: core.NewCluster(), syncDone: make(chan struct{})}
 	if args.DecisionKeyFile != "" {
 		p.keys = keyfile.New(args.DecisionKeyFile)
 		if _, _, err := p.keys.Keys(); err != nil {
@@ -165,36 +170,53 @@ func (p *Plugin) Name() string { return Name }
 // Cluster is the plugin's state (for tests and benchmarks).
 func (p *Plugin) Cluster() *core.Cluster { return p.cluster }
 
+// firstSyncWait is how long the first scheduling cycle of an opted-in pod
+// waits for the plugin's informers (waitSynced). The whole scheduling
+// queue, other pods too, waits with that cycle, and at 5000 nodes on a
+// loaded control plane the sync took 29 s (docs/benchmarks.md), so the wait
+// is short: a pod refused before the sync ends is retried when it ends
+// (markSynced).
+const firstSyncWait = 5 * time.Second
+
 // waitSynced holds the first scheduling cycle until every event of the
 // initial lists reached the cluster state: before that, pods already bound
-// would look absent and their CPUs free. It waits once (up to 30s); later
-// cycles only check, so that a missing CRD or permission does not stall the
-// scheduler for everyone.
+// would look absent and their CPUs free. It waits once (up to
+// firstSyncWait); later cycles only check, so that a slow sync, a missing
+// CRD or permission does not stall the scheduler for everyone.
 func (p *Plugin) waitSynced(ctx context.Context) bool {
-	if p.ready.Load() {
-		return true
-	}
-	synced := func() bool {
-		for _, s := range p.synced {
-			if !s() {
-				return false
-			}
-		}
-		return true
-	}
-	if p.waited.Swap(true) {
-		if synced() {
-			p.ready.Store(true)
-		}
+	if p.ready.Load() || p.waited.Swap(true) {
 		return p.ready.Load()
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	if cache.WaitForCacheSync(ctx.Done(), p.synced...) {
-		p.ready.Store(true)
-		klog.FromContext(ctx).V(2).Info("CPU state synced", "plugin", Name)
+	t := time.NewTimer(firstSyncWait)
+	defer t.Stop()
+	select {
+	case <-p.syncDone:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 	return p.ready.Load()
+}
+
+// markSynced sets ready once every initial list has reached the cluster
+// state, however long that takes, and retries the pods refused meanwhile:
+// the framework has no event of its own for the end of the sync, and would
+// leave them in its unschedulable pool until an event the plugin
+// registered, or for its 5 minutes. (A report's own activation does not do:
+// it runs inside the informer's handler, before the informer counts itself
+// synced, so the retry it starts may be refused again.)
+func (p *Plugin) markSynced(ctx context.Context, start time.Time) {
+	if !cache.WaitForCacheSync(ctx.Done(), p.synced...) {
+		return
+	}
+	p.ready.Store(true)
+	close(p.syncDone)
+	logger := klog.FromContext(ctx)
+	early := p.early.take()
+	logger.Info("CPU state synced", "plugin", Name, "after", time.Since(start).Round(time.Millisecond),
+		"reports", len(p.reports.ListKeys()), "podsRetried", len(early))
+	if early != nil {
+		p.handle.Activate(logger, early)
+	}
 }
 
 // EventsToRegister implements framework.EnqueueExtensions: a pod rejected

@@ -50,6 +50,18 @@ func (w *waiting) list() map[string]*v1.Pod {
 	return out
 }
 
+// take lists the pods and forgets them.
+func (w *waiting) take() map[string]*v1.Pod {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.pods
+	w.pods = nil
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
 // activate moves the waiting pods to the active queue (pods being
 // scheduled right now are retried once they come back).
 func (p *Plugin) activate(logger klog.Logger) {

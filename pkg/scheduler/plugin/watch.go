@@ -23,6 +23,7 @@ import (
 // pods), NodeResourceTopology objects from an informer of its own.
 func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 	logger := klog.FromContext(ctx)
+	start := time.Now()
 	f := p.handle.SharedInformerFactory()
 	podReg, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onPod(logger, obj) },
@@ -68,6 +69,7 @@ func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 	p.reports = nrtInf.GetStore()
 	go nrtInf.RunWithContext(ctx)
 	p.synced = []cache.InformerSynced{podReg.HasSynced, nodeReg.HasSynced, nrtReg.HasSynced}
+	go p.markSynced(ctx, start)
 	return nil
 }
 
