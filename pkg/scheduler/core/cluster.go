@@ -29,7 +29,7 @@ type Cluster struct {
 // it carries a valid one.
 type boundPod struct {
 	node     string
-	decision *workload.Assignment
+	decision *keptDecision // nil for none
 	// mem is what the decision holds of memory by NUMA node (cpualloc.Hold
 	// over its memory nodes), counted while the node's report does not
 	// list the pod; nil for none.

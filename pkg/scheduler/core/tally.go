@@ -195,8 +195,8 @@ func (c *Cluster) heldOn(node, key string) held {
 	if listed && bound {
 		out.h[out.n], out.n = h, out.n+1
 	}
-	if bound && p.decision != nil && (!listed || !sameHolding(h, *p.decision)) {
-		out.h[out.n], out.mem[out.n], out.n = *p.decision, p.mem, out.n+1
+	if bound && p.decision != nil && (!listed || !p.decision.sameHolding(h)) {
+		out.h[out.n], out.mem[out.n], out.n = p.decision.holding(), p.mem, out.n+1
 	}
 	if a, ok := c.assumed[key]; ok && a.node == node {
 		out.h[out.n], out.mem[out.n], out.n = a.a, a.mem, out.n+1
@@ -282,8 +282,8 @@ func (c *Cluster) tallyOf(node string, r *report) *tally {
 	}
 	for key := range c.byNode[node] {
 		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
-			if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
-				t.add(*p.decision, p.mem, 1)
+			if h, listed := r.holdings[key]; !listed || !p.decision.sameHolding(h) {
+				t.add(p.decision.holding(), p.mem, 1)
 			}
 		}
 		if a, ok := c.assumed[key]; ok && a.node == node {
