@@ -35,9 +35,11 @@ type tally struct {
 	// not reserved, not isolated.
 	allocatable []uint64
 	empty       *memo // the memo of this machine's empty views with these reserved CPUs
-	// mem is, by NUMA node id, the memory the in-cycle holdings hold (the
-	// ones the report does not list yet): nil or empty for none.
-	mem map[int]cpualloc.Memory
+	// mem is, by NUMA node in node order, the memory the in-cycle
+	// holdings hold (the ones the report does not list yet): nil or empty
+	// for none. A slice of a node or two, not a map (about 380 bytes a
+	// node as a map).
+	mem heldMem
 }
 
 // newTally is the tally of a node with a usable report and no holdings.
