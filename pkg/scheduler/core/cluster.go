@@ -23,6 +23,7 @@ type Cluster struct {
 	snap     *Snapshot            // the last snapshot handed out
 	changed  map[string]struct{}  // nodes changed since snap
 	nodeCPUs map[string]int64     // the nodes' CPU capacities (SetNodeCPUs)
+	frees    freeTables           // the reports' and views' free memory, each table once
 }
 
 // boundPod is a pod bound to a node and the scheduler's decision on it, if
@@ -78,6 +79,7 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	}
 	if r.machine != nil {
 		r.machine.refs++
+		r.free = c.frees.intern(r.free)
 	}
 	c.release(old)
 	done := c.retallyReport(node, old, &r)
@@ -159,7 +161,11 @@ func (c *Cluster) view(node string) *NodeView {
 	case r.err != nil:
 		v = &NodeView{Name: node, Err: r.err}
 	default:
-		v = c.tallyOf(node, r).view(node, r)
+		t := c.tallyOf(node, r)
+		v = t.view(node, r)
+		if len(t.mem) > 0 {
+			v.free = c.frees.intern(v.free) // not the report's: less the in-cycle holdings
+		}
 	}
 	if cpus, ok := c.nodeCPUs[node]; ok && v.Err == nil && cpus > 0 && cpus != int64(len(v.machine.topo.CPUs)) {
 		v = &NodeView{Name: node, Err: staleErr(len(v.machine.topo.CPUs), cpus)}
