@@ -29,12 +29,10 @@ type Cluster struct {
 // boundPod is a pod bound to a node and the scheduler's decision on it, if
 // it carries a valid one.
 type boundPod struct {
-	node     string
-	decision *keptDecision // nil for none
-	// mem is what the decision holds of memory by NUMA node (cpualloc.Hold
-	// over its memory nodes), counted while the node's report does not
-	// list the pod; nil for none.
-	mem heldMem
+	node string
+	// decision is nil for none. What it holds of memory is kept in it:
+	// most pods have none, and every bound pod is an entry here.
+	decision *keptDecision
 }
 
 type assumed struct {

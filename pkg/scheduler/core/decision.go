@@ -20,12 +20,24 @@ type keptDecision struct {
 	cpus   []uint64 // CPU i is bit i%64 of word i/64; no word past the highest CPU
 	policy cpualloc.Policy
 	milli  int64 // RequestMilli
+	// mem is what the decision holds of memory by NUMA node (cpualloc.Hold
+	// over its memory nodes), counted while the node's report does not
+	// list the pod; nil for none.
+	mem heldMem
 }
 
-// decisionOf is what the state keeps of a: nil for nil. CPU ids outside
-// 0..topology.MaxCPUID are dropped, as a tally drops them: no parsed list
-// has them.
-func decisionOf(a *workload.Assignment) *keptDecision {
+// heldMem is d's memory held, nil for no decision.
+func (d *keptDecision) heldMem() heldMem {
+	if d == nil {
+		return nil
+	}
+	return d.mem
+}
+
+// decisionOf is what the state keeps of a, holding mem: nil for nil. CPU
+// ids outside 0..topology.MaxCPUID are dropped, as a tally drops them: no
+// parsed list has them.
+func decisionOf(a *workload.Assignment, mem heldMem) *keptDecision {
 	if a == nil {
 		return nil
 	}
@@ -35,7 +47,7 @@ func decisionOf(a *workload.Assignment) *keptDecision {
 			top = max(top, id)
 		}
 	}
-	d := &keptDecision{cpus: make([]uint64, (top+64)>>6), policy: knownPolicy(a.Policy), milli: a.RequestMilli}
+	d := &keptDecision{cpus: make([]uint64, (top+64)>>6), policy: knownPolicy(a.Policy), milli: a.RequestMilli, mem: mem}
 	for _, id := range a.CPUs.UnsortedList() {
 		if id >= 0 && id <= topology.MaxCPUID {
 			d.cpus[id>>6] |= 1 << (id & 63)

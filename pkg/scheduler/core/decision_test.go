@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"k8s.io/utils/cpuset"
 
@@ -22,7 +23,7 @@ func TestKeptDecisionIsTheHolding(t *testing.T) {
 		{CPUs: cpuset.New(4, 5), Policy: cpualloc.StaticBurst, RequestMilli: 1500},
 		{CPUs: cpuset.New(8191), Policy: "not-a-policy"},
 	} {
-		d := decisionOf(&a)
+		d := decisionOf(&a, nil)
 		if got := d.holding(); !got.CPUs.Equals(a.CPUs) || got.Policy != a.Policy || got.RequestMilli != a.RequestMilli {
 			t.Errorf("%v kept gives back %v", a, got)
 		}
@@ -45,7 +46,7 @@ func TestKeptDecisionIsTheHolding(t *testing.T) {
 			}
 		}
 	}
-	if d := decisionOf(nil); d != nil || !d.sameAs(nil) || d.sameAs(&workload.Assignment{}) {
+	if d := decisionOf(nil, nil); d != nil || !d.sameAs(nil) || d.sameAs(&workload.Assignment{}) {
 		t.Errorf("no decision kept as %v", d)
 	}
 }
@@ -88,4 +89,13 @@ func TestDecisionsKeptSmall(t *testing.T) {
 		}
 	}
 	t.Fatalf("a pinned pod's decision keeps %d bytes (%d with decisions, %d without, %d pods), want at most 200", per, decided, plain, pods)
+}
+
+// Every bound pod is an entry of the state, most with no decision: an
+// entry is its node and a pointer to what its decision holds, memory
+// included, not the memory held beside them (it was 48 bytes).
+func TestBoundPodSmall(t *testing.T) {
+	if size := unsafe.Sizeof(boundPod{}); size > 24 {
+		t.Fatalf("a bound pod's entry takes %d bytes, want at most 24", size)
+	}
 }

@@ -27,7 +27,7 @@ func (c *Cluster) SetPodMemory(key, node string, decision *workload.Assignment, 
 	defer c.mu.Unlock()
 	var mem heldMem
 	if old, had := c.pods[key]; had && old.node == node && old.decision.sameAs(decision) {
-		mem = old.mem
+		mem = old.decision.heldMem()
 	} else if a, ok := c.assumed[key]; decision != nil && !(ok && a.node == node && sameHolding(a.a, *decision)) {
 		// Not the allocation assumed here, which holds its own memory.
 		mem = c.decisionHolds(node, decision, need)
@@ -46,7 +46,7 @@ func (c *Cluster) SetPodMemory(key, node string, decision *workload.Assignment, 
 		return // a status change: nothing the CPU state sees
 	}
 	was := had && c.counts(old.node, key, old)
-	p := boundPod{node: node, decision: decisionOf(decision), mem: mem}
+	p := boundPod{node: node, decision: decisionOf(decision, mem)}
 	c.pods[key] = p
 	if had && old.node != node {
 		c.unindex(old.node, key)
@@ -79,7 +79,7 @@ func (c *Cluster) boundAsAssumed(key, node string, decision *workload.Assignment
 		}
 	}
 	delete(c.assumed, key)
-	c.pods[key] = boundPod{node: node, decision: decisionOf(decision), mem: a.mem} // indexed on node already
+	c.pods[key] = boundPod{node: node, decision: decisionOf(decision, a.mem)} // indexed on node already
 	return true
 }
 

@@ -198,7 +198,7 @@ func (c *Cluster) heldOn(node, key string) held {
 		out.h[out.n], out.n = h, out.n+1
 	}
 	if bound && p.decision != nil && (!listed || !p.decision.sameHolding(h)) {
-		out.h[out.n], out.mem[out.n], out.n = p.decision.holding(), p.mem, out.n+1
+		out.h[out.n], out.mem[out.n], out.n = p.decision.holding(), p.decision.mem, out.n+1
 	}
 	if a, ok := c.assumed[key]; ok && a.node == node {
 		out.h[out.n], out.mem[out.n], out.n = a.a, a.mem, out.n+1
@@ -285,7 +285,7 @@ func (c *Cluster) tallyOf(node string, r *report) *tally {
 	for key := range c.byNode[node] {
 		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
 			if h, listed := r.holdings[key]; !listed || !p.decision.sameHolding(h) {
-				t.add(p.decision.holding(), p.mem, 1)
+				t.add(p.decision.holding(), p.decision.mem, 1)
 			}
 		}
 		if a, ok := c.assumed[key]; ok && a.node == node {
