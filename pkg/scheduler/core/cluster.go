@@ -78,6 +78,7 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	if r.machine != nil {
 		r.machine.refs++
 		r.free = c.frees.intern(r.free)
+		r.reserved = r.machine.internReserved(r.reserved)
 	}
 	c.release(old)
 	done := c.retallyReport(node, old, &r)

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"testing"
 
+	"k8s.io/utils/cpuset"
+
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 )
 
@@ -40,5 +42,22 @@ func TestFreeMemoryTablesShared(t *testing.T) {
 	}
 	if _, err := place(t, c, "ns/b", "n2", six); err != nil {
 		t.Fatalf("n2 after n0 and n1 took theirs: %v", err)
+	}
+}
+
+// Nodes of one machine that reserve the same CPUs share one set of them.
+func TestReservedSetsShared(t *testing.T) {
+	c := NewCluster()
+	for _, n := range []string{"n0", "n1"} {
+		c.SetNRT(n, publish(t, twoNode, n, reservedCore, nil))
+	}
+	c.SetNRT("n2", publish(t, twoNode, "n2", cpuset.New(1), nil))
+	s := c.Snapshot()
+	set := func(n string) uintptr { return reflect.ValueOf(s.Get(n).Reserved).Field(0).Pointer() }
+	if set("n0") != set("n1") {
+		t.Fatalf("n0 and n1 reserve %s: two sets, want one", reservedCore)
+	}
+	if set("n0") == set("n2") || !s.Get("n2").Reserved.Equals(cpuset.New(1)) {
+		t.Fatalf("n2 reserves CPU 1: shares n0's set %s, or holds %s", s.Get("n0").Reserved, s.Get("n2").Reserved)
 	}
 }
