@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
@@ -17,7 +18,10 @@ type Cluster struct {
 	machines map[string]*machine // by fingerprint, shared by nodes
 	pods     map[string]boundPod // by namespace/pod, bound pods only
 	assumed  map[string]assumed  // by namespace/pod
-	byNode   map[string]map[string]struct{}
+	// byNode are the keys of the pods and assumed allocations that hold
+	// CPUs on each node: a few a node, a slice rather than a map (a map
+	// of two keys is about 250 bytes, on every node).
+	byNode   map[string][]string
 	views    map[string]*NodeView // current; a missing entry is made anew from the tally
 	tallies  map[string]*tally    // by node with a usable report; a missing one is made from every holding
 	snap     *Snapshot            // the last snapshot handed out
@@ -44,7 +48,7 @@ type assumed struct {
 // NewCluster returns an empty cluster.
 func NewCluster() *Cluster {
 	return &Cluster{reports: map[string]*report{}, machines: map[string]*machine{}, pods: map[string]boundPod{},
-		assumed: map[string]assumed{}, byNode: map[string]map[string]struct{}{}, views: map[string]*NodeView{},
+		assumed: map[string]assumed{}, byNode: map[string][]string{}, views: map[string]*NodeView{},
 		tallies: map[string]*tally{},
 		changed: map[string]struct{}{}, nodeCPUs: map[string]int64{}}
 }
@@ -120,12 +124,9 @@ func (c *Cluster) release(r *report) {
 }
 
 func (c *Cluster) index(node, key string) {
-	m := c.byNode[node]
-	if m == nil {
-		m = map[string]struct{}{}
-		c.byNode[node] = m
+	if !slices.Contains(c.byNode[node], key) {
+		c.byNode[node] = append(c.byNode[node], key)
 	}
-	m[key] = struct{}{}
 }
 
 // unindex drops key from node's index unless it is still there as a bound
@@ -137,9 +138,15 @@ func (c *Cluster) unindex(node, key string) {
 	if a, ok := c.assumed[key]; ok && a.node == node {
 		return
 	}
-	delete(c.byNode[node], key)
-	if len(c.byNode[node]) == 0 {
+	keys := c.byNode[node]
+	if i := slices.Index(keys, key); i >= 0 {
+		keys[i] = keys[len(keys)-1]
+		keys = keys[:len(keys)-1]
+	}
+	if len(keys) == 0 {
 		delete(c.byNode, node)
+	} else {
+		c.byNode[node] = keys
 	}
 }
 

@@ -282,7 +282,7 @@ func (c *Cluster) tallyOf(node string, r *report) *tally {
 			t.add(h, nil, 1)
 		}
 	}
-	for key := range c.byNode[node] {
+	for _, key := range c.byNode[node] {
 		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
 			if h, listed := r.holdings[key]; !listed || !p.decision.sameHolding(h) {
 				t.add(p.decision.holding(), p.decision.mem, 1)
