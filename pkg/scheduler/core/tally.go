@@ -76,30 +76,6 @@ func (t *tally) grow(id int) {
 	t.allocatable = append(t.allocatable, make([]uint64, words-len(t.allocatable))...)
 }
 
-// exclOver is the byte count that says the CPU's count is in over.
-const exclOver = 255
-
-// holders is how many exclusive holdings list CPU id.
-func (t *tally) holders(id int) uint32 {
-	if t.excl[id] == exclOver {
-		return t.over[id]
-	}
-	return uint32(t.excl[id])
-}
-
-// setHolders makes CPU id's count n.
-func (t *tally) setHolders(id int, n uint32) {
-	if n < exclOver {
-		t.excl[id] = uint8(n)
-		delete(t.over, id)
-		return
-	}
-	if t.over == nil {
-		t.over = map[int]uint32{}
-	}
-	t.excl[id], t.over[id] = exclOver, n
-}
-
 // freeOf is what CPU id adds to free.
 func (t *tally) freeOf(id int) int64 {
 	if t.allocatable[id>>6]&(1<<(id&63)) == 0 || t.excl[id] > 0 {
