@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
@@ -17,23 +18,25 @@ type Cluster struct {
 	machines map[string]*machine // by fingerprint, shared by nodes
 	pods     map[string]boundPod // by namespace/pod, bound pods only
 	assumed  map[string]assumed  // by namespace/pod
-	byNode   map[string]map[string]struct{}
+	// byNode are the keys of the pods and assumed allocations that hold
+	// CPUs on each node: a few a node, a slice rather than a map (a map
+	// of two keys is about 250 bytes, on every node).
+	byNode   map[string][]string
 	views    map[string]*NodeView // current; a missing entry is made anew from the tally
 	tallies  map[string]*tally    // by node with a usable report; a missing one is made from every holding
 	snap     *Snapshot            // the last snapshot handed out
 	changed  map[string]struct{}  // nodes changed since snap
 	nodeCPUs map[string]int64     // the nodes' CPU capacities (SetNodeCPUs)
+	frees    freeTables           // the reports' and views' free memory, each table once
 }
 
 // boundPod is a pod bound to a node and the scheduler's decision on it, if
 // it carries a valid one.
 type boundPod struct {
-	node     string
-	decision *workload.Assignment
-	// mem is what the decision holds of memory by NUMA node (cpualloc.Hold
-	// over its memory nodes), counted while the node's report does not
-	// list the pod; nil for none.
-	mem heldMem
+	node string
+	// decision is nil for none. What it holds of memory is kept in it:
+	// most pods have none, and every bound pod is an entry here.
+	decision *keptDecision
 }
 
 type assumed struct {
@@ -45,7 +48,7 @@ type assumed struct {
 // NewCluster returns an empty cluster.
 func NewCluster() *Cluster {
 	return &Cluster{reports: map[string]*report{}, machines: map[string]*machine{}, pods: map[string]boundPod{},
-		assumed: map[string]assumed{}, byNode: map[string]map[string]struct{}{}, views: map[string]*NodeView{},
+		assumed: map[string]assumed{}, byNode: map[string][]string{}, views: map[string]*NodeView{},
 		tallies: map[string]*tally{},
 		changed: map[string]struct{}{}, nodeCPUs: map[string]int64{}}
 }
@@ -78,6 +81,8 @@ func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
 	}
 	if r.machine != nil {
 		r.machine.refs++
+		r.free = c.frees.intern(r.free)
+		r.reserved = r.machine.internReserved(r.reserved)
 	}
 	c.release(old)
 	done := c.retallyReport(node, old, &r)
@@ -119,12 +124,9 @@ func (c *Cluster) release(r *report) {
 }
 
 func (c *Cluster) index(node, key string) {
-	m := c.byNode[node]
-	if m == nil {
-		m = map[string]struct{}{}
-		c.byNode[node] = m
+	if !slices.Contains(c.byNode[node], key) {
+		c.byNode[node] = append(c.byNode[node], key)
 	}
-	m[key] = struct{}{}
 }
 
 // unindex drops key from node's index unless it is still there as a bound
@@ -136,9 +138,15 @@ func (c *Cluster) unindex(node, key string) {
 	if a, ok := c.assumed[key]; ok && a.node == node {
 		return
 	}
-	delete(c.byNode[node], key)
-	if len(c.byNode[node]) == 0 {
+	keys := c.byNode[node]
+	if i := slices.Index(keys, key); i >= 0 {
+		keys[i] = keys[len(keys)-1]
+		keys = keys[:len(keys)-1]
+	}
+	if len(keys) == 0 {
 		delete(c.byNode, node)
+	} else {
+		c.byNode[node] = keys
 	}
 }
 
@@ -159,7 +167,11 @@ func (c *Cluster) view(node string) *NodeView {
 	case r.err != nil:
 		v = &NodeView{Name: node, Err: r.err}
 	default:
-		v = c.tallyOf(node, r).view(node, r)
+		t := c.tallyOf(node, r)
+		v = t.view(node, r)
+		if len(t.mem) > 0 {
+			v.free = c.frees.intern(v.free) // not the report's: less the in-cycle holdings
+		}
 	}
 	if cpus, ok := c.nodeCPUs[node]; ok && v.Err == nil && cpus > 0 && cpus != int64(len(v.machine.topo.CPUs)) {
 		v = &NodeView{Name: node, Err: staleErr(len(v.machine.topo.CPUs), cpus)}

@@ -31,6 +31,9 @@ type machine struct {
 	alloc *cpualloc.Allocator
 	refs  int
 	empty map[string]*memo // by reserved CPUs: the placements on an empty node
+	// reserved are the reserved CPU sets its nodes' reports name, each
+	// once (internReserved), by their list.
+	reserved map[string]cpuset.CPUSet
 	// siblings are each CPU's core's CPUs (sharesACore).
 	siblings map[int][]int
 }
@@ -63,6 +66,22 @@ func (m *machine) emptyMemo(reserved cpuset.CPUSet) *memo {
 	e := &memo{}
 	m.empty[key] = e
 	return e
+}
+
+// internReserved is the set equal to reserved that another node of this
+// machine already holds, or reserved, kept for the next: nodes of one kind
+// reserve the same CPUs, and each report kept a set (a map) of its own,
+// about 160 bytes a node. The cluster's lock guards it.
+func (m *machine) internReserved(reserved cpuset.CPUSet) cpuset.CPUSet {
+	key := reserved.String()
+	if s, ok := m.reserved[key]; ok {
+		return s
+	}
+	if m.reserved == nil {
+		m.reserved = map[string]cpuset.CPUSet{}
+	}
+	m.reserved[key] = reserved
+	return reserved
 }
 
 // report is a node's NodeResourceTopology as read: its machine, reserved

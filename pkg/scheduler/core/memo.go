@@ -1,6 +1,7 @@
 package core
 
 import (
+	"slices"
 	"sync"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
@@ -30,10 +31,39 @@ type memo struct {
 	// errs are why the failed slots' requests do not fit: made for the
 	// first of them only.
 	errs *[memoSize]error
-	// mems are the memory of the requests whose key says they have some
-	// (memoMemory), by slot: made for the first of them only, so that a
-	// memo of requests without memory costs what it did.
-	mems *[memoSize]cpualloc.Memory
+	// mems are the memories of the requests whose key says they have
+	// some (memoMemory), each once; memOf is, by slot, which. Pods ask
+	// few distinct memories, and an array of sixteen by slot was larger
+	// than the rest of the memo (384 bytes, one memo a node).
+	mems  []cpualloc.Memory
+	memOf [memoSize]uint8
+}
+
+// memAt is the memory of slot i, whose key has memoMemory.
+func (m *memo) memAt(i int) cpualloc.Memory { return m.mems[m.memOf[i]] }
+
+// keepMem records mem as slot i's memory, dropping first the memories no
+// other slot of a memory request names when every one is taken.
+func (m *memo) keepMem(i int, mem cpualloc.Memory) {
+	if j := slices.Index(m.mems, mem); j >= 0 {
+		m.memOf[i] = uint8(j)
+		return
+	}
+	if len(m.mems) == memoSize {
+		var kept []cpualloc.Memory
+		for s, k := range m.keys {
+			if s == i || k&memoMemory == 0 {
+				continue
+			}
+			j := slices.Index(kept, m.memAt(s))
+			if j < 0 {
+				j, kept = len(kept), append(kept, m.memAt(s))
+			}
+			m.memOf[s] = uint8(j)
+		}
+		m.mems = kept
+	}
+	m.memOf[i], m.mems = uint8(len(m.mems)), append(m.mems, mem)
 }
 
 // get finds key: its placement's score, or why it does not fit.
@@ -41,7 +71,7 @@ func (m *memo) get(key uint64, mem cpualloc.Memory) (score int64, ok bool, err e
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, k := range m.keys {
-		if k != key || (key&memoMemory != 0 && m.mems[i] != mem) {
+		if k != key || (key&memoMemory != 0 && m.memAt(i) != mem) {
 			continue
 		}
 		if m.failed&(1<<i) != 0 {
@@ -58,10 +88,7 @@ func (m *memo) put(key uint64, mem cpualloc.Memory, score int64, err error) {
 	i := m.next
 	m.keys[i], m.scores[i] = key, score
 	if key&memoMemory != 0 {
-		if m.mems == nil {
-			m.mems = new([memoSize]cpualloc.Memory)
-		}
-		m.mems[i] = mem
+		m.keepMem(i, mem)
 	}
 	m.failed &^= 1 << i
 	if err != nil {

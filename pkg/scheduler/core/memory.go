@@ -81,14 +81,14 @@ func hugePagesOf(capacity cpualloc.Memory) []topology.HugePages {
 
 // freeLess is a report's free memory less the in-cycle holdings; the
 // report's own map when there are none.
-func freeLess(free, held map[int]cpualloc.Memory) map[int]cpualloc.Memory {
+func freeLess(free map[int]cpualloc.Memory, held heldMem) map[int]cpualloc.Memory {
 	if free == nil || len(held) == 0 {
 		return free
 	}
 	out := maps.Clone(free)
-	for n, h := range held {
-		if f, ok := out[n]; ok {
-			out[n] = f.Sub(h)
+	for _, h := range held {
+		if f, ok := out[h.node]; ok {
+			out[h.node] = f.Sub(h.mem)
 		}
 	}
 	return out
@@ -176,16 +176,17 @@ func holdOn(v *NodeView, group []int, m cpualloc.Memory) heldMem {
 // addMem counts (sign 1) or stops counting (sign -1) memory held by node.
 func (t *tally) addMem(held heldMem, sign int) {
 	for _, h := range held {
-		n, m := h.node, h.mem
-		if t.mem == nil {
-			t.mem = map[int]cpualloc.Memory{}
-		}
-		if sign > 0 {
-			t.mem[n] = t.mem[n].Add(m)
-		} else if left := t.mem[n].Sub(m); !left.IsZero() {
-			t.mem[n] = left
-		} else {
-			delete(t.mem, n)
+		i, found := slices.BinarySearchFunc(t.mem, h.node, func(e nodeMemory, n int) int { return e.node - n })
+		switch {
+		case sign > 0 && found:
+			t.mem[i].mem = t.mem[i].mem.Add(h.mem)
+		case sign > 0:
+			t.mem = slices.Insert(t.mem, i, h)
+		case !found:
+		case !t.mem[i].mem.Sub(h.mem).IsZero():
+			t.mem[i].mem = t.mem[i].mem.Sub(h.mem)
+		default:
+			t.mem = slices.Delete(t.mem, i, i+1)
 		}
 	}
 }

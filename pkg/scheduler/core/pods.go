@@ -26,8 +26,8 @@ func (c *Cluster) SetPodMemory(key, node string, decision *workload.Assignment, 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var mem heldMem
-	if old, had := c.pods[key]; had && old.node == node && samePtr(old.decision, decision) {
-		mem = old.mem
+	if old, had := c.pods[key]; had && old.node == node && old.decision.sameAs(decision) {
+		mem = old.decision.heldMem()
 	} else if a, ok := c.assumed[key]; decision != nil && !(ok && a.node == node && sameHolding(a.a, *decision)) {
 		// Not the allocation assumed here, which holds its own memory.
 		mem = c.decisionHolds(node, decision, need)
@@ -42,11 +42,11 @@ func (c *Cluster) SetPodMemory(key, node string, decision *workload.Assignment, 
 		c.dirty(a.node)
 	}
 	old, had := c.pods[key]
-	if had && old.node == node && samePtr(old.decision, decision) {
+	if had && old.node == node && old.decision.sameAs(decision) {
 		return // a status change: nothing the CPU state sees
 	}
 	was := had && c.counts(old.node, key, old)
-	p := boundPod{node: node, decision: decision, mem: mem}
+	p := boundPod{node: node, decision: decisionOf(decision, mem)}
 	c.pods[key] = p
 	if had && old.node != node {
 		c.unindex(old.node, key)
@@ -79,7 +79,7 @@ func (c *Cluster) boundAsAssumed(key, node string, decision *workload.Assignment
 		}
 	}
 	delete(c.assumed, key)
-	c.pods[key] = boundPod{node: node, decision: decision, mem: a.mem} // indexed on node already
+	c.pods[key] = boundPod{node: node, decision: decisionOf(decision, a.mem)} // indexed on node already
 	return true
 }
 
@@ -109,13 +109,6 @@ func (c *Cluster) counts(node, key string, p boundPod) bool {
 	}
 	_, listed := r.holdings[key]
 	return listed
-}
-
-func samePtr(a, b *workload.Assignment) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return a.Policy == b.Policy && sameHolding(*a, *b)
 }
 
 // DeletePod forgets a pod that is gone (deleted, or finished): its CPUs are

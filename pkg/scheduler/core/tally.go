@@ -18,24 +18,33 @@ import (
 // whole only when the node's machine or reserved CPUs change, or the
 // node goes.
 type tally struct {
-	excl  []uint32      // by CPU id: the exclusive holdings that list it
-	bits  []uint64      // the CPUs with excl > 0, as bits
-	burst map[int]int64 // by CPU id: the static-burst shares on it, 0 left out
-	n     int           // holdings
-	free  int64         // as NodeView.freeMilli
-	alloc int64         // as NodeView.allocMilli
+	// excl counts, by CPU id, the exclusive holdings that list it, in a
+	// byte: a CPU is held by one pod, or two or three for a moment (the
+	// report's, the decision's, the assumed one), and four bytes a CPU
+	// were a third of the tallies at a thousand nodes. Decisions come
+	// from pods' annotations, so nothing bounds how many claim one CPU
+	// below the number of pods: a count of exclOver or more is in over.
+	excl  []uint8
+	over  map[int]uint32 // by CPU id: the counts of exclOver and more; nil for none
+	bits  []uint64       // the CPUs with a count, as bits
+	burst map[int]int64  // by CPU id: the static-burst shares on it, 0 left out; nil for none
+	n     int            // holdings
+	free  int64          // as NodeView.freeMilli
+	alloc int64          // as NodeView.allocMilli
 	// allocatable are the node's CPUs that count towards free: online,
 	// not reserved, not isolated.
 	allocatable []uint64
 	empty       *memo // the memo of this machine's empty views with these reserved CPUs
-	// mem is, by NUMA node id, the memory the in-cycle holdings hold (the
-	// ones the report does not list yet): nil or empty for none.
-	mem map[int]cpualloc.Memory
+	// mem is, by NUMA node in node order, the memory the in-cycle
+	// holdings hold (the ones the report does not list yet): nil or empty
+	// for none. A slice of a node or two, not a map (about 380 bytes a
+	// node as a map).
+	mem heldMem
 }
 
 // newTally is the tally of a node with a usable report and no holdings.
 func newTally(r *report) *tally {
-	t := &tally{burst: map[int]int64{}, empty: r.machine.emptyMemo(r.reserved)}
+	t := &tally{empty: r.machine.emptyMemo(r.reserved)}
 	topo := r.machine.topo
 	// Sized once to the highest CPU id: grown CPU by CPU, the doubling
 	// left a 192-CPU node's counts at 256 entries, a third of them unused
@@ -61,7 +70,7 @@ func (t *tally) grow(id int) {
 		return
 	}
 	n := max(id+1, 2*len(t.excl))
-	t.excl = append(t.excl, make([]uint32, n-len(t.excl))...)
+	t.excl = append(t.excl, make([]uint8, n-len(t.excl))...)
 	words := (n + 63) >> 6
 	t.bits = append(t.bits, make([]uint64, words-len(t.bits))...)
 	t.allocatable = append(t.allocatable, make([]uint64, words-len(t.allocatable))...)
@@ -102,15 +111,20 @@ func (t *tally) add(h workload.Assignment, mem heldMem, sign int) {
 		switch {
 		case h.Policy == cpualloc.StaticBurst:
 			if m := t.burst[id] + int64(sign)*share; m != 0 {
+				if t.burst == nil {
+					t.burst = map[int]int64{}
+				}
 				t.burst[id] = m
 			} else {
 				delete(t.burst, id)
 			}
 		case sign > 0:
-			t.excl[id]++
+			t.setHolders(id, t.holders(id)+1)
 			t.bits[id>>6] |= 1 << (id & 63)
 		default:
-			if t.excl[id]--; t.excl[id] == 0 {
+			n := t.holders(id) - 1
+			t.setHolders(id, n)
+			if n == 0 {
 				t.bits[id>>6] &^= 1 << (id & 63)
 			}
 		}
@@ -159,8 +173,8 @@ func (c *Cluster) heldOn(node, key string) held {
 	if listed && bound {
 		out.h[out.n], out.n = h, out.n+1
 	}
-	if bound && p.decision != nil && (!listed || !sameHolding(h, *p.decision)) {
-		out.h[out.n], out.mem[out.n], out.n = *p.decision, p.mem, out.n+1
+	if bound && p.decision != nil && (!listed || !p.decision.sameHolding(h)) {
+		out.h[out.n], out.mem[out.n], out.n = p.decision.holding(), p.decision.mem, out.n+1
 	}
 	if a, ok := c.assumed[key]; ok && a.node == node {
 		out.h[out.n], out.mem[out.n], out.n = a.a, a.mem, out.n+1
@@ -244,10 +258,10 @@ func (c *Cluster) tallyOf(node string, r *report) *tally {
 			t.add(h, nil, 1)
 		}
 	}
-	for key := range c.byNode[node] {
+	for _, key := range c.byNode[node] {
 		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
-			if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
-				t.add(*p.decision, p.mem, 1)
+			if h, listed := r.holdings[key]; !listed || !p.decision.sameHolding(h) {
+				t.add(p.decision.holding(), p.decision.mem, 1)
 			}
 		}
 		if a, ok := c.assumed[key]; ok && a.node == node {

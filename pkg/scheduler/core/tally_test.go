@@ -71,10 +71,10 @@ func fromScratch(c *Cluster, node string) flat {
 			hs = append(hs, h)
 		}
 	}
-	for key := range c.byNode[node] {
+	for _, key := range c.byNode[node] {
 		if p, ok := c.pods[key]; ok && p.node == node && p.decision != nil {
-			if h, listed := r.holdings[key]; !listed || !sameHolding(h, *p.decision) {
-				hs = append(hs, *p.decision)
+			if h, listed := r.holdings[key]; !listed || !p.decision.sameHolding(h) {
+				hs = append(hs, p.decision.holding())
 			}
 		}
 		if a, ok := c.assumed[key]; ok && a.node == node {

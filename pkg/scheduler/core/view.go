@@ -1,7 +1,6 @@
 package core
 
 import (
-	"sync"
 	"time"
 
 	"k8s.io/utils/cpuset"
@@ -44,8 +43,6 @@ type NodeView struct {
 	// NUMA node (afterMoves); nil for none. Shared: never changed.
 	movable map[int]int
 	devices deviceZones // the report's; shared, never changed
-	once    sync.Once
-	state   cpualloc.State // State, once made
 }
 
 // Topology is the node's machine, nil when Err is set. It is shared: do not
@@ -63,14 +60,13 @@ func (v *NodeView) FreeMilli() int64 { return v.freeMilli }
 
 // State is who holds what on the node: the report's holdings of pods
 // that still exist, the decisions on the pods bound to the node, and the
-// allocations assumed here. It is made when first asked for: placements
-// read the view's bits instead (a set of a hundred CPUs made for every
-// changed view was most of a cycle's garbage). Do not change it.
+// allocations assumed here. It is made each time it is asked for:
+// placements read the view's bits instead (a set of a hundred CPUs made
+// for every changed view was most of a cycle's garbage), and nothing
+// asks twice, so keeping it made every view larger by what it would
+// keep. Do not change its maps, which are the view's.
 func (v *NodeView) State() cpualloc.State {
-	v.once.Do(func() {
-		v.state = cpualloc.State{Exclusive: cpualloc.BitsOfWords(v.bits), BurstMilli: v.burst, Free: v.free}
-	})
-	return v.state
+	return cpualloc.State{Exclusive: cpualloc.BitsOfWords(v.bits), BurstMilli: v.burst, Free: v.free}
 }
 
 func sameHolding(a, b workload.Assignment) bool {
