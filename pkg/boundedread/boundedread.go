@@ -29,7 +29,39 @@ func File(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// A regular file says its size: the buffer is made that large once
+	// (never beyond limit+1), not grown from 512 bytes by doubling, which
+	// for the agent's checkpoint, read twice a reconcile, was 3 % of the
+	// bytes it allocated under a 300-pod churn. Files that report no size
+	// (procfs, sysfs, cgroupfs) are read as any reader.
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		return sized(f, path, limit, min(fi.Size(), limit)+1)
+	}
 	return Reader(f, path, limit)
+}
+
+// sized is Reader with a first buffer of n bytes: a file read whole in one
+// buffer of its size plus one byte, which sees the end at once.
+func sized(r io.Reader, name string, limit, n int64) ([]byte, error) {
+	lr := io.LimitReader(r, limit+1)
+	b := make([]byte, 0, n)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // the file grew since: let append grow it
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(b)) > limit {
+		return nil, &TooLargeError{Path: name, Limit: limit}
+	}
+	return b, nil
 }
 
 // Reader is File on an open reader; name is what the error calls it.

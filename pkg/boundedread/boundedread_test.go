@@ -44,3 +44,19 @@ func TestSize(t *testing.T) {
 		}
 	}
 }
+
+// A regular file is read into a buffer of the size it had when opened; one
+// that grew since is still read whole up to the cap, and refused beyond it.
+func TestSizedReadsPastAStaleSize(t *testing.T) {
+	text := "0123456789"
+	if b, err := sized(strings.NewReader(text), "f", 10, 3); err != nil || string(b) != text {
+		t.Errorf("grown within the cap: %q, %v", b, err)
+	}
+	var tl *TooLargeError
+	if _, err := sized(strings.NewReader(text), "f", 9, 3); !errors.As(err, &tl) {
+		t.Errorf("grown beyond the cap: %v", err)
+	}
+	if b, err := sized(strings.NewReader(text), "f", 10, 11); err != nil || string(b) != text {
+		t.Errorf("its size plus one: %q, %v", b, err)
+	}
+}

@@ -3,7 +3,6 @@ package decide
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strconv"
 
 	"k8s.io/utils/cpuset"
@@ -111,8 +110,7 @@ func (p PodCPUSet) Ops(cgs ...string) []cgroupfile.Op {
 // Compute decides the whole node. Workloads are handled in name order and
 // every list it returns is sorted, so equal inputs give equal outputs.
 func Compute(in Input) Desired {
-	ws := append([]workload.Workload(nil), in.Workloads...)
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
+	ws := inNameOrder(in.Workloads)
 	var d Desired
 	kube := in.Kubelet
 	reserved, needs, problems := kube.needs(in.Reserved, ws)

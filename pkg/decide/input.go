@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/locus-project/locus/pkg/cpuqos"
@@ -65,6 +66,22 @@ func appendElsewhere(ws []workload.Workload, name string, a workload.Assignment)
 	return append(ws, workload.Workload{Name: name, CPU: workload.CPUNeed{
 		Exclusive: true, CPUs: a.CPUs.Size(), Policy: a.Policy, RequestMilli: a.RequestMilli, Decided: a.CPUs,
 		Memory: a.Memory, DecidedMems: a.MemNodes}})
+}
+
+// inNameOrder is ws in name order: ws itself when it is in that order
+// already, as a source's snapshot is, else a sorted copy. A workload is a
+// large value: copying all of them to sort them, twice a decision, was 4 %
+// of the bytes the agent allocated under a 300-pod churn. The result is
+// only read: it may be the caller's own slice.
+func inNameOrder(ws []workload.Workload) []workload.Workload {
+	for i := 1; i < len(ws); i++ {
+		if ws[i-1].Name >= ws[i].Name {
+			ws = slices.Clone(ws)
+			sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
+			return ws
+		}
+	}
+	return ws
 }
 
 // inputKey is the part of the decision's input that comes from the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -65,8 +64,7 @@ func QuotaBurstCgroups(cfg *workload.Config, ws []workload.Workload, raises map[
 func quotaBurst(in Input, d Desired, obs BurstObservation, mem BurstMemory) (Desired, BurstMemory) {
 	next := BurstMemory{Raises: map[string]cpuburst.Raise{}, Throttled: obs.Throttled, CPUTimes: obs.CPUTimes}
 	use, known := poolUse(d.Pools.Shared, mem.CPUTimes, obs.CPUTimes)
-	ws := slices.Clone(in.Workloads)
-	sort.Slice(ws, func(i, j int) bool { return ws[i].Name < ws[j].Name })
+	ws := inNameOrder(in.Workloads)
 	why := map[string]string{}
 	var ops []cgroupfile.Op
 	var restores []cgroupfile.Target
