@@ -123,7 +123,7 @@ func (a *Agent) shutdown() error {
 	if err != nil {
 		return err
 	}
-	stop, keep := hostsource.StopOnExit(a.cfg.good.Host)
+	stop, keep := hostsource.StopOnExit(a.cfg.good.HostConfig())
 	var errs []error
 	for _, name := range stop {
 		if e, ok := ck.Workloads[name]; ok {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
@@ -125,5 +126,26 @@ func TestSourceWorkloads(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An agent on a source stopped while starting (its context ended before
+// the first reconcile, as a SIGTERM right after exec) shuts down cleanly:
+// it has no config yet, and nothing to stop. It dereferenced that missing
+// config before.
+func TestSourceAgentStoppedWhileStarting(t *testing.T) {
+	tree := newCgroupTree(t, cgroup.V2, true, "0-3")
+	src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0), SLO: lsLow50(t)}}
+	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
+		CgroupRoot: tree.root, CgroupVersion: tree.v, Source: src, EventSink: src.emit,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatalf("Run stopped while starting: %v", err)
 	}
 }

@@ -39,8 +39,12 @@ func KindOf(w hostconfig.Workload) string {
 // StopOnExit splits the workloads for the agent's way out: those marked
 // stop-on-agent-exit (the built-in demo ones), by name, which it stops and
 // removes, and the cgroups of the others, which keep running as they are.
+// No HostConfig (nil) has neither.
 func StopOnExit(cfg *hostconfig.HostConfig) (stop []string, keep map[string]bool) {
 	keep = map[string]bool{}
+	if cfg == nil {
+		return nil, keep
+	}
 	for _, w := range cfg.Workloads {
 		if workload.StopOnExit(w.Annotations) {
 			stop = append(stop, w.Name)

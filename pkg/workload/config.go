@@ -45,6 +45,15 @@ type Config struct {
 	Rebalance bool
 }
 
+// HostConfig is c's HostConfig; nil for no config, as an agent stopped
+// before its source's first config has.
+func (c *Config) HostConfig() *hostconfig.HostConfig {
+	if c == nil {
+		return nil
+	}
+	return c.Host
+}
+
 // NodeConfig is the config of a node whose settings come from a source
 // rather than a HostConfig file: what slo says is in force there.
 func NodeConfig(slo sloconfig.Node, reserved, bePool cpuset.CPUSet) *Config {
