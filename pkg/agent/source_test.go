@@ -55,6 +55,20 @@ func pod(name string, cpus int) source.Workload {
 			Containers: []memqos.Container{{Name: "app", RequestBytes: 1 << 30, LimitBytes: 2 << 30}}}}}
 }
 
+// newSourceAgent is an agent on the Small4 fixture and tree, its
+// workloads from src and its Events to events, closed with the test.
+func newSourceAgent(t *testing.T, tree *cgroupTree, src source.Source, events *fakeSource) *Agent {
+	t.Helper()
+	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
+		CgroupRoot: tree.root, CgroupVersion: tree.v, Source: src, EventSink: events.emit,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	return a
+}
+
 // lsLow50 is the SLO configuration of the pods' tests: memory QoS on for LS
 // with lowLimitPercent 50, decoded as a source hands it over.
 func lsLow50(t testing.TB) sloconfig.Doc {
@@ -77,13 +91,7 @@ func TestSourceWorkloads(t *testing.T) {
 			tree.mkcg("kubepods/pod-a/app", "kubepods/pod-b/app")
 			src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0),
 				SLO: lsLow50(t), Workloads: []source.Workload{pod("a", 2), pod("b", 0)}}}
-			a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
-				CgroupRoot: tree.root, CgroupVersion: tree.v, Source: src, EventSink: src.emit,
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(a.Close)
+			a := newSourceAgent(t, tree, src, src)
 			if res := a.Reconcile(); len(res.Errors) > 0 || len(res.Problems) > 0 {
 				t.Fatalf("errors %v problems %v", res.Errors, res.Problems)
 			}
@@ -136,13 +144,7 @@ func TestSourceWorkloads(t *testing.T) {
 func TestSourceAgentStoppedWhileStarting(t *testing.T) {
 	tree := newCgroupTree(t, cgroup.V2, true, "0-3")
 	src := &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0), SLO: lsLow50(t)}}
-	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
-		CgroupRoot: tree.root, CgroupVersion: tree.v, Source: src, EventSink: src.emit,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
+	a := newSourceAgent(t, tree, src, src)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := a.Run(ctx); err != nil {

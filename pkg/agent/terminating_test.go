@@ -1,10 +1,7 @@
 package agent
 
 import (
-	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +12,6 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/source"
-	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
 // podNode is an agent fed by a fakeSource, on a fixture tree holding the
@@ -76,16 +72,11 @@ func newPodNode(t *testing.T, v cgroup.Version, ws ...source.Workload) *podNode 
 	n.src = &fakeSource{snap: source.Snapshot{Reserved: cpuset.New(0),
 		SLO: lsLow50(t), Workloads: ws}}
 	n.listed = &listHook{fakeSource: n.src}
-	a, err := New(Options{StateDir: filepath.Join(t.TempDir(), "state"), SysfsRoot: sysfs(t, fixture.Small4),
-		CgroupRoot: n.tree.root, CgroupVersion: n.tree.v, Source: n.listed, EventSink: n.src.emit,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
+	a := newSourceAgent(t, n.tree, n.listed, n.src)
 	n.a, n.hook = a, &hookStore{OriginalStore: a.originals}
 	store := a.originals
 	a.originals = n.hook
+	var err error
 	if a.exec, err = a.newExecutor(); err != nil { // on the hooked store
 		t.Fatal(err)
 	}
