@@ -94,15 +94,16 @@ type mover struct {
 // moveProcess moves pp's pages; with the kernel's NUMA balancing on, from
 // the CPUs of the nodes they go to (migrate_touchcpu.go).
 func moveProcess(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController) ProcessResult {
-	if !numaBalancing(opts.ProcRoot) {
-		return moveProcessHere(ctx, pp, plan, opts, ctl)
+	balancing := numaBalancing(opts.ProcRoot)
+	if !balancing {
+		return moveProcessHere(ctx, pp, plan, opts, ctl, false)
 	}
 	var pr ProcessResult
-	onLocalCPUs(opts.SysfsRoot, plan.Local, func() { pr = moveProcessHere(ctx, pp, plan, opts, ctl) })
+	onLocalCPUs(opts.SysfsRoot, plan.Local, func() { pr = moveProcessHere(ctx, pp, plan, opts, ctl, true) })
 	return pr
 }
 
-func moveProcessHere(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController) ProcessResult {
+func moveProcessHere(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, ctl *BatchController, balancing bool) ProcessResult {
 	m := &mover{ctx: ctx, pid: pp.PID, local: plan.Local, opts: opts, ctl: ctl, pageSize: uint64(os.Getpagesize()),
 		whole: wholeRefused(pp, plan) == "", toOf: targetOf(pp),
 		quota: map[[2]int]uint64{}, moved: map[[2]int]uint64{}, stopped: map[int]bool{}, shared: map[uintptr]bool{}, sharedIn: map[uint64]uint64{},
@@ -118,7 +119,7 @@ func moveProcessHere(ctx context.Context, pp ProcessPlan, plan Plan, opts Option
 	// node: pages the kernel is busy with (NUMA balancing migrating or
 	// splitting them, a huge page being collapsed) answer the status query
 	// with an error for a moment, and are picked up by a later pass.
-	m.balancing = numaBalancing(opts.ProcRoot)
+	m.balancing = balancing
 	if m.kpageflags = openPageFlags(opts.ProcRoot); m.kpageflags != nil {
 		defer m.kpageflags.Close()
 	}

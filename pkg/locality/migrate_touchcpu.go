@@ -3,14 +3,10 @@
 package locality
 
 import (
-	"fmt"
-	"path/filepath"
 	"runtime"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -48,24 +44,13 @@ func onLocalCPUs(sysfsRoot string, nodes []int, f func()) {
 	// goroutine, so that no other goroutine inherits it.
 }
 
-// maxCPUListBytes bounds a node's cpulist read from sysfs.
-const maxCPUListBytes = 64 << 10
-
 // nodesCPUs is the CPUs of nodes, from sysfs.
 func nodesCPUs(sysfsRoot string, nodes []int) (unix.CPUSet, error) {
 	var set unix.CPUSet
-	if sysfsRoot == "" {
-		sysfsRoot = "/sys"
-	}
 	for _, n := range nodes {
-		path := filepath.Join(sysfsRoot, "devices/system/node", fmt.Sprintf("node%d", n), "cpulist")
-		raw, err := boundedread.File(path, maxCPUListBytes)
+		cpus, err := topology.ReadNodeCPUs(sysfsRoot, n)
 		if err != nil {
 			return set, err
-		}
-		cpus, err := topology.ParseCPUList(strings.TrimSpace(string(raw)))
-		if err != nil {
-			return set, fmt.Errorf("%s: %w", path, err)
 		}
 		for _, c := range cpus.UnsortedList() {
 			set.Set(c) // a CPU beyond the set's 1024 is left out

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/utils/cpuset"
 )
 
 // HugePages is one size of a NUMA node's huge pages, as the kernel reports
@@ -48,6 +50,15 @@ func ReadNodeHugePages(sysfsRoot string, node int) ([]HugePages, error) {
 		sysfsRoot = "/sys"
 	}
 	return readHugePages(filepath.Join(sysfsRoot, "devices/system/node", fmt.Sprintf("node%d", node)))
+}
+
+// ReadNodeCPUs reads node's CPU list under sysfsRoot ("" for /sys), read
+// and bounded as discovery reads it.
+func ReadNodeCPUs(sysfsRoot string, node int) (cpuset.CPUSet, error) {
+	if sysfsRoot == "" {
+		sysfsRoot = "/sys"
+	}
+	return readList(filepath.Join(sysfsRoot, "devices/system/node", fmt.Sprintf("node%d", node), "cpulist"))
 }
 
 // maxHugePageSizes bounds the sizes read per node: x86 has two, arm64 four;
