@@ -70,6 +70,7 @@ type dir struct {
 	kids     bool     // watched for its children (Children), not only as a Parent
 	adopted  bool     // by Adopt, since the last Retain
 	listed   bool     // children is current
+	whole    bool     // children names every child (not cut at MaxChildren)
 	children []string // names of child directories, sorted
 }
 

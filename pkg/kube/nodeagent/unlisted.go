@@ -38,6 +38,7 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		return
 	}
 	keep, settled := map[string]bool{}, map[string]bool{}
+	podDirs := make(map[string]string, len(ws))
 	for _, rel := range podcgroup.QoSParents(s.driver) {
 		if dir, err := env.Cgroups.Dir(cgroup.CPUSet, s.opts.KubeletCgroupRoot.Path(rel)); err == nil && s.cgw.Parent(dir) {
 			keep[dir] = true
@@ -56,7 +57,7 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		if !ok {
 			continue
 		}
-		keep[dir] = true
+		keep[dir], podDirs[p.Cgroup] = true, dir
 		listed := make(map[string]bool, len(p.Containers))
 		for _, c := range p.Containers {
 			listed[c.Cgroup] = true
@@ -80,7 +81,7 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		}
 		s.early.Listed(dir, unlisted)
 	}
-	s.settled = settled
+	s.settled, s.podDirs = settled, podDirs
 	s.cgw.Retain(func(dir string) bool { return keep[dir] })
 	if pr := s.cgw.Problem(); pr != "" && !s.cgwTold {
 		s.cgwTold = true

@@ -1,0 +1,119 @@
+package cgwatch
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Exists answers from the events, and every change is seen: a child made,
+// removed, or made again; the watched directory removed and made again;
+// events lost. Where the watch cannot say, it says so rather than guess.
+func TestExistsSeesEveryChange(t *testing.T) {
+	root := t.TempDir()
+	pod := filepath.Join(root, "pod")
+	ctr := filepath.Join(pod, "ctr")
+	mkdir(t, pod)
+	mkdir(t, ctr)
+	w, wakes := started(t, Options{})
+	if _, known := w.Exists(pod); known {
+		t.Fatal("a directory not watched yet is known")
+	}
+	if _, ok := w.Children(pod); !ok {
+		t.Fatal("not watched")
+	}
+	want := func(path string, exists bool) {
+		t.Helper()
+		if e, known := w.Exists(path); !known || e != exists {
+			t.Fatalf("Exists(%s) = %v, known %v; want %v, known", path, e, known, exists)
+		}
+	}
+	want(pod, true)
+	want(ctr, true)
+	want(filepath.Join(pod, "other"), false)
+	if _, known := w.Exists(filepath.Join(ctr, "below")); known {
+		t.Error("a grandchild of a watched directory is known")
+	}
+
+	// A child removed: stale (not known) until listed again, then gone.
+	if err := os.Remove(ctr); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removal to make the listing stale", func() bool {
+		e, known := w.Exists(ctr)
+		return !known || !e
+	})
+	w.Children(pod)
+	want(ctr, false)
+
+	// Made again: seen as soon as its event arrived.
+	mkdir(t, ctr)
+	awaitWake(t, wakes, "the child was made again")
+	if e, known := w.Exists(ctr); known && !e {
+		t.Fatal("a child made again is said to be absent after its event")
+	}
+	w.Children(pod)
+	want(ctr, true)
+
+	// The watched directory itself removed: never said to exist after its
+	// event, and watched anew (known again) once made again and listed.
+	if err := os.Remove(ctr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pod); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watched directory's removal", func() bool {
+		e, known := w.Exists(pod)
+		return !known || !e
+	})
+	mkdir(t, pod)
+	if e, known := w.Exists(pod); known && e {
+		t.Fatal("a removed directory made again is known before it is watched again")
+	}
+	w.Children(pod)
+	want(pod, true)
+
+	// Events lost: nothing is known until listed again.
+	w.lost(fsnotify.ErrEventOverflow)
+	if _, known := w.Exists(pod); known {
+		t.Error("a directory is known after events were lost")
+	}
+	w.Children(pod)
+	want(pod, true)
+}
+
+// A listing cut at MaxChildren answers nothing about the children it may
+// have left out, and a listing of exactly MaxChildren is whole.
+func TestExistsCutListing(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			pod := filepath.Join(t.TempDir(), "pod")
+			mkdir(t, pod)
+			for i := range n {
+				mkdir(t, filepath.Join(pod, fmt.Sprint("c", i)))
+			}
+			w, _ := started(t, Options{MaxChildren: 2})
+			w.Children(pod)
+			e, known := w.Exists(filepath.Join(pod, "absent"))
+			if cut := n > 2; known == cut || e {
+				t.Errorf("%d children, at most 2 listed: Exists of an absent child = %v, known %v", n, e, known)
+			}
+		})
+	}
+}
+
+// Without inotify nothing is known.
+func TestExistsWithoutInotify(t *testing.T) {
+	w := &Watch{o: Options{MaxWatches: 1, MaxChildren: 1, Log: slog.New(slog.DiscardHandler)}, dirs: map[string]*dir{}}
+	w.fail("no inotify")
+	pod := t.TempDir()
+	w.Children(pod)
+	if _, known := w.Exists(pod); known {
+		t.Error("known without a watch")
+	}
+}
