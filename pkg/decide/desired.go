@@ -133,7 +133,8 @@ func Compute(in Input) Desired {
 	// Sized once: grown by appends, the lists were copied over and over,
 	// which at hundreds of workloads was a tenth of a reconcile's bytes.
 	d.Workloads = make([]WorkloadState, 0, len(ws))
-	d.Ops = make([]cgroupfile.Op, 0, opsEstimate(ws))
+	nOps, nRestores := opsEstimate(ws)
+	d.Ops, d.Restores = make([]cgroupfile.Op, 0, nOps), make([]cgroupfile.Target, 0, nRestores)
 	for _, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
 		cpus, facts := pools.Shared, sharedFacts
@@ -224,9 +225,12 @@ func Compute(in Input) Desired {
 			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryQOS", Message: err.Error()})
 		} else {
 			st.MemQoS, st.MemQoSOn, st.MemQoSWhy = dec, dec.Enabled, dec.Reason
-			ops, restores := memOps(w, dec)
-			ops, restores = notPinned(w, pinned, ops, restores)
-			d.Ops, d.Restores = append(d.Ops, ops...), append(d.Restores, restores...)
+			// Appended in place: lists of their own, copied over, were 3 %
+			// of the bytes the agent allocated under a 300-pod churn.
+			n, r := len(d.Ops), len(d.Restores)
+			d.Ops, d.Restores = memOps(w, dec, d.Ops, d.Restores)
+			ops, restores := notPinned(w, pinned, d.Ops[n:], d.Restores[r:])
+			d.Ops, d.Restores = append(d.Ops[:n], ops...), append(d.Restores[:r], restores...)
 		}
 		for _, decide := range []func(Input, workload.Workload, *WorkloadState) ([]cgroupfile.Op, []cgroupfile.Target, []workload.Problem){cpuOps, burstOps} {
 			ops, restores, probs := decide(in, w, &st)
@@ -238,14 +242,17 @@ func Compute(in Input) Desired {
 	return d
 }
 
-// opsEstimate is about how many writes Compute decides for ws: a cpuset's
-// two files and a few QoS knobs per container, the memory limit per pod.
-func opsEstimate(ws []workload.Workload) int {
-	n := 0
+// opsEstimate is about how many writes and restores Compute decides for ws:
+// a cpuset's two files and a few QoS knobs per container, the memory limit
+// per pod; and the memory QoS files of the pod and of each container given
+// back. A little over: a 300-pod node had 8 writes and 7 restores a pod of
+// one container, and a list grown past its size is copied whole.
+func opsEstimate(ws []workload.Workload) (ops, restores int) {
 	for _, w := range ws {
-		n += 2 + 5*len(w.Containers)
+		ops += 3 + 6*len(w.Containers)
+		restores += 4 + 4*len(w.Containers)
 	}
-	return n
+	return ops, restores
 }
 
 // unlistedCPUSet is the cpuset the containers of a pod not named by its
@@ -261,11 +268,10 @@ func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, pool st
 	return PodCPUSet{Mems: f.mems, CPUs: f.list, Pool: pool}, true
 }
 
-// memOps turns a memory QoS decision into writes and restores. A standalone
-// workload is its own single container, so pod-level files are skipped there.
-func memOps(w workload.Workload, dec memqos.Values) ([]cgroupfile.Op, []cgroupfile.Target) {
-	var ops []cgroupfile.Op
-	var restores []cgroupfile.Target
+// memOps turns a memory QoS decision into writes and restores, appended to
+// ops and restores. A standalone workload is its own single container, so
+// pod-level files are skipped there.
+func memOps(w workload.Workload, dec memqos.Values, ops []cgroupfile.Op, restores []cgroupfile.Target) ([]cgroupfile.Op, []cgroupfile.Target) {
 	add := func(cg string, s memqos.Settings) {
 		for _, set := range s {
 			switch set.Op {
