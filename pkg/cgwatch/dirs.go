@@ -49,6 +49,7 @@ func (w *Watch) Children(path string) (names []string, ok bool) {
 		return nil, false
 	}
 	d.children, d.whole = names, whole
+	w.renameKids(d)
 	return names, true
 }
 

@@ -117,3 +117,67 @@ func TestExistsWithoutInotify(t *testing.T) {
 		t.Error("known without a watch")
 	}
 }
+
+// A generation holds while nothing happens to a directory, and moves when
+// it is removed and made again under the same name, even when the next
+// listing names it again as if nothing happened; nothing is known once
+// events were lost.
+func TestGenerationMovesOnEveryChange(t *testing.T) {
+	pod := filepath.Join(t.TempDir(), "pod")
+	ctr := filepath.Join(pod, "ctr")
+	mkdir(t, pod)
+	mkdir(t, ctr)
+	w, wakes := started(t, Options{})
+	w.Children(pod)
+	gen := func(path string) uint64 {
+		t.Helper()
+		g, known := w.Generation(path)
+		if !known {
+			t.Fatalf("%s: not known", path)
+		}
+		return g
+	}
+	podGen, ctrGen := gen(pod), gen(ctr)
+	w.Children(pod)
+	if gen(pod) != podGen || gen(ctr) != ctrGen {
+		t.Fatal("generations moved with nothing changed")
+	}
+	if _, known := w.Generation(filepath.Join(pod, "absent")); known {
+		t.Error("a child not listed has a generation")
+	}
+	if err := os.Remove(ctr); err != nil {
+		t.Fatal(err)
+	}
+	mkdir(t, ctr)
+	awaitWake(t, wakes, "the child made again")
+	waitFor(t, "both events", func() bool {
+		w.Children(pod)
+		g, known := w.Generation(ctr)
+		return known && g != ctrGen
+	})
+	if gen(pod) != podGen {
+		t.Error("the pod's own generation moved with a child's")
+	}
+
+	if err := os.Remove(ctr); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pod); err != nil {
+		t.Fatal(err)
+	}
+	// Until its own removal's event arrives, a directory made again in its
+	// place would be taken for it: that is the window the events leave.
+	waitFor(t, "the pod's removal", func() bool { return w.Watched() == 0 })
+	if _, known := w.Generation(pod); known {
+		t.Fatal("a removed directory is known")
+	}
+	mkdir(t, pod)
+	w.Children(pod)
+	if gen(pod) == podGen {
+		t.Error("the pod made again has its old generation")
+	}
+	w.lost(fsnotify.ErrEventOverflow)
+	if _, known := w.Generation(pod); known {
+		t.Error("known after events were lost")
+	}
+}
