@@ -209,7 +209,7 @@ func Compute(in Input) Desired {
 		}
 		if p, ok := unlistedCPUSet(w, cpus, facts, pool, len(pinned) > 0 || (w.UID != "" && len(kube.MemPinned[w.UID]) > 0) || kube.mayPin(w)); ok {
 			if d.Unlisted == nil {
-				d.Unlisted = map[string]PodCPUSet{}
+				d.Unlisted = make(map[string]PodCPUSet, len(ws)) // most pods have one: grown, it was rehashed
 			}
 			d.Unlisted[w.Cgroup] = p
 			d.Ops = append(d.Ops, p.Ops(ded.others(w.Unlisted)...)...)
@@ -232,11 +232,12 @@ func Compute(in Input) Desired {
 			ops, restores := notPinned(w, pinned, d.Ops[n:], d.Restores[r:])
 			d.Ops, d.Restores = append(d.Ops[:n], ops...), append(d.Restores[:r], restores...)
 		}
-		for _, decide := range []func(Input, workload.Workload, *WorkloadState) ([]cgroupfile.Op, []cgroupfile.Target, []workload.Problem){cpuOps, burstOps} {
-			ops, restores, probs := decide(in, w, &st)
-			ops, restores = notPinned(w, pinned, ops, restores)
-			d.Ops, d.Restores, d.Problems = append(d.Ops, ops...), append(d.Restores, restores...), append(d.Problems, probs...)
-		}
+		// Called by name, not from a list of functions: through a function
+		// value st escaped, one heap copy of it per workload and reconcile.
+		ops, restores, probs := cpuOps(in, w, &st)
+		d.appendOwn(&w, pinned, ops, restores, probs)
+		ops, restores, probs = burstOps(in, w, &st)
+		d.appendOwn(&w, pinned, ops, restores, probs)
 		d.Workloads = append(d.Workloads, st)
 	}
 	return d
@@ -266,64 +267,4 @@ func unlistedCPUSet(w workload.Workload, cpus cpuset.CPUSet, f cpuFacts, pool st
 		return PodCPUSet{}, false
 	}
 	return PodCPUSet{Mems: f.mems, CPUs: f.list, Pool: pool}, true
-}
-
-// memOps turns a memory QoS decision into writes and restores, appended to
-// ops and restores. A standalone workload is its own single container, so
-// pod-level files are skipped there.
-func memOps(w workload.Workload, dec memqos.Values, ops []cgroupfile.Op, restores []cgroupfile.Target) ([]cgroupfile.Op, []cgroupfile.Target) {
-	add := func(cg string, s memqos.Settings) {
-		for _, set := range s {
-			switch set.Op {
-			case memqos.Write:
-				ops = append(ops, cgroupfile.Op{Cgroup: cg, Knob: cgroupfile.Knob(set.Knob), Value: strconv.FormatInt(set.Value, 10)})
-			case memqos.Restore:
-				if info, _ := memqos.Info(set.Knob); !info.ReadOnly {
-					restores = append(restores, cgroupfile.Target{Cgroup: cg, Knob: cgroupfile.Knob(set.Knob)})
-				}
-			}
-		}
-	}
-	byName := map[string]memqos.Settings{}
-	for _, c := range dec.Containers {
-		byName[c.Name] = c.Settings
-	}
-	podIsContainer := false
-	for _, c := range w.Containers {
-		podIsContainer = podIsContainer || c.Cgroup == w.Cgroup
-	}
-	if !podIsContainer {
-		add(w.Cgroup, dec.Pod)
-	}
-	for _, c := range w.Containers {
-		add(c.Cgroup, byName[c.Name])
-	}
-	return ops, restores
-}
-
-// notPinned drops the writes and restores of the containers the kubelet
-// pinned: Locus writes no cgroup of theirs.
-func notPinned(w workload.Workload, pinned map[string]cpuset.CPUSet, ops []cgroupfile.Op, restores []cgroupfile.Target) ([]cgroupfile.Op, []cgroupfile.Target) {
-	if len(pinned) == 0 {
-		return ops, restores
-	}
-	skip := map[string]bool{}
-	for _, c := range w.Containers {
-		if _, ok := pinned[c.Name]; ok {
-			skip[c.Cgroup] = true
-		}
-	}
-	var keptOps []cgroupfile.Op
-	for _, op := range ops {
-		if !skip[op.Cgroup] {
-			keptOps = append(keptOps, op)
-		}
-	}
-	var keptRestores []cgroupfile.Target
-	for _, t := range restores {
-		if !skip[t.Cgroup] {
-			keptRestores = append(keptRestores, t)
-		}
-	}
-	return keptOps, keptRestores
 }
