@@ -246,8 +246,9 @@ func Compute(in Input) Desired {
 // opsEstimate is about how many writes and restores Compute decides for ws:
 // a cpuset's two files and a few QoS knobs per container, the memory limit
 // per pod; and the memory QoS files of the pod and of each container given
-// back. A little over: a 300-pod node had 8 writes and 7 restores a pod of
-// one container, and a list grown past its size is copied whole.
+// back. A little over: pkg/agent's 300-pod benchmark has 8 writes and 7
+// restores a pod of one container, and a list grown past its size is copied
+// whole.
 func opsEstimate(ws []workload.Workload) (ops, restores int) {
 	for _, w := range ws {
 		ops += 3 + 6*len(w.Containers)
