@@ -65,6 +65,7 @@ type Watch struct {
 	dirs    map[string]*dir // by absolute path
 	problem string
 	gens    uint64 // the last generation handed out
+	stopped bool   // Run has returned: Exists and Generation know nothing
 }
 
 type dir struct {
@@ -134,6 +135,12 @@ func (w *Watch) Run(ctx context.Context) {
 		return
 	}
 	defer w.fw.Close()
+	defer func() {
+		// No event is read any more: nothing is known from them.
+		w.mu.Lock()
+		w.stopped = true
+		w.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-ctx.Done():

@@ -62,9 +62,13 @@ func (w *Watch) Children(path string) (names []string, ok bool) {
 // cut at MaxChildren): the caller looks for itself. A change is seen once
 // its event has arrived; until then the answer is the one before it, so a
 // caller about to write still finds a removed directory gone by its write.
+// Once Run has returned nothing is known.
 func (w *Watch) Exists(path string) (exists, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.stopped {
+		return false, false
+	}
 	if d, ok := w.dirs[path]; ok && d.kids && d.listed {
 		return true, true
 	}

@@ -1,6 +1,7 @@
 package cgwatch
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -179,5 +180,30 @@ func TestGenerationMovesOnEveryChange(t *testing.T) {
 	w.lost(fsnotify.ErrEventOverflow)
 	if _, known := w.Generation(pod); known {
 		t.Error("known after events were lost")
+	}
+}
+
+// Once the watch stops reading events, it vouches for nothing.
+func TestNothingKnownOnceStopped(t *testing.T) {
+	pod := filepath.Join(t.TempDir(), "pod")
+	mkdir(t, pod)
+	mkdir(t, filepath.Join(pod, "ctr"))
+	w := New(Options{Log: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	w.Children(pod)
+	if _, known := w.Generation(filepath.Join(pod, "ctr")); !known {
+		t.Fatal("not known while running")
+	}
+	cancel()
+	<-done
+	for _, p := range []string{pod, filepath.Join(pod, "ctr")} {
+		if _, known := w.Exists(p); known {
+			t.Errorf("Exists(%s) known after Run returned", p)
+		}
+		if _, known := w.Generation(p); known {
+			t.Errorf("Generation(%s) known after Run returned", p)
+		}
 	}
 }

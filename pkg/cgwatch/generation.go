@@ -9,7 +9,8 @@ import "path/filepath"
 // their children and, while such a directory's listing is current and whole,
 // its children; a child made or removed gets a new generation from the event
 // that names it. known is false elsewhere, and for everything once events
-// were lost, until listed again: the caller then looks for itself (a stat).
+// were lost, until listed again, and once Run has returned: the caller then
+// looks for itself (a stat).
 // An identity kept while the generation holds is as good as the last event:
 // a directory removed and made again at once is told apart once the events
 // arrived, and a runtime names a container's cgroup after its ID, a pod's
@@ -17,6 +18,9 @@ import "path/filepath"
 func (w *Watch) Generation(path string) (gen uint64, known bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.stopped {
+		return 0, false
+	}
 	if d, ok := w.dirs[path]; ok && d.kids && d.listed {
 		return d.gen, true
 	}
