@@ -35,7 +35,8 @@ func dirIDOf(fi fs.FileInfo) DirID {
 // once, as ExistsInScope: a cgroup recreated after the look is told apart
 // by the next scope's. Outside a scope every call looks.
 // Within a scope a cgroup seen is answered by its name, without resolving
-// its path again: the status asks of every knob of every cgroup.
+// its path again: the status asks of every knob of every cgroup. With a
+// Witness, a scope starts from the identities kept while it vouches for them.
 func (h *Hierarchy) DirID(ctrl Controller, rel string) (DirID, bool) {
 	key := relKey{ctrl, rel}
 	if h.version == V2 {
@@ -47,6 +48,22 @@ func (h *Hierarchy) DirID(ctrl Controller, rel string) (DirID, bool) {
 	if ok {
 		return id, true
 	}
+	scoped := h.scoped()
+	if scoped {
+		if id, ok = h.witnessed(key); ok {
+			h.mu.Lock()
+			if h.scopes > 0 {
+				h.ids[key] = id
+			}
+			h.mu.Unlock()
+			return id, true
+		}
+	}
+	p, err := h.path(ctrl, rel)
+	if err != nil {
+		return DirID{}, false
+	}
+	gen, vouched := h.generation(p) // before any look at it
 	dir, err := h.Dir(ctrl, rel)
 	if err != nil {
 		return DirID{}, false
@@ -59,12 +76,21 @@ func (h *Hierarchy) DirID(ctrl Controller, rel string) (DirID, bool) {
 		h.seenDir(dir, fi)
 		id = dirIDOf(fi)
 	}
+	if scoped && vouched {
+		h.hold(key, dir, id, gen)
+	}
 	h.mu.Lock()
 	if h.scopes > 0 {
 		h.ids[key] = id
 	}
 	h.mu.Unlock()
 	return id, true
+}
+
+func (h *Hierarchy) scoped() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.scopes > 0
 }
 
 // relKey names a cgroup in a controller (none on v2).

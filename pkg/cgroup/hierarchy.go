@@ -41,6 +41,11 @@ type Hierarchy struct {
 	dirs   map[string]DirID // of them, those seen to be directories (Exists), and which
 	ids    map[relKey]DirID // the same by cgroup, for DirID's questions
 	mounts []Controller     // v1Mounts, found once in this scope
+	// Identities kept past a scope while a Witness vouches for them
+	// (SetWitness).
+	witness   Witness
+	held      map[relKey]held
+	heldSweep int // sweep held when it grows past this
 	// The root's descriptor shared by the opens of a scope (rootDir).
 	rootFD    int
 	rootHeld  bool
@@ -90,6 +95,18 @@ func (h *Hierarchy) NarrowingMigrates() bool { return h.version == V2 }
 // Dir resolves cgroup rel in controller ctrl: <root>/<ctrl>/<rel> on v1,
 // <root>/<rel> on v2 (ctrl ignored). The directory need not exist.
 func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
+	p, err := h.path(ctrl, rel)
+	if err != nil {
+		return "", err
+	}
+	if err := h.contain(p); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// path is where Dir finds cgroup rel, spelt without a look.
+func (h *Hierarchy) path(ctrl Controller, rel string) (string, error) {
 	if err := CheckRel(rel); err != nil {
 		return "", err
 	}
@@ -102,9 +119,6 @@ func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
 	}
 	if rel != "" {
 		p = joinClean(p, rel)
-	}
-	if err := h.contain(p); err != nil {
-		return "", err
 	}
 	return p, nil
 }
@@ -195,6 +209,7 @@ func (h *Hierarchy) forget(dir string) {
 	delete(h.inside, dir)
 	delete(h.dirs, dir)
 	clear(h.ids) // removals are few: no index from directory to cgroup
+	h.unhold(dir)
 	h.mu.Unlock()
 }
 

@@ -1,6 +1,10 @@
 package cgroup
 
-import "testing"
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
 
 func TestParseOriginalKey(t *testing.T) {
 	for _, tc := range []struct {
@@ -56,5 +60,48 @@ func TestOriginalKeyIsTheWritersKey(t *testing.T) {
 				t.Errorf("v%d %s: key of an unclean path %q, want %q", v, k, got, want)
 			}
 		}
+	}
+}
+
+// onlyOriginal is a store of no type this package knows: HasOriginal asks
+// it through the interface.
+type onlyOriginal struct{ OriginalStore }
+
+// HasOriginal answers as Original of OriginalKey does, for every store, for
+// keys recorded and not, with and without a controller, and for a cgroup
+// path the store spells cleaned.
+func TestHasOriginalAsOriginal(t *testing.T) {
+	fs, err := OpenFileStore(filepath.Join(t.TempDir(), "originals.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := NewMemoryStore()
+	pls := []Placement{{Controller: CPUSet, File: "cpuset.cpus"}, {File: "memory.low"}}
+	rels := []string{"a/b", "a/c", "a", "", "a//b", "../x", strings.Repeat("long/", 80) + "x"}
+	recorded := map[string]string{}
+	for i, rel := range rels {
+		if i%2 == 0 {
+			for _, pl := range pls {
+				recorded[OriginalKey(pl, rel)] = "v"
+			}
+		}
+	}
+	for _, s := range []OriginalStore{fs, mem} {
+		if err := s.RecordOriginals(recorded); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []OriginalStore{s, onlyOriginal{s}} {
+			for _, pl := range pls {
+				for _, rel := range rels {
+					_, want := s.Original(OriginalKey(pl, rel))
+					if got := HasOriginal(s, pl, rel); got != want {
+						t.Errorf("%T: HasOriginal(%v, %q) = %v, Original says %v", s, pl, rel, got, want)
+					}
+				}
+			}
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { HasOriginal(mem, pls[0], "a/b") }); n != 0 {
+		t.Errorf("HasOriginal allocates %v times a call", n)
 	}
 }

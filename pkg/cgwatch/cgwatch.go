@@ -64,12 +64,19 @@ type Watch struct {
 	mu      sync.Mutex
 	dirs    map[string]*dir // by absolute path
 	problem string
+	gens    uint64 // the last generation handed out
+	stopped bool   // Run has returned: Exists and Generation know nothing
 }
 
 type dir struct {
-	kids     bool     // watched for its children (Children), not only as a Parent
-	adopted  bool     // by Adopt, since the last Retain
-	listed   bool     // children is current
+	kids    bool   // watched for its children (Children), not only as a Parent
+	adopted bool   // by Adopt, since the last Retain
+	listed  bool   // children is current
+	whole   bool   // children names every child (not cut at MaxChildren)
+	gen     uint64 // this directory's generation (Generation); a new record is a new one
+	// kidGen is the generation of each child listed: kept while listings
+	// name it, new when an event names it (made or removed again).
+	kidGen   map[string]uint64
 	children []string // names of child directories, sorted
 }
 
@@ -128,6 +135,12 @@ func (w *Watch) Run(ctx context.Context) {
 		return
 	}
 	defer w.fw.Close()
+	defer func() {
+		// No event is read any more: nothing is known from them.
+		w.mu.Lock()
+		w.stopped = true
+		w.mu.Unlock()
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -163,6 +176,12 @@ func (w *Watch) event(ev fsnotify.Event) {
 	kids := false
 	if ok {
 		d.listed, kids = false, d.kids
+		if d.kidGen != nil {
+			// Made or removed: whatever has this name now is another
+			// directory than the one listed.
+			w.gens++
+			d.kidGen[filepath.Base(ev.Name)] = w.gens
+		}
 	}
 	w.mu.Unlock()
 	if ok && ev.Has(fsnotify.Create) {
@@ -238,7 +257,8 @@ func (w *Watch) add(path string) (*dir, bool) {
 		w.fail(fmt.Sprintf("watch %s: %v (%d watched)", path, err, len(w.dirs)))
 		return nil, false
 	}
-	d := &dir{}
+	w.gens++
+	d := &dir{gen: w.gens}
 	w.dirs[path] = d
 	return d, true
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -40,15 +41,42 @@ func (w *Watch) Children(path string) (names []string, ok bool) {
 	// reads: an event during the listing marks it for the next call.
 	d.listed = true
 	w.mu.Unlock()
-	names, err := listDirs(path, w.o.MaxChildren)
+	names, whole, err := listDirs(path, w.o.MaxChildren)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err != nil {
 		d.listed = false
 		return nil, false
 	}
-	d.children = names
+	d.children, d.whole = names, whole
+	w.renameKids(d)
 	return names, true
+}
+
+// Exists answers from the events alone whether path exists, where the watch
+// can: a directory watched for its children exists while its listing is
+// current (an event since, its removal included, makes it stale until the
+// next Children), and a child of one is there when that current and whole
+// listing names it. known is false otherwise (neither path nor its parent
+// watched for children, a listing stale after an event or events lost, or
+// cut at MaxChildren): the caller looks for itself. A change is seen once
+// its event has arrived; until then the answer is the one before it, so a
+// caller about to write still finds a removed directory gone by its write.
+// Once Run has returned nothing is known.
+func (w *Watch) Exists(path string) (exists, known bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return false, false
+	}
+	if d, ok := w.dirs[path]; ok && d.kids && d.listed {
+		return true, true
+	}
+	if d, ok := w.dirs[filepath.Dir(path)]; ok && d.kids && d.listed && d.whole {
+		_, found := slices.BinarySearch(d.children, filepath.Base(path))
+		return found, true
+	}
+	return false, false
 }
 
 // Retain stops watching the directories for which keep is false, but for
@@ -72,16 +100,22 @@ func (w *Watch) Retain(keep func(path string) bool) {
 }
 
 // listDirs reads at most max entries of path and returns the names of the
-// directories among them, sorted.
-func listDirs(path string, max int) ([]string, error) {
+// directories among them, sorted, and whether that was every entry.
+func listDirs(path string, max int) (names []string, whole bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
 	ents, err := f.ReadDir(max)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, err
+		return nil, false, err
+	}
+	whole = len(ents) < max
+	if !whole {
+		// Exactly max entries may still be all: one more read says.
+		more, err := f.ReadDir(1)
+		whole = len(more) == 0 && (err == nil || errors.Is(err, io.EOF))
 	}
 	var out []string
 	for _, e := range ents {
@@ -90,5 +124,5 @@ func listDirs(path string, max int) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, whole, nil
 }

@@ -1,6 +1,7 @@
 package decide
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -29,10 +30,17 @@ func TestDecideProperties(t *testing.T) {
 				obs.Problems = append(obs.Problems, workload.Problem{Workload: w.Name, Reason: "CgroupMissing", Message: w.Cgroup})
 			}
 		}
+		// The decision reads the observation's workloads in place (Input
+		// does not copy them on a node with nothing decided elsewhere): it
+		// must leave them as they were.
+		seen := fmt.Sprintf("%#v", obs.Workloads)
 		r := Decide(obs, Memory{})
 		mem := r.Memory
 		mem.Last = nil
 		r2 := Decide(obs, mem)
+		if after := fmt.Sprintf("%#v", obs.Workloads); after != seen {
+			t.Fatalf("seed %d: deciding changed the observation's workloads", seed)
+		}
 		if r2.Save || len(r2.Events) > 0 || len(r2.Warnings) > 0 {
 			t.Fatalf("seed %d: deciding again saves %v, tells %v %v", seed, r2.Save, r2.Events, r2.Warnings)
 		}

@@ -119,8 +119,7 @@ func (e *Executor) hasOriginal(rel string, k cgroup.Knob) bool {
 	if pl == nil {
 		return false
 	}
-	_, ok := e.c.Originals.Original(cgroup.OriginalKey(*pl, rel))
-	return ok
+	return cgroup.HasOriginal(e.c.Originals, *pl, rel)
 }
 
 // ReadBack is the text of files as a reconcile left them, per cgroup and

@@ -51,10 +51,11 @@ type Source struct {
 	movable map[string]bool            // the pods that may move (workload.MayMove), with moves on
 	badPods map[string]string
 	lagging laggingContainers
-	looked  lookedUp       // pods found by Lookup, ahead of the watch
-	memo    podplan.Memo   // pods converted, kept while nothing they depend on changes
-	cgw     *cgwatch.Watch // the pods' cgroup directories; nil before Start
-	cgwTold bool           // its problem was posted
+	looked  lookedUp          // pods found by Lookup, ahead of the watch
+	memo    podplan.Memo      // pods converted, kept while nothing they depend on changes
+	cgw     *cgwatch.Watch    // the pods' cgroup directories; nil before Start
+	cgwTold bool              // its problem was posted
+	podDirs map[string]string // each watched pod's directory by its cgroup, from the last addUnlisted
 	// settled are the unlisted container cgroups seen holding their
 	// cpuset (cgroup.Hierarchy.CPUSetFilled), not read again while they stay.
 	settled map[string]bool
@@ -209,7 +210,7 @@ func (s *Source) Snapshot(env source.Env) source.Snapshot {
 		SLO: s.configs.doc(), Error: s.configs.lastError(),
 		MemoryQoSHeld: s.configs.held(), NodeLabels: nodeLabels(s.node, s.opts.NodeName),
 		Moves: s.opts.Moves, Rebalance: s.opts.Rebalance}
-	exists := s.opts.KubeletCgroupRoot.Exists(env.Exists)
+	exists := s.opts.KubeletCgroupRoot.Exists(s.watchedExists(env.Exists))
 	if s.driver == "" {
 		d, ok := podcgroup.DetectDriver(exists)
 		if !ok {

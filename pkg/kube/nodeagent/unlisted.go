@@ -33,11 +33,18 @@ const ReasonCgroupWatchUnavailable = "CgroupWatchUnavailable"
 // (cgroup.Hierarchy.CPUSetFilled) is not listed: the runtime's copy would undo the
 // reconcile's write; the early path writes it once filled.
 func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
+	if env.Cgroups != s.cgroups && env.Cgroups != nil && s.cgw != nil {
+		// The watch vouches for the identities of the pods' and their
+		// containers' directories from one reconcile to the next, so that
+		// those unchanged are not looked at again (cgroup.Witness).
+		env.Cgroups.SetWitness(s.cgw.Generation)
+	}
 	s.cgroups, s.earlyw = env.Cgroups, env.Early // the decision's pods' directories are resolved through the one, written by the other
 	if s.cgw == nil || env.Cgroups == nil {
 		return
 	}
 	keep, settled := map[string]bool{}, map[string]bool{}
+	podDirs := make(map[string]string, len(ws))
 	for _, rel := range podcgroup.QoSParents(s.driver) {
 		if dir, err := env.Cgroups.Dir(cgroup.CPUSet, s.opts.KubeletCgroupRoot.Path(rel)); err == nil && s.cgw.Parent(dir) {
 			keep[dir] = true
@@ -48,15 +55,18 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		if p.Terminating {
 			continue
 		}
-		dir, err := env.Cgroups.Dir(cgroup.CPUSet, p.Cgroup)
-		if err != nil {
-			continue
+		dir, known := s.podDirs[p.Cgroup] // resolved at the last reconcile
+		if exists, sure := s.cgw.Exists(dir); !known || !exists || !sure {
+			var err error
+			if dir, err = env.Cgroups.Dir(cgroup.CPUSet, p.Cgroup); err != nil {
+				continue
+			}
 		}
 		names, ok := s.cgw.Children(dir)
 		if !ok {
 			continue
 		}
-		keep[dir] = true
+		keep[dir], podDirs[p.Cgroup] = true, dir
 		listed := make(map[string]bool, len(p.Containers))
 		for _, c := range p.Containers {
 			listed[c.Cgroup] = true
@@ -64,7 +74,10 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		var unlisted []string
 		for _, n := range names {
 			cg := p.Cgroup + "/" + n
-			if _, ok := podcgroup.ContainerDir(s.driver, n); !ok || listed[cg] {
+			if listed[cg] {
+				continue
+			}
+			if _, ok := podcgroup.ContainerDir(s.driver, n); !ok {
 				continue
 			}
 			if !s.settled[cg] && !env.Cgroups.CPUSetFilled(cg) {
@@ -80,7 +93,7 @@ func (s *Source) addUnlisted(env source.Env, ws []source.Workload) {
 		}
 		s.early.Listed(dir, unlisted)
 	}
-	s.settled = settled
+	s.settled, s.podDirs = settled, podDirs
 	s.cgw.Retain(func(dir string) bool { return keep[dir] })
 	if pr := s.cgw.Problem(); pr != "" && !s.cgwTold {
 		s.cgwTold = true

@@ -1,0 +1,117 @@
+package cgroup
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// fakeWitness vouches for the directories it was told of, each under the
+// generation it was given.
+type fakeWitness struct {
+	mu   sync.Mutex
+	gens map[string]uint64
+}
+
+func (w *fakeWitness) gen(dir string) (uint64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	g, ok := w.gens[dir]
+	return g, ok
+}
+
+func (w *fakeWitness) set(dir string, g uint64, known bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if known {
+		w.gens[dir] = g
+	} else {
+		delete(w.gens, dir)
+	}
+}
+
+// An identity is kept from one scope to the next only while the witness
+// gives the generation it gave before the look: a directory made anew is
+// seen at the first scope after the witness moved its generation or stopped
+// knowing it, and outside a scope DirID always looks.
+func TestWitnessKeepsIdentityOnlyWhileVouched(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a")
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.root, "a")
+	w := &fakeWitness{gens: map[string]uint64{dir: 1}}
+	h.SetWitness(w.gen)
+	idIn := func() DirID {
+		t.Helper()
+		defer h.Scope()()
+		id, ok := h.DirID("", "a")
+		if !ok {
+			t.Fatal("a: no directory")
+		}
+		return id
+	}
+	first := idIn()
+	remake := func() {
+		t.Helper()
+		if err := os.Rename(dir, dir+".old"); err != nil { // keeps the inode from coming back
+			t.Fatal(err)
+		}
+		if err := os.RemoveAll(dir + ".old"); err != nil {
+			t.Fatal(err)
+		}
+		f.mkcg("a")
+	}
+	remake()
+	if again := idIn(); again != first {
+		t.Fatalf("made anew, the witness still vouching: %v, want the identity kept %v (no look)", again, first)
+	}
+	if now, _ := h.DirID("", "a"); now == first {
+		t.Fatal("outside a scope DirID did not look")
+	}
+	w.set(dir, 2, true)
+	second := idIn()
+	if second == first {
+		t.Fatal("a new generation: the old identity kept")
+	}
+	if again := idIn(); again != second {
+		t.Fatalf("the new generation holding: %v, want %v", again, second)
+	}
+	remake()
+	w.set(dir, 0, false)
+	if now := idIn(); now == second {
+		t.Fatal("no longer known to the witness: the old identity kept")
+	}
+}
+
+// Identities of directories the witness no longer knows are dropped as
+// others are kept: what is kept stays bounded by what it knows.
+func TestWitnessKeepsNoIdentityOfTheGone(t *testing.T) {
+	f := newFixture(t, V2, false)
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &fakeWitness{gens: map[string]uint64{}}
+	h.SetWitness(w.gen)
+	for i := range 500 {
+		rel := fmt.Sprintf("gone/p%d", i)
+		f.mkcg(rel)
+		dir := filepath.Join(f.root, rel)
+		w.set(dir, 1, true)
+		end := h.Scope()
+		h.DirID("", rel)
+		end()
+		w.set(dir, 0, false) // the pod is gone: never asked of again
+	}
+	h.mu.Lock()
+	n := len(h.held)
+	h.mu.Unlock()
+	if n > 2*minSweep+1 {
+		t.Errorf("%d identities kept of directories the witness no longer knows", n)
+	}
+}
