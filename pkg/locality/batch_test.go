@@ -176,3 +176,57 @@ func TestBatchModel(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchRidersFillWhatHugePagesLeave models a call as a fixed part plus
+// each page's own: base pages ride along in one-huge-page calls until the
+// call takes half the budget, and no call goes near the budget on the way.
+func TestBatchRidersFillWhatHugePagesLeave(t *testing.T) {
+	const budget = 20 * time.Millisecond
+	cost := func(riders int) time.Duration {
+		return time.Millisecond + 4*time.Millisecond + time.Duration(riders)*200*time.Microsecond
+	}
+	c := NewBatchController(budget, 256, 16, 1<<16)
+	if n := c.Riders(512); n != 0 {
+		t.Fatalf("before any call %d riders, want 0: the huge page's cost is unknown", n)
+	}
+	var ridden []int
+	for i := 0; i < 40; i++ {
+		n := c.Riders(512)
+		took := cost(n)
+		if took > budget*3/4 {
+			t.Fatalf("call %d with %d riders takes %s, near the budget (riders %v)", i+1, n, took, ridden)
+		}
+		ridden = append(ridden, n)
+		c.ObserveMixed(512, n, took)
+	}
+	// Half the budget less the 5 ms call of the huge page: 25 base pages.
+	if last := ridden[len(ridden)-1]; last < 22 || last > 25 {
+		t.Errorf("settled at %d riders, want about 25 (riders %v)", last, ridden)
+	}
+	if got := c.Size(BasePages); got != 256 {
+		t.Errorf("riding changed the base-only batch size to %d, want 256", got)
+	}
+}
+
+func TestBatchNoRidersWhenHugePagesFillTheAim(t *testing.T) {
+	c := NewBatchController(20*time.Millisecond, 256, 16, 1<<16)
+	c.Observe(BasePages, 16, time.Millisecond)
+	c.Observe(HugePages, 512, 12*time.Millisecond) // one huge page, over half the budget
+	if n := c.Riders(512); n != 0 {
+		t.Errorf("%d riders beside a huge page that takes 12 ms of a 20 ms budget, want 0", n)
+	}
+}
+
+func TestBatchRidersHalveAfterACallNearTheBudget(t *testing.T) {
+	c := NewBatchController(20*time.Millisecond, 256, 16, 1<<16)
+	c.Observe(HugePages, 512, 2*time.Millisecond)
+	c.Observe(BasePages, 16, 16*time.Microsecond) // base pages look nearly free
+	for range 6 {
+		c.ObserveMixed(512, c.Riders(512), 3*time.Millisecond)
+	}
+	before := c.Riders(512)
+	c.ObserveMixed(512, before, 18*time.Millisecond) // the machine got slow
+	if after := c.Riders(512); after > before/2 {
+		t.Errorf("after a call of 18 ms with %d riders: %d riders, want at most half", before, after)
+	}
+}
