@@ -233,12 +233,14 @@ func classOf(p pageRef) PageClass {
 
 // move moves pages in batches sized by the controller and returns those
 // still busy. Huge pages go first, in batches of their own, each carrying
-// as many base pages as fit what it leaves of the budget (Riders): a call's
-// fixed cost in the kernel is then paid once for both. The controller learns
-// each class's cost apart, and a batch is sized by bytes. Unless flush, huge
-// pages too few to fill a batch wait for the next query chunk's, so that the
-// size of a call does not depend on where a chunk ends, and up to riderHold
-// base pages wait for huge calls to carry them; flush sends what is left.
+// as many of the base pages at hand as fit what it leaves of the budget
+// (Riders): a call's fixed cost in the kernel is then paid once for both.
+// The controller learns each class's cost apart, and a batch is sized by
+// bytes. Unless flush, pages too few to fill a batch wait for the next query
+// chunk's, so that the size of a call does not depend on where a chunk ends;
+// base pages waiting so ride along in the next huge-page call. Base pages
+// are never held back for riding: a process without huge pages moves as
+// it did before riders.
 func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 	pages = append(m.pending, pages...)
 	m.pending = nil
@@ -255,16 +257,12 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 			return nil
 		}
 		class, limit := classOf(pages[i]), uint64(m.ctl.Size(classOf(pages[i])))
-		if class == BasePages && !flush && end-i <= riderHold {
-			m.pending = append(m.pending, pages[i:end]...)
-			break
-		}
 		j, w := i, uint64(0)
 		for j < end && classOf(pages[j]) == class && (j == i || w+pages[j].weight <= limit) {
 			w += pages[j].weight
 			j++
 		}
-		if full := w >= limit || j < end && classOf(pages[j]) == class; !full && !flush && class == HugePages {
+		if full := w >= limit || j < end && classOf(pages[j]) == class; !full && !flush {
 			m.pending = append(m.pending, pages[i:j]...)
 			i = j
 			continue
@@ -285,12 +283,6 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 	}
 	return busy
 }
-
-// riderHold is how many base pages wait for huge-page calls to carry them
-// before they go in calls of their own: one query chunk's worth, so that a
-// process of base pages only moves them a chunk later than it queried them,
-// and the pages waiting stay bounded.
-const riderHold = queryChunk
 
 // baseStart is the index of the first base page in pages sorted huge first.
 func baseStart(pages []pageRef) int {
