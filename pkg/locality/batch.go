@@ -42,10 +42,6 @@ type BatchController struct {
 	Min, Max int // base pages per call
 
 	class [2]classCost
-	// riders caps the base pages the next huge-page call carries (see
-	// Riders): twice the last call's and one more, half after a call that
-	// came close to the budget.
-	riders int
 }
 
 type classCost struct {
@@ -65,7 +61,7 @@ const hugeStart = 512
 func NewBatchController(budget time.Duration, start, lo, hi int) *BatchController {
 	lo = max(lo, 1)
 	hi = max(hi, lo)
-	c := &BatchController{Budget: budget, Min: lo, Max: hi, riders: 1}
+	c := &BatchController{Budget: budget, Min: lo, Max: hi}
 	c.class[BasePages].size = clamp(start, lo, hi)
 	c.class[HugePages].size = clamp(hugeStart, lo, hi)
 	return c
@@ -128,54 +124,6 @@ func (s *classCost) line(pages int, took, target float64) float64 {
 		return 0
 	}
 	return (target - fixed) / slope
-}
-
-// Riders is how many base pages may ride along in a call that moves huge
-// base pages' worth of huge pages. Every move_pages(2) call pays a fixed
-// cost in the kernel whatever it moves (do_pages_move drains every CPU's LRU
-// cache and waits for an RCU grace period), so base pages cost least in a
-// call that is made anyway. They get the time the huge pages leave of half
-// the budget, at the base pages' learned cost each: none while the huge
-// pages' cost is unknown or fills the aim, one while the base pages' cost is
-// unknown, and at most twice as many as the last call that carried some
-// (plus one), so that a wrong estimate costs one slow call, not a long one.
-func (c *BatchController) Riders(huge int) int {
-	h, b := c.class[HugePages].perPage, c.class[BasePages].perPage
-	if h == 0 || c.Budget <= 0 {
-		return 0
-	}
-	room := float64(c.Budget)/2 - float64(huge)*h
-	if room <= 0 {
-		return 0
-	}
-	if b == 0 {
-		return 1
-	}
-	return min(int(room/b), c.riders, c.Max)
-}
-
-// ObserveMixed records a call that moved huge base pages' worth of huge
-// pages and base base pages together. Each class is credited with what the
-// call took less the other class's estimate, so each keeps learning its
-// own cost; a call that came close to the budget halves the riders.
-func (c *BatchController) ObserveMixed(huge, base int, took time.Duration) {
-	if base <= 0 {
-		c.Observe(HugePages, huge, took)
-		return
-	}
-	hugeEst := time.Duration(float64(huge) * c.class[HugePages].perPage)
-	baseEst := time.Duration(float64(base) * c.class[BasePages].perPage)
-	c.Observe(HugePages, huge, max(took-baseEst, 0))
-	// The base class learns its cost per page only; its batch size, which
-	// base-only calls go by, is left as it was.
-	size := c.class[BasePages].size
-	c.Observe(BasePages, base, max(took-hugeEst, 1)) // 1 ns: learned as nearly free, not unknown
-	c.class[BasePages].size = size
-	if took > c.Budget*3/4 {
-		c.riders = max(base/2, 1)
-	} else {
-		c.riders = 2*base + 1
-	}
 }
 
 func clamp(v, lo, hi int) int { return min(max(v, lo), hi) }

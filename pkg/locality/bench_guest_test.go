@@ -211,13 +211,12 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 			}
 		}
 		var tr [2]struct {
-			calls, pages, riders int
-			took                 time.Duration
+			calls, pages int
+			took         time.Duration
 		}
-		traceCall = func(k PageClass, _, pages, riders int, took time.Duration) {
+		traceCall = func(k PageClass, _, pages int, took time.Duration) {
 			tr[k].calls++
 			tr[k].pages += pages
-			tr[k].riders += riders
 			tr[k].took += took
 		}
 		phases := map[string]time.Duration{}
@@ -242,7 +241,6 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		for k, name := range []string{"base", "huge"} {
 			run.trace += fmt.Sprintf(" %s_calls=%d %s_mb=%.1f %s_call_s=%.3f", name, tr[k].calls, name, float64(tr[k].pages)/256, name, tr[k].took.Seconds())
 		}
-		run.trace += fmt.Sprintf(" riders_mb=%.2f", float64(tr[HugePages].riders)/256)
 	}
 	requireOn(t, c, 0)
 	requireIntact(t, c)

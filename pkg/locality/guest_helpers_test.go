@@ -67,7 +67,7 @@ func requireIntact(t *testing.T, c *child) {
 // call, that is in the middle of a migration, however fast the calls go.
 func killOnCall(t *testing.T, n int, c *child) {
 	calls := 0
-	traceCall = func(PageClass, int, int, int, time.Duration) {
+	traceCall = func(PageClass, int, int, time.Duration) {
 		if calls++; calls == n {
 			c.kill()
 		}

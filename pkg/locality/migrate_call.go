@@ -9,18 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// call moves one batch with one move_pages call (a huge-page batch may
-// carry base pages too) and returns the pages still
+// call moves one batch with one move_pages call and returns the pages still
 // busy after their status was checked.
 func (m *mover) call(class PageClass, batch []pageRef) []pageRef {
 	addrs, nodes, status := m.buffers(len(batch))
-	var weight, riders uint64 // riders: base pages in a huge-page call
+	var weight uint64
 	for j, p := range batch {
 		addrs[j], nodes[j], status[j] = p.addr, int32(p.to), statusUnknown
 		weight += p.weight
-		if class == HugePages && classOf(p) == BasePages {
-			riders += p.weight
-		}
 	}
 	if m.balancing {
 		// The scanner keeps hiding pages; touch them right before the
@@ -33,13 +29,9 @@ func (m *mover) call(class PageClass, batch []pageRef) []pageRef {
 	start := time.Now()
 	err := movePages(m.pid, addrs, nodes, status, mpolMFMove)
 	took := time.Since(start)
-	if class == HugePages {
-		m.ctl.ObserveMixed(int(weight-riders), int(riders), took)
-	} else {
-		m.ctl.Observe(class, int(weight), took)
-	}
+	m.ctl.Observe(class, int(weight), took)
 	if traceCall != nil {
-		traceCall(class, len(batch), int(weight), int(riders), took)
+		traceCall(class, len(batch), int(weight), took)
 	}
 	m.res.Calls++
 	m.res.LongestStall = max(m.res.LongestStall, took)

@@ -232,49 +232,36 @@ func classOf(p pageRef) PageClass {
 }
 
 // move moves pages in batches sized by the controller and returns those
-// still busy. Huge pages go first, in batches of their own, each carrying
-// as many of the base pages at hand as fit what it leaves of the budget
-// (Riders): a call's fixed cost in the kernel is then paid once for both.
-// The controller learns each class's cost apart, and a batch is sized by
-// bytes. Unless flush, pages too few to fill a batch wait for the next query
-// chunk's, so that the size of a call does not depend on where a chunk ends;
-// base pages waiting so ride along in the next huge-page call. Base pages
-// are never held back for riding: a process without huge pages moves as
-// it did before riders.
+// still busy. Huge pages go first, in batches of their own: the controller
+// learns each class's cost apart, and a batch is sized by bytes. Unless
+// flush, pages too few to fill a batch wait for the next query chunk's, so
+// that the size of a call does not depend on where a chunk ends.
 func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 	pages = append(m.pending, pages...)
 	m.pending = nil
 	slices.SortStableFunc(pages, func(a, b pageRef) int { return int(classOf(b)) - int(classOf(a)) })
 	var busy []pageRef
-	// pages[end:] are base pages that rode along in huge calls already.
-	end := len(pages)
-	for i := 0; i < end && m.fatal == nil; {
+	for i := 0; i < len(pages) && m.fatal == nil; {
 		if err := m.ctx.Err(); err != nil {
 			m.fatal = err
 			break
 		}
-		if m.finishWhole(pages[i:end]) {
+		if m.finishWhole(pages[i:]) {
 			return nil
 		}
 		class, limit := classOf(pages[i]), uint64(m.ctl.Size(classOf(pages[i])))
 		j, w := i, uint64(0)
-		for j < end && classOf(pages[j]) == class && (j == i || w+pages[j].weight <= limit) {
+		for j < len(pages) && classOf(pages[j]) == class && (j == i || w+pages[j].weight <= limit) {
 			w += pages[j].weight
 			j++
 		}
-		if full := w >= limit || j < end && classOf(pages[j]) == class; !full && !flush {
+		if full := w >= limit || j < len(pages) && classOf(pages[j]) == class; !full && !flush {
 			m.pending = append(m.pending, pages[i:j]...)
 			i = j
 			continue
 		}
-		batch := pages[i:j:j] // capped: riders appended are copied, not written over pages[j:]
-		if class == HugePages {
-			n := min(m.ctl.Riders(int(w)), end-max(j, baseStart(pages[:end])))
-			batch = append(batch, pages[end-n:end]...)
-			end -= n
-		}
 		t2 := time.Now()
-		batch = m.guard(batch)
+		batch := m.guard(pages[i:j])
 		tracePhase("guard", t2)
 		i = j
 		if len(batch) > 0 {
@@ -282,15 +269,4 @@ func (m *mover) move(pages []pageRef, flush bool) []pageRef {
 		}
 	}
 	return busy
-}
-
-// baseStart is the index of the first base page in pages sorted huge first.
-func baseStart(pages []pageRef) int {
-	i, _ := slices.BinarySearchFunc(pages, BasePages, func(p pageRef, k PageClass) int {
-		if classOf(p) == k {
-			return 0
-		}
-		return -1 // a huge page: before every base page
-	})
-	return i
 }

@@ -7,9 +7,8 @@ import "time"
 // migrations and only tests set them.
 var (
 	// traceCall sees every move_pages call: its page class, entries, base
-	// pages (riders of them base pages carried by a huge-page call) and
-	// duration.
-	traceCall func(class PageClass, entries, pages, riders int, took time.Duration)
+	// pages and duration.
+	traceCall func(class PageClass, entries, pages int, took time.Duration)
 	// tracePhaseHook sees how long a phase (regions, assign, guard) took.
 	tracePhaseHook func(name string, took time.Duration)
 )
