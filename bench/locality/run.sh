@@ -11,6 +11,10 @@
 # agent runs on CPUs of its own). BUDGETS are in ms (0: unbounded); PAGES: thp (memory in transparent huge
 # pages) and/or 4k (madvised against them). The guest's console log is kept
 # in $NUMAVM_CACHE/console.log (default .cache/numavm/console.log).
+#
+# CMDS="main:/tmp/locus-main branch:bin/locus" adds `locus migrate` binaries,
+# copied into the guest, as tools cmd-NAME-budgetN at the first of BUDGETS:
+# two builds measured alike in the same boot (the binaries' names must differ).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -18,9 +22,16 @@ BUDGETS="${BUDGETS:-20,50,100,0}"
 ROUNDS="${ROUNDS:-5}"
 PAGES="${PAGES:-thp}"
 cache="${NUMAVM_CACHE:-$repo/.cache/numavm}"
+bins=() cmds=()
+for nc in ${CMDS:-}; do
+	name="${nc%%:*}" path="$(realpath "${nc#*:}")"
+	bins+=("$path") cmds+=("$name:/usr/bin/$(basename "$path")")
+done
+cmdsArg=""
+[ ${#cmds[@]} -eq 0 ] || cmdsArg=" numavm.bench_cmds=$(IFS=,; echo "${cmds[*]}")"
 echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 NUMAVM_CACHE="$cache" bash "$repo/test/numavm/run.sh" --pkgs ./pkg/locality --run 'TestGuestBenchLocusVsMigratepages' \
-	--quiet --test-timeout 60m --timeout 4000 \
-	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES numavm.bench_pin=${PIN:-0}" >/dev/null
+	--quiet --test-timeout 60m --timeout 4000 --bins "${bins[*]}" \
+	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES numavm.bench_pin=${PIN:-0}$cmdsArg" >/dev/null
 echo "host load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 tr -d '\r' <"$cache/console.log" | awk -f "$here/summarize.awk"

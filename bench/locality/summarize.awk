@@ -35,6 +35,8 @@ function median(list,    n, a, i, j, t) {
 # then locus's migrate_pages strategy, then numactl.
 function rank(tool,    b) {
 	if (tool ~ /^locus-budget/) { b = substr(tool, 13) + 0; return b == 0 ? 1e9 : b }
+	# cmd-NAME-budgetN (run.sh's CMDS) after the in-process row of its budget.
+	if (tool ~ /^cmd-.*-budget[0-9]+$/) { b = substr(tool, index(tool, "-budget") + 7) + 0; return (b == 0 ? 1e9 : b) + 0.5 }
 	return tool == "locus-migrate_pages" ? 2e9 : 3e9
 }
 END {
@@ -58,6 +60,20 @@ END {
 			}
 			printf "| %s | %.1f | %.1f | %.2f | %.2f | %.0f | %.0f | %d | %d |\n", tool, median(rates[key]), best[key],
 				median(r1), median(r2), longest[key], median(p99[key]), median(calls[key]), median(over[key])
+		}
+		# Each round's ratio against migratepages, to show the spread.
+		printf "\nper round, MB/s over migratepages' in the same round:\n| round |"
+		for (t = 1; t <= nt[w]; t++) printf " %s |", tools[w, t]
+		printf "\n|---|"
+		for (t = 1; t <= nt[w]; t++) printf "---|"
+		printf "\n"
+		for (r = 1; r <= nr[w]; r++) {
+			rid = roundIDs[w, r]; printf "| %s |", rid
+			for (t = 1; t <= nt[w]; t++) {
+				m = mbps[w, rid, tools[w, t]]; b = mbps[w, rid, "numactl-migratepages"]
+				if (m != "" && b > 0) printf " %.2f |", m / b; else printf " |"
+			}
+			printf "\n"
 		}
 		if (noopMove[w] != "") printf "\nfixed cost of one call (median over rounds): move_pages with nothing to move %.2f ms, status query of one page %.2f ms\n", median(noopMove[w]), median(query[w])
 	}

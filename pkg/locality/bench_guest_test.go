@@ -55,6 +55,8 @@ const unbounded = 24 * time.Hour
 // pages, the default) and/or 4k (madvised against them); pass them as
 // --append "numavm.bench_budgets=20,50,100,0 numavm.bench_rounds=5 numavm.bench_pages=thp,4k".
 // LOCUS_NUMAVM_BENCH_PIN=1 runs every tool from node 1's CPUs (see pinMover).
+// LOCUS_NUMAVM_BENCH_CMDS adds `locus migrate` commands at the first budget
+// (see benchCommandTools), to compare two builds in one boot.
 func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 	topo := multiNode(t)
 	quietBalancer(t)
@@ -64,6 +66,7 @@ func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 	for _, f := range strings.Split(envOr("LOCUS_NUMAVM_BENCH_BUDGETS", "20,0"), ",") {
 		tools = append(tools, "locus-budget"+strings.TrimSpace(f))
 	}
+	tools = append(tools, benchCommandTools()...)
 	tools = append(tools, "locus-migrate_pages")
 	mp, err := exec.LookPath("migratepages")
 	if err == nil {
@@ -163,6 +166,9 @@ func fixedCallCost(t *testing.T, c *child) (move, query time.Duration) {
 func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 	t.Helper()
 	run := benchRun{tool: tool, hugeMB: anonHugeMB(t, c.pid())}
+	if path, budget, ok := benchCommand(tool); ok {
+		return benchLocusCommand(t, c, run, path, budget)
+	}
 	if tool == "numactl-migratepages" {
 		before, err := Reader{}.Process(c.pid())
 		if err != nil {

@@ -1,0 +1,93 @@
+//go:build linux
+
+package locality
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchCommandTools names a tool "cmd-NAME-budgetN" for each NAME:PATH of
+// LOCUS_NUMAVM_BENCH_CMDS (comma-separated: main:/usr/bin/locus-main), at
+// the first budget of LOCUS_NUMAVM_BENCH_BUDGETS: `locus migrate` binaries
+// built from two commits, run alike in the same boot, compare the
+// migrators of both.
+func benchCommandTools() []string {
+	spec := os.Getenv("LOCUS_NUMAVM_BENCH_CMDS")
+	if spec == "" {
+		return nil
+	}
+	budget := strings.TrimSpace(strings.Split(envOr("LOCUS_NUMAVM_BENCH_BUDGETS", "20,0"), ",")[0])
+	var tools []string
+	for _, nc := range strings.Split(spec, ",") {
+		name, _, _ := strings.Cut(nc, ":")
+		tools = append(tools, "cmd-"+name+"-budget"+budget)
+	}
+	return tools
+}
+
+// benchCommand resolves a tool benchCommandTools named to its binary and
+// budget in ms.
+func benchCommand(tool string) (path string, budgetMS int, ok bool) {
+	rest, ok := strings.CutPrefix(tool, "cmd-")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndex(rest, "-budget")
+	if i < 0 {
+		return "", 0, false
+	}
+	budgetMS, err := strconv.Atoi(rest[i+len("-budget"):])
+	if err != nil {
+		return "", 0, false
+	}
+	for _, nc := range strings.Split(os.Getenv("LOCUS_NUMAVM_BENCH_CMDS"), ",") {
+		if name, p, _ := strings.Cut(nc, ":"); name == rest[:i] {
+			return p, budgetMS, true
+		}
+	}
+	return "", 0, false
+}
+
+// benchLocusCommand moves the child's memory to node 0 with `locus migrate`
+// and takes the move's time, calls and stalls from its JSON, the same
+// figures the in-process tools take from Result.
+func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budgetMS int) benchRun {
+	t.Helper()
+	if budgetMS == 0 {
+		budgetMS = int(unbounded / time.Millisecond)
+	}
+	start := time.Now()
+	out, err := exec.Command(path, "migrate", "--pid", itoa(c.pid()), "--to", "0", "--budget-ms", strconv.Itoa(budgetMS),
+		"--margin", fmt.Sprintf("%dMi", guestMargin.MinBytes>>20), "-o", "json").Output()
+	run.total = time.Since(start)
+	if err != nil {
+		t.Fatalf("%s migrate: %v: %s", path, err, out)
+	}
+	var res struct {
+		PagesMoved     uint64  `json:"pagesMoved"`
+		Seconds        float64 `json:"seconds"`
+		LongestStallMS float64 `json:"longestStallMs"`
+		P99StallMS     float64 `json:"p99StallMs"`
+		Calls          int     `json:"calls"`
+		OverBudget     int     `json:"callsOverBudget"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("%s migrate: %v: %s", path, err, out)
+	}
+	run.mb = float64(res.PagesMoved) * 4096 / (1 << 20)
+	run.elapsed = time.Duration(res.Seconds * float64(time.Second))
+	run.longest = time.Duration(res.LongestStallMS * float64(time.Millisecond))
+	run.p99 = time.Duration(res.P99StallMS * float64(time.Millisecond))
+	run.calls, run.overBudget = res.Calls, res.OverBudget
+	requireOn(t, c, 0)
+	requireIntact(t, c)
+	run.hugeAfterMB = anonHugeMB(t, c.pid())
+	return run
+}
