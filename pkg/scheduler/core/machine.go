@@ -136,7 +136,12 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		return nil, "", report{}, fmt.Errorf("kubelet: %v", err)
 	}
 	reserved = reserved.Union(kubelet)
-	r = report{reserved: reserved, holdings: map[string]workload.Assignment{}}
+	r = report{reserved: reserved}
+	if n := len(ct.Exclusive) + len(ct.StaticBurst); n > 0 {
+		// Most reports list no holding: no map for them (an empty one
+		// was 48 bytes on every node). checkSizes bounded n.
+		r.holdings = make(map[string]workload.Assignment, n)
+	}
 	if v, ok := obj.Metadata.Annotations[nrt.AnnotationHeartbeat]; ok {
 		if r.heartbeat, err = time.Parse(time.RFC3339, v); err != nil {
 			return nil, "", report{}, fmt.Errorf("annotation %s: %q is not an RFC 3339 time", nrt.AnnotationHeartbeat, v)
