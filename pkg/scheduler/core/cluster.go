@@ -28,6 +28,7 @@ type Cluster struct {
 	changed  map[string]struct{}  // nodes changed since snap
 	nodeCPUs map[string]int64     // the nodes' CPU capacities (SetNodeCPUs)
 	frees    freeTables           // the reports' and views' free memory, each table once
+	texts    reportTexts          // the reports' texts read last (its own lock: read before mu)
 }
 
 // boundPod is a pod bound to a node and the scheduler's decision on it, if
@@ -59,7 +60,7 @@ func NewCluster() *Cluster {
 // or more CPU or memory free, or more CPUs movable): pods waiting for room
 // are worth trying again.
 func (c *Cluster) SetNRT(node string, obj *nrt.Object) (freed bool) {
-	build, key, r, err := readNRT(obj)
+	build, key, r, err := readNRTWith(obj, &c.texts)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	before := c.view(node)
