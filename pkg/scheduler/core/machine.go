@@ -175,7 +175,7 @@ func readNRTWith(obj *nrt.Object, texts *reportTexts) (build func() (*topology.T
 // report unreadable.
 type placementTopology struct {
 	nrt.CPUTopology
-	// CPUs is the list's text, parsed through cpuLists: nodes of one
+	// CPUs is the list's text, parsed through reportTexts: nodes of one
 	// machine publish the same list.
 	CPUs       json.RawMessage `json:"cpus"`
 	Containers skipped         `json:"containers"`
