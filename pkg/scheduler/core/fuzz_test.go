@@ -137,9 +137,9 @@ func checkHoldings(t *testing.T, r report, cpus int) {
 
 // ann is the report's annotation as readNRT read it.
 func ann(t *testing.T, obj *nrt.Object) nrt.CPUTopology {
-	var in placementTopology
-	if err := json.Unmarshal([]byte(obj.Metadata.Annotations[nrt.AnnotationCPUTopology]), &in); err != nil {
+	ct, _, err := (*reportTexts)(nil).read(obj.Metadata.Annotations[nrt.AnnotationCPUTopology])
+	if err != nil {
 		t.Fatal(err)
 	}
-	return in.CPUTopology
+	return ct
 }

@@ -112,15 +112,19 @@ type report struct {
 // The machine comes back as its fingerprint and a way to build it, wanted
 // only for a kind of machine not seen yet.
 func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key string, r report, err error) {
+	return readNRTWith(obj, nil)
+}
+
+// readNRTWith is readNRT with the texts read before (nil: none).
+func readNRTWith(obj *nrt.Object, texts *reportTexts) (build func() (*topology.Topology, error), key string, r report, err error) {
 	raw, ok := obj.Metadata.Annotations[nrt.AnnotationCPUTopology]
 	if !ok {
 		return nil, "", report{}, fmt.Errorf("it has no annotation %s: it was not published by the locus agent", nrt.AnnotationCPUTopology)
 	}
-	var in placementTopology
-	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+	ct, cpus, err := texts.read(raw)
+	if err != nil {
 		return nil, "", report{}, fmt.Errorf("annotation %s: %w", nrt.AnnotationCPUTopology, err)
 	}
-	ct := in.CPUTopology
 	if err := checkSizes(ct, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
@@ -136,7 +140,12 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 		return nil, "", report{}, fmt.Errorf("kubelet: %v", err)
 	}
 	reserved = reserved.Union(kubelet)
-	r = report{reserved: reserved, holdings: map[string]workload.Assignment{}}
+	r = report{reserved: reserved}
+	if n := len(ct.Exclusive) + len(ct.StaticBurst); n > 0 {
+		// Most reports list no holding: no map for them (an empty one
+		// was 48 bytes on every node). checkSizes bounded n.
+		r.holdings = make(map[string]workload.Assignment, n)
+	}
 	if v, ok := obj.Metadata.Annotations[nrt.AnnotationHeartbeat]; ok {
 		if r.heartbeat, err = time.Parse(time.RFC3339, v); err != nil {
 			return nil, "", report{}, fmt.Errorf("annotation %s: %q is not an RFC 3339 time", nrt.AnnotationHeartbeat, v)
@@ -154,7 +163,7 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 	// Devices that cannot be read leave the node usable: the pods holding
 	// devices score it as one where their nodes are unknown.
 	r.devices = readDevices(obj.Zones)
-	if key, err = fingerprint(ct, obj.Zones); err != nil {
+	if key, err = fingerprint(ct, cpus, obj.Zones); err != nil {
 		return nil, "", report{}, err
 	}
 	return build, key, r, nil
@@ -166,7 +175,10 @@ func readNRT(obj *nrt.Object) (build func() (*topology.Topology, error), key str
 // report unreadable.
 type placementTopology struct {
 	nrt.CPUTopology
-	Containers skipped `json:"containers"`
+	// CPUs is the list's text, parsed through reportTexts: nodes of one
+	// machine publish the same list.
+	CPUs       json.RawMessage `json:"cpus"`
+	Containers skipped         `json:"containers"`
 }
 
 // skipped is a JSON value read and dropped.
@@ -268,7 +280,9 @@ func zoneID(z nrt.Zone) (int, bool) {
 
 // fingerprint identifies a machine: every input of buildTopology, and
 // nothing that changes with allocations (available counts, holdings).
-func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
+// cpus is the CPU list's text as the report has it: the same list
+// written otherwise makes another key, and only shares less.
+func fingerprint(ct nrt.CPUTopology, cpus string, zones []nrt.Zone) (string, error) {
 	type zoneKey struct {
 		Name      string
 		Type      string
@@ -277,10 +291,9 @@ func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
 		HugePages []string `json:",omitempty"`
 	}
 	k := struct {
-		CPUs     []topology.CPU
 		Isolated string
 		Zones    []zoneKey
-	}{CPUs: ct.CPUs, Isolated: ct.Isolated}
+	}{Isolated: ct.Isolated}
 	for _, z := range zones {
 		zk := zoneKey{Name: z.Name, Type: z.Type, Costs: z.Costs}
 		for _, r := range z.Resources {
@@ -294,7 +307,9 @@ func fingerprint(ct nrt.CPUTopology, zones []nrt.Zone) (string, error) {
 		k.Zones = append(k.Zones, zk)
 	}
 	raw, err := json.Marshal(k)
-	return string(raw), err
+	// cpus is one JSON value, as the decoder cut it out, so the newline
+	// after it ends it: the two parts cannot run together.
+	return cpus + "\n" + string(raw), err
 }
 
 // maxRequestMilli bounds a static-burst holding's request: every CPU id a

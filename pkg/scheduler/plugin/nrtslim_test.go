@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"testing"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -32,8 +33,8 @@ func TestReportsNotKeptWhole(t *testing.T) {
 			}
 			// The fake client sets no versions; the API server's are
 			// checked in TestSlimNRT.
-			if en.Name == "" {
-				t.Errorf("%s: entry without a name: %+v", when, en.ObjectMeta)
+			if en.name == "" {
+				t.Errorf("%s: entry without a name: %+v", when, en)
 			}
 		}
 	}
@@ -68,18 +69,18 @@ func TestReportsNotKeptWhole(t *testing.T) {
 func TestSlimNRT(t *testing.T) {
 	u := toUnstructured(t, report(t, "a", nil))
 	u.SetResourceVersion("7")
-	out, err := slimNRT(u)
+	out, err := slimmer{}.slim(u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	en, ok := out.(*nrtEntry)
-	if !ok || en.Name != "a" || en.ResourceVersion != "7" {
-		t.Fatalf("slimNRT = %#v", out)
+	if !ok || en.name != "a" || en.version != "7" {
+		t.Fatalf("slim = %#v", out)
 	}
-	if again, _ := slimNRT(en); again != en {
-		t.Errorf("slimNRT of an entry = %#v, want the entry itself", again)
+	if again, _ := (slimmer{}).slim(en); again != en {
+		t.Errorf("slim of an entry = %#v, want the entry itself", again)
 	}
-	if c := en.DeepCopyObject().(*nrtEntry); c.raw.Load() == nil || c.raw.Load() == u || c.Name != "a" {
+	if c := en.DeepCopyObject().(*nrtEntry); c.raw.Load() == nil || c.raw.Load() == u || c.name != "a" {
 		t.Errorf("a copy before the take must carry a copy of the object: %#v", c)
 	}
 	if got := en.take(); got != u {
@@ -95,5 +96,56 @@ func TestSlimNRT(t *testing.T) {
 	}
 	if got := nrtName("x"); got != "" {
 		t.Errorf("nrtName of a string = %q", got)
+	}
+}
+
+// An entry is its name, its version and a pointer, and the informer's
+// store reads its key and namespace from it as from an object's metadata.
+func TestEntrySmall(t *testing.T) {
+	if size := unsafe.Sizeof(nrtEntry{}); size > 48 {
+		t.Fatalf("an entry takes %d bytes, want at most 48 (it was 280 with a whole ObjectMeta)", size)
+	}
+	st := cache.NewIndexer(cache.DeletionHandlingMetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	out, err := slimmer{}.slim(toUnstructured(t, report(t, "a", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Add(out); err != nil {
+		t.Fatal(err)
+	}
+	if keys := st.ListKeys(); len(keys) != 1 || keys[0] != "a" {
+		t.Fatalf("the store's keys = %v, want [a]", keys)
+	}
+}
+
+// A relist that finds a report at the version the store holds (the watch
+// broke, nothing changed) keeps no copy of it: the informer tells no
+// handler of such an update, so nothing would ever take it. A new version
+// is handed over.
+func TestRelistKeepsNoReport(t *testing.T) {
+	st := cache.NewStore(cache.DeletionHandlingMetaNamespaceKeyFunc)
+	s := slimmer{store: func() cache.Store { return st }}
+	at := func(version string) *nrtEntry {
+		t.Helper()
+		u := toUnstructured(t, report(t, "a", nil))
+		u.SetResourceVersion(version)
+		out, err := s.slim(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.(*nrtEntry)
+	}
+	first := at("7")
+	if first.take() == nil {
+		t.Fatal("the first version of a report: nothing to take")
+	}
+	if err := st.Add(first); err != nil {
+		t.Fatal(err)
+	}
+	if again := at("7"); again.raw.Load() != nil {
+		t.Errorf("version 7 listed again: the entry keeps the report, which no handler will take")
+	}
+	if next := at("8"); next.raw.Load() == nil {
+		t.Errorf("version 8 after 7: the entry has no report for the handler")
 	}
 }

@@ -51,7 +51,8 @@ func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 	}
 	nrtInf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0).ForResource(nrt.GVR).Informer()
 	// The store keeps a name and a version per report, not the report.
-	if err := nrtInf.SetTransform(slimNRT); err != nil {
+	slim := slimmer{store: func() cache.Store { return p.reports }}
+	if err := nrtInf.SetTransform(slim.slim); err != nil {
 		return fmt.Errorf("%s: NodeResourceTopology informer: %w", Name, err)
 	}
 	nrtReg, err := nrtInf.AddEventHandler(cache.ResourceEventHandlerFuncs{
