@@ -1,6 +1,7 @@
 package nodeagent_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -98,5 +99,18 @@ func TestSavedConfigNamesTheVersionInForce(t *testing.T) {
 		waitUntil(t, "the saved configuration to name version "+cm.ResourceVersion, func() bool {
 			return savedVersion() == cm.ResourceVersion
 		})
+	}
+}
+
+// An agent stopped while its caches sync stops cleanly: a SIGTERM soon after
+// start is a stop, not a failure (TestSavedConfigNamesTheVersionInForce
+// stops the agent as soon as its configuration is saved, which can be
+// before the node's pods are read).
+func TestStoppedWhileSyncingIsClean(t *testing.T) {
+	n := configNode(t, cgroup.V1, true, lsConfig(true, 50))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := runKube(ctx, nodeagentOptions(n)); err != nil {
+		t.Fatalf("an agent stopped before its caches synced: %v, want a clean stop", err)
 	}
 }

@@ -78,6 +78,13 @@ func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error
 		return err
 	}
 	if err := src.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while the caches synced (a SIGTERM soon after
+			// start): nothing was changed yet, so this is a clean stop, as
+			// the agent's own stop while starting is.
+			o.Logger.Info("stopped before the node's pods were read")
+			return nil
+		}
 		return err
 	}
 	defer src.Stop()
