@@ -12,10 +12,18 @@ func OriginalKey(pl Placement, rel string) string {
 	if rel == "" || CheckRel(rel) != nil {
 		return filepath.ToSlash(filepath.Join(string(pl.Controller), rel, pl.File)) // cleaned
 	}
-	if pl.Controller == "" {
-		return rel + "/" + pl.File
+	var buf [256]byte
+	return string(appendOriginalKey(buf[:0], pl, rel))
+}
+
+// appendOriginalKey appends OriginalKey(pl, rel) to b for a rel CheckRel
+// accepts: the one spelling of a key, made on the caller's stack where
+// HasOriginal only looks it up.
+func appendOriginalKey(b []byte, pl Placement, rel string) []byte {
+	if pl.Controller != "" {
+		b = append(append(b, pl.Controller...), '/')
 	}
-	return string(pl.Controller) + "/" + rel + "/" + pl.File
+	return append(append(append(b, rel...), '/'), pl.File...)
 }
 
 // ParseOriginalKey splits a key of the originals store,
@@ -60,11 +68,7 @@ func HasOriginal(s OriginalStore, pl Placement, rel string) bool {
 		return ok
 	}
 	var buf [256]byte
-	key := buf[:0]
-	if pl.Controller != "" {
-		key = append(append(key, pl.Controller...), '/')
-	}
-	key = append(append(append(key, rel...), '/'), pl.File...)
+	key := appendOriginalKey(buf[:0], pl, rel)
 	switch s := s.(type) {
 	case *FileStore:
 		return s.has(key)
