@@ -3,7 +3,6 @@ package decide
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"k8s.io/utils/cpuset"
 
@@ -110,7 +109,15 @@ func (p PodCPUSet) Ops(cgs ...string) []cgroupfile.Op {
 // Compute decides the whole node. Workloads are handled in name order and
 // every list it returns is sorted, so equal inputs give equal outputs.
 func Compute(in Input) Desired {
+	d, _ := compute(in, nil)
+	return d
+}
+
+// compute is Compute reusing the QoS steps of the last decision (last, nil
+// for none) where they read the same, and the steps it decided.
+func compute(in Input, last *qosMemo) (Desired, *qosMemo) {
 	ws := inNameOrder(in.Workloads)
+	qos := newQoSSteps(in, last, len(ws))
 	var d Desired
 	kube := in.Kubelet
 	reserved, needs, problems := kube.needs(in.Reserved, ws)
@@ -215,32 +222,14 @@ func Compute(in Input) Desired {
 			d.Ops = append(d.Ops, p.Ops(ded.others(w.Unlisted)...)...)
 		}
 		d.Ops = append(d.Ops, ded.ops...)
-		if w.OwnsMemoryLimit && w.MemoryLimit > 0 {
-			d.Ops = append(d.Ops, cgroupfile.Op{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit, Value: strconv.FormatInt(w.MemoryLimit, 10)})
-		} else if w.OwnsMemoryLimit {
-			d.Restores = append(d.Restores, cgroupfile.Target{Cgroup: w.Cgroup, Knob: cgroupfile.MemoryLimit})
-		}
-		dec, err := memQoS(in, w)
-		if err != nil {
-			d.Problems = append(d.Problems, workload.Problem{Workload: w.Name, Reason: "InvalidMemoryQOS", Message: err.Error()})
-		} else {
-			st.MemQoS, st.MemQoSOn, st.MemQoSWhy = dec, dec.Enabled, dec.Reason
-			// Appended in place: lists of their own, copied over, were 3 %
-			// of the bytes the agent allocated under a 300-pod churn.
-			n, r := len(d.Ops), len(d.Restores)
-			d.Ops, d.Restores = memOps(w, dec, d.Ops, d.Restores)
-			ops, restores := notPinned(w, pinned, d.Ops[n:], d.Restores[r:])
-			d.Ops, d.Restores = append(d.Ops[:n], ops...), append(d.Restores[:r], restores...)
-		}
-		// Called by name, not from a list of functions: through a function
-		// value st escaped, one heap copy of it per workload and reconcile.
-		ops, restores, probs := cpuOps(in, w, &st)
-		d.appendOwn(&w, pinned, ops, restores, probs)
-		ops, restores, probs = burstOps(in, w, &st)
-		d.appendOwn(&w, pinned, ops, restores, probs)
+		// The QoS files read nothing of the CPUs' allocation: a workload
+		// unchanged since the last decision keeps its step (qosmemo.go).
+		q := qos.of(w, pinned)
+		q.show(&st)
+		d.Ops, d.Restores, d.Problems = append(d.Ops, q.ops...), append(d.Restores, q.restores...), append(d.Problems, q.problems...)
 		d.Workloads = append(d.Workloads, st)
 	}
-	return d
+	return d, qos.next
 }
 
 // opsEstimate is about how many writes and restores Compute decides for ws:

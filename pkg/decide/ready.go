@@ -94,6 +94,9 @@ type Computed struct {
 	cfg     *workload.Config
 	key     string
 	Desired Desired
+	// qos are its workloads' QoS steps, which the next decision reuses
+	// for the workloads that did not change when the node's did.
+	qos *qosMemo
 }
 
 // Ready is everything the shell must do after one reconcile: save the
@@ -133,7 +136,12 @@ func Decide(obs Observation, mem Memory) Ready {
 		d = m.Desired
 		d.Moves = nil // made, and told, when it was computed
 	} else {
-		d = Compute(in)
+		var last *qosMemo
+		if mem.Last != nil {
+			last = mem.Last.qos
+		}
+		var qos *qosMemo
+		d, qos = compute(in, last)
 		d.Moves = append(d.Moves, keptRebalance(rebalancing, d.Assignments)...)
 		for _, mv := range d.Moves {
 			moved[mv.Workload] = obs.Now
@@ -143,7 +151,7 @@ func Decide(obs Observation, mem Memory) Ready {
 				delete(d.Assignments, name)
 			}
 		}
-		mem.Last = &Computed{topo: obs.Topology, cfg: obs.Config, key: key, Desired: d}
+		mem.Last = &Computed{topo: obs.Topology, cfg: obs.Config, key: key, Desired: d, qos: qos}
 	}
 	var burst BurstMemory
 	d, burst = quotaBurst(in, d, obs.Burst, mem.Burst)
