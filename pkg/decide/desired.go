@@ -142,7 +142,7 @@ func compute(in Input, last *qosMemo) (Desired, *qosMemo) {
 	d.Workloads = make([]WorkloadState, 0, len(ws))
 	nOps, nRestores := opsEstimate(ws)
 	d.Ops, d.Restores = make([]cgroupfile.Op, 0, nOps), make([]cgroupfile.Target, 0, nRestores)
-	for _, w := range ws {
+	for i, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
 		cpus, facts := pools.Shared, sharedFacts
 		// pool marks the cpuset ops whose value is a shared pool's
@@ -224,7 +224,7 @@ func compute(in Input, last *qosMemo) (Desired, *qosMemo) {
 		d.Ops = append(d.Ops, ded.ops...)
 		// The QoS files read nothing of the CPUs' allocation: a workload
 		// unchanged since the last decision keeps its step (qosmemo.go).
-		q := qos.of(w, pinned)
+		q := qos.of(&ws[i], pinned)
 		q.show(&st)
 		d.Ops, d.Restores, d.Problems = append(d.Ops, q.ops...), append(d.Restores, q.restores...), append(d.Problems, q.problems...)
 		d.Workloads = append(d.Workloads, st)

@@ -74,22 +74,24 @@ func newQoSSteps(in Input, last *qosMemo, n int) *qosSteps {
 }
 
 // of is w's step, the last decision's when it was decided from the same
-// workload and pinned containers.
-func (s *qosSteps) of(w workload.Workload, pinned map[string]cpuset.CPUSet) *qosStep {
+// workload and pinned containers. w points into the decision's input, so
+// that comparing it copies no workload (through reflect, a copy was a
+// third of a decision's bytes).
+func (s *qosSteps) of(w *workload.Workload, pinned map[string]cpuset.CPUSet) *qosStep {
 	if s.last != nil {
 		if q := s.last.byName[w.Name]; q != nil && sameForQoS(q, w, pinned) {
 			s.next.byName[w.Name] = q
 			return q
 		}
 	}
-	q := decideQoS(s.in, w, pinned)
+	q := decideQoS(s.in, *w, pinned)
 	s.next.byName[w.Name] = q
 	return q
 }
 
 // sameForQoS says whether q was decided from w and pinned.
-func sameForQoS(q *qosStep, w workload.Workload, pinned map[string]cpuset.CPUSet) bool {
-	return maps.EqualFunc(q.pinned, pinned, cpuset.CPUSet.Equals) && reflect.DeepEqual(q.w, w)
+func sameForQoS(q *qosStep, w *workload.Workload, pinned map[string]cpuset.CPUSet) bool {
+	return maps.EqualFunc(q.pinned, pinned, cpuset.CPUSet.Equals) && reflect.DeepEqual(&q.w, w)
 }
 
 // decideQoS is w's step decided afresh.

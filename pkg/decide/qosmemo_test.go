@@ -227,3 +227,44 @@ func TestQoSStepSeesPinnedContainers(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecideOneChanged is a decision on a node of 300 pods of which
+// one changed since the last decision (its memory QoS annotation), with the
+// last decision's steps (incremental) and without (afresh); the two run
+// side by side, so their ratio holds whatever else the machine runs.
+func BenchmarkDecideOneChanged(b *testing.B) {
+	for _, afresh := range []bool{false, true} {
+		b.Run(map[bool]string{false: "incremental", true: "afresh"}[afresh], func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			topo := randomInput(rng).Topology
+			on := &memqos.ClassConfig{Enable: new(true)}
+			cfg := &workload.Config{Host: &hostconfig.HostConfig{}, Reserved: cpuset.New(0, 96), BEPool: cpuset.New(),
+				MemQoS: memqos.Config{LS: on, BE: on}}
+			obs := Observation{Topology: topo, Config: cfg, Prepared: map[string]bool{}}
+			for i := range 300 {
+				w := testWorkload(fmt.Sprintf("pod%03d", i), 0, false, i%3 == 2, randomMemQoSAnnotation(rng))
+				w.Containers = append(w.Containers, workload.Container{Name: "c", Cgroup: w.Cgroup + "/c", CPULimitMilli: 1000})
+				if i%5 == 0 {
+					w.CPU = workload.CPUNeed{Exclusive: true, CPUs: 2}
+				}
+				obs.Workloads = append(obs.Workloads, w)
+				obs.Prepared[w.Cgroup], obs.Prepared[w.Cgroup+"/c"] = true, true
+			}
+			mem := Decide(obs, Memory{}).Memory
+			for i := 0; b.Loop(); i++ {
+				b.StopTimer()
+				ws := slices.Clone(obs.Workloads)
+				w := &ws[i%len(ws)]
+				w.SetMemQoS(workload.MemQoSOf("", map[string]string{workload.LabelQoSClass: "LS"}, randomMemQoSAnnotation(rng), "",
+					[]memqos.Container{{Name: w.Name, RequestBytes: int64(1+i%4) * 100 * mib, LimitBytes: 400 * mib}}))
+				c := *cfg // a new pointer, as the source gives for any change
+				obs.Workloads, obs.Config = ws, &c
+				if afresh {
+					mem.Last = nil
+				}
+				b.StartTimer()
+				mem = Decide(obs, mem).Memory
+			}
+		})
+	}
+}
