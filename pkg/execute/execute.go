@@ -234,7 +234,8 @@ func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[st
 	rep.Seen = e.writeBatches(batches(todo, restores), owner, marks, &rep)
 	for cg, files := range trusted {
 		if rep.Seen[cg] == nil {
-			rep.Seen[cg] = map[cgroup.Knob]FileState{}
+			rep.Seen[cg] = files // trusted is this Apply's own: no copy
+			continue
 		}
 		maps.Copy(rep.Seen[cg], files)
 	}
