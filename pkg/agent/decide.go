@@ -15,10 +15,10 @@ import (
 // decide decides under the checkpoint lock, so that `locus run` never hands
 // out the same CPUs: it drops the leases of runs that died and left nothing
 // running, decides on the assignments in force, and saves them when they or
-// the leases changed. A dry run decides on ck and saves nothing.
-func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]bool, ck state.Checkpoint) (decide.Ready, error) {
+// the leases changed. A dry run decides on ck and saves nothing. ws are rs's plans.
+func (a *Agent) decide(cfg *workload.Config, rs []resolved, ws []workload.Workload, ready map[string]bool, ck state.Checkpoint) (decide.Ready, error) {
 	if a.opts.DryRun {
-		return a.decideOn(a.observation(cfg, rs, ready, ck, nil), ck), nil
+		return a.decideOn(a.observation(cfg, rs, ws, ready, ck, nil), ck), nil
 	}
 	unlock, err := a.store.Lock()
 	if err != nil {
@@ -33,7 +33,7 @@ func (a *Agent) decide(cfg *workload.Config, rs []resolved, ready map[string]boo
 	// its command may outlive `locus run`. Once the cgroup is empty or gone
 	// nobody will release it, so it is dropped here, as `locus run` does.
 	dropped := runner.DropStale(&c, a.h)
-	r := a.decideOn(a.observation(cfg, rs, ready, c, dropped), c)
+	r := a.decideOn(a.observation(cfg, rs, ws, ready, c, dropped), c)
 	if r.Save {
 		c.Assignments, c.QuotaRaises, c.MemsFollowing = r.Kept()
 		if err := a.store.Save(c); err != nil {
@@ -50,15 +50,15 @@ func (a *Agent) decideOn(obs decide.Observation, c state.Checkpoint) decide.Read
 }
 
 // observation is what this reconcile saw, as the decision takes it.
-func (a *Agent) observation(cfg *workload.Config, rs []resolved, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
+func (a *Agent) observation(cfg *workload.Config, rs []resolved, ws []workload.Workload, ready map[string]bool, c state.Checkpoint, dropped map[string]state.Lease) decide.Observation {
 	obs := decide.Observation{Topology: a.topo, Config: cfg, Leases: runner.LeasesOf(c.Leases), Dropped: runner.LeasesOf(dropped), Now: a.now(),
 		Prepared: ready, Balanced: a.balanced, V1SoftLimitForLow: a.opts.V1SoftLimitForLow, ThrottleNotBelowRequest: a.opts.ThrottleNotBelowRequest, CPUIdle: a.cpuIdle, NarrowingMigrates: a.h.NarrowingMigrates()}
 	if st, read := a.kube.State(); read {
 		obs.Kubelet, obs.Problems = decide.FromKubelet(st)
 	}
-	obs.Workloads = make([]workload.Workload, 0, len(rs)) // sized once: a workload is a large value
+	obs.Workloads = ws // the reconcile's one copy of the plans: a workload is a large value
 	for _, r := range rs {
-		obs.Workloads, obs.Problems = append(obs.Workloads, r.plan), append(obs.Problems, r.problems...)
+		obs.Problems = append(obs.Problems, r.problems...)
 	}
 	obs.Burst = a.burst.Observe(cfg, obs.Workloads, c.QuotaRaises) // it only reads them: no second copy
 	return probe.Observe(obs, a.h, c.Assignments)

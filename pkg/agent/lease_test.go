@@ -72,7 +72,7 @@ func TestLeases(t *testing.T) {
 			if got := tree.file("pods/batch", "cpuset.cpus"); got != tc.batchCPUs {
 				t.Errorf("batch cpuset.cpus = %q, want %q", got, tc.batchCPUs)
 			}
-			for _, w := range h.a.observation(h.a.cfg.good, nil, nil, c, nil).Input(c.Assignments).Workloads {
+			for _, w := range h.a.observation(h.a.cfg.good, nil, nil, nil, c, nil).Input(c.Assignments).Workloads {
 				if w.CPU.CPUs == 0 {
 					t.Errorf("the decision is asked for a workload of no CPUs: %+v", w)
 				}

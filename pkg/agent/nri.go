@@ -54,7 +54,7 @@ func (a *Agent) decideContainers(reqs []nri.Request) []nri.Answer {
 		// have containers the reconcile's have not.
 		last := a.mem.Last
 		a.mem.Last = nil
-		rd, err = a.decide(cfg, rs, map[string]bool{}, ck)
+		rd, err = a.decide(cfg, rs, plans(rs), map[string]bool{}, ck)
 		a.mem.Last = last
 	}
 	if err != nil {

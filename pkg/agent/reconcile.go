@@ -109,7 +109,9 @@ func (a *Agent) Reconcile() Result {
 	}
 
 	a.balanced = a.balance(rs)
-	rd, err := a.decide(cfg, rs, ready, ck)
+	// The plans are copied once per reconcile: a workload is a large value.
+	ws := plans(rs)
+	rd, err := a.decide(cfg, rs, ws, ready, ck)
 	if err != nil {
 		res.Errors = append(res.Errors, err)
 		return res
@@ -121,8 +123,6 @@ func (a *Agent) Reconcile() Result {
 	}
 	a.debugDelay()
 
-	// The plans are copied once per reconcile: a workload is a large value.
-	ws := plans(rs)
 	t := execute.TargetsOf(ws)
 	t.Uncreated, t.Previous = uncreated(rs, ready), ck.Assignments
 	rep := a.exec.Apply(rd, t)
