@@ -33,9 +33,17 @@ func (m *Metrics) SetWorkloads(ws []status.WorkloadStatus) {
 	if m.last == nil {
 		m.last = map[string][]series{}
 	}
+	if m.from == nil {
+		m.from = map[string]seriesFrom{}
+	}
 	seen := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		seen[w.Name] = true
+		from := seriesFromOf(w)
+		if f, ok := m.from[w.Name]; ok && f.same(from) {
+			continue // its series were made from the same: not even made again
+		}
+		m.from[w.Name] = from
 		cur, prev := m.seriesOf(w), m.last[w.Name]
 		if slices.EqualFunc(prev, cur, func(a, b series) bool { return a.sameLabels(b) && a.value == b.value }) {
 			continue
@@ -59,6 +67,28 @@ func (m *Metrics) SetWorkloads(ws []status.WorkloadStatus) {
 		}
 		delete(m.last, name)
 	}
+	for name := range m.from {
+		if !seen[name] {
+			delete(m.from, name)
+		}
+	}
+}
+
+// seriesFrom is what of a workload's status its series are made from
+// (seriesOf): a workload whose status changed elsewhere (its processes, its
+// problems) keeps its series without making them again.
+type seriesFrom struct {
+	pool, cpus string
+	nodes      int
+	memory     map[string]string
+}
+
+func seriesFromOf(w status.WorkloadStatus) seriesFrom {
+	return seriesFrom{w.Pool, w.CPUs, len(w.NUMANodes), w.MemoryQOS.Values}
+}
+
+func (f seriesFrom) same(o seriesFrom) bool {
+	return f.pool == o.pool && f.cpus == o.cpus && f.nodes == o.nodes && maps.Equal(f.memory, o.memory)
 }
 
 // seriesOf are the series of one workload, in a fixed order.
