@@ -63,6 +63,7 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 	if budgetMS == 0 {
 		budgetMS = int(unbounded / time.Millisecond)
 	}
+	c.probe(t) // the move's waits start here
 	start := time.Now()
 	out, err := exec.Command(path, "migrate", "--pid", itoa(c.pid()), "--to", "0", "--budget-ms", strconv.Itoa(budgetMS),
 		"--margin", fmt.Sprintf("%dMi", guestMargin.MinBytes>>20), "-o", "json").Output()
@@ -86,6 +87,7 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 	run.longest = time.Duration(res.LongestStallMS * float64(time.Millisecond))
 	run.p99 = time.Duration(res.P99StallMS * float64(time.Millisecond))
 	run.calls, run.overBudget = res.Calls, res.OverBudget
+	run.wait = c.probe(t) // before the checks, which touch the memory too
 	requireOn(t, c, 0)
 	requireIntact(t, c)
 	run.hugeAfterMB = anonHugeMB(t, c.pid())
