@@ -135,7 +135,9 @@ func (c *child) probe(t *testing.T) probeWaits {
 // that long between two touches, whatever the machine's load (a stop only
 // lengthens a gap, and the gaps cover the time without a hole). The mapping
 // probe times its calls only, not its sleeps, which a stop most likely
-// falls in; TestGuestWaitProbeSeesMmapLock checks it in the guest.
+// falls in; the benchmark's migrate_pages(2) rows, a call that holds the
+// mmap lock throughout, show it waiting as long as the call
+// (docs/benchmarks.md).
 func TestWaitProbeSeesAStoppedProcess(t *testing.T) {
 	c := startChild(t, childSpec{mb: 8, bind: -1, threads: 1, probe: true})
 	const stopFor = 300 * time.Millisecond
