@@ -75,6 +75,7 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 		PagesMoved     uint64  `json:"pagesMoved"`
 		Seconds        float64 `json:"seconds"`
 		LongestStallMS float64 `json:"longestStallMs"`
+		LongestCallMS  float64 `json:"longestCallMs"` // absent before StallPage: the stall was the call
 		P99StallMS     float64 `json:"p99StallMs"`
 		Calls          int     `json:"calls"`
 		OverBudget     int     `json:"callsOverBudget"`
@@ -85,6 +86,7 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 	run.mb = float64(res.PagesMoved) * 4096 / (1 << 20)
 	run.elapsed = time.Duration(res.Seconds * float64(time.Second))
 	run.longest = time.Duration(res.LongestStallMS * float64(time.Millisecond))
+	run.longestCall = time.Duration(max(res.LongestCallMS, res.LongestStallMS) * float64(time.Millisecond))
 	run.p99 = time.Duration(res.P99StallMS * float64(time.Millisecond))
 	run.calls, run.overBudget = res.Calls, res.OverBudget
 	run.wait = c.probe(t) // before the checks, which touch the memory too

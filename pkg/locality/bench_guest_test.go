@@ -21,10 +21,12 @@ type benchRun struct {
 	mb      float64       // MiB moved
 	elapsed time.Duration // the move (locus: Execute; migratepages: the command)
 	total   time.Duration // locus: measure, plan, move and measure again
-	longest time.Duration // longest single call
-	p99     time.Duration
-	calls   int
-	hugeMB  float64 // the child's transparent huge pages before the move
+	longest time.Duration // longest wait by the stall bound (the call, but with StallPage)
+	// longestCall is the longest single call.
+	longestCall time.Duration
+	p99         time.Duration
+	calls       int
+	hugeMB      float64 // the child's transparent huge pages before the move
 	// hugeAfterMB is the same after the move: less means the kernel split
 	// huge pages on the way and moved their base pages one by one.
 	hugeAfterMB float64
@@ -223,7 +225,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		}
 		run.mb = float64(before.Pages[1]-after.Pages[1]) * 4096 / (1 << 20)
 		// One migrate_pages call: its stall is the whole run.
-		run.total, run.longest, run.p99, run.calls = run.elapsed, run.elapsed, run.elapsed, 1
+		run.total, run.longest, run.longestCall, run.p99, run.calls = run.elapsed, run.elapsed, run.elapsed, run.elapsed, 1
 	} else {
 		opts := Options{Margin: guestMargin, Strategy: StrategyMovePages}
 		if tool == "locus-migrate_pages" {
@@ -275,7 +277,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 			t.Fatalf("%s: failures %v", tool, f)
 		}
 		run.mb, run.elapsed = float64(res.MovedBytes())/(1<<20), res.Elapsed
-		run.longest, run.p99, run.calls, run.callTime = res.LongestStall, res.StallP99, res.Calls, res.CallTime
+		run.longest, run.longestCall, run.p99, run.calls, run.callTime = res.LongestStall, res.LongestCall, res.StallP99, res.Calls, res.CallTime
 		run.overBudget = res.OverBudget
 		for _, name := range []string{"regions", "assign", "query", "guard"} {
 			run.trace += fmt.Sprintf(" %s_n=%d %s_s=%.3f", name, counts[name], name, phases[name].Seconds())
