@@ -83,7 +83,7 @@ func (m *mover) finishWhole(rest []pageRef) bool {
 		notMoved, err := migratePagesPrivate(m.pid, froms, []int{t})
 		took := time.Since(start)
 		// It holds the process's mmap lock for the whole call: a thread
-		// that maps memory, and behind it any that faults, waits it out.
+		// that maps memory waits it out, and faults may queue behind that.
 		m.res.addCall(took, took)
 		if err != nil {
 			m.fatal = err
