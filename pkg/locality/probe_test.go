@@ -139,15 +139,11 @@ func (c *child) probe(t *testing.T) probeWaits {
 // mmap lock throughout, show it waiting as long as the call
 // (docs/benchmarks.md).
 func TestWaitProbeSeesAStoppedProcess(t *testing.T) {
-	c := startChild(t, childSpec{mb: 8, bind: -1, threads: 1, probe: true})
+	const mb = 8
+	c := startChild(t, childSpec{mb: mb, bind: -1, threads: 1, probe: true})
 	const stopFor = 300 * time.Millisecond
-	time.Sleep(50 * time.Millisecond)
-	c.probe(t) // clears what starting up left
-	time.Sleep(50 * time.Millisecond)
-	running := c.probe(t)
-	if running.Touches == 0 {
-		t.Fatalf("the probe counted no touches in 50 ms of running: %+v", running)
-	}
+	sweep := int64(mb << 20 / 4096) // touches in one pass over the memory
+	running := probeUntil(t, c, 1)
 	if err := c.cmd.Process.Signal(unix.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +151,31 @@ func TestWaitProbeSeesAStoppedProcess(t *testing.T) {
 	if err := c.cmd.Process.Signal(unix.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // both threads run again and record
-	stopped := c.probe(t)
+	// A pass publishes its count when it ends: two passes' worth after the
+	// stop means a whole pass ran after it, and the first touch after the
+	// stop, which records the gap across it, came before that pass's end.
+	stopped := probeUntil(t, c, 2*sweep)
 	if stopped.Gap < stopFor {
 		t.Errorf("held still %v, the probe saw a longest touch gap of %v: want at least the stop", stopFor, stopped.Gap)
 	}
 	t.Logf("running: %+v; stopped %v: %+v", running, stopFor, stopped)
+}
+
+// probeUntil reads the child's probe until it has counted at least touches
+// touches since the last read, and returns the longest waits over those
+// reads. It is not timed: a busy machine only makes it wait longer, up to a
+// minute that ends a test whose child never touches its memory at all.
+func probeUntil(t *testing.T, c *child, touches int64) probeWaits {
+	t.Helper()
+	var sum probeWaits
+	for deadline := time.Now().Add(time.Minute); sum.Touches < touches; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the child's probe counted %d touches in a minute, want %d", sum.Touches, touches)
+		}
+		time.Sleep(10 * time.Millisecond)
+		w := c.probe(t)
+		sum.Gap, sum.Access, sum.Mmap = max(sum.Gap, w.Gap), max(sum.Access, w.Access), max(sum.Mmap, w.Mmap)
+		sum.Touches += w.Touches
+	}
+	return sum
 }
