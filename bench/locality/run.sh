@@ -15,6 +15,15 @@
 # CMDS="main:/tmp/locus-main branch:bin/locus" adds `locus migrate` binaries,
 # copied into the guest, as tools cmd-NAME-budgetN at the first of BUDGETS:
 # two builds measured alike in the same boot (the binaries' names must differ).
+#
+# CALL=1 adds each budget with --stall call (locus-budgetN-call), the
+# budget bounding every call as before, beside the default (the page).
+# FIXED="16,64,all" adds locus with every call of that many huge pages' worth
+# of base pages (all: 256 MiB), whatever a call takes, as tools locus-hugeN.
+# The process runs a wait probe; a second table gives, per tool, what its
+# thread waited for while its memory moved (the longest gap between two
+# touches, the longest touch, the longest mmap+munmap) against the second
+# before each move.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -32,6 +41,6 @@ cmdsArg=""
 echo "host load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 NUMAVM_CACHE="$cache" bash "$repo/test/numavm/run.sh" --pkgs ./pkg/locality --run 'TestGuestBenchLocusVsMigratepages' \
 	--quiet --test-timeout 60m --timeout 4000 --bins "${bins[*]}" \
-	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES numavm.bench_pin=${PIN:-0}$cmdsArg" >/dev/null
+	--append "numavm.bench_budgets=$BUDGETS numavm.bench_rounds=$ROUNDS numavm.bench_pages=$PAGES numavm.bench_pin=${PIN:-0}$cmdsArg${FIXED:+ numavm.bench_fixed=$FIXED} numavm.bench_call=${CALL:-0}" >/dev/null
 echo "host load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 tr -d '\r' <"$cache/console.log" | awk -f "$here/summarize.awk"

@@ -25,6 +25,23 @@ function median(list,    n, a, i, j, t) {
 	over[key] = over[key] " " f["over_budget"]
 	if (f["longest_stall_ms"] + 0 > longest[key] + 0) longest[key] = f["longest_stall_ms"]
 	if (f["mbps"] + 0 > best[key] + 0) best[key] = f["mbps"]
+	# The wait probe (bench_guest_test.go): per run, its longest waits
+	# during the move and in the second before it.
+	if ("wait_gap_ms" in f) {
+		probed[key] = 1
+		wgap[key] = wgap[key] " " f["wait_gap_ms"]; bgap[key] = bgap[key] " " f["base_gap_ms"]
+		wacc[key] = wacc[key] " " f["wait_access_ms"]; bacc[key] = bacc[key] " " f["base_access_ms"]
+		wmap[key] = wmap[key] " " f["wait_mmap_ms"]; bmap[key] = bmap[key] " " f["base_mmap_ms"]
+		# The longest call (before longest_call_ms, the stall was the call).
+		lc = ("longest_call_ms" in f) ? f["longest_call_ms"] : f["longest_stall_ms"]
+		longs[key] = longs[key] " " lc
+		stalls[key] = stalls[key] " " f["longest_stall_ms"]
+		if (lc + 0 > longCall[key] + 0) longCall[key] = lc
+		if (f["wait_gap_ms"] + 0 > wgapMax[key] + 0) wgapMax[key] = f["wait_gap_ms"]
+		if (f["wait_mmap_ms"] + 0 > wmapMax[key] + 0) wmapMax[key] = f["wait_mmap_ms"]
+		if (f["base_gap_ms"] + 0 > bgapMax[key] + 0) bgapMax[key] = f["base_gap_ms"]
+		if (f["base_mmap_ms"] + 0 > bmapMax[key] + 0) bmapMax[key] = f["base_mmap_ms"]
+	}
 }
 /LOCALITY-BENCH-CALL: / {
 	for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2) g[kv[1]] = kv[2]
@@ -74,6 +91,17 @@ END {
 				if (m != "" && b > 0) printf " %.2f |", m / b; else printf " |"
 			}
 			printf "\n"
+		}
+		# What the process waited for, beside how long the tool's calls were.
+		printf "\nwhat the process waited for (median over rounds, the longest of any round in brackets; base: the second before each move):\n"
+		printf "| tool | longest call ms | longest stall ms, by the tool | touch gap ms | base touch gap ms | one touch ms | base one touch ms | mmap+munmap ms | base mmap+munmap ms |\n"
+		printf "|---|---|---|---|---|---|---|---|---|\n"
+		for (t = 1; t <= nt[w]; t++) {
+			tool = tools[w, t]; key = w SUBSEP tool
+			if (!(key in probed)) continue
+			printf "| %s | %.0f (%.0f) | %.0f (%.0f) | %.1f (%.1f) | %.1f (%.1f) | %.1f | %.1f | %.1f (%.1f) | %.1f (%.1f) |\n", tool,
+				median(longs[key]), longCall[key], median(stalls[key]), longest[key], median(wgap[key]), wgapMax[key], median(bgap[key]), bgapMax[key],
+				median(wacc[key]), median(bacc[key]), median(wmap[key]), wmapMax[key], median(bmap[key]), bmapMax[key]
 		}
 		if (noopMove[w] != "") printf "\nfixed cost of one call (median over rounds): move_pages with nothing to move %.2f ms, status query of one page %.2f ms\n", median(noopMove[w]), median(query[w])
 	}

@@ -103,7 +103,7 @@ NodeResourceTopology.`,
 	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
 	f.BoolVar(&o.ThrottleNotBelowRequest, "memory-high-not-below-request", false, "memory QoS: raise memory.high to the request when limit × throttlingPercent / 100 is below it (a Locus extension; off applies the formula as written)")
 	f.DurationVar(&o.DebugWriteDelay, "debug-write-delay", 0, "sleep between reconcile steps (for crash tests)")
-	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a single page-moving call may stall a workload")
+	f.DurationVar(&o.LocalityBudget, "locality-budget", locality.DefaultBudget, "memory locality: longest a workload's thread may wait for a page of its memory to move")
 	f.StringVar(&margin, "locality-margin", "", `memory locality: free memory a target node keeps, "256Mi", "3%" or both (default max(256Mi, 3%))`)
 	f.DurationVar(&o.StaleAfter, "healthz-stale-after", 0, "/healthz fails when no reconcile completed, or one has run, this long (default max(3 × --resync, 30s))")
 	balancerloop.AddFlags(f, &o.NUMABalancer)

@@ -17,6 +17,7 @@ type migrateOptions struct {
 	to       string
 	local    bool
 	budgetMS int
+	stall    string
 	strategy string
 	margin   string
 	output   string
@@ -25,19 +26,23 @@ type migrateOptions struct {
 func newMigrateCmd() *cobra.Command {
 	var o migrateOptions
 	cmd := &cobra.Command{
-		Use:   "migrate (--pid PID | --cgroup PATH | --workload NAME) [--to NODES | --local] [--budget-ms N] [--strategy move_pages|migrate_pages]",
+		Use:   "migrate (--pid PID | --cgroup PATH | --workload NAME) [--to NODES | --local] [--budget-ms N] [--stall page|call] [--strategy move_pages|migrate_pages]",
 		Short: "Move a process's, cgroup's or workload's remote memory to its local NUMA nodes",
 		Long: `Move memory that sits on remote NUMA nodes to the local ones, while the
 processes keep running. The local nodes are those of the CPUs the target may
 run on (--local, the default) or the nodes given with --to.
 
 The default strategy, move_pages, moves pages in batches sized so that no
-single call stalls the process longer than --budget-ms; migrate_pages moves
-a process node to node in one call (faster, unbounded stall). No target node
+thread of the process waits longer than --budget-ms: the kernel moves a call's
+pages one by one (one huge page, or from Linux 6.3 up to 512 base pages, at
+a time), so a thread waits for the page it touches, not for the whole call
+(--stall page, the default); --stall call bounds every call instead, as
+before. migrate_pages moves a process node to node in one call (faster; it
+holds the process's mmap lock throughout: unbounded stall). No target node
 is filled beyond its free-memory margin (--margin, default max(256Mi, 3%)).
 
 Prints pages moved, remote pages left, local ratio before and after,
-throughput and the longest single call. Exits 1 when a process failed.`,
+throughput, the longest wait and the longest call. Exits 1 when a process failed.`,
 		Args: rejectTopologyArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMigrate(cmd, o) },
 	}
@@ -45,7 +50,8 @@ throughput and the longest single call. Exits 1 when a process failed.`,
 	f := cmd.Flags()
 	f.StringVar(&o.to, "to", "", "move to these NUMA nodes (list format: 0 or 0-1) instead of the local ones")
 	f.BoolVar(&o.local, "local", false, "move to the nodes of the target's CPUs (the default)")
-	f.IntVar(&o.budgetMS, "budget-ms", int(locality.DefaultBudget/time.Millisecond), "longest single move call, in milliseconds")
+	f.IntVar(&o.budgetMS, "budget-ms", int(locality.DefaultBudget/time.Millisecond), "longest wait of a thread of the process, in milliseconds (see --stall)")
+	f.StringVar(&o.stall, "stall", string(locality.StallPage), "what --budget-ms bounds: page (the move of the kernel's unit) or call (every call)")
 	f.StringVar(&o.strategy, "strategy", string(locality.StrategyMovePages), "move_pages or migrate_pages")
 	f.StringVar(&o.margin, "margin", "", "free memory to keep on each target node: a size (256Mi), a percentage (3%) or both (256Mi,3%)")
 	outputFlag(cmd, &o.output)
@@ -122,6 +128,12 @@ func (o migrateOptions) options() (locality.Options, error) {
 		return opts, usagef("--budget-ms %d: want a positive number of milliseconds", o.budgetMS)
 	}
 	opts.Budget = time.Duration(o.budgetMS) * time.Millisecond
+	switch s := locality.StallBound(o.stall); s {
+	case locality.StallPage, locality.StallCall:
+		opts.Stall = s
+	default:
+		return opts, usagef("--stall %q: want page or call", o.stall)
+	}
 	if o.margin != "" {
 		m, err := locality.ParseMargin(o.margin)
 		if err != nil {
@@ -155,7 +167,9 @@ type migrateResultJSON struct {
 	RatioAfter     int                  `json:"localRatioAfter"`
 	ThroughputMBps float64              `json:"throughputMBps"`
 	Seconds        float64              `json:"seconds"`
+	StallBound     string               `json:"stallBound,omitempty"`
 	LongestStallMS float64              `json:"longestStallMs"`
+	LongestCallMS  float64              `json:"longestCallMs"`
 	P99StallMS     float64              `json:"p99StallMs"`
 	Calls          int                  `json:"calls"`
 	OverBudget     int                  `json:"callsOverBudget"`
@@ -166,8 +180,9 @@ type migrateResultJSON struct {
 func migrateJSON(t resolvedTarget, r locality.Result) migrateResultJSON {
 	out := migrateResultJSON{resolvedTarget: t, Strategy: string(r.Strategy), Skipped: r.Skipped, PagesMoved: r.Moved,
 		RemotePages: r.RemoteLeft, RatioBefore: r.RatioBefore, RatioAfter: r.RatioAfter, ThroughputMBps: r.Throughput(),
-		Seconds: r.Elapsed.Seconds(), LongestStallMS: float64(r.LongestStall.Microseconds()) / 1000,
-		P99StallMS: float64(r.StallP99.Microseconds()) / 1000, Calls: r.Calls, OverBudget: r.OverBudget, Stopped: r.Stopped, Processes: []migrateProcessJSON{}}
+		Seconds: r.Elapsed.Seconds(), StallBound: string(r.Stall), LongestStallMS: float64(r.LongestStall.Microseconds()) / 1000,
+		LongestCallMS: float64(r.LongestCall.Microseconds()) / 1000,
+		P99StallMS:    float64(r.StallP99.Microseconds()) / 1000, Calls: r.Calls, OverBudget: r.OverBudget, Stopped: r.Stopped, Processes: []migrateProcessJSON{}}
 	out.Local = r.Local
 	for _, p := range r.Processes {
 		out.Processes = append(out.Processes, migrateProcessJSON{PID: p.PID, Moved: p.Moved, Skipped: p.Skipped, Error: p.Err,
@@ -186,8 +201,9 @@ func renderMigrate(w io.Writer, t resolvedTarget, r locality.Result, opts locali
 	fmt.Fprintf(w, "remote pages left:  %d\n", r.RemoteLeft)
 	fmt.Fprintf(w, "local ratio:        %d%% -> %d%%\n", r.RatioBefore, r.RatioAfter)
 	fmt.Fprintf(w, "throughput:         %.1f MB/s (%s)\n", r.Throughput(), r.Elapsed.Round(time.Millisecond))
-	fmt.Fprintf(w, "longest stall:      %s in %d call(s) (budget %s; p99 %s, %d over)\n", r.LongestStall.Round(time.Microsecond), r.Calls,
-		opts.Budget, r.StallP99.Round(time.Microsecond), r.OverBudget)
+	fmt.Fprintf(w, "longest stall:      %s in %d call(s) (budget %s a %s; p99 %s, %d over)\n", r.LongestStall.Round(time.Microsecond), r.Calls,
+		opts.Budget, opts.Stall, r.StallP99.Round(time.Microsecond), r.OverBudget)
+	fmt.Fprintf(w, "longest call:       %s\n", r.LongestCall.Round(time.Microsecond))
 	if len(r.Stopped) > 0 {
 		fmt.Fprintf(w, "stopped at the free-memory margin (%s) on numa %s\n", opts.Margin, locality.FormatNodeList(r.Stopped))
 	}

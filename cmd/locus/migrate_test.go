@@ -19,6 +19,7 @@ func TestMigrateUsageErrors(t *testing.T) {
 		{[]string{"migrate"}, "give exactly one of --pid, --cgroup or --workload"},
 		{[]string{"migrate", "--pid", "1", "--strategy", "memcpy"}, `--strategy "memcpy"`},
 		{[]string{"migrate", "--pid", "1", "--budget-ms", "0"}, "--budget-ms 0"},
+		{[]string{"migrate", "--pid", "1", "--stall", "process"}, `--stall "process": want page or call`},
 		{[]string{"migrate", "--pid", "1", "--to", "0", "--local"}, "--to or --local, not both"},
 		{[]string{"migrate", "--pid", "1", "--margin", "lots"}, "--margin"},
 		{[]string{"migrate", "--pid", "1", "-o", "xml"}, "unknown output format"},

@@ -57,8 +57,8 @@ type Options struct {
 	// EventSink, when set, also receives every event (to post it to
 	// Kubernetes); it must not block.
 	EventSink func(eventlog.Event)
-	// LocalityBudget bounds one page-moving call of a memory locality run
-	// (default locality.DefaultBudget); LocalityMargin is the free memory a
+	// LocalityBudget bounds a workload's wait while its memory moves
+	// (locality.Options.Budget, default 20 ms); LocalityMargin is the free memory a
 	// target node keeps (zero: locality.DefaultMargin).
 	LocalityBudget time.Duration
 	LocalityMargin locality.Margin

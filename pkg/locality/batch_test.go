@@ -130,49 +130,121 @@ func TestBatchHugeOvershootShrinksOnlyHuge(t *testing.T) {
 
 // TestBatchModel feeds the controller calls whose cost is a fixed part plus
 // a part per page, as a move_pages call's is, on a fake clock: after the
-// first call (sized before anything was learned) no call outlasts the
-// budget, once grown no call outlasts half of it, and the size settles at
-// the largest batch whose call fits half the budget.
+// first call (sized before anything was learned) no call outlasts its limit
+// (the budget with StallCall; with StallPage CallLimit, or the budget for
+// base pages the kernel moves in units of more than half the budget), once
+// grown no call outlasts half of it, and the size settles at the largest
+// batch whose call fits half the limit.
 func TestBatchModel(t *testing.T) {
 	const budget = 20 * time.Millisecond
 	for _, tc := range []struct {
 		name          string
+		stall         StallBound // "": StallCall, NewBatchController's
+		class         PageClass
+		unit          int // UnitPages with StallPage
 		fixed, perPg  time.Duration
 		start, lo, hi int
-		want          int // the largest batch that fits half the budget, within [lo, hi]
+		limit         time.Duration // what a call may last
+		want          int           // the largest batch that fits half the limit, within [lo, hi]
 	}{
-		{"cheap pages", 50 * time.Microsecond, time.Microsecond, 256, 16, 1 << 16, 9950},
-		{"dear pages", 0, 100 * time.Microsecond, 256, 16, 1 << 16, 100},
-		{"dear fixed part", 2 * time.Millisecond, 10 * time.Microsecond, 256, 16, 1 << 16, 800},
-		{"fixed part near the aim", 9 * time.Millisecond, time.Microsecond, 256, 16, 1 << 16, 1000},
-		{"fixed part over the aim", 12 * time.Millisecond, time.Microsecond, 256, 16, 1 << 16, 16},
-		{"slow start", 3 * time.Millisecond, 300 * time.Microsecond, 256, 1, 1 << 16, 23},
-		{"capped", 0, time.Nanosecond, 256, 16, 4096, 4096},
+		{"cheap pages", "", BasePages, 0, 50 * time.Microsecond, time.Microsecond, 256, 16, 1 << 16, budget, 9950},
+		{"dear pages", "", BasePages, 0, 0, 100 * time.Microsecond, 256, 16, 1 << 16, budget, 100},
+		{"dear fixed part", "", BasePages, 0, 2 * time.Millisecond, 10 * time.Microsecond, 256, 16, 1 << 16, budget, 800},
+		{"fixed part near the aim", "", BasePages, 0, 9 * time.Millisecond, time.Microsecond, 256, 16, 1 << 16, budget, 1000},
+		{"fixed part over the aim", "", BasePages, 0, 12 * time.Millisecond, time.Microsecond, 256, 16, 1 << 16, budget, 16},
+		{"slow start", "", BasePages, 0, 3 * time.Millisecond, 300 * time.Microsecond, 256, 1, 1 << 16, budget, 23},
+		{"capped", "", BasePages, 0, 0, time.Nanosecond, 256, 16, 4096, budget, 4096},
+		{"huge pages, bounded calls", "", HugePages, 0, 50 * time.Microsecond, 16 * time.Microsecond, 256, 16, 1 << 16, budget, 621},
+		// A huge page of 8 ms: with the page bounded, calls of some 12
+		// huge pages (100 ms) instead of one.
+		{"page: huge pages", StallPage, HugePages, 1, 50 * time.Microsecond, 16 * time.Microsecond, 256, 16, 1 << 16, CallLimit, 6246},
+		{"page: base pages one by one (Linux 6.1)", StallPage, BasePages, 1, 50 * time.Microsecond, 100 * time.Microsecond, 256, 16, 1 << 16, CallLimit, 999},
+		{"page: cheap base pages in units of 512", StallPage, BasePages, 512, 0, 10 * time.Microsecond, 256, 16, 1 << 16, CallLimit, 10000},
+		// 512 pages of 100 µs outlast half the budget: the call is the
+		// unit, bounded by the budget as before.
+		{"page: dear base pages in units of 512", StallPage, BasePages, 512, 0, 100 * time.Microsecond, 256, 16, 1 << 16, budget, 100},
+		{"page: capped", StallPage, HugePages, 1, 0, time.Microsecond, 256, 16, 1 << 16, CallLimit, 1 << 16},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cost := func(n int) time.Duration { return tc.fixed + time.Duration(n)*tc.perPg }
 			c := NewBatchController(budget, tc.start, tc.lo, tc.hi)
-			sizes, _ := run(c, 1, cost)
+			if tc.stall != "" {
+				c.Stall, c.UnitPages = tc.stall, tc.unit
+			}
+			var sizes []int
 			grown := false
-			for i := 0; i < 60; i++ {
-				n := c.Size(BasePages)
+			for i := 0; i < 61; i++ {
+				n := c.Size(tc.class)
 				took := cost(n)
-				if took > budget {
-					t.Fatalf("call %d of %d pages takes %s, over the budget (sizes %v)", i+2, n, took, sizes)
+				if i > 0 && took > tc.limit {
+					t.Fatalf("call %d of %d pages takes %s, over its limit %s (sizes %v)", i+1, n, took, tc.limit, sizes)
 				}
-				if grown && took > budget/2 && n > tc.lo {
-					t.Fatalf("call %d of %d pages takes %s after the size grew, over half the budget", i+2, n, took)
+				if grown && took > tc.limit/2 && n > tc.lo {
+					t.Fatalf("call %d of %d pages takes %s after the size grew, over half its limit %s", i+1, n, took, tc.limit)
 				}
 				if len(sizes) > 0 && n > sizes[len(sizes)-1] {
 					grown = true
 				}
 				sizes = append(sizes, n)
-				c.Observe(BasePages, n, took)
+				c.Observe(tc.class, n, took)
 			}
 			last := sizes[len(sizes)-1]
 			if last > tc.want || last < tc.want*95/100 {
 				t.Errorf("settled at %d pages, want the largest that fits, %d (sizes %v)", last, tc.want, sizes)
 			}
 		})
+	}
+}
+
+// TestBatchWait checks the wait a call is charged with: the whole call when
+// the budget bounds calls, one unit's share of it when it bounds pages.
+func TestBatchWait(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		stall StallBound
+		unit  int
+		class PageClass
+		pages int
+		took  time.Duration
+		want  time.Duration
+	}{
+		{"call: the whole call", StallCall, 1, HugePages, 2048, 80 * time.Millisecond, 80 * time.Millisecond},
+		{"page: one huge page of four", StallPage, 1, HugePages, 2048, 80 * time.Millisecond, 20 * time.Millisecond},
+		{"page: one huge page alone", StallPage, 512, HugePages, 512, 30 * time.Millisecond, 30 * time.Millisecond},
+		{"page: one base page (6.1)", StallPage, 1, BasePages, 100, 50 * time.Millisecond, 500 * time.Microsecond},
+		{"page: 512 base pages of 1024 (6.3)", StallPage, 512, BasePages, 1024, 100 * time.Millisecond, 50 * time.Millisecond},
+		{"page: a call under the unit is the unit (6.3)", StallPage, 512, BasePages, 100, 10 * time.Millisecond, 10 * time.Millisecond},
+		{"page: nothing moved", StallPage, 1, BasePages, 0, 10 * time.Millisecond, 10 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewBatchController(20*time.Millisecond, 256, 16, 1<<16)
+			c.Stall, c.UnitPages = tc.stall, tc.unit
+			if got := c.Wait(tc.class, tc.pages, tc.took); got != tc.want {
+				t.Errorf("Wait(%d pages, %s) = %s, want %s", tc.pages, tc.took, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestKernelUnitPages(t *testing.T) {
+	for _, tc := range []struct {
+		release string
+		want    int
+	}{
+		{"6.1.0-18-amd64", 1},
+		{"5.15.0-91-generic", 1},
+		{"4.19.0", 1},
+		{"6.2.16", 1},
+		{"6.3.0", 512},
+		{"6.8.0-31-generic", 512},
+		{"6.10-rc1", 512},
+		{"7.0.0", 512},
+		{"", 512},
+		{"six.one", 512},
+		{"6", 512},
+	} {
+		if got := KernelUnitPages(tc.release); got != tc.want {
+			t.Errorf("KernelUnitPages(%q) = %d, want %d", tc.release, got, tc.want)
+		}
 	}
 }

@@ -63,6 +63,7 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 	if budgetMS == 0 {
 		budgetMS = int(unbounded / time.Millisecond)
 	}
+	c.probe(t) // the move's waits start here
 	start := time.Now()
 	out, err := exec.Command(path, "migrate", "--pid", itoa(c.pid()), "--to", "0", "--budget-ms", strconv.Itoa(budgetMS),
 		"--margin", fmt.Sprintf("%dMi", guestMargin.MinBytes>>20), "-o", "json").Output()
@@ -74,6 +75,7 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 		PagesMoved     uint64  `json:"pagesMoved"`
 		Seconds        float64 `json:"seconds"`
 		LongestStallMS float64 `json:"longestStallMs"`
+		LongestCallMS  float64 `json:"longestCallMs"` // absent before StallPage: the stall was the call
 		P99StallMS     float64 `json:"p99StallMs"`
 		Calls          int     `json:"calls"`
 		OverBudget     int     `json:"callsOverBudget"`
@@ -84,8 +86,10 @@ func benchLocusCommand(t *testing.T, c *child, run benchRun, path string, budget
 	run.mb = float64(res.PagesMoved) * 4096 / (1 << 20)
 	run.elapsed = time.Duration(res.Seconds * float64(time.Second))
 	run.longest = time.Duration(res.LongestStallMS * float64(time.Millisecond))
+	run.longestCall = time.Duration(max(res.LongestCallMS, res.LongestStallMS) * float64(time.Millisecond))
 	run.p99 = time.Duration(res.P99StallMS * float64(time.Millisecond))
 	run.calls, run.overBudget = res.Calls, res.OverBudget
+	run.wait = c.probe(t) // before the checks, which touch the memory too
 	requireOn(t, c, 0)
 	requireIntact(t, c)
 	run.hugeAfterMB = anonHugeMB(t, c.pid())

@@ -21,10 +21,12 @@ type benchRun struct {
 	mb      float64       // MiB moved
 	elapsed time.Duration // the move (locus: Execute; migratepages: the command)
 	total   time.Duration // locus: measure, plan, move and measure again
-	longest time.Duration // longest single call
-	p99     time.Duration
-	calls   int
-	hugeMB  float64 // the child's transparent huge pages before the move
+	longest time.Duration // longest wait by the stall bound (the call, but with StallPage)
+	// longestCall is the longest single call.
+	longestCall time.Duration
+	p99         time.Duration
+	calls       int
+	hugeMB      float64 // the child's transparent huge pages before the move
 	// hugeAfterMB is the same after the move: less means the kernel split
 	// huge pages on the way and moved their base pages one by one.
 	hugeAfterMB float64
@@ -33,6 +35,10 @@ type benchRun struct {
 	trace       string // per class: calls, MiB, time in calls
 	// overBudget counts locus's calls over its budget.
 	overBudget int
+	// wait is what the process's probe saw during the tool's whole run
+	// (locus: measure, plan, move and measure again; migratepages: the
+	// command), base the same for as long just before it.
+	wait, base probeWaits
 }
 
 func (b benchRun) mbps() float64 { return b.mb / b.elapsed.Seconds() }
@@ -57,6 +63,16 @@ const unbounded = 24 * time.Hour
 // LOCUS_NUMAVM_BENCH_PIN=1 runs every tool from node 1's CPUs (see pinMover).
 // LOCUS_NUMAVM_BENCH_CMDS adds `locus migrate` commands at the first budget
 // (see benchCommandTools), to compare two builds in one boot.
+// LOCUS_NUMAVM_BENCH_CALL=1 adds each budget with StallCall
+// (locus-budgetN-call) beside the default StallPage.
+// LOCUS_NUMAVM_BENCH_FIXED ("16,64,all") adds locus with every call of that
+// many huge pages' worth of base pages (all: the controller's maximum, 256
+// MiB), whatever the calls take.
+//
+// The process runs the wait probe (probe_test.go): each run line gives the
+// longest gap between two touches of its thread, the longest single touch
+// and the longest mmap and munmap during the tool's run (wait_*), and the same
+// over the second before it (base_*).
 func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 	topo := multiNode(t)
 	quietBalancer(t)
@@ -65,8 +81,16 @@ func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 	tools := []string{}
 	for _, f := range strings.Split(envOr("LOCUS_NUMAVM_BENCH_BUDGETS", "20,0"), ",") {
 		tools = append(tools, "locus-budget"+strings.TrimSpace(f))
+		if os.Getenv("LOCUS_NUMAVM_BENCH_CALL") == "1" {
+			tools = append(tools, "locus-budget"+strings.TrimSpace(f)+"-call")
+		}
 	}
 	tools = append(tools, benchCommandTools()...)
+	for _, f := range strings.Split(os.Getenv("LOCUS_NUMAVM_BENCH_FIXED"), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			tools = append(tools, "locus-huge"+f)
+		}
+	}
 	tools = append(tools, "locus-migrate_pages")
 	mp, err := exec.LookPath("migratepages")
 	if err == nil {
@@ -90,7 +114,7 @@ func TestGuestBenchLocusVsMigratepages(t *testing.T) {
 func benchWorkload(t *testing.T, pages, huge string, tools []string, mp, cpus string, rounds int) {
 	byTool := map[string][]benchRun{}
 	for r := 0; r < rounds; r++ {
-		c := startChild(t, childSpec{mb: 256, bind: 1, cpus: cpus, threads: 1, huge: huge})
+		c := startChild(t, childSpec{mb: 256, bind: 1, cpus: cpus, threads: 1, huge: huge, probe: true})
 		order := slices.Clone(tools)
 		rand.New(rand.NewPCG(uint64(r), 1)).Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for i, tool := range order {
@@ -104,9 +128,9 @@ func benchWorkload(t *testing.T, pages, huge string, tools []string, mp, cpus st
 			}
 			run := benchOne(t, c, tool, mp)
 			byTool[tool] = append(byTool[tool], run)
-			fmt.Printf("LOCALITY-BENCH: pages=%s round=%d tool=%s mb=%.1f huge_mb=%.0f huge_after_mb=%.0f seconds=%.3f total_seconds=%.3f mbps=%.1f calls=%d over_budget=%d longest_stall_ms=%.2f p99_stall_ms=%.2f noop_exec_ms=%.2f call_s=%.3f%s\n",
+			fmt.Printf("LOCALITY-BENCH: pages=%s round=%d tool=%s mb=%.1f huge_mb=%.0f huge_after_mb=%.0f seconds=%.3f total_seconds=%.3f mbps=%.1f calls=%d over_budget=%d longest_stall_ms=%.2f p99_stall_ms=%.2f noop_exec_ms=%.2f call_s=%.3f%s%s\n",
 				pages, r+1, tool, run.mb, run.hugeMB, run.hugeAfterMB, run.elapsed.Seconds(), run.total.Seconds(), run.mbps(), run.calls, run.overBudget,
-				ms(run.longest), ms(run.p99), ms(run.noopExec), run.callTime.Seconds(), run.trace)
+				ms(run.longest), ms(run.p99), ms(run.noopExec), run.callTime.Seconds(), run.trace, probeFields(run))
 		}
 		c.kill()
 	}
@@ -166,6 +190,11 @@ func fixedCallCost(t *testing.T, c *child) (move, query time.Duration) {
 func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 	t.Helper()
 	run := benchRun{tool: tool, hugeMB: anonHugeMB(t, c.pid())}
+	// The baseline: what the process waits for at this load with nothing
+	// moving, over as long as a move takes.
+	c.probe(t)
+	time.Sleep(probeBaseline)
+	run.base = c.probe(t)
 	if path, budget, ok := benchCommand(tool); ok {
 		return benchLocusCommand(t, c, run, path, budget)
 	}
@@ -183,6 +212,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		if mid, err := (Reader{}).Process(c.pid()); err != nil || mid.Pages[1]+512 < before.Pages[1] {
 			t.Fatalf("migratepages 0 0 moved pages: node 1 had %d, now %d (%v)", before.Pages[1], mid.Pages[1], err)
 		}
+		c.probe(t) // the no-op command's waits are not the move's
 		start = time.Now()
 		out, err := exec.Command(migratepages, itoa(c.pid()), "1", "0").CombinedOutput()
 		run.elapsed = time.Since(start)
@@ -195,13 +225,17 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 		}
 		run.mb = float64(before.Pages[1]-after.Pages[1]) * 4096 / (1 << 20)
 		// One migrate_pages call: its stall is the whole run.
-		run.total, run.longest, run.p99, run.calls = run.elapsed, run.elapsed, run.elapsed, 1
+		run.total, run.longest, run.longestCall, run.p99, run.calls = run.elapsed, run.elapsed, run.elapsed, run.elapsed, 1
 	} else {
 		opts := Options{Margin: guestMargin, Strategy: StrategyMovePages}
 		if tool == "locus-migrate_pages" {
 			opts.Strategy = StrategyMigratePages
-		} else {
-			n, err := strconv.Atoi(strings.TrimPrefix(tool, "locus-budget"))
+		} else if !strings.HasPrefix(tool, "locus-huge") {
+			budget, call := strings.CutSuffix(strings.TrimPrefix(tool, "locus-budget"), "-call")
+			if call {
+				opts.Stall = StallCall
+			}
+			n, err := strconv.Atoi(budget)
 			if err != nil {
 				t.Fatalf("budget of %s: %v", tool, err)
 			}
@@ -219,6 +253,16 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 			tr[k].pages += pages
 			tr[k].took += took
 		}
+		if n, ok := strings.CutPrefix(tool, "locus-huge"); ok {
+			fixedBatch = 1 << 16 // all: the controller's maximum
+			if n != "all" {
+				fixedBatch = atoi(n) * 512
+			}
+			if fixedBatch <= 0 {
+				t.Fatalf("LOCUS_NUMAVM_BENCH_FIXED: %q is not a number of huge pages or all", n)
+			}
+			defer func() { fixedBatch = 0 }()
+		}
 		phases := map[string]time.Duration{}
 		counts := map[string]int{}
 		tracePhaseHook = func(name string, took time.Duration) { phases[name] += took; counts[name]++ }
@@ -233,7 +277,7 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 			t.Fatalf("%s: failures %v", tool, f)
 		}
 		run.mb, run.elapsed = float64(res.MovedBytes())/(1<<20), res.Elapsed
-		run.longest, run.p99, run.calls, run.callTime = res.LongestStall, res.StallP99, res.Calls, res.CallTime
+		run.longest, run.longestCall, run.p99, run.calls, run.callTime = res.LongestStall, res.LongestCall, res.StallP99, res.Calls, res.CallTime
 		run.overBudget = res.OverBudget
 		for _, name := range []string{"regions", "assign", "query", "guard"} {
 			run.trace += fmt.Sprintf(" %s_n=%d %s_s=%.3f", name, counts[name], name, phases[name].Seconds())
@@ -242,50 +286,9 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 			run.trace += fmt.Sprintf(" %s_calls=%d %s_mb=%.1f %s_call_s=%.3f", name, tr[k].calls, name, float64(tr[k].pages)/256, name, tr[k].took.Seconds())
 		}
 	}
+	run.wait = c.probe(t) // before the checks, which touch the memory too
 	requireOn(t, c, 0)
 	requireIntact(t, c)
 	run.hugeAfterMB = anonHugeMB(t, c.pid())
 	return run
 }
-
-// anonHugeMB reads the process's transparent huge pages in MiB.
-func anonHugeMB(t *testing.T, pid int) float64 {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "AnonHugePages:" {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			return kb / 1024
-		}
-	}
-	return 0
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
-	}
-	return def
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
-func medianOf(runs []benchRun, f func(benchRun) float64) float64 {
-	var v []float64
-	for _, r := range runs {
-		v = append(v, f(r))
-	}
-	return median(v)
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

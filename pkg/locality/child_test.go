@@ -34,7 +34,8 @@ const (
 )
 
 // It prints "READY <addr> <bytes> <checksum> <shared addr or 0>", then answers each "SUM" line
-// on stdin with "SUM <checksum>" computed afresh, and exits at end of input.
+// on stdin with "SUM <checksum>" computed afresh and each "PROBE" line with
+// the wait probe's reading (probe_test.go), and exits at end of input.
 func TestMain(m *testing.M) {
 	if os.Getenv(envChild) == "1" {
 		if err := childMain(); err != nil {
@@ -63,7 +64,13 @@ func childMain() error {
 	}
 	sum := stress.Checksum(mem)
 	threads, _ := strconv.Atoi(os.Getenv(envThreads))
+	probe := &waitProbe{}
 	for i := 0; i < threads; i++ {
+		if i == 0 && os.Getenv(envProbe) == "1" {
+			go keepTouchingTimed(mem, i, threads, probe)
+			go keepMapping(probe)
+			continue
+		}
 		go keepTouching(mem, i, threads)
 	}
 	if os.Getenv(envSpin) == "1" {
@@ -80,8 +87,11 @@ func childMain() error {
 	fmt.Printf("READY %x %d %d %x\n", addr, len(mem), sum, shared)
 	sc := bufio.NewScanner(os.Stdin)
 	for sc.Scan() {
-		if sc.Text() == "SUM" {
+		switch sc.Text() {
+		case "SUM":
 			fmt.Printf("SUM %d\n", stress.Checksum(mem))
+		case "PROBE":
+			fmt.Println(probe.read().line())
 		}
 	}
 	return nil
@@ -220,6 +230,7 @@ type child struct {
 type childSpec struct {
 	mb, threads int
 	spin        bool
+	probe       bool   // time the first thread's touches and map memory beside it (probe_test.go)
 	huge        string // "no" or "yes": madvise the region against or for huge pages
 	shared      string // "<file>:<MiB>": a file both this child and others map shared
 	bind        int    // -1: no binding
@@ -239,6 +250,9 @@ func startChild(t *testing.T, spec childSpec) *child {
 		envCPUs+"="+spec.cpus, envThreads+"="+strconv.Itoa(spec.threads))
 	if spec.spin {
 		cmd.Env = append(cmd.Env, envSpin+"=1")
+	}
+	if spec.probe {
+		cmd.Env = append(cmd.Env, envProbe+"=1")
 	}
 	if spec.huge != "" {
 		cmd.Env = append(cmd.Env, envHuge+"="+spec.huge)

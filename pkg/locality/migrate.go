@@ -35,8 +35,13 @@ type Options struct {
 	ProcRoot  string // "" means /proc
 	SysfsRoot string // "" means /sys
 	Strategy  Strategy
-	// Budget bounds a single move_pages call (default 20 ms).
+	// Budget bounds what a thread of the workload waits for while its
+	// memory moves (default 20 ms): with Stall StallPage (the default) the
+	// move of the kernel's unit, one page or batch, and a call that holds
+	// the mmap lock throughout (migrate_pages(2)) whole; with StallCall
+	// every single call.
 	Budget time.Duration
+	Stall  StallBound
 	// Margin is the free memory every target node keeps; the zero value
 	// means DefaultMargin.
 	Margin Margin
@@ -53,6 +58,9 @@ func (o Options) normalized() Options {
 	}
 	if o.Budget <= 0 {
 		o.Budget = DefaultBudget
+	}
+	if o.Stall == "" {
+		o.Stall = StallPage
 	}
 	if o.Margin == (Margin{}) {
 		o.Margin = DefaultMargin
@@ -79,6 +87,7 @@ type Request struct {
 // Result is what a migration did.
 type Result struct {
 	Strategy Strategy
+	Stall    StallBound // what the budget bounded (move_pages)
 	Local    []int
 	Skipped  string // why nothing was tried (ReasonNoTargetNUMA, ...)
 	// Before and After are the processes' pages per node around the run.
@@ -90,12 +99,16 @@ type Result struct {
 	PageSize      uint64 // bytes per page
 	Elapsed       time.Duration
 	Calls         int
-	// LongestStall is the longest single call, StallP99 the 99th
-	// percentile of the calls' durations, CallTime their sum.
+	// LongestStall is the longest wait a call made a thread of the workload
+	// wait, by the stall bound (BatchController.Wait): the call's share per
+	// unit with StallPage, the whole call with StallCall or for a
+	// migrate_pages(2) call. StallP99 is the 99th percentile of the calls'
+	// waits, LongestCall the longest call and CallTime the calls' sum.
 	LongestStall time.Duration
 	StallP99     time.Duration
+	LongestCall  time.Duration
 	CallTime     time.Duration
-	// OverBudget counts the calls that took longer than the budget: a huge
+	// OverBudget counts the calls whose wait was over the budget: a huge
 	// page that alone outlasts it, or a call slowed by the rest of the
 	// machine.
 	OverBudget int
@@ -179,9 +192,15 @@ func Migrate(ctx context.Context, req Request, opts Options) (Result, error) {
 // does.
 func Execute(ctx context.Context, plan Plan, opts Options) Result {
 	opts = opts.normalized()
-	res := Result{Strategy: opts.Strategy, Local: plan.Local, Skipped: plan.Skipped, PageSize: uint64(os.Getpagesize())}
+	res := Result{Strategy: opts.Strategy, Stall: opts.Stall, Local: plan.Local, Skipped: plan.Skipped, PageSize: uint64(os.Getpagesize())}
 	start := time.Now()
 	ctl := NewBatchController(opts.Budget, 256, 16, 1<<16)
+	ctl.Stall, ctl.UnitPages = opts.Stall, KernelUnitPages(kernelRelease())
+	if fixedBatch > 0 {
+		// Bounds of fixedBatch hold every size there, and a budget of 1 ns
+		// keeps finishWhole's migrate_pages(2) out.
+		ctl = NewBatchController(time.Nanosecond, fixedBatch, fixedBatch, fixedBatch)
+	}
 	var stalls []time.Duration
 	for _, pp := range plan.Processes {
 		if pp.Skipped != "" || len(pp.Moves) == 0 {
@@ -199,6 +218,7 @@ func Execute(ctx context.Context, plan Plan, opts Options) Result {
 		res.Processes = append(res.Processes, pr)
 		res.Calls += pr.Calls
 		res.LongestStall = max(res.LongestStall, pr.LongestStall)
+		res.LongestCall = max(res.LongestCall, pr.LongestCall)
 		res.CallTime += pr.CallTime
 		stalls = append(stalls, pr.stalls...)
 		for _, m := range pr.Moved {

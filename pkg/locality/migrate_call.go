@@ -33,10 +33,7 @@ func (m *mover) call(class PageClass, batch []pageRef) []pageRef {
 	if traceCall != nil {
 		traceCall(class, len(batch), int(weight), took)
 	}
-	m.res.Calls++
-	m.res.LongestStall = max(m.res.LongestStall, took)
-	m.res.CallTime += took
-	m.res.stalls = append(m.res.stalls, took)
+	m.res.addCall(took, m.ctl.Wait(class, int(weight), took))
 	if errors.Is(err, unix.ENOMEM) {
 		for _, p := range batch {
 			m.stop(p.to)
@@ -121,4 +118,13 @@ func (m *mover) retry(busy []pageRef) []pageRef {
 		}
 	}
 	return m.move(live, true)
+}
+
+// addCall counts a call that took took and made a thread wait up to wait.
+func (r *ProcessResult) addCall(took, wait time.Duration) {
+	r.Calls++
+	r.LongestStall = max(r.LongestStall, wait)
+	r.LongestCall = max(r.LongestCall, took)
+	r.CallTime += took
+	r.stalls = append(r.stalls, wait)
 }

@@ -82,10 +82,9 @@ func (m *mover) finishWhole(rest []pageRef) bool {
 		start := time.Now()
 		notMoved, err := migratePagesPrivate(m.pid, froms, []int{t})
 		took := time.Since(start)
-		m.res.Calls++
-		m.res.LongestStall = max(m.res.LongestStall, took)
-		m.res.CallTime += took
-		m.res.stalls = append(m.res.stalls, took)
+		// It holds the process's mmap lock for the whole call: a thread
+		// that maps memory waits it out, and faults may queue behind that.
+		m.res.addCall(took, took)
 		if err != nil {
 			m.fatal = err
 			return false

@@ -27,10 +27,12 @@ type ProcessResult struct {
 	Unhidden uint64
 	Note     string
 	Calls    int
-	// LongestStall is the longest single move call, CallTime all of them.
+	// LongestStall is the longest wait a call caused (Result.LongestStall),
+	// LongestCall the longest call, CallTime all of them.
 	LongestStall time.Duration
+	LongestCall  time.Duration
 	CallTime     time.Duration
-	stalls       []time.Duration // each call's duration
+	stalls       []time.Duration // each call's wait
 }
 
 // statusUnknown marks status slots the kernel did not fill: move_pages stops

@@ -67,10 +67,7 @@ func migrateWhole(ctx context.Context, pp ProcessPlan, plan Plan, opts Options, 
 		start := time.Now()
 		left, err := migratePages(pp.PID, froms, []int{t})
 		took := time.Since(start)
-		res.Calls++
-		res.LongestStall = max(res.LongestStall, took)
-		res.CallTime += took
-		res.stalls = append(res.stalls, took)
+		res.addCall(took, took) // the mmap lock is held throughout: see finishWhole
 		if err != nil {
 			return fail(err)
 		}

@@ -126,3 +126,13 @@ func nodeMask(nodes, other []int) ([]uint64, int) {
 	}
 	return mask, len(mask)*64 + 1
 }
+
+// kernelRelease is the running kernel's release (uname -r), "" when uname
+// fails.
+func kernelRelease() string {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return ""
+	}
+	return unix.ByteSliceToString(u.Release[:])
+}

@@ -11,6 +11,10 @@ var (
 	traceCall func(class PageClass, entries, pages int, took time.Duration)
 	// tracePhaseHook sees how long a phase (regions, assign, guard) took.
 	tracePhaseHook func(name string, took time.Duration)
+	// fixedBatch, when positive, sizes every call at that many base pages
+	// whatever it takes, instead of the controller: the benchmark's calls of
+	// many huge pages, to see what the workload waits for as calls grow.
+	fixedBatch int
 )
 
 func tracePhase(name string, since time.Time) {
