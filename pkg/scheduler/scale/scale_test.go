@@ -69,6 +69,8 @@ func passLine(r result, q quality) string {
 		ms(quantile(r.e2e, 0.5)), ms(quantile(r.e2e, 0.99)), ms(r.attempt.quantile(0.5)), ms(r.attempt.quantile(0.99)),
 		ms(r.algorithm.quantile(0.99)), r.attempts["scheduled"], r.attempts["unschedulable"], r.attempts["error"],
 		strings.Join(cpu, ", "), r.load[0], r.load[1])
+	s += fmt.Sprintf("  queued->bound p50 %s p99 %s  bind p50 %s p99 %s  create->bound p50 by fifth of the pass %s",
+		ms(r.sli.quantile(0.5)), ms(r.sli.quantile(0.99)), ms(r.bind.quantile(0.5)), ms(r.bind.quantile(0.99)), curveText(r.curve))
 	if r.heap > 0 {
 		s += "  scheduler's live heap " + mib(r.heap)
 	}
