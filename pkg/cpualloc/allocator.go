@@ -77,10 +77,23 @@ func (a *Allocator) AllocateBitsFree(exclusive []uint64, burstMilli map[int]int6
 	return a.allocate(occupancy{bits: exclusive, burst: burstMilli}, free, reserved, req)
 }
 
+// RankBitsFree is AllocateBitsFree for a caller that only ranks the
+// placement (how many CPUs, on which nodes and cores) and keeps nothing of
+// it: the CPUs come as a list, Result.IDs, with CPUs left empty, and
+// MemHeld is not made. The same CPUs as AllocateBitsFree's. The scheduler
+// asks it of every node whose state changed, for every kind of pod, and
+// the set and the memory held were a fifth of each answer's cost.
+func (a *Allocator) RankBitsFree(exclusive []uint64, burstMilli map[int]int64, free map[int]Memory, reserved cpuset.CPUSet, req Request) (Result, error) {
+	return a.allocate(occupancy{bits: exclusive, burst: burstMilli, ranking: true}, free, reserved, req)
+}
+
 // occupancy is a State, its exclusive CPUs as words of bits.
 type occupancy struct {
 	bits  []uint64
 	burst map[int]int64
+	// ranking says the result is only ranked (RankBitsFree): its CPUs as
+	// a list, no set, no memory held.
+	ranking bool
 	// outside, when set, holds more CPUs the request may not take: those of
 	// the nodes outside the group its memory spills over.
 	outside []uint64
@@ -107,7 +120,7 @@ func (a *Allocator) placeMemory(st occupancy, free map[int]Memory, reserved cpus
 		if err != nil {
 			return Result{}, err
 		}
-		return a.ix.result(ids, applied), nil
+		return a.ix.resultOf(st, ids, applied), nil
 	}
 	return a.allocateMemory(st, free, reserved, req)
 }
@@ -196,18 +209,34 @@ func (ix *index) spans(ids []int) int {
 	return len(seen)
 }
 
+// resultOf is result, or for a ranking (occupancy.ranking) the same with
+// the CPUs as a list of their own (ids is a view's scratch, reused).
+func (ix *index) resultOf(st occupancy, ids []int, applied Policy) Result {
+	if !st.ranking {
+		return ix.result(ids, applied)
+	}
+	nodes := ix.spanned(ids)
+	return Result{IDs: slices.Clone(ids), NUMANodes: nodes, MemNodes: slices.Clone(nodes), Policy: applied}
+}
+
 func (ix *index) result(ids []int, applied Policy) Result {
-	spanned := make([]bool, len(ix.nodes))
+	nodes := ix.spanned(ids)
+	return Result{CPUs: cpuset.New(ids...), NUMANodes: nodes, MemNodes: slices.Clone(nodes), Policy: applied}
+}
+
+// spanned is the sorted ids of the nodes ids sit on.
+func (ix *index) spanned(ids []int) []int {
+	on := make([]bool, len(ix.nodes))
 	for _, id := range ids {
-		spanned[ix.cores[ix.cpuCore[id]].node] = true
+		on[ix.cores[ix.cpuCore[id]].node] = true
 	}
 	var nodes []int
-	for i, on := range spanned {
-		if on {
+	for i, yes := range on {
+		if yes {
 			nodes = append(nodes, ix.nodes[i].id)
 		}
 	}
-	return Result{CPUs: cpuset.New(ids...), NUMANodes: nodes, MemNodes: slices.Clone(nodes), Policy: applied}
+	return nodes
 }
 
 func (r Request) normalised() (Request, error) {

@@ -99,9 +99,11 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 	first.mem = m
 	ids, applied, err := a.place(first, reserved, req)
 	if err == nil {
-		res := ix.result(ids, applied)
+		res := ix.resultOf(st, ids, applied)
 		res.MemNodes = ix.memGroup(m, ix.nodeIndices(ids))
-		res.MemHeld = Hold(res.MemNodes, free, req.Memory)
+		if !st.ranking {
+			res.MemHeld = Hold(res.MemNodes, free, req.Memory)
+		}
 		return res, nil
 	}
 	if errors.Is(err, ErrInvalidRequest) {
@@ -127,12 +129,14 @@ func (a *Allocator) allocateMemory(st occupancy, free map[int]Memory, reserved c
 			if err != nil {
 				continue
 			}
-			res := ix.result(ids, applied)
+			res := ix.resultOf(st, ids, applied)
 			res.MemNodes = ix.idsOf(c.nodes)
 			if own := ix.nodeIndices(ids); m.holds(own) {
 				res.MemNodes = ix.idsOf(own) // the CPUs' nodes hold it after all
 			}
-			res.MemHeld = Hold(res.MemNodes, free, req.Memory)
+			if !st.ranking {
+				res.MemHeld = Hold(res.MemNodes, free, req.Memory)
+			}
 			return res, nil
 		}
 	}

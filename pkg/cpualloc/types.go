@@ -90,7 +90,10 @@ type Request struct {
 
 // Result is an allocation.
 type Result struct {
-	CPUs      cpuset.CPUSet
+	CPUs cpuset.CPUSet
+	// IDs are the same CPUs as a list, in no order, from RankBitsFree
+	// alone, which leaves CPUs (and MemHeld) empty; nil otherwise.
+	IDs       []int
 	NUMANodes []int // sorted ids of the nodes the CPUs span
 	// MemNodes are the sorted ids of the nodes cpuset.mems names: the CPUs'
 	// nodes, or a larger group of nodes, nearest first, when the CPUs' nodes

@@ -23,7 +23,7 @@ func TestMemoAgreesWithAllocation(t *testing.T) {
 	}
 	for round := range 2 { // 30 requests: the 16-slot memo wraps
 		for _, r := range reqs {
-			want, wantErr := v.allocate(r)
+			want, wantErr := v.allocate(r, false)
 			got, err := Place(v, 16, r)
 			what := fmt.Sprintf("round %d, %d CPUs %s %dm", round, r.CPUs, r.Policy, r.RequestMilli)
 			if fmt.Sprint(err) != fmt.Sprint(wantErr) {
@@ -148,7 +148,7 @@ func TestMemoPlacesAgain(t *testing.T) {
 	mustPlace(t, c, "ns/a", "n1", req(6, "", 0))
 	v := c.Snapshot().Get("n1")
 	for _, r := range []Request{req(2, "", 0), req(3, cpualloc.SpreadByPCPUs, 0), req(12, "", 0)} {
-		want, wantErr := v.allocate(r)
+		want, wantErr := v.allocate(r, false)
 		if _, err := FitsScore(v, 16, r); fmt.Sprint(err) != fmt.Sprint(wantErr) {
 			t.Fatalf("%d CPUs: FitsScore %v, want %v", r.CPUs, err, wantErr)
 		}

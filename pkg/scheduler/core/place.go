@@ -215,25 +215,31 @@ func staleErr(listed int, nodeCPUs int64) *Unfit {
 
 // entry is what the view remembers of req (see memo), placing it first
 // if need be; the placement itself only when full is set, placed again
-// where the memo had the score.
+// where the memo had the score. Without full the placement is only
+// ranked (see allocate), and the Placement returned is not to be used.
 func (v *NodeView) entry(req Request, full bool) (Placement, int64, error) {
 	key, ok := req.memoKey()
 	if !ok {
-		p, err := v.allocate(req)
+		p, err := v.allocate(req, !full)
 		return p, p.Score, err
 	}
 	score, hit, err := v.memo.get(key, req.Memory)
 	if hit && (!full || err != nil) {
 		return Placement{}, score, err
 	}
-	p, err := v.allocate(req)
+	p, err := v.allocate(req, !full)
 	if !hit {
 		v.memo.put(key, req.Memory, p.Score, err)
 	}
 	return p, p.Score, err
 }
 
-func (v *NodeView) allocate(req Request) (Placement, error) {
+// allocate places req on v. Ranked only (rank), the placement is made
+// for its score and its error alone: its CPUs come as a list
+// (Result.IDs, Result.CPUs empty) and no memory held is made
+// (cpualloc's RankBitsFree), the same score at less cost; the sweep and
+// Filter ask that of every changed node.
+func (v *NodeView) allocate(req Request, rank bool) (Placement, error) {
 	// Cheap refusal of a full node, before the allocator: every CPU the pod
 	// gets needs room for its share (all of it, for an exclusive policy).
 	if need := int64(req.CPUs) * req.shareMilli(); req.CPUs > 0 && v.freeMilli < need {
@@ -242,12 +248,18 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	var res cpualloc.Result
 	var err error
 	near, known := v.nearDevices(req)
-	if v.countsMemory(req) {
-		res, err = v.allocateMemory(req, near)
-	} else {
+	switch {
+	case v.countsMemory(req):
+		res, err = v.allocateMemory(req, near, rank)
+	case rank:
 		r := req.alloc()
 		r.Near = near
 		r.Memory = cpualloc.Memory{} // the node counts none: its CPUs alone, as before
+		res, err = v.machine.alloc.RankBitsFree(v.bits, v.burst, nil, v.Reserved, r)
+	default:
+		r := req.alloc()
+		r.Near = near
+		r.Memory = cpualloc.Memory{}
 		res, err = v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, r)
 	}
 	switch {
@@ -270,9 +282,25 @@ func (v *NodeView) allocate(req Request) (Placement, error) {
 	if p.Unaligned {
 		p.Locality = SeveralNUMA // the device's traffic crosses nodes
 	}
-	p.SharesCore = v.sharesACore(res.CPUs)
+	p.SharesCore = v.sharesACore(cpuList(res))
 	p.Score = v.placementScore(req, p)
 	return p, nil
+}
+
+// cpuList is res's CPUs as a list: a ranking's own, or its set's.
+func cpuList(res cpualloc.Result) []int {
+	if res.IDs != nil {
+		return res.IDs
+	}
+	return res.CPUs.UnsortedList()
+}
+
+// cpuCount is how many CPUs res holds.
+func cpuCount(res cpualloc.Result) int {
+	if res.IDs != nil {
+		return len(res.IDs)
+	}
+	return res.CPUs.Size()
 }
 
 // locality is the placement's: memory on other nodes than the CPUs' (a
@@ -282,7 +310,7 @@ func locality(v *NodeView, res cpualloc.Result) Locality {
 		return SeveralNUMA
 	}
 	l3 := -2
-	for _, id := range res.CPUs.UnsortedList() {
+	for _, id := range cpuList(res) {
 		c, _ := v.machine.topo.CPU(id)
 		if c.L3 < 0 || (l3 != -2 && c.L3 != l3) {
 			return OneNUMA

@@ -19,7 +19,7 @@ func (v *NodeView) countsMemory(req Request) bool {
 // allocateMemory places the CPUs and the memory together: the allocator
 // keeps both on the nodes that hold them (the CPUs' nodes, or a larger
 // nearest group when those cannot: Result.MemNodes).
-func (v *NodeView) allocateMemory(req Request, near []int) (cpualloc.Result, error) {
+func (v *NodeView) allocateMemory(req Request, near []int, rank bool) (cpualloc.Result, error) {
 	// Cheap refusal, before the allocator: all of the node's NUMA nodes
 	// together cannot hold one kind.
 	if kind, asked, free := shortOf(v.free, req.Memory); kind != "" {
@@ -28,6 +28,9 @@ func (v *NodeView) allocateMemory(req Request, near []int) (cpualloc.Result, err
 	}
 	r := req.alloc()
 	r.Near = near
+	if rank {
+		return v.machine.alloc.RankBitsFree(v.bits, v.burst, v.free, v.Reserved, r)
+	}
 	return v.machine.alloc.AllocateBitsFree(v.bits, v.burst, v.free, v.Reserved, r)
 }
 

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"k8s.io/utils/cpuset"
+	"slices"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/topology"
@@ -24,10 +24,10 @@ func siblingsOf(topo *topology.Topology) map[int][]int {
 // sharesACore says whether cpus, placed on v, put a thread beside one that
 // another pod holds (alone, or as static-burst load) or the node reserves:
 // two workloads then share a core's execution units and caches.
-func (v *NodeView) sharesACore(cpus cpuset.CPUSet) bool {
-	for _, id := range cpus.UnsortedList() {
+func (v *NodeView) sharesACore(cpus []int) bool {
+	for _, id := range cpus {
 		for _, s := range v.machine.siblings[id] {
-			if s == id || cpus.Contains(s) {
+			if s == id || slices.Contains(cpus, s) {
 				continue
 			}
 			if (s>>6 < len(v.bits) && v.bits[s>>6]&(1<<(s&63)) != 0) || v.burst[s] > 0 || v.Reserved.Contains(s) {
@@ -58,7 +58,7 @@ func (v *NodeView) placementScore(req Request, p Placement) int64 {
 	if p.SharesCore && wantsOwnCores(req) {
 		own = 0
 	}
-	return movesBand + int64(p.Locality)*2000 + own*1000 + v.strategyScore(req, p.Result.CPUs.Size())
+	return movesBand + int64(p.Locality)*2000 + own*1000 + v.strategyScore(req, cpuCount(p.Result))
 }
 
 // strategyScore is in [0, 1000]: the share of the node's allocatable CPU

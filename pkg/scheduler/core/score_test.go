@@ -88,7 +88,7 @@ func TestSharesACore(t *testing.T) {
 		{cpuset.New(), false},         // nothing
 		{cpuset.New(7, 15, 6, 14), false},
 	} {
-		if got := v.sharesACore(tc.cpus); got != tc.want {
+		if got := v.sharesACore(tc.cpus.UnsortedList()); got != tc.want {
 			t.Errorf("%s: shares a core %t, want %t", tc.cpus, got, tc.want)
 		}
 	}

@@ -66,7 +66,7 @@ func TestSweepMatchesViews(t *testing.T) {
 				if v := snap.At(slot); v != nil {
 					if err = usable(v, 0); err == nil {
 						var p Placement
-						p, err = v.allocate(r)
+						p, err = v.allocate(r, false)
 						want = p.Score
 					}
 				}

@@ -36,11 +36,14 @@ import (
 // In "one-full" one node has no CPU free, so that not every node fits
 // (the plugin's Filter then runs on every node the framework filters).
 func BenchmarkPluginCycle(b *testing.B) {
-	b.Run("all-fit", func(b *testing.B) { benchmarkPluginCycle(b, false) })
-	b.Run("one-full", func(b *testing.B) { benchmarkPluginCycle(b, true) })
+	b.Run("all-fit", func(b *testing.B) { benchmarkPluginCycle(b, false, "") })
+	b.Run("one-full", func(b *testing.B) { benchmarkPluginCycle(b, true, "") })
+	// As the scale run's pods: each asks for 256Mi of memory too, so
+	// that every placement places memory as well.
+	b.Run("memory", func(b *testing.B) { benchmarkPluginCycle(b, false, "256Mi") })
 }
 
-func benchmarkPluginCycle(b *testing.B, oneFull bool) {
+func benchmarkPluginCycle(b *testing.B, oneFull bool, memory string) {
 	const nodes, feasible = 1000, 420
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -55,8 +58,11 @@ func benchmarkPluginCycle(b *testing.B, oneFull bool) {
 	var pods []*v1.Pod
 	for c := 1; c <= 16; c++ {
 		cpu := fmt.Sprint(c)
-		ctr := st.MakeContainer().Name("app").ResourceRequests(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).
-			ResourceLimits(map[v1.ResourceName]string{v1.ResourceCPU: cpu}).Obj()
+		res := map[v1.ResourceName]string{v1.ResourceCPU: cpu}
+		if memory != "" {
+			res[v1.ResourceMemory] = memory
+		}
+		ctr := st.MakeContainer().Name("app").ResourceRequests(res).ResourceLimits(res).Obj()
 		pods = append(pods, st.MakePod().Namespace("ns").Name(fmt.Sprintf("p%d", c)).UID(cpu).
 			Annotations(map[string]string{workload.AnnotationCPUSet: "true"}).Containers([]v1.Container{ctr}).Obj())
 	}

@@ -3,6 +3,7 @@ package plugin
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // nodeSlots finds a node's view for Filter and Score by the framework's
-// NodeInfo rather than by the node's name. Filter and Score are called
+// NodeInfo rather than by the node's name (infoSlots). Filter and Score are called
 // for hundreds of nodes in every cycle, and hashing the name meant reading
 // it from the Node object, one cache miss per call: in the 1000-node run
 // that lookup was the plugin's largest cost. The framework keeps one
@@ -33,13 +34,13 @@ type nodeSlots struct {
 // same slots as snap. It is never changed once published.
 type slotMap struct {
 	snap *core.Snapshot
-	of   map[*framework.NodeInfo]int
+	of   *infoSlots
 }
 
 // slot is ni's node's slot in snap, -1 when it has no view there.
 func (n *nodeSlots) slot(snap *core.Snapshot, ni *framework.NodeInfo) int {
 	if m := n.cur.Load(); m != nil && m.snap.SameSlots(snap) {
-		if i, ok := m.of[ni]; ok {
+		if i, ok := m.of.get(ni); ok {
 			return i
 		}
 	}
@@ -101,27 +102,93 @@ func (n *nodeSlots) add(snap *core.Snapshot, ni *framework.NodeInfo) int {
 	defer n.mu.Unlock()
 	m := n.cur.Load()
 	if m != nil && m.snap.SameSlots(snap) {
-		if i, ok := m.of[ni]; ok {
+		if i, ok := m.of.get(ni); ok {
 			return i // published while this call waited
 		}
 	}
-	next := &slotMap{snap: snap, of: map[*framework.NodeInfo]int{}}
+	next := &slotMap{snap: snap, of: newInfoSlots(1)}
 	if n.list != nil {
 		if all, err := n.list(); err == nil {
-			next.of = make(map[*framework.NodeInfo]int, len(all)+1)
+			next.of = newInfoSlots(len(all) + 1)
 			for _, x := range all {
 				if x.Node() != nil {
-					next.of[x] = snap.Slot(x.Node().Name)
+					next.of.put(x, snap.Slot(x.Node().Name))
 				}
 			}
 		}
 	} else if m != nil && m.snap.SameSlots(snap) {
-		for x, i := range m.of {
-			next.of[x] = i
-		}
+		next.of = newInfoSlots(m.of.n + 1)
+		m.of.each(next.of.put)
 	}
 	slot := snap.Slot(node.Name)
-	next.of[ni] = slot
+	next.of.put(ni, slot)
 	n.cur.Store(next)
 	return slot
+}
+
+// infoSlots is a slot by NodeInfo, the NodeInfo known by its address: a
+// table open-addressed by a hash of the address, at most half full, probed
+// linearly. Score asks it for every node it scores (500 a cycle at 5000
+// nodes); a Go map with pointer keys took 0.2 µs a look-up there (its
+// directory, table and group of slots, each a cache miss), 1.35 s of CPU in
+// a 25 000-pod pass. Filled before it is published, then only read.
+type infoSlots struct {
+	at    []infoSlot
+	shift uint // 64 - log2(len(at))
+	n     int
+}
+
+type infoSlot struct {
+	ni   *framework.NodeInfo
+	slot int
+}
+
+func newInfoSlots(n int) *infoSlots {
+	size, bits := 8, uint(3)
+	for size < 2*n {
+		size, bits = size*2, bits+1
+	}
+	return &infoSlots{at: make([]infoSlot, size), shift: 64 - bits}
+}
+
+// home is where ni's probe starts: Fibonacci hashing of its address, whose
+// high bits vary with every bit of it.
+func (t *infoSlots) home(ni *framework.NodeInfo) int {
+	return int(uint64(uintptr(unsafe.Pointer(ni))) * 0x9E3779B97F4A7C15 >> t.shift)
+}
+
+func (t *infoSlots) get(ni *framework.NodeInfo) (int, bool) {
+	mask := len(t.at) - 1
+	for i := t.home(ni); ; i = (i + 1) & mask {
+		switch e := &t.at[i]; e.ni {
+		case ni:
+			return e.slot, true
+		case nil:
+			return 0, false
+		}
+	}
+}
+
+// put sets ni's slot; the table was made for at least as many NodeInfos as
+// are put in it, so it stays at most half full.
+func (t *infoSlots) put(ni *framework.NodeInfo, slot int) {
+	mask := len(t.at) - 1
+	for i := t.home(ni); ; i = (i + 1) & mask {
+		e := &t.at[i]
+		if e.ni == nil {
+			t.n++
+		}
+		if e.ni == nil || e.ni == ni {
+			e.ni, e.slot = ni, slot
+			return
+		}
+	}
+}
+
+func (t *infoSlots) each(f func(*framework.NodeInfo, int)) {
+	for _, e := range t.at {
+		if e.ni != nil {
+			f(e.ni, e.slot)
+		}
+	}
 }

@@ -30,10 +30,20 @@ type result struct {
 	// pass: scheduling_attempt_duration_seconds (one successful attempt,
 	// the cycle and the binding) and scheduling_algorithm_duration_seconds.
 	attempt, algorithm histogram
-	attempts           map[string]float64 // scheduling attempts by result
-	requests           map[string]float64 // the apiserver's, by verb and resource
-	cpu                map[string]time.Duration
-	load               [2]float64 // at the start and the end
+	// sli and bind say where a pod's wait goes: pod_scheduling_sli_duration_seconds
+	// runs from the pod's entering the scheduler's queue to its binding
+	// (its wait in the queue, its attempts and the binding), the other is
+	// the binding's call alone. What create->bound has beyond sli is the
+	// way through the API server and the informers.
+	sli, bind histogram
+	// curve is create->bound's median in each fifth of the pass, the
+	// pods in the order they were created: a queue that grows shows as a
+	// rising curve, a cost per pod as a level one.
+	curve    [curveParts]time.Duration
+	attempts map[string]float64 // scheduling attempts by result
+	requests map[string]float64 // the apiserver's, by verb and resource
+	cpu      map[string]time.Duration
+	load     [2]float64 // at the start and the end
 	// rss is this process's peak resident set during the pass (the
 	// scheduler when it runs here, with the creators and the watch, the
 	// same for all), schedRSS the scheduler's own when it runs as a process.
@@ -127,6 +137,11 @@ func runPass(t *testing.T, cfg config, k kind, round int, specs []podSpec) resul
 		last, first = latest(last, b), earliest(first, b)
 		r.e2e = append(r.e2e, max(b.Sub(created[i]), 0))
 	}
+	bound := make([]time.Time, len(specs))
+	for i, sp := range specs {
+		bound[i] = w.boundAt(sp.name)
+	}
+	r.curve = latencyCurve(created, bound)
 	writeTrace(t, fmt.Sprintf("%s-%d", k, round), specs, created, w, t0)
 	slices.Sort(r.e2e)
 	r.elapsed, r.firstBound = last.Sub(t0), first.Sub(t0)
@@ -157,6 +172,7 @@ func earliest(a, b time.Time) time.Time {
 // moment; a pass takes the difference of two readings.
 type meters struct {
 	attempt, algorithm histogram
+	sli, bind          histogram
 	attempts           map[string]float64
 	cpu                map[string]time.Duration
 	requests           map[string]float64
@@ -167,6 +183,8 @@ func readMeters(t testing.TB, k kind, s scheduler) meters {
 	return meters{
 		attempt:   schedulerHistogram(families, "scheduler_scheduling_attempt_duration_seconds", map[string]string{"result": "scheduled"}),
 		algorithm: schedulerHistogram(families, "scheduler_scheduling_algorithm_duration_seconds", nil),
+		sli:       schedulerHistogram(families, "scheduler_pod_scheduling_sli_duration_seconds", nil),
+		bind:      schedulerHistogram(families, "scheduler_framework_extension_point_duration_seconds", map[string]string{"extension_point": "Bind"}),
 		attempts:  schedulerCounts(families, "scheduler_schedule_attempts_total", "result"),
 		cpu:       cpuTimes(),
 		requests:  apiRequests(),
@@ -175,6 +193,7 @@ func readMeters(t testing.TB, k kind, s scheduler) meters {
 
 func (m meters) since(before meters, r *result) {
 	r.attempt, r.algorithm = m.attempt.since(before.attempt), m.algorithm.since(before.algorithm)
+	r.sli, r.bind = m.sli.since(before.sli), m.bind.since(before.bind)
 	r.attempts, r.cpu, r.requests = m.attempts, m.cpu, m.requests
 	for k, n := range before.requests {
 		r.requests[k] -= n

@@ -121,14 +121,14 @@ func (w *bindWatch) count() int {
 	return len(w.bound)
 }
 
-// deletePods removes the pass's pods at once and waits until they are gone.
-// One call per pod: a collection delete of thousands outlasts the
-// apiserver's request timeout on a loaded machine.
-func deletePods(t *testing.T, ns string, pods []corev1.Pod) {
+// deletePods removes the pass's pods (one per spec) at once and waits
+// until they are gone. One call per pod: a collection delete of thousands
+// outlasts the apiserver's request timeout on a loaded machine.
+func deletePods(t *testing.T, ns string, pods []podSpec) {
 	t.Helper()
 	zero := int64(0)
 	err := parallel(16, len(pods), func(ctx context.Context, i int) error {
-		err := cp.Client.CoreV1().Pods(ns).Delete(ctx, pods[i].Name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		err := cp.Client.CoreV1().Pods(ns).Delete(ctx, pods[i].name, metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
