@@ -83,3 +83,16 @@ func FuzzParseNodeMeminfo(f *testing.F) {
 		}
 	})
 }
+
+// The kernel's release string is read from uname; a build may append
+// anything to it.
+func FuzzKernelUnitPages(f *testing.F) {
+	for _, s := range []string{"6.1.0-18-amd64", "6.3", "6.18.2", "5.15.0+", "7", "", "6.", "x.y", "99999999999999999999.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, release string) {
+		if n := KernelUnitPages(release); n != 1 && n != 512 {
+			t.Fatalf("KernelUnitPages(%q) = %d, want 1 or 512", release, n)
+		}
+	})
+}
