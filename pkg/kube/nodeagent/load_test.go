@@ -113,7 +113,8 @@ func quietLogger(t *testing.T, file string, took *reconcileTimes) *slog.Logger {
 }
 
 // warnings counts the agent's logged warnings by reason, those about a
-// pod still running at the end apart ("reason/live").
+// pod still running at the end apart ("reason/live"), and logs the first
+// lines of those: the agent's log is gone with the test's directory.
 func warnings(t *testing.T, file string, live map[string]*corev1.Pod) map[string]int {
 	t.Helper()
 	raw, err := os.ReadFile(file)
@@ -133,6 +134,9 @@ func warnings(t *testing.T, file string, live map[string]*corev1.Pod) map[string
 			_, name, _ := strings.Cut(strings.Fields(w)[0], "/")
 			if live[name] != nil {
 				reason += "/live"
+				if out[reason] < 3 { // the line itself, so a failure says which write and why
+					t.Logf("agent warning about a pod still running: %s", line)
+				}
 			}
 		}
 		out[reason]++
