@@ -248,19 +248,17 @@ func (v *NodeView) allocate(req Request, rank bool) (Placement, error) {
 	var res cpualloc.Result
 	var err error
 	near, known := v.nearDevices(req)
-	switch {
-	case v.countsMemory(req):
+	if v.countsMemory(req) {
 		res, err = v.allocateMemory(req, near, rank)
-	case rank:
+	} else {
 		r := req.alloc()
 		r.Near = near
 		r.Memory = cpualloc.Memory{} // the node counts none: its CPUs alone, as before
-		res, err = v.machine.alloc.RankBitsFree(v.bits, v.burst, nil, v.Reserved, r)
-	default:
-		r := req.alloc()
-		r.Near = near
-		r.Memory = cpualloc.Memory{}
-		res, err = v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, r)
+		if rank {
+			res, err = v.machine.alloc.RankBitsFree(v.bits, v.burst, nil, v.Reserved, r)
+		} else {
+			res, err = v.machine.alloc.AllocateBits(v.bits, v.burst, v.Reserved, r)
+		}
 	}
 	switch {
 	case errors.Is(err, cpualloc.ErrInvalidRequest):
