@@ -36,8 +36,7 @@ type Metrics struct {
 	NRICreates  *prometheus.CounterVec   // containers the NRI plugin was asked about, by result
 
 	lastMu sync.Mutex
-	last   map[string][]series   // the per-workload series set, by workload (SetWorkloads)
-	from   map[string]seriesFrom // what each workload's series in last were made from
+	last   map[string]madeSeries // the per-workload series set, by workload (SetWorkloads)
 }
 
 // WorkloadLabels are the labels of every per-workload series, then more: the

@@ -31,47 +31,45 @@ func (m *Metrics) SetWorkloads(ws []status.WorkloadStatus) {
 	m.lastMu.Lock()
 	defer m.lastMu.Unlock()
 	if m.last == nil {
-		m.last = map[string][]series{}
-	}
-	if m.from == nil {
-		m.from = map[string]seriesFrom{}
+		m.last = map[string]madeSeries{}
 	}
 	seen := make(map[string]bool, len(ws))
 	for _, w := range ws {
 		seen[w.Name] = true
 		from := seriesFromOf(w)
-		if f, ok := m.from[w.Name]; ok && f.same(from) {
+		prev, ok := m.last[w.Name]
+		if ok && prev.from.same(from) {
 			continue // its series were made from the same: not even made again
 		}
-		m.from[w.Name] = from
-		cur, prev := m.seriesOf(w), m.last[w.Name]
-		if slices.EqualFunc(prev, cur, func(a, b series) bool { return a.sameLabels(b) && a.value == b.value }) {
-			continue
-		}
-		for _, p := range prev {
-			if !slices.ContainsFunc(cur, p.sameLabels) {
-				p.vec.DeleteLabelValues(p.labels...)
+		cur := m.seriesOf(w)
+		if !slices.EqualFunc(prev.series, cur, func(a, b series) bool { return a.sameLabels(b) && a.value == b.value }) {
+			for _, p := range prev.series {
+				if !slices.ContainsFunc(cur, p.sameLabels) {
+					p.vec.DeleteLabelValues(p.labels...)
+				}
+			}
+			for _, c := range cur {
+				c.vec.WithLabelValues(c.labels...).Set(c.value)
 			}
 		}
-		for _, c := range cur {
-			c.vec.WithLabelValues(c.labels...).Set(c.value)
-		}
-		m.last[w.Name] = cur
+		m.last[w.Name] = madeSeries{from: from, series: cur}
 	}
 	for name, prev := range m.last {
 		if seen[name] {
 			continue
 		}
-		for _, p := range prev {
+		for _, p := range prev.series {
 			p.vec.DeleteLabelValues(p.labels...)
 		}
 		delete(m.last, name)
 	}
-	for name := range m.from {
-		if !seen[name] {
-			delete(m.from, name)
-		}
-	}
+}
+
+// madeSeries is a workload's series as last set, and what they were made
+// from.
+type madeSeries struct {
+	from   seriesFrom
+	series []series
 }
 
 // seriesFrom is what of a workload's status its series are made from
