@@ -163,10 +163,11 @@ func (w *Watch) Run(ctx context.Context) {
 // wakes the owner when a child appeared.
 func (w *Watch) event(ev fsnotify.Event) {
 	w.mu.Lock()
-	if _, ok := w.dirs[ev.Name]; ok && ev.Has(fsnotify.Remove) {
-		// The watched directory itself is gone (inotify dropped its
-		// watch): forget it, so that one made again at the same path is
-		// watched anew.
+	if _, ok := w.dirs[ev.Name]; ok && (ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename)) {
+		// The watched directory itself is gone, removed or moved away
+		// (inotify, or fsnotify on IN_MOVE_SELF, dropped its watch):
+		// forget it, so that nothing is vouched for by a watch no longer
+		// there, and one made again at the same path is watched anew.
 		delete(w.dirs, ev.Name)
 		w.mu.Unlock()
 		return

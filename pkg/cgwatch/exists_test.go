@@ -207,3 +207,39 @@ func TestNothingKnownOnceStopped(t *testing.T) {
 		}
 	}
 }
+
+// A watched directory moved away is no longer vouched for, whether its
+// parent is watched (an event in both) or not (its own only): inotify
+// drops the watch of a directory moved, so no event would tell of it
+// after. A cgroup removed whole, as the kernel removes it, is seen so in a
+// test tree moved out of it.
+func TestExistsForgetsAMovedDirectory(t *testing.T) {
+	for _, parentWatched := range []bool{false, true} {
+		t.Run(fmt.Sprint("parent watched ", parentWatched), func(t *testing.T) {
+			root := t.TempDir()
+			tier := filepath.Join(root, "tier")
+			pod := filepath.Join(tier, "pod")
+			mkdir(t, tier)
+			mkdir(t, pod)
+			mkdir(t, filepath.Join(pod, "ctr"))
+			w, _ := started(t, Options{})
+			if parentWatched && !w.Parent(tier) {
+				t.Fatal("the parent is not watched")
+			}
+			if _, ok := w.Children(pod); !ok {
+				t.Fatal("not watched")
+			}
+			if e, known := w.Exists(pod); !e || !known {
+				t.Fatalf("Exists(pod) = %v, known %v before the move", e, known)
+			}
+			if err := os.Rename(pod, filepath.Join(root, "away")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the move to be seen", func() bool {
+				e, known := w.Exists(pod)
+				_, genKnown := w.Generation(filepath.Join(pod, "ctr"))
+				return (!known || !e) && !genKnown
+			})
+		})
+	}
+}

@@ -350,3 +350,32 @@ func TestWaitsForTheRuntimesCopy(t *testing.T) {
 		t.Errorf("Written %d, want 2", n)
 	}
 }
+
+// The pods' directories kept from one decision to the next are another
+// hierarchy's once the writer's hierarchy changed: the pods are resolved
+// anew there, and a container appearing in the new tree is written, not
+// one in the old. A pod's cgroup changed is a key of its own, resolved
+// as it comes.
+func TestFollowResolvesAnewOnAnotherHierarchy(t *testing.T) {
+	h1, store1, root1 := tree(t, "kubepods/poda")
+	h2, store2, root2 := tree(t, "kubepods/poda", "kubepods/podb")
+	set := decide.PodCPUSet{Mems: "1", CPUs: "2-3"}
+	p := New(nil)
+	p.Follow(early(t, h1, store1), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
+	if !p.Awaits(filepath.Join(root1, "kubepods/poda")) {
+		t.Fatal("the first tree's pod is not awaited")
+	}
+	fresh := p.Follow(early(t, h2, store2), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/poda": set})
+	a1, a2 := filepath.Join(root1, "kubepods/poda"), filepath.Join(root2, "kubepods/poda")
+	if p.Awaits(a1) || !p.Awaits(a2) || len(fresh) != 1 || fresh[0] != a2 {
+		t.Fatalf("after the writer's hierarchy changed: awaits old %v, new %v; new pods %v, want [%s]", p.Awaits(a1), p.Awaits(a2), fresh, a2)
+	}
+	p.Created(a2, cid)
+	if cpus, mems := cpuset(t, root2, "kubepods/poda/"+cid); cpus != "2-3" || mems != "1" {
+		t.Errorf("the new tree's container: cpuset.cpus %s, cpuset.mems %s; want 2-3, 1", cpus, mems)
+	}
+	fresh = p.Follow(early(t, h2, store2), podcgroup.Cgroupfs, map[string]decide.PodCPUSet{"kubepods/podb": set})
+	if b := filepath.Join(root2, "kubepods/podb"); !p.Awaits(b) || p.Awaits(a2) || len(fresh) != 1 || fresh[0] != b {
+		t.Fatalf("the pod's cgroup changed: awaits %s %v, the old %v; new pods %v", b, p.Awaits(b), p.Awaits(a2), fresh)
+	}
+}

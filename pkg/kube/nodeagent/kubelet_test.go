@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +28,7 @@ type fakeKubelet struct {
 	v       cgroup.Version
 	systemd bool
 	cpus    string // the machine's CPUs, in the root cgroup
+	stage   string // where a cgroup directory is filled before it appears (mkdir)
 }
 
 // Files as the kernel creates them. v1 memory has the Alibaba Cloud Linux /
@@ -46,7 +49,8 @@ var (
 )
 
 func newFakeKubelet(t testing.TB, v cgroup.Version, systemd bool, cpus, mems string) *fakeKubelet {
-	k := &fakeKubelet{t: t, root: t.TempDir(), v: v, systemd: systemd, cpus: cpus}
+	// The stage beside the root, under the same TMPDIR: one file system.
+	k := &fakeKubelet{t: t, root: t.TempDir(), stage: t.TempDir(), v: v, systemd: systemd, cpus: cpus}
 	for _, c := range k.controllers() {
 		k.mkdir(c, "")
 		k.set(c, "", "cpuset.cpus", cpus)
@@ -140,9 +144,39 @@ func (k *fakeKubelet) Run(ctx context.Context, pod *corev1.Pod) *corev1.Pod {
 func (k *fakeKubelet) Remove(pod *corev1.Pod) {
 	k.t.Helper()
 	for _, c := range k.controllers() {
-		if err := os.RemoveAll(k.dir(c, k.PodCgroup(pod))); err != nil {
-			k.t.Fatal(err)
+		k.rmcg(k.dir(c, k.PodCgroup(pod)))
+	}
+}
+
+// rmcg removes the cgroup directory dir, its children first, each at once
+// as the kernel's rmdir does: moved out of the tree whole (an inotify
+// IN_MOVED_FROM in its parent, IN_MOVE_SELF in itself), since a directory
+// emptied file by file let the agent find it still there with a file
+// missing, a failed write it reports, where a cgroup removed is a write it
+// lets pass. What is moved out stays in the stage until the test's end:
+// deleted at once, its watch could be gone before the watcher, reading
+// IN_MOVE_SELF, drops it (EINVAL, an error of the agent's watch no kernel
+// gives). A dir already gone is nothing to do.
+func (k *fakeKubelet) rmcg(dir string) {
+	k.t.Helper()
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			k.rmcg(filepath.Join(dir, e.Name()))
 		}
+	}
+	gone, err := os.MkdirTemp(k.stage, "rm")
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	if err := os.Rename(dir, filepath.Join(gone, "cg")); err != nil {
+		k.t.Fatal(err)
 	}
 }
 
@@ -165,17 +199,39 @@ func (k *fakeKubelet) File(rel, file string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// mkdir makes a cgroup directory with its files, as the kernel does: at
+// once. It is filled beside the tree and renamed into place (an inotify
+// IN_MOVED_TO, which the agent's watch reads as a creation), since a
+// directory made first and filled after let the agent, woken by its event,
+// find a file missing that no kernel leaves missing. A directory already
+// there (a hierarchy's root) is filled in place.
 func (k *fakeKubelet) mkdir(c, rel string) {
 	k.t.Helper()
 	files := v2Files
 	if k.v == cgroup.V1 {
 		files = v1Files[c]
 	}
-	if err := os.MkdirAll(k.dir(c, rel), 0o755); err != nil {
+	dst := k.dir(c, rel)
+	if _, err := os.Stat(dst); err == nil {
+		for name, val := range files {
+			k.set(c, rel, name, val)
+		}
+		return
+	}
+	tmp, err := os.MkdirTemp(k.stage, "cg")
+	if err != nil {
 		k.t.Fatal(err)
 	}
 	for name, val := range files {
-		k.set(c, rel, name, val)
+		if err := os.WriteFile(filepath.Join(tmp, name), []byte(val+"\n"), 0o644); err != nil {
+			k.t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp's is 0700
+		k.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		k.t.Fatal(err)
 	}
 }
 
