@@ -69,11 +69,15 @@ func TestPodStartOverhead(t *testing.T) {
 				cost = n.agentCost(t)
 			}
 			load := loadAvg(t)
-			by[with].add(n.startBurst(t, ns, size))
+			times := n.startBurst(t, ns, size)
+			by[with].add(times)
+			// Each round's own figures too: a run cut short still says them.
+			got := fmt.Sprintf("create → Running p50 %s, p99 %s; create → first instruction p50 %s, p99 %s",
+				times.q(times.running, 0.5), times.q(times.running, 0.99), times.q(times.first, 0.5), times.q(times.first, 0.99))
 			if with {
-				t.Logf("%d pods, round %d, with the agent: %s; load average %s at the start, %s at the end", size, round, cost.since(t), load, loadAvg(t))
+				t.Logf("%d pods, round %d, with the agent: %s; %s; load average %s at the start, %s at the end", size, round, got, cost.since(t), load, loadAvg(t))
 			} else {
-				t.Logf("%d pods, round %d, without the agent: load average %s at the start, %s at the end", size, round, load, loadAvg(t))
+				t.Logf("%d pods, round %d, without the agent: %s; load average %s at the start, %s at the end", size, round, got, load, loadAvg(t))
 			}
 			// A burst's pods take longer to go than the teardown's wait
 			// allows on a loaded node: they go first, then the teardown
