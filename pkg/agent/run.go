@@ -5,15 +5,15 @@ import (
 	"errors"
 	"time"
 
-	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/idletrim"
+	"github.com/locus-project/locus/pkg/pace"
 	"github.com/locus-project/locus/pkg/source"
 )
 
-// Run reconciles until ctx ends: at start, on every change of the config
-// file, every Resync, and when a started process exits. With
-// Once or DryRun it reconciles once and returns an error if a write failed.
+// Run reconciles until ctx ends: at start, on every change of the config file, every Resync,
+// when a started process exits, and on a change of the source, paced in a burst (pkg/pace).
+// With Once or DryRun it reconciles once and returns an error if a write failed.
 // On the way out it stops the workloads marked stop-on-agent-exit.
 func (a *Agent) Run(ctx context.Context) error {
 	if a.opts.Once || a.opts.DryRun {
@@ -34,9 +34,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		defer w.Close()
 		changes, watchErrs = w.Changed(), w.Errors()
 	}
-	var sourceChanged <-chan struct{}
+	var sourceChanged, urgent <-chan struct{}
 	if a.src != nil {
-		sourceChanged = a.src.Source.Changed()
+		sourceChanged, urgent = a.src.Source.Changed(), source.UrgentOf(a.src.Source)
 	}
 	stopNRI := a.startNRI(ctx)
 	defer stopNRI()
@@ -57,7 +57,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		return a.shutdown()
 	}
 	trim := idletrim.Start(ctx, 2*time.Second, a.log) // the heap back to what is live between reconciles
-	a.logResult(a.Reconcile())
+	gate := pace.NewGate(pace.Default, a.metrics.Reg, nil)
+	defer gate.Stop()
+	gate.Run(func() { a.logResult(a.Reconcile()) })
 	trim.StartedUp() // busy, and the pages only start-up touched back now: a churning node may never be quiet
 	for {
 		select { // containers waiting to be created go before the next reconcile
@@ -74,6 +76,11 @@ func (a *Agent) Run(ctx context.Context) error {
 			f()
 			continue
 		case <-sourceChanged:
+			if !gate.Changed() {
+				continue
+			}
+		case <-gate.C():
+		case <-urgent: // a new configuration
 		case <-resync.C:
 		case <-changes:
 			settle.Reset(configSettle)
@@ -87,7 +94,7 @@ func (a *Agent) Run(ctx context.Context) error {
 				continue
 			}
 		}
-		a.logResult(a.Reconcile())
+		gate.Run(func() { a.logResult(a.Reconcile()) })
 		trim.Busy()
 	}
 }
@@ -140,16 +147,9 @@ func (a *Agent) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// EventSource is a workload source that also takes the agent's Events (the
-// Kubernetes source posts them to the API server).
-type EventSource interface {
-	source.Source
-	Emit(eventlog.Event)
-}
-
 // RunOn runs an agent on src until ctx ends (once, with o.Once or
 // o.DryRun), its Events handed to src too, and closes it.
-func RunOn(ctx context.Context, o Options, src EventSource) error {
+func RunOn(ctx context.Context, o Options, src source.EventSource) error {
 	o.Source, o.EventSink = src, src.Emit
 	a, err := New(o)
 	if err != nil {

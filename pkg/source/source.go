@@ -9,6 +9,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/cgroupfile"
 	"github.com/locus-project/locus/pkg/decide"
+	"github.com/locus-project/locus/pkg/eventlog"
 	"github.com/locus-project/locus/pkg/sloconfig"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -29,6 +30,13 @@ type Source interface {
 	// Reconciled receives the decision of every reconcile (the source may
 	// publish it); it must not block.
 	Reconciled(d Outcome)
+}
+
+// EventSource is a Source that also takes the agent's Events (the
+// Kubernetes source posts them to the API server).
+type EventSource interface {
+	Source
+	Emit(eventlog.Event)
 }
 
 // Env is what a source may need from the machine.
@@ -117,4 +125,19 @@ func (d Outcome) ContainerCPUs() map[string]map[string]string {
 		out[w.Name] = w.ContainerCPUs
 	}
 	return out
+}
+
+// Urgent is a Source some of whose changes must not wait for the pace of a
+// burst (pkg/pace): a new configuration. Its other changes fire Changed.
+type Urgent interface {
+	Urgent() <-chan struct{}
+}
+
+// UrgentOf is s's channel of urgent changes: nil, never ready, for a source
+// without.
+func UrgentOf(s Source) <-chan struct{} {
+	if u, ok := s.(Urgent); ok {
+		return u.Urgent()
+	}
+	return nil
 }

@@ -24,7 +24,9 @@ import (
 // takes for every pod create → Running (the first watch event that shows its
 // container running) and create → first instruction (the runtime's timestamp
 // of the container's first output line). Logged per size and side: p50 and
-// p99 of each, and the ratios with/without, for docs/benchmarks.md. On
+// p99 of each, and the ratios with/without, for docs/benchmarks.md; per
+// round, the load average, and with the agent its CPU time over the burst,
+// its reconciles and those that waited for the pace (pkg/pace). On
 // containerd 2 the agent answers containers' creation over NRI; on containerd
 // 1.6 it pins after the start. Not part of make e2e: it runs only with
 // LOCUS_E2E_PODSTART set (300 pods need LOCUS_E2E_MAX_PODS=330).
@@ -62,7 +64,21 @@ func TestPodStartOverhead(t *testing.T) {
 			}
 			ns := n.namespace(t, fmt.Sprintf("start%d-%d", size, round))
 			n.expected[ns+"/CreatedUnpinned"] = true
-			by[with].add(n.startBurst(t, ns, size))
+			var cost *burstCost
+			if with {
+				cost = n.agentCost(t)
+			}
+			load := loadAvg(t)
+			times := n.startBurst(t, ns, size)
+			by[with].add(times)
+			// Each round's own figures too: a run cut short still says them.
+			got := fmt.Sprintf("create → Running p50 %s, p99 %s; create → first instruction p50 %s, p99 %s",
+				times.q(times.running, 0.5), times.q(times.running, 0.99), times.q(times.first, 0.5), times.q(times.first, 0.99))
+			if with {
+				t.Logf("%d pods, round %d, with the agent: %s; %s; load average %s at the start, %s at the end", size, round, got, cost.since(t), load, loadAvg(t))
+			} else {
+				t.Logf("%d pods, round %d, without the agent: %s; load average %s at the start, %s at the end", size, round, got, load, loadAvg(t))
+			}
 			// A burst's pods take longer to go than the teardown's wait
 			// allows on a loaded node: they go first, then the teardown
 			// checks their cgroups.
@@ -77,7 +93,23 @@ func TestPodStartOverhead(t *testing.T) {
 			with.q(with.running, 0.99), without.q(without.running, 0.99), ratio(with.q(with.running, 0.99), without.q(without.running, 0.99)),
 			with.q(with.first, 0.5), without.q(without.first, 0.5), ratio(with.q(with.first, 0.5), without.q(without.first, 0.5)),
 			with.q(with.first, 0.99), without.q(without.first, 0.99), ratio(with.q(with.first, 0.99), without.q(without.first, 0.99)))
+		// What the kubelet adds once the container runs: its PLEG relists
+		// the containers every second, so Running follows the first
+		// instruction by up to a second whoever started it.
+		wg, wog := with.sinceFirst(), without.sinceFirst()
+		t.Logf("%d pods at once: first instruction → Running min %s, p50 %s, max %s with the agent; min %s, p50 %s, max %s without",
+			size, with.q(wg, 0), with.q(wg, 0.5), with.q(wg, 1), without.q(wog, 0), without.q(wog, 0.5), without.q(wog, 1))
 	}
+}
+
+// sinceFirst is each pod's first instruction → Running (both are kept in
+// the order the pods were seen running).
+func (s *startTimes) sinceFirst() []time.Duration {
+	out := make([]time.Duration, min(len(s.running), len(s.first)))
+	for i := range out {
+		out[i] = s.running[i] - s.first[i]
+	}
+	return out
 }
 
 // startTimes are the pods' create → Running and create → first instruction.
@@ -210,4 +242,41 @@ func intList(s string) []int {
 		}
 	}
 	return out
+}
+
+// burstCost is what the agent had spent when a burst began: its CPU time,
+// its reconciles and those paced (pkg/pace; absent from an agent without it).
+type burstCost struct {
+	n                       *e2eNode
+	at                      time.Time
+	cpu                     time.Duration
+	reconciles, paced, wait float64
+}
+
+func (n *e2eNode) agentCost(t *testing.T) *burstCost {
+	t.Helper()
+	m := n.metrics(t)
+	return &burstCost{n: n, at: time.Now(), cpu: n.agentFootprint(t).cpu, reconciles: m["locus_reconcile_duration_seconds_count"],
+		paced: m["locus_reconciles_paced_total"], wait: m["locus_reconcile_paced_seconds_total"]}
+}
+
+// since says what the agent spent from c on: CPU seconds and their share of
+// one CPU over the wall time, reconciles run, and those that waited for the pace.
+func (c *burstCost) since(t *testing.T) string {
+	t.Helper()
+	now := c.n.agentCost(t)
+	wall := now.at.Sub(c.at)
+	cpu := now.cpu - c.cpu
+	return fmt.Sprintf("agent CPU %.2f s over %.1f s (%.1f %% of one CPU), %.0f reconciles, %.0f paced (%.1f s waited)",
+		cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds(), now.reconciles-c.reconciles, now.paced-c.paced, now.wait-c.wait)
+}
+
+// loadAvg is the machine's 1, 5 and 15 minute load averages.
+func loadAvg(t *testing.T) string {
+	t.Helper()
+	f := strings.Fields(readFile(t, "/proc/loadavg"))
+	if len(f) < 3 {
+		t.Fatalf("/proc/loadavg: %q", f)
+	}
+	return strings.Join(f[:3], " ")
 }

@@ -44,6 +44,7 @@ type Source struct {
 	events  *eventPoster
 	nrt     *nrt.Publisher
 	changed chan struct{}
+	urgent  chan struct{} // the configuration changed: not paced
 
 	// Used by the reconcile loop only (Snapshot, Reconciled).
 	driver  podcgroup.Driver
@@ -91,7 +92,7 @@ func NewSource(o SourceOptions) (*Source, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Source{opts: o, log: o.Logger, nrt: o.NRT, changed: make(chan struct{}, 1),
+	s := &Source{opts: o, log: o.Logger, nrt: o.NRT, changed: make(chan struct{}, 1), urgent: make(chan struct{}, 1),
 		driver: o.CgroupDriver, badPods: map[string]string{}, now: time.Now, early: earlypin.New(o.Logger)}
 	if o.DecisionKeyFile != "" {
 		s.keys = keyfile.New(o.DecisionKeyFile)
@@ -120,17 +121,17 @@ func NewSource(o SourceOptions) (*Source, error) {
 	}
 	s.node = nodeInformer(o.Client, o.NodeName)
 	if _, err := s.node.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: func(any) { s.poke() },
+		AddFunc: func(any) { s.pokeConfig() }, // its labels pick the nodeStrategies in force
 		UpdateFunc: func(old, cur any) {
 			if o, n := old.(*corev1.Node), cur.(*corev1.Node); o == nil || n == nil || !maps.Equal(o.Labels, n.Labels) {
-				s.poke()
+				s.pokeConfig()
 			}
 		},
-		DeleteFunc: func(any) { s.poke() },
+		DeleteFunc: func(any) { s.pokeConfig() },
 	}); err != nil {
 		return nil, err
 	}
-	s.configs = newConfigWatch(o, s.events, s.poke)
+	s.configs = newConfigWatch(o, s.events, s.pokeConfig)
 	return s, nil
 }
 
@@ -184,9 +185,12 @@ func (s *Source) Stop() {
 	})
 }
 
-func (s *Source) poke() {
+func (s *Source) poke()       { notify(s.changed) }
+func (s *Source) pokeConfig() { notify(s.urgent) }
+
+func notify(ch chan struct{}) {
 	select {
-	case s.changed <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
 }
@@ -196,6 +200,9 @@ func (s *Source) Name() string { return "kubernetes node " + s.opts.NodeName }
 
 // Changed implements agent.WorkloadSource.
 func (s *Source) Changed() <-chan struct{} { return s.changed }
+
+// Urgent implements source.Urgent: the ConfigMaps and the Node's labels.
+func (s *Source) Urgent() <-chan struct{} { return s.urgent }
 
 // Emit is the agent's event sink: it posts each event on its pod (or, for
 // node-wide ones, on the Node).
