@@ -140,7 +140,8 @@ func compute(in Input, last *qosMemo) (Desired, *qosMemo) {
 	// Sized once: grown by appends, the lists were copied over and over,
 	// which at hundreds of workloads was a tenth of a reconcile's bytes.
 	d.Workloads = make([]WorkloadState, 0, len(ws))
-	nOps, nRestores := opsEstimate(ws)
+	steps := qosStepsOf(qos, kube, ws)
+	nOps, nRestores := opsSize(ws, steps)
 	d.Ops, d.Restores = make([]cgroupfile.Op, 0, nOps), make([]cgroupfile.Target, 0, nRestores)
 	for i, w := range ws {
 		st := WorkloadState{Name: w.Name, Cgroup: w.Cgroup}
@@ -224,7 +225,7 @@ func compute(in Input, last *qosMemo) (Desired, *qosMemo) {
 		d.Ops = append(d.Ops, ded.ops...)
 		// The QoS files read nothing of the CPUs' allocation: a workload
 		// unchanged since the last decision keeps its step (qosmemo.go).
-		q := qos.of(&ws[i], pinned)
+		q := steps[i]
 		q.show(&st)
 		d.Ops, d.Restores, d.Problems = append(d.Ops, q.ops...), append(d.Restores, q.restores...), append(d.Problems, q.problems...)
 		d.Workloads = append(d.Workloads, st)
@@ -232,16 +233,33 @@ func compute(in Input, last *qosMemo) (Desired, *qosMemo) {
 	return d, qos.next
 }
 
-// opsEstimate is about how many writes and restores Compute decides for ws:
-// a cpuset's two files and a few QoS knobs per container, the memory limit
-// per pod; and the memory QoS files of the pod and of each container given
-// back. A little over: pkg/agent's 300-pod benchmark has 8 writes and 7
-// restores a pod of one container, and a list grown past its size is copied
-// whole.
-func opsEstimate(ws []workload.Workload) (ops, restores int) {
-	for _, w := range ws {
-		ops += 3 + 6*len(w.Containers)
-		restores += 4 + 4*len(w.Containers)
+// qosStepsOf is the QoS step of each workload of ws but those terminating
+// (nil), decided before their cpusets so that the lists they go into are
+// sized from them.
+func qosStepsOf(qos *qosSteps, kube Kubelet, ws []workload.Workload) []*qosStep {
+	steps := make([]*qosStep, len(ws))
+	for i := range ws {
+		if !ws[i].Terminating {
+			steps[i] = qos.of(&ws[i], kube.pinnedContainers(ws[i]))
+		}
+	}
+	return steps
+}
+
+// opsSize is how many writes and restores Compute decides for ws, whose
+// QoS steps are steps: the steps' own exactly, and a cpuset's two files per
+// container and per cgroup of the pod's containers not listed, a pair over.
+// Every restore is a QoS step's: the estimate of 4 per pod and 4 per
+// container fell short of pods whose memory QoS files are given back on the
+// pod and its containers, and the list, grown, was copied whole (the appends
+// that grew it were a sixth of the decision's bytes under the 300-pod
+// churn), while the ops' estimate was often thrice what was decided.
+func opsSize(ws []workload.Workload, steps []*qosStep) (ops, restores int) {
+	for i, w := range ws {
+		ops += 2 + 2*len(w.Containers) + 2*len(w.Unlisted)
+		if q := steps[i]; q != nil {
+			ops, restores = ops+len(q.ops), restores+len(q.restores)
+		}
 	}
 	return ops, restores
 }

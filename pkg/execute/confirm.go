@@ -31,6 +31,11 @@ type confirmation struct {
 	absent     bool
 	dir        cgroup.DirID
 	due        time.Time
+	// trustedIn is the Apply (Executor.applies) that last skipped the file
+	// as trusted: the status reads what such a file holds from here, where
+	// each Apply copied every trusted file into a map per cgroup (2.9 % of
+	// the bytes the agent allocated under a 300-pod churn).
+	trustedIn uint64
 }
 
 // dirKey names a cgroup's directory in one controller (v1) or the one
@@ -98,11 +103,11 @@ func spreadDue(now time.Time, every time.Duration, cg string, k cgroup.Knob) tim
 func (e *Executor) rechecking() bool { return e.c.Recheck > 0 && !e.c.DryRun }
 
 // skipConfirmed returns the ops still to carry out, those of files still
-// trusted marked with the text they hold (cgroup.Op.Known), and puts what
-// the files of the others hold into seen. It looks at the directories of all ops
-// before any is carried out, into ds, so that a cgroup recreated after the
-// look is told apart at the next.
-func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack, ds dirs) []cgroup.Op {
+// trusted marked with the text they hold (cgroup.Op.Known), and marks the
+// others' confirmations as trusted in this Apply (held reads them). It looks
+// at the directories of all ops before any is carried out, into ds, so that
+// a cgroup recreated after the look is told apart at the next.
+func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, ds dirs) []cgroup.Op {
 	if !e.rechecking() {
 		return ops
 	}
@@ -120,12 +125,26 @@ func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, seen ReadBack, 
 			out = append(out, op)
 			continue
 		}
-		if seen[op.Cgroup] == nil {
-			seen[op.Cgroup] = map[cgroup.Knob]FileState{}
-		}
-		seen[op.Cgroup][op.Knob] = FileState{c.text, !c.absent}
+		c.trustedIn = e.applies
+		e.confirmed[op.Cgroup][op.Knob] = c // the key is there: no allocation
 	}
 	return out
+}
+
+// held is what file k of cgroup cg holds after Apply number apply, where it
+// is known without reading it: read or written by it (seen), or skipped by
+// it as trusted. A confirmation forgotten since (a restore) is not known.
+func (e *Executor) held(seen ReadBack, apply uint64, cg string, k cgroup.Knob) (FileState, bool) {
+	if f, ok := seen[cg][k]; ok {
+		return f, true
+	}
+	if e == nil || apply == 0 {
+		return FileState{}, false
+	}
+	if c, ok := e.confirmed[cg][k]; ok && c.trustedIn == apply {
+		return FileState{c.text, !c.absent}, true
+	}
+	return FileState{}, false
 }
 
 // confirm remembers the files the writer found holding, or wrote verbatim,

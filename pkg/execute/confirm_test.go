@@ -42,8 +42,11 @@ func TestRecheckTrustsConfirmedFilesUntilDue(t *testing.T) {
 		now = now.Add(4 * time.Second) // before any recheck (Recheck/2 at the soonest)
 		rep := apply("4-5")
 		holds("drifted, before the recheck", "0-7")
-		if got := rep.Seen["pods/redis"][cgroup.CPUSetCPUs]; got != (FileState{"4-5", true}) {
-			t.Errorf("pods %v: trusted file seen as %+v, want the text confirmed", pods, got)
+		if _, ok := rep.Seen["pods/redis"][cgroup.CPUSetCPUs]; ok {
+			t.Errorf("pods %v: trusted file in the Apply's reads: was it read?", pods)
+		}
+		if got, err := e.Reader(rep.Seen).ReadKnob("pods/redis", cgroup.CPUSetCPUs); err != nil || got != "4-5" {
+			t.Errorf("pods %v: status read the trusted file as %q (%v), want the text confirmed, not the drift", pods, got, err)
 		}
 		now = now.Add(7 * time.Second) // past Recheck since the first write
 		apply("4-5")
@@ -267,5 +270,45 @@ func setFile(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The status takes a trusted file's text from the Apply that trusted it
+// only: after a later Apply wrote it anew, the new text; after one that
+// decided it no more, what the file holds (drift included), read again.
+func TestStatusTakesTrustedFilesOfTheLastApplyOnly(t *testing.T) {
+	e, _, _, root := newExecutor(t, false)
+	now := time.Unix(1000, 0)
+	e.c.Pods, e.c.Recheck, e.c.Now = true, time.Hour, func() time.Time { return now }
+	owner := map[string]string{"pods/redis": "redis"}
+	mems := cgroup.Op{Cgroup: "pods/redis", Knob: cgroup.CPUSetMems, Value: "0"}
+	cpus := func(v string) cgroup.Op { return cgroup.Op{Cgroup: "pods/redis", Knob: cgroup.CPUSetCPUs, Value: v} }
+	read := func(rep Report, k cgroup.Knob) string {
+		t.Helper()
+		got, err := e.Reader(rep.Seen).ReadKnob("pods/redis", k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	setFile(t, filepath.Join(root, "pods/redis/cpuset.mems"), "0-1")
+	if rep := e.write([]cgroup.Op{mems, cpus("4-5")}, nil, owner); rep.Writes != 2 || len(rep.Errors) > 0 {
+		t.Fatalf("first apply wrote %d files: %v", rep.Writes, rep.Errors)
+	}
+	rep := e.write([]cgroup.Op{mems, cpus("4-5")}, nil, owner)
+	if rep.Writes != 0 || read(rep, cgroup.CPUSetCPUs) != "4-5" {
+		t.Fatalf("trusted apply wrote %d files, status read %q", rep.Writes, read(rep, cgroup.CPUSetCPUs))
+	}
+	rep = e.write([]cgroup.Op{mems, cpus("6")}, nil, owner)
+	if got := read(rep, cgroup.CPUSetCPUs); got != "6" {
+		t.Errorf("after a new value: status read %q, want 6", got)
+	}
+	setFile(t, filepath.Join(root, "pods/redis/cpuset.cpus"), "0-7") // drift, after the last write
+	rep = e.write([]cgroup.Op{mems}, nil, owner)                     // cpuset.cpus decided no more
+	if got := read(rep, cgroup.CPUSetCPUs); got != "0-7" {
+		t.Errorf("a file the last Apply did not trust: status read %q, want what it holds, 0-7", got)
+	}
+	if got := read(rep, cgroup.CPUSetMems); got != "0" {
+		t.Errorf("a file the last Apply trusted: status read %q, want 0", got)
 	}
 }

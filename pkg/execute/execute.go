@@ -10,7 +10,6 @@ package execute
 import (
 	"io"
 	"log/slog"
-	"maps"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -109,6 +108,7 @@ type Executor struct {
 	// confirmed and reads: the files trusted until their recheck.
 	confirmed map[string]map[cgroup.Knob]confirmation
 	reads     *readCache
+	applies   uint64 // the writes carried out so far (write), naming the last
 
 	// pooled: the files the last Apply left holding a pool's value
 	// (poolmove.go).
@@ -159,8 +159,8 @@ type Report struct {
 	Writes  int                // cgroup files written
 	Planned []cgroup.FileWrite // DryRun: the writes it would make
 	Errors  []error            // failed writes
-	// Seen is what the files hold afterwards, where it is known without
-	// reading them again (Apply only).
+	// Seen is what the files read or written hold afterwards (Apply only);
+	// what the files it trusted hold, the executor's Reader adds.
 	Seen ReadBack
 	// restored: the files given to the writer to restore; written: the
 	// files it wrote; failed: the owners whose writes failed or found
@@ -228,17 +228,11 @@ func (e *Executor) FlushOriginals() error {
 // lately (confirm.go), whose text it reports as seen.
 func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[string]string) Report {
 	var rep Report
-	now, trusted, ds := e.c.Now(), ReadBack{}, dirs{}
-	todo := e.skipConfirmed(ops, now, trusted, ds)
+	e.applies++
+	now, ds := e.c.Now(), dirs{}
+	todo := e.skipConfirmed(ops, now, ds)
 	marks := poolMarks(ops)
 	rep.Seen = e.writeBatches(batches(todo, restores), owner, marks, &rep)
-	for cg, files := range trusted {
-		if rep.Seen[cg] == nil {
-			rep.Seen[cg] = files // trusted is this Apply's own: no copy
-			continue
-		}
-		maps.Copy(rep.Seen[cg], files)
-	}
 	if !e.c.DryRun {
 		e.rememberPooled(marks, rep.Seen)
 	}

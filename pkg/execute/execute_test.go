@@ -31,7 +31,7 @@ func (e *events) Emit(typ, reason, workload, format string, args ...any) {
 
 // newExecutor builds an Executor on a cgroup v2 tree of plain files with
 // cgroup pods/redis, whose cpuset.cpus Locus changed from 0-7 to 2-3.
-func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, string) {
+func newExecutor(t testing.TB, dryRun bool) (*Executor, *events, *bytes.Buffer, string) {
 	t.Helper()
 	root := t.TempDir()
 	files := map[string]string{"cgroup.controllers": "cpuset cpu memory", "cgroup.subtree_control": "cpuset cpu memory"}
@@ -60,7 +60,7 @@ func newExecutor(t *testing.T, dryRun bool) (*Executor, *events, *bytes.Buffer, 
 
 // testConfig is an Executor's configuration on h and orig: its checkpoint
 // in a directory of its own, Events to ev, no core scheduling.
-func testConfig(t *testing.T, h *cgroup.Hierarchy, orig cgroup.OriginalStore, ev *events) Config {
+func testConfig(t testing.TB, h *cgroup.Hierarchy, orig cgroup.OriginalStore, ev *events) Config {
 	t.Helper()
 	store, err := state.Open(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
@@ -74,7 +74,7 @@ func testConfig(t *testing.T, h *cgroup.Hierarchy, orig cgroup.OriginalStore, ev
 }
 
 // mustNew is New, which fails only on a missing hierarchy or store.
-func mustNew(t *testing.T, c Config) *Executor {
+func mustNew(t testing.TB, c Config) *Executor {
 	t.Helper()
 	e, err := New(c)
 	if err != nil {
@@ -185,7 +185,7 @@ func TestReadBackOn(t *testing.T) {
 
 // writeTree makes, under root, each directory of dirs (by its path from
 // root) with its files and their text: a cgroup tree of plain files.
-func writeTree(t *testing.T, root string, dirs map[string]map[string]string) {
+func writeTree(t testing.TB, root string, dirs map[string]map[string]string) {
 	t.Helper()
 	for dir, files := range dirs {
 		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {

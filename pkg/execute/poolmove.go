@@ -124,7 +124,7 @@ func (e *Executor) emitPoolMoves(moves poolMoves, marks map[cgroup.Target]poolMa
 func (e *Executor) rememberPooled(marks map[cgroup.Target]poolMark, seen ReadBack) {
 	next := make(map[cgroup.Target]pooledFile, len(marks))
 	for t, m := range marks {
-		if f, ok := seen[t.Cgroup][t.Knob]; ok && f.Present {
+		if f, ok := e.held(seen, e.applies, t.Cgroup, t.Knob); ok && f.Present {
 			next[t] = pooledFile{m.pool, f.Text}
 		}
 	}

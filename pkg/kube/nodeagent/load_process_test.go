@@ -69,15 +69,30 @@ func TestLoadAgentProcess(t *testing.T) {
 	var setupPeak usage
 	peak := &peakUsage{}
 	proc := func() usage { u := procUsage(t, pid); peak.see(u); return u }
-	r := churn(t, n, loadAgent{metricsAddr: metricsAddr, took: &loggedTimes{file: n.logFile}, sample: proc,
-		during: func() { proc() }, churnStarts: func() { setupPeak = peak.reset() },
+	took := &loggedTimes{file: n.logFile}
+	var allocs0, reconciles0 float64
+	r := churn(t, n, loadAgent{metricsAddr: metricsAddr, took: took, sample: proc,
+		during: func() { proc() }, churnStarts: func() {
+			setupPeak = peak.reset()
+			allocs0, reconciles0 = scrapeGauge(t, metricsAddr, allocsMetric), float64(took.count())
+		},
 		profile: func() func() { return agentCPUProfile(t, metricsAddr, os.Getenv("LOCUS_LOAD_CPUPROFILE")) }})
+	// The bytes the agent allocated from the churn's start to now, over the
+	// reconciles it logged in that time: what drives its collector, and a
+	// measure the machine's load does not disturb.
+	allocated, reconciled := scrapeGauge(t, metricsAddr, allocsMetric)-allocs0, float64(took.count())-reconciles0
+	t.Logf("LOAD agent allocated %.1f MB over %.0f reconciles since the churn's start: %.2f MB per reconcile",
+		allocated/1e6, reconciled, allocated/1e6/max(reconciled, 1))
 	saveHeapProfile(t, metricsAddr, os.Getenv("LOCUS_LOAD_HEAPPROFILE"))
 	heap := scrapeGauge(t, metricsAddr, "go_memstats_heap_inuse_bytes")
 	t.Logf("LOAD %s | agent process RSS %.1f MiB (RssAnon %.1f, RssFile %.1f) at the end; largest sampled during the churn %.1f MiB (RssAnon %.1f, RssFile %.1f), during the pods' creation %.1f MiB (RssAnon %.1f, RssFile %.1f); VmHWM %.1f MiB | Go heap in use %.1f MiB | CPU %.2f s = %.0f%% of a core during churn (the agent process alone)",
 		r, mib(r.end.rss), mib(r.end.anon), mib(r.end.file), mib(peak.max.rss), mib(peak.max.anon), mib(peak.max.file),
 		mib(setupPeak.rss), mib(setupPeak.anon), mib(setupPeak.file), mib(r.end.hwm), heap/(1<<20), r.cpu().Seconds(), r.cpuShare())
 }
+
+// allocsMetric is the agent's bytes allocated since it started (the
+// runtime's /gc/heap/allocs:bytes).
+const allocsMetric = "go_memstats_alloc_bytes_total"
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
