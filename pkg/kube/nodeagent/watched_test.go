@@ -29,7 +29,16 @@ func TestWatchedExistsSeesChanges(t *testing.T) {
 		fi, err := os.Stat(filepath.Join(root, rel))
 		return err == nil && fi.IsDir()
 	}
-	s := &Source{cgw: cgwatch.New(cgwatch.Options{Log: slog.New(slog.DiscardHandler)})}
+	// made is told when the watch has read a directory's creation: a
+	// listing before that event is read is made stale by it.
+	made := make(chan struct{}, 8)
+	s := &Source{cgw: cgwatch.New(cgwatch.Options{Log: slog.New(slog.DiscardHandler),
+		Wake: func() {
+			select {
+			case made <- struct{}{}:
+			default:
+			}
+		}})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { s.cgw.Run(ctx); close(done) }()
@@ -59,10 +68,18 @@ func TestWatchedExistsSeesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	truth(ctrRel, false, "the container's cgroup removed")
+	for len(made) > 0 {
+		<-made
+	}
 	if err := os.Mkdir(ctr, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	truth(ctrRel, true, "the container's cgroup made again")
+	select { // the creation's event read, so the listing below is not stale
+	case <-made:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch never read the container's cgroup made again")
+	}
 	s.cgw.Children(pod) // listed again at the next reconcile: known again
 	looks = 0
 	if !exists(ctrRel) || looks != 0 {
