@@ -30,18 +30,7 @@ func TestFakeKubeletCgroupAppearsWhole(t *testing.T) {
 			k := newFakeKubelet(t, v, true, "0-3", "0")
 			c := k.controllers()[0]
 			tier := k.dir(c, k.tierCgroup(corev1.PodQOSBurstable))
-			fw, err := fsnotify.NewWatcher()
-			if err != nil {
-				t.Skipf("inotify: %v", err)
-			}
-			defer fw.Close()
-			if err := fw.Add(tier); err != nil {
-				t.Fatal(err)
-			}
-			files := v2Files
-			if v == cgroup.V1 {
-				files = v1Files[c]
-			}
+			fw, files := watchCgroup(t, v, c, tier)
 			const pods = 50
 			done := make(chan struct{})
 			go func() {
@@ -82,6 +71,24 @@ func TestFakeKubeletCgroupAppearsWhole(t *testing.T) {
 	}
 }
 
+// watchCgroup watches dir, a cgroup of controller c, for the test's span,
+// and gives the files a cgroup of c holds on version v.
+func watchCgroup(t *testing.T, v cgroup.Version, c, dir string) (*fsnotify.Watcher, map[string]string) {
+	t.Helper()
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Skipf("inotify: %v", err)
+	}
+	t.Cleanup(func() { fw.Close() })
+	if err := fw.Add(dir); err != nil {
+		t.Fatal(err)
+	}
+	if v == cgroup.V1 {
+		return fw, v1Files[c]
+	}
+	return fw, v2Files
+}
+
 func podUID(i int) string { return fmt.Sprintf("00000000-0000-0000-0000-%012x", i) }
 
 // TestFakeKubeletCgroupGoesWhole holds the fake kubelet's removal to the
@@ -99,18 +106,7 @@ func TestFakeKubeletCgroupGoesWhole(t *testing.T) {
 			k.mkcg(k.ContainerCgroup(pod, "web"))
 			c := k.controllers()[0]
 			dir := k.dir(c, k.PodCgroup(pod))
-			fw, err := fsnotify.NewWatcher()
-			if err != nil {
-				t.Skipf("inotify: %v", err)
-			}
-			defer fw.Close()
-			if err := fw.Add(dir); err != nil {
-				t.Fatal(err)
-			}
-			files := v2Files
-			if v == cgroup.V1 {
-				files = v1Files[c]
-			}
+			fw, files := watchCgroup(t, v, c, dir)
 			k.Remove(pod)
 			if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
 				t.Fatalf("%s still there: %v", dir, err)
