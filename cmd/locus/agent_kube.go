@@ -169,19 +169,25 @@ func findKubeletRoot(o agent.Options) podcgroup.Root {
 	return root
 }
 
+// restConfig reaches the apiserver from --kubeconfig or in-cluster; its
+// typed clients speak protobuf (nodeagent.ProtobufConfig), those of the agent
+// and of `locus uninstall` and `remove-agents` alike.
 func (k *kubeFlags) restConfig() (*rest.Config, error) {
 	if k.kubeconfig != "" {
 		cfg, err := clientcmd.BuildConfigFromFlags("", k.kubeconfig)
 		if err != nil {
 			return nil, fmt.Errorf("--kubeconfig %s: %w", k.kubeconfig, err)
 		}
-		return cfg, nil
+		return nodeagent.ProtobufConfig(cfg), nil
 	}
 	cfg, err := rest.InClusterConfig()
 	if errors.Is(err, rest.ErrNotInCluster) {
 		return nil, usagef("not running in a pod of the cluster: give --kubeconfig")
 	}
-	return cfg, err
+	if err != nil {
+		return nil, err
+	}
+	return nodeagent.ProtobufConfig(cfg), nil
 }
 
 // heartbeatOption maps the flag (0: off) onto nodeagent.RunOptions (0: the

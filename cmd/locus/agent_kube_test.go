@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/client-go/dynamic"
+
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
 )
@@ -68,5 +70,27 @@ func TestFindKubeletRoot(t *testing.T) {
 		if got := findKubeletRoot(agent.Options{CgroupRoot: root, CgroupVersion: tc.v}); got.String() != tc.want {
 			t.Errorf("%v %v: found %s, want %s", tc.v, tc.dirs, got, tc.want)
 		}
+	}
+}
+
+// The clients made from --kubeconfig (the agent's, `remove-agents`' and the
+// uninstall's) ask for protobuf first; a dynamic client made from that
+// config still asks for JSON, which CRDs are served in.
+func TestKubeconfigClientsAskForProtobuf(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:6443'}}]\n" +
+		"users: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n"
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := (&kubeFlags{kubeconfig: path}).restConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ContentType != "application/vnd.kubernetes.protobuf" || !strings.HasPrefix(cfg.AcceptContentTypes, "application/vnd.kubernetes.protobuf,") {
+		t.Errorf("typed clients: Content-Type %q, Accept %q; want protobuf first", cfg.ContentType, cfg.AcceptContentTypes)
+	}
+	if dyn := dynamic.ConfigFor(cfg); dyn.AcceptContentTypes != "application/json" || dyn.ContentType != "application/json" {
+		t.Errorf("dynamic client: Content-Type %q, Accept %q; want JSON", dyn.ContentType, dyn.AcceptContentTypes)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -41,7 +42,7 @@ func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	cfg := rest.CopyConfig(o.Config)
+	cfg := ProtobufConfig(o.Config)
 	cfg.UserAgent = "locus-agent/" + o.Source.NodeName
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -60,6 +61,8 @@ func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error
 	}
 	// A dry run changes nothing, in the cluster either.
 	if !o.NoNRT && !o.DryRun {
+		// The NodeResourceTopology is a CRD, served in JSON only:
+		// dynamic.NewForConfig asks for JSON whatever cfg says.
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {
 			return fmt.Errorf("kubernetes client: %w", err)
@@ -96,4 +99,19 @@ func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error
 		}
 	}
 	return err
+}
+
+// ProtobufConfig is a copy of cfg whose typed clients send protobuf and ask
+// for it first, JSON second, as the kubelet's do. client-go's generated
+// methods (get, list, watch, create of pods, ConfigMaps, Nodes, DRA objects)
+// prefer protobuf already when the config names no type, but its Event
+// methods (CreateWithEventNamespace and the rest, which the recorder posts
+// through) speak JSON; set here, every request of the typed clients is
+// protobuf, whatever a client-go version defaults to. A resource served only
+// in JSON (a CRD) is answered in JSON.
+func ProtobufConfig(cfg *rest.Config) *rest.Config {
+	c := rest.CopyConfig(cfg)
+	c.ContentType = runtime.ContentTypeProtobuf
+	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return c
 }
