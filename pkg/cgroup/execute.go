@@ -209,10 +209,14 @@ func (w *Writer) resolve(t Target, rd *reads, text string, known bool) (*item, s
 	if err != nil {
 		return nil, "", err
 	}
-	if !rd.isDir(dir) {
+	// A directory the scope already knows (the executor asks DirID of
+	// every cgroup it writes) is not looked at again.
+	if _, seen := w.h.DirID(pl.Controller, t.Cgroup); !seen && !rd.isDir(dir) {
 		return nil, "", fmt.Errorf("cgroup %q does not exist at %s", t.Cgroup, dir)
 	}
-	path, err := w.h.file(pl.Controller, t.Cgroup, pl.File)
+	// The file of the directory just resolved, not resolved again (Dir
+	// is what h.file would ask): a path string less per op.
+	path, err := fileIn(dir, pl.File)
 	if err != nil {
 		return nil, "", err
 	}

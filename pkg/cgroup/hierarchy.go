@@ -99,6 +99,9 @@ func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if h.vouched(ctrl, rel, p) {
+		return p, nil
+	}
 	if err := h.contain(p); err != nil {
 		return "", err
 	}
@@ -128,14 +131,29 @@ func (h *Hierarchy) path(ctrl Controller, rel string) (string, error) {
 // (openBeneath), so a directory or file swapped for a symlink in between is
 // refused rather than followed.
 func (h *Hierarchy) file(ctrl Controller, rel, name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
-		return "", fmt.Errorf("cgroup file name %q is invalid", name)
+	if err := checkFileName(name); err != nil {
+		return "", err
 	}
 	dir, err := h.Dir(ctrl, rel)
 	if err != nil {
 		return "", err
 	}
 	return joinClean(dir, name), nil
+}
+
+// fileIn is file named name in dir, a directory Dir resolved.
+func fileIn(dir, name string) (string, error) {
+	if err := checkFileName(name); err != nil {
+		return "", err
+	}
+	return joinClean(dir, name), nil
+}
+
+func checkFileName(name string) error {
+	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
+		return fmt.Errorf("cgroup file name %q is invalid", name)
+	}
+	return nil
 }
 
 // joinClean joins a clean absolute path and a relative one already checked
