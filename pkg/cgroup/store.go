@@ -76,6 +76,8 @@ func (m *MemoryStore) Keys() []string {
 // storeFormat tags the checkpoint file so a future layout is told apart.
 const storeFormat = "locus-cgroup-originals/v1"
 
+// storeFile is the file's layout, which appendStoreFile writes: a field
+// added here is added there (TestStoreEncodingIsEncodingJSONs compares them).
 type storeFile struct {
 	Format    string            `json:"format"`
 	Originals map[string]string `json:"originals"`
