@@ -205,7 +205,8 @@ func (w *Writer) resolve(t Target, rd *reads, text string, known bool) (*item, s
 	if pl == nil {
 		return nil, fmt.Sprintf("cgroup %s has no %s file", w.h.version, t.Knob), nil
 	}
-	dir, err := w.h.Dir(pl.Controller, t.Cgroup)
+	// The file and its directory resolved once, as one string.
+	path, dir, err := w.h.fileAndDir(pl.Controller, t.Cgroup, pl.File)
 	if err != nil {
 		return nil, "", err
 	}
@@ -213,12 +214,6 @@ func (w *Writer) resolve(t Target, rd *reads, text string, known bool) (*item, s
 	// every cgroup it writes) is not looked at again.
 	if _, seen := w.h.DirID(pl.Controller, t.Cgroup); !seen && !rd.isDir(dir) {
 		return nil, "", fmt.Errorf("cgroup %q does not exist at %s", t.Cgroup, dir)
-	}
-	// The file of the directory just resolved, not resolved again (Dir
-	// is what h.file would ask): a path string less per op.
-	path, err := fileIn(dir, pl.File)
-	if err != nil {
-		return nil, "", err
 	}
 	cur, err := text, error(nil)
 	if !known {

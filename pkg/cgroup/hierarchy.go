@@ -99,31 +99,54 @@ func (h *Hierarchy) Dir(ctrl Controller, rel string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return p, h.checkDir(ctrl, rel, p)
+}
+
+// checkDir checks that p, cgroup rel's directory in ctrl, lies inside the
+// root: vouched for by the witness, or looked at (contain).
+func (h *Hierarchy) checkDir(ctrl Controller, rel, p string) error {
 	if h.vouched(ctrl, rel, p) {
-		return p, nil
+		return nil
 	}
-	if err := h.contain(p); err != nil {
-		return "", err
-	}
-	return p, nil
+	return h.contain(p)
 }
 
 // path is where Dir finds cgroup rel, spelt without a look.
 func (h *Hierarchy) path(ctrl Controller, rel string) (string, error) {
+	return h.spell(ctrl, rel, "")
+}
+
+// spell is <root>/<ctrl>/<rel>/<name> on v1, <root>/<rel>/<name> on v2, an
+// empty rel or name left out, made in one allocation: the writer spells a
+// file per op, and joining it piece by piece made a string per piece.
+func (h *Hierarchy) spell(ctrl Controller, rel, name string) (string, error) {
 	if err := CheckRel(rel); err != nil {
 		return "", err
 	}
-	p := h.root
+	parts := [3]string{"", rel, name}
 	if h.version == V1 {
 		if ctrl == "" || strings.ContainsAny(string(ctrl), "/\x00") || ctrl == "." || ctrl == ".." {
 			return "", fmt.Errorf("v1 controller %q is not a controller name", ctrl)
 		}
-		p = joinClean(p, string(ctrl))
+		parts[0] = string(ctrl)
 	}
-	if rel != "" {
-		p = joinClean(p, rel)
+	n := len(h.root)
+	for _, part := range parts {
+		n += 1 + len(part)
 	}
-	return p, nil
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(h.root)
+	for _, part := range parts {
+		if part == "" {
+			continue
+		}
+		if b.Len() > 1 || h.root != "/" { // joinClean's rule: no "//" after the root "/"
+			b.WriteByte('/')
+		}
+		b.WriteString(part)
+	}
+	return b.String(), nil
 }
 
 // file resolves a file inside cgroup rel of controller ctrl. The path is
@@ -131,29 +154,28 @@ func (h *Hierarchy) path(ctrl Controller, rel string) (string, error) {
 // (openBeneath), so a directory or file swapped for a symlink in between is
 // refused rather than followed.
 func (h *Hierarchy) file(ctrl Controller, rel, name string) (string, error) {
-	if err := checkFileName(name); err != nil {
-		return "", err
-	}
-	dir, err := h.Dir(ctrl, rel)
-	if err != nil {
-		return "", err
-	}
-	return joinClean(dir, name), nil
+	f, _, err := h.fileAndDir(ctrl, rel, name)
+	return f, err
 }
 
-// fileIn is file named name in dir, a directory Dir resolved.
-func fileIn(dir, name string) (string, error) {
-	if err := checkFileName(name); err != nil {
-		return "", err
-	}
-	return joinClean(dir, name), nil
-}
-
-func checkFileName(name string) error {
+// fileAndDir is file, and the directory Dir gives, as part of the same
+// string.
+func (h *Hierarchy) fileAndDir(ctrl Controller, rel, name string) (file, dir string, err error) {
 	if name == "" || strings.ContainsAny(name, "/\x00") || name == "." || name == ".." {
-		return fmt.Errorf("cgroup file name %q is invalid", name)
+		return "", "", fmt.Errorf("cgroup file name %q is invalid", name)
 	}
-	return nil
+	f, err := h.spell(ctrl, rel, name)
+	if err != nil {
+		return "", "", err
+	}
+	dir = f[:len(f)-len(name)-1]
+	if dir == "" {
+		dir = "/" // the root "/", on v2, for a file of the root cgroup
+	}
+	if err := h.checkDir(ctrl, rel, dir); err != nil {
+		return "", "", err
+	}
+	return f, dir, nil
 }
 
 // joinClean joins a clean absolute path and a relative one already checked
