@@ -205,16 +205,15 @@ func (w *Writer) resolve(t Target, rd *reads, text string, known bool) (*item, s
 	if pl == nil {
 		return nil, fmt.Sprintf("cgroup %s has no %s file", w.h.version, t.Knob), nil
 	}
-	dir, err := w.h.Dir(pl.Controller, t.Cgroup)
+	// The file and its directory resolved once, as one string.
+	path, dir, err := w.h.fileAndDir(pl.Controller, t.Cgroup, pl.File)
 	if err != nil {
 		return nil, "", err
 	}
-	if !rd.isDir(dir) {
+	// A directory the scope already knows (the executor asks DirID of
+	// every cgroup it writes) is not looked at again.
+	if _, seen := w.h.DirID(pl.Controller, t.Cgroup); !seen && !rd.isDir(dir) {
 		return nil, "", fmt.Errorf("cgroup %q does not exist at %s", t.Cgroup, dir)
-	}
-	path, err := w.h.file(pl.Controller, t.Cgroup, pl.File)
-	if err != nil {
-		return nil, "", err
 	}
 	cur, err := text, error(nil)
 	if !known {

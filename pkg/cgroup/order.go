@@ -63,14 +63,16 @@ func (w *Writer) planKnob(items []*item, rd *reads) ([]step, error) {
 		return nil, nil // nothing moves, so nothing needs ordering
 	}
 	in := TreeInput{
-		Knob:    spec.Knob,
-		Order:   spec.Order,
-		Strict:  spec.Order == Nested && w.h.version == V1,
-		Current: map[string]string{},
-		Want:    map[string]string{},
+		Knob:   spec.Knob,
+		Order:  spec.Order,
+		Strict: spec.Order == Nested && w.h.version == V1,
+		// Sized for the items: grown from empty, a pool's change over
+		// hundreds of pods rehashed them several times.
+		Current: make(map[string]string, len(items)),
+		Want:    make(map[string]string, len(items)),
 	}
-	byRel := map[string]*item{}
-	tried := map[string]bool{}
+	byRel := make(map[string]*item, len(items))
+	tried := make(map[string]bool, len(items))
 	for _, it := range items {
 		byRel[it.rel], tried[it.rel] = it, true
 		in.Current[it.rel], in.Want[it.rel] = it.cur, it.want

@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,6 +76,8 @@ func (m *MemoryStore) Keys() []string {
 // storeFormat tags the checkpoint file so a future layout is told apart.
 const storeFormat = "locus-cgroup-originals/v1"
 
+// storeFile is the file's layout, which appendStoreFile writes: a field
+// added here is added there (TestStoreEncodingIsEncodingJSONs compares them).
 type storeFile struct {
 	Format    string            `json:"format"`
 	Originals map[string]string `json:"originals"`
@@ -113,7 +114,8 @@ type FileStore struct {
 	// save (saveMu held): the file is rewritten whole at every record,
 	// and json.Marshal's copy of the text each time was 3 % of the bytes
 	// the agent allocated under a 300-pod churn.
-	encoded bytes.Buffer
+	encoded []byte
+	keys    []string // appendStoreFile's scratch
 }
 
 // OpenFileStore loads path (a missing file is an empty store), creating its
@@ -261,13 +263,9 @@ func (s *FileStore) saved(n int) {
 // save writes compact JSON on one line: the file is rewritten whole at every
 // record, and indenting thousands of keys cost more than encoding them.
 func (s *FileStore) save(data map[string]string, marks map[string]Mark) error {
-	s.encoded.Reset()
-	// Encode ends the line as the file does.
-	if err := json.NewEncoder(&s.encoded).Encode(storeFile{Format: storeFormat, Originals: data, Marks: marks}); err != nil {
-		return err
-	}
+	s.encoded = appendStoreFile(s.encoded[:0], &s.keys, data, marks)
 	if s.beforeWrite != nil {
 		s.beforeWrite()
 	}
-	return atomicfile.Write(s.path, s.encoded.Bytes(), 0o600)
+	return atomicfile.Write(s.path, s.encoded, 0o600)
 }

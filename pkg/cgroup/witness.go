@@ -53,6 +53,28 @@ func (h *Hierarchy) witnessed(key relKey) (DirID, bool) {
 	return DirID{}, false
 }
 
+// vouched says whether dir, cgroup rel's directory in ctrl, is one DirID
+// found inside the root and kept (hold) in an earlier scope, which the
+// witness says is unchanged since: it is inside still, with no look. A
+// shared pool's change has the writer resolve the files of pods whose
+// directories the witness vouches for, and looking at each again was one
+// lstat per directory per reconcile. Outside a scope every path is looked
+// at, as contain does.
+func (h *Hierarchy) vouched(ctrl Controller, rel, dir string) bool {
+	key := relKey{ctrl, rel}
+	if h.version == V2 {
+		key.ctrl = ""
+	}
+	h.mu.Lock()
+	w, e, ok := h.witness, h.held[key], h.scopes > 0
+	h.mu.Unlock()
+	if !ok || w == nil || e.dir != dir {
+		return false
+	}
+	gen, known := w(dir)
+	return known && gen == e.gen
+}
+
 // generation is the witness's generation of dir, asked before dir is looked
 // at (DirID): a change after it moves the generation, so the identity the
 // look finds is never kept past a change the witness saw.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -113,5 +114,54 @@ func TestWitnessKeepsNoIdentityOfTheGone(t *testing.T) {
 	h.mu.Unlock()
 	if n > 2*minSweep+1 {
 		t.Errorf("%d identities kept of directories the witness no longer knows", n)
+	}
+}
+
+// Dir takes a directory the witness vouches for as inside the root without
+// a look only while the witness gives the generation DirID kept it under:
+// once it moves, a directory swapped for a symlink out of the root is
+// refused again. Outside a scope Dir always looks.
+func TestDirTrustsTheWitnessOnlyWhileItVouches(t *testing.T) {
+	f := newFixture(t, V2, false)
+	f.mkcg("a")
+	h, err := Open(f.root, V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.root, "a")
+	w := &fakeWitness{gens: map[string]uint64{dir: 1}}
+	h.SetWitness(w.gen)
+	func() {
+		defer h.Scope()()
+		if _, ok := h.DirID("", "a"); !ok { // kept under generation 1
+			t.Fatal("a: no directory")
+		}
+	}()
+	outside := t.TempDir()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, dir); err != nil {
+		t.Fatal(err)
+	}
+	dirIn := func() error {
+		defer h.Scope()()
+		_, err := h.Dir("", "a")
+		return err
+	}
+	if err := dirIn(); err != nil {
+		t.Fatalf("vouched for, generation unchanged: %v, want no look", err)
+	}
+	if _, err := h.Dir("", "a"); err == nil {
+		t.Fatal("outside a scope: a symlink out of the root taken without a look")
+	}
+	w.set(dir, 2, true)
+	if err := dirIn(); err == nil || !strings.Contains(err.Error(), "outside the cgroup root") {
+		t.Fatalf("the witness moved its generation: %v, want the symlink refused", err)
+	}
+	w.set(dir, 1, true)
+	h.SetWitness(nil)
+	if err := dirIn(); err == nil {
+		t.Fatal("no witness: a symlink out of the root taken without a look")
 	}
 }

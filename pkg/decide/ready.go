@@ -208,21 +208,35 @@ func (r Ready) Writes() ([]cgroupfile.Op, []cgroupfile.Target) {
 		_, ok := memqos.Info(memqos.Knob(k))
 		return r.held && (ok || isCPUQoSKnob(k) || k == cgroupfile.CPUBurst || k == cgroupfile.CPUQuota)
 	}
-	// Nearly every op and restore is kept: sized once, not grown by copies
-	// (the largest allocation of a reconcile deciding a few hundred pods).
-	ops := make([]cgroupfile.Op, 0, len(r.Desired.Ops))
-	for _, op := range r.Desired.Ops {
-		if r.prepared[op.Cgroup] && !held(op.Knob) {
-			ops = append(ops, op)
+	keep := func(cg string, k cgroupfile.Knob) bool { return r.prepared[cg] && !held(k) }
+	return kept(r.Desired.Ops, func(op cgroupfile.Op) bool { return keep(op.Cgroup, op.Knob) }),
+		kept(r.Desired.Restores, func(t cgroupfile.Target) bool { return keep(t.Cgroup, t.Knob) })
+}
+
+// kept is the elements of all that keep accepts. Nearly every op and
+// restore is kept, most often all of them: then it is all itself, capped
+// so that an append copies, where a copy of every op was about 4 % of the
+// bytes the agent allocated under a 300-pod churn. Otherwise it is sized
+// once, not grown by copies.
+func kept[T any](all []T, keep func(T) bool) []T {
+	first := -1
+	for i, x := range all {
+		if !keep(x) {
+			first = i
+			break
 		}
 	}
-	restores := make([]cgroupfile.Target, 0, len(r.Desired.Restores))
-	for _, t := range r.Desired.Restores {
-		if r.prepared[t.Cgroup] && !held(t.Knob) {
-			restores = append(restores, t)
+	if first < 0 {
+		return all[:len(all):len(all)]
+	}
+	out := make([]T, first, len(all))
+	copy(out, all[:first])
+	for _, x := range all[first+1:] {
+		if keep(x) {
+			out = append(out, x)
 		}
 	}
-	return ops, restores
+	return out
 }
 
 // From is the memory with what the checkpoint keeps in force: the

@@ -109,3 +109,49 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+// Writes keeps the ops and restores of prepared cgroups only, in order,
+// whether or not the first ones are dropped; a list it hands back whole
+// still cannot be appended to over the decision's own.
+func TestWritesKeepsPreparedOnlyAndSharesNothingWritable(t *testing.T) {
+	op := func(cg string) cgroupfile.Op {
+		return cgroupfile.Op{Cgroup: cg, Knob: cgroupfile.CPUSetCPUs, Value: "1"}
+	}
+	tg := func(cg string) cgroupfile.Target { return cgroupfile.Target{Cgroup: cg, Knob: cgroupfile.CPUSetMems} }
+	for _, tc := range []struct {
+		name     string
+		prepared []string
+		wantOps  []string
+	}{
+		{"all", []string{"a", "b", "c"}, []string{"a", "b", "c"}},
+		{"first dropped", []string{"b", "c"}, []string{"b", "c"}},
+		{"middle dropped", []string{"a", "c"}, []string{"a", "c"}},
+		{"none", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Ready{prepared: map[string]bool{}}
+			for _, cg := range tc.prepared {
+				r.prepared[cg] = true
+			}
+			r.Desired.Ops = append(make([]cgroupfile.Op, 0, 8), op("a"), op("b"), op("c")) // room to append over
+			r.Desired.Restores = []cgroupfile.Target{tg("a"), tg("b"), tg("c")}
+			ops, restores := r.Writes()
+			var gotOps, gotRestores []string
+			for _, o := range ops {
+				gotOps = append(gotOps, o.Cgroup)
+			}
+			for _, x := range restores {
+				gotRestores = append(gotRestores, x.Cgroup)
+			}
+			if !reflect.DeepEqual(gotOps, tc.wantOps) || !reflect.DeepEqual(gotRestores, tc.wantOps) {
+				t.Fatalf("ops %v, restores %v; want %v for both", gotOps, gotRestores, tc.wantOps)
+			}
+			full := r.Desired.Ops[:cap(r.Desired.Ops)]
+			_ = append(ops, op("x"))
+			_ = append(restores, tg("x"))
+			if full[3].Cgroup == "x" {
+				t.Fatal("an append to Writes' ops wrote into the decision's")
+			}
+		})
+	}
+}

@@ -161,7 +161,9 @@ func (e *Executor) writeBatches(bs []batch, owner map[string]string, marks map[c
 	var todo []cgroup.Batch
 	var who []string
 	for _, b := range bs {
-		var cb cgroup.Batch
+		// Filtered in place: a batch's ops and restores are its own part of
+		// the arrays batches made, and copying them again was as many bytes.
+		cb := cgroup.Batch{Ops: b.ops[:0], Restores: b.restores[:0]}
 		for _, op := range b.ops {
 			if has(op.Cgroup, op.Knob) {
 				cb.Ops = append(cb.Ops, op)

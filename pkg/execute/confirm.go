@@ -111,7 +111,8 @@ func (e *Executor) skipConfirmed(ops []cgroup.Op, now time.Time, ds dirs) []cgro
 	if !e.rechecking() {
 		return ops
 	}
-	out := ops[:0:0]
+	out := e.todo[:0]
+	defer func() { e.todo = out[:0] }()
 	for _, op := range ops {
 		dir := e.dirOf(ds, op.Cgroup, e.knobController(op.Knob))
 		c, ok := e.confirmed[op.Cgroup][op.Knob]

@@ -109,6 +109,9 @@ type Executor struct {
 	confirmed map[string]map[cgroup.Knob]confirmation
 	reads     *readCache
 	applies   uint64 // the writes carried out so far (write), naming the last
+	// ds and todo: write's scratch, reused (write).
+	ds   dirs
+	todo []cgroup.Op
 
 	// pooled: the files the last Apply left holding a pool's value
 	// (poolmove.go).
@@ -229,7 +232,15 @@ func (e *Executor) FlushOriginals() error {
 func (e *Executor) write(ops []cgroup.Op, restores []cgroup.Target, owner map[string]string) Report {
 	var rep Report
 	e.applies++
-	now, ds := e.c.Now(), dirs{}
+	now := e.c.Now()
+	// The directories looked at and the ops left are kept for the next
+	// write, emptied: made anew for each, they were as many bytes as the
+	// ops themselves at every reconcile. Nothing holds them past write.
+	if e.ds == nil {
+		e.ds = dirs{}
+	}
+	clear(e.ds)
+	ds := e.ds
 	todo := e.skipConfirmed(ops, now, ds)
 	marks := poolMarks(ops)
 	rep.Seen = e.writeBatches(batches(todo, restores), owner, marks, &rep)
