@@ -15,6 +15,9 @@
 # CMDS="main:/tmp/locus-main branch:bin/locus" adds `locus migrate` binaries,
 # copied into the guest, as tools cmd-NAME-budgetN at the first of BUDGETS:
 # two builds measured alike in the same boot (the binaries' names must differ).
+# More colon-separated arguments after a path go to that tool's `locus migrate`:
+# CMDS="main:/tmp/locus-main call:bin/locus:--stall=call" (a binary
+# may serve several tools with different arguments).
 #
 # CALL=1 adds each budget with --stall call (locus-budgetN-call), the
 # budget bounding every call as before, beside the default (the page).
@@ -33,8 +36,11 @@ PAGES="${PAGES:-thp}"
 cache="${NUMAVM_CACHE:-$repo/.cache/numavm}"
 bins=() cmds=()
 for nc in ${CMDS:-}; do
-	name="${nc%%:*}" path="$(realpath "${nc#*:}")"
-	bins+=("$path") cmds+=("$name:/usr/bin/$(basename "$path")")
+	name="${nc%%:*}" rest="${nc#*:}"
+	file="${rest%%:*}" args="${rest#"$file"}"
+	path="$(realpath "$file")"
+	case " ${bins[*]} " in *" $path "*) ;; *) bins+=("$path") ;; esac
+	cmds+=("$name:/usr/bin/$(basename "$path")$args")
 done
 cmdsArg=""
 [ ${#cmds[@]} -eq 0 ] || cmdsArg=" numavm.bench_cmds=$(IFS=,; echo "${cmds[*]}")"

@@ -195,8 +195,8 @@ func benchOne(t *testing.T, c *child, tool, migratepages string) benchRun {
 	c.probe(t)
 	time.Sleep(probeBaseline)
 	run.base = c.probe(t)
-	if path, budget, ok := benchCommand(tool); ok {
-		return benchLocusCommand(t, c, run, path, budget)
+	if path, args, budget, ok := benchCommand(tool); ok {
+		return benchLocusCommand(t, c, run, path, args, budget)
 	}
 	if tool == "numactl-migratepages" {
 		before, err := Reader{}.Process(c.pid())

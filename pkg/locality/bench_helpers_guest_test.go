@@ -17,8 +17,8 @@ import (
 const probeBaseline = time.Second
 
 func probeFields(r benchRun) string {
-	return fmt.Sprintf(" longest_call_ms=%.2f wait_gap_ms=%.2f wait_access_ms=%.2f wait_mmap_ms=%.2f base_gap_ms=%.2f base_access_ms=%.2f base_mmap_ms=%.2f",
-		ms(r.longestCall), ms(r.wait.Gap), ms(r.wait.Access), ms(r.wait.Mmap), ms(r.base.Gap), ms(r.base.Access), ms(r.base.Mmap))
+	return fmt.Sprintf(" longest_call_ms=%.2f wait_gap_ms=%.2f wait_access_ms=%.2f wait_mmap_ms=%.2f base_gap_ms=%.2f base_access_ms=%.2f base_mmap_ms=%.2f touches=%d base_touches=%d",
+		ms(r.longestCall), ms(r.wait.Gap), ms(r.wait.Access), ms(r.wait.Mmap), ms(r.base.Gap), ms(r.base.Access), ms(r.base.Mmap), r.wait.Touches, r.base.Touches)
 }
 
 // anonHugeMB reads the process's transparent huge pages in MiB.
