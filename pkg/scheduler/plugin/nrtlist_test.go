@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -97,7 +98,7 @@ func TestReportBeyondBoundsRefused(t *testing.T) {
 	for len(o.Zones) <= maxReportZones {
 		o.Zones = append(o.Zones, zones...)
 	}
-	e := entryOf(toUnstructured(t, o))
+	e := entryOf(toUnstructured(t, o), texts{})
 	r := e.take()
 	if r.err == nil || r.o != nil || !strings.Contains(r.err.Error(), `"big"`) || !strings.Contains(r.err.Error(), "zones") {
 		t.Fatalf("a report of %d zones: %+v, want an error naming it and its zones", len(o.Zones), r)
@@ -105,10 +106,37 @@ func TestReportBeyondBoundsRefused(t *testing.T) {
 
 	o = report(t, "loud", nil)
 	o.Metadata.Annotations["x"] = strings.Repeat("x", maxReportAnnotationBytes)
-	if r := entryOf(toUnstructured(t, o)).take(); r.err == nil || !strings.Contains(r.err.Error(), "metadata.annotations") {
+	if r := entryOf(toUnstructured(t, o), texts{}).take(); r.err == nil || !strings.Contains(r.err.Error(), "metadata.annotations") {
 		t.Fatalf("a report of over %d bytes of annotations: %+v, want an error naming them", maxReportAnnotationBytes, r)
 	}
-	if r := entryOf(toUnstructured(t, report(t, "fine", nil))).take(); r.err != nil {
+	if r := entryOf(toUnstructured(t, report(t, "fine", nil)), texts{}).take(); r.err != nil {
 		t.Fatalf("a report of the test machine: %v", r.err)
+	}
+}
+
+// Reports of the same machine listed together hold their CPU topology
+// text once; a different text is kept apart.
+func TestListedReportsShareTexts(t *testing.T) {
+	shared := texts{}
+	text := func(name string) string {
+		t.Helper()
+		r := entryOf(toUnstructured(t, report(t, name, nil)), shared).take()
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.o.Metadata.Annotations[nrt.AnnotationCPUTopology]
+	}
+	a, b := text("a"), text("b")
+	if len(a) < minSharedText || a != b {
+		t.Fatalf("the test machine's topology text: %d bytes, the same on both nodes: %v", len(a), a == b)
+	}
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Error("two reports of the same machine hold two copies of its topology text")
+	}
+	o := report(t, "c", nil)
+	o.Metadata.Annotations[nrt.AnnotationCPUTopology] += " "
+	r := entryOf(toUnstructured(t, o), shared).take()
+	if got := r.o.Metadata.Annotations[nrt.AnnotationCPUTopology]; got != a+" " {
+		t.Error("a report with a text of its own was given another's")
 	}
 }
