@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 
 // nrtEntry is what the plugin's NodeResourceTopology informer keeps of an
@@ -24,7 +26,17 @@ type nrtEntry struct {
 	entryMeta
 	name, version string
 	// raw is the object received, handed to the handler once (take).
-	raw atomic.Pointer[unstructured.Unstructured]
+	raw atomic.Pointer[received]
+}
+
+// received is a report as it came: nested maps from a watch event, or
+// already decoded (o, or the error that decoding it met) from a page of
+// the list (listPages), which decodes each page as it arrives rather than
+// holding every report as nested maps until the list ends.
+type received struct {
+	u   *unstructured.Unstructured
+	o   *nrt.Object
+	err error
 }
 
 func (e *nrtEntry) GetName() string            { return e.name }
@@ -52,32 +64,43 @@ type slimmer struct {
 }
 
 func (s slimmer) slim(obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
+	var e *nrtEntry
+	switch o := obj.(type) {
+	case *unstructured.Unstructured:
+		e = &nrtEntry{name: o.GetName(), version: o.GetResourceVersion()}
+		e.raw.Store(&received{u: o})
+	case *nrtEntry:
+		// From a page of the list, already decoded; or passed again.
+		e = o
+	default:
 		return obj, nil
 	}
-	e := &nrtEntry{name: u.GetName(), version: u.GetResourceVersion()}
-	if s.store != nil && e.version != "" {
+	if s.store != nil && e.version != "" && e.raw.Load() != nil {
 		if st := s.store(); st != nil {
-			if old, ok, _ := st.GetByKey(e.name); ok && old.(*nrtEntry).version == e.version {
-				return e, nil
+			if old, ok, _ := st.GetByKey(e.name); ok && old != any(e) && old.(*nrtEntry).version == e.version {
+				e.raw.Store(nil)
 			}
 		}
 	}
-	e.raw.Store(u)
 	return e, nil
 }
 
 // take hands over the object received, once: later calls (none are
 // expected, the informer has this one handler) get nil.
-func (e *nrtEntry) take() *unstructured.Unstructured { return e.raw.Swap(nil) }
+func (e *nrtEntry) take() *received { return e.raw.Swap(nil) }
 
 // DeepCopyObject copies the name and version, and the object received if
 // not yet taken.
 func (e *nrtEntry) DeepCopyObject() runtime.Object {
 	c := &nrtEntry{name: e.name, version: e.version}
-	if u := e.raw.Load(); u != nil {
-		c.raw.Store(u.DeepCopy())
+	if r := e.raw.Load(); r != nil {
+		d := &received{err: r.err}
+		if r.u != nil {
+			d.u = r.u.DeepCopy()
+		}
+		// The decoded report is shared: no one writes to it.
+		d.o = r.o
+		c.raw.Store(d)
 	}
 	return c
 }

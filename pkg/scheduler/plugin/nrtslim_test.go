@@ -80,11 +80,11 @@ func TestSlimNRT(t *testing.T) {
 	if again, _ := (slimmer{}).slim(en); again != en {
 		t.Errorf("slim of an entry = %#v, want the entry itself", again)
 	}
-	if c := en.DeepCopyObject().(*nrtEntry); c.raw.Load() == nil || c.raw.Load() == u || c.name != "a" {
+	if c := en.DeepCopyObject().(*nrtEntry); c.raw.Load() == nil || c.raw.Load().u == nil || c.raw.Load().u == u || c.name != "a" {
 		t.Errorf("a copy before the take must carry a copy of the object: %#v", c)
 	}
-	if got := en.take(); got != u {
-		t.Errorf("take = %p, want the object received %p", got, u)
+	if got := en.take(); got == nil || got.u != u {
+		t.Errorf("take = %v, want the object received %p", got, u)
 	}
 	if got := en.take(); got != nil {
 		t.Errorf("a second take = %v, want nil", got)

@@ -7,9 +7,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -49,7 +47,7 @@ func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 	if err != nil {
 		return fmt.Errorf("%s: node informer: %w", Name, err)
 	}
-	nrtInf := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0).ForResource(nrt.GVR).Informer()
+	nrtInf := reportInformer(dyn.Resource(nrt.GVR), reportPageSize)
 	// The store keeps a name and a version per report, not the report.
 	slim := slimmer{store: func() cache.Store { return p.reports }}
 	if err := nrtInf.SetTransform(slim.slim); err != nil {
@@ -124,35 +122,37 @@ func (p *Plugin) onNode(logger klog.Logger, obj any) {
 }
 
 func (p *Plugin) onNRT(logger klog.Logger, obj any) {
-	var u *unstructured.Unstructured
+	var r *received
+	name := nrtName(obj)
 	switch o := obj.(type) {
 	case *nrtEntry:
-		u = o.take()
+		r = o.take()
 	case *unstructured.Unstructured:
-		u = o
+		r = &received{u: o}
 	}
-	if u == nil {
+	if r == nil {
 		return
 	}
-	// The converter, not a JSON round trip: a tenth of the cost, which
-	// shows when a scheduler starts on a thousand reports.
-	var o nrt.Object
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &o); err != nil {
+	o, err := r.o, r.err
+	if o == nil && err == nil {
+		o, err = decodeReport(r.u)
+	}
+	if err != nil {
 		// Schema validation makes this unlikely; the node is then as one
 		// without a report.
-		logger.Error(err, "cannot decode NodeResourceTopology", "name", u.GetName())
-		p.cluster.DeleteNRT(u.GetName())
+		logger.Error(err, "cannot decode NodeResourceTopology", "name", name)
+		p.cluster.DeleteNRT(name)
 		return
 	}
 	// A node whose agent was silent takes pods again with this report:
 	// pods refused for it are worth another try.
-	last := p.cluster.Heartbeat(u.GetName())
+	last := p.cluster.Heartbeat(name)
 	back := !last.IsZero() && p.args.NRTMaxAge.Duration > 0 && time.Since(last) > p.args.NRTMaxAge.Duration
-	freed := p.cluster.SetNRT(u.GetName(), &o)
-	if err := p.cluster.ReportError(u.GetName()); err != nil {
+	freed := p.cluster.SetNRT(name, o)
+	if err := p.cluster.ReportError(name); err != nil {
 		// The node takes no pod of this plugin until its agent reports
 		// again; every other node goes on as before.
-		logger.Error(err, "NodeResourceTopology refused", "node", u.GetName())
+		logger.Error(err, "NodeResourceTopology refused", "node", name)
 	}
 	if freed || back {
 		p.activate(logger)
