@@ -33,20 +33,28 @@ func (w *fakeWitness) set(dir string, g uint64, known bool) {
 	}
 }
 
-// An identity is kept from one scope to the next only while the witness
-// gives the generation it gave before the look: a directory made anew is
-// seen at the first scope after the witness moved its generation or stopped
-// knowing it, and outside a scope DirID always looks.
-func TestWitnessKeepsIdentityOnlyWhileVouched(t *testing.T) {
-	f := newFixture(t, V2, false)
+// witnessedA is a v2 hierarchy with cgroup "a", whose directory dir the
+// witness w vouches for under generation 1.
+func witnessedA(t *testing.T) (f *fixture, h *Hierarchy, dir string, w *fakeWitness) {
+	t.Helper()
+	f = newFixture(t, V2, false)
 	f.mkcg("a")
 	h, err := Open(f.root, V2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(f.root, "a")
-	w := &fakeWitness{gens: map[string]uint64{dir: 1}}
+	dir = filepath.Join(f.root, "a")
+	w = &fakeWitness{gens: map[string]uint64{dir: 1}}
 	h.SetWitness(w.gen)
+	return f, h, dir, w
+}
+
+// An identity is kept from one scope to the next only while the witness
+// gives the generation it gave before the look: a directory made anew is
+// seen at the first scope after the witness moved its generation or stopped
+// knowing it, and outside a scope DirID always looks.
+func TestWitnessKeepsIdentityOnlyWhileVouched(t *testing.T) {
+	f, h, dir, w := witnessedA(t)
 	idIn := func() DirID {
 		t.Helper()
 		defer h.Scope()()
@@ -122,15 +130,7 @@ func TestWitnessKeepsNoIdentityOfTheGone(t *testing.T) {
 // once it moves, a directory swapped for a symlink out of the root is
 // refused again. Outside a scope Dir always looks.
 func TestDirTrustsTheWitnessOnlyWhileItVouches(t *testing.T) {
-	f := newFixture(t, V2, false)
-	f.mkcg("a")
-	h, err := Open(f.root, V2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(f.root, "a")
-	w := &fakeWitness{gens: map[string]uint64{dir: 1}}
-	h.SetWitness(w.gen)
+	_, h, dir, w := witnessedA(t)
 	func() {
 		defer h.Scope()()
 		if _, ok := h.DirID("", "a"); !ok { // kept under generation 1
