@@ -8,15 +8,17 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/cpuset"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 
+// The content types, as client-go and the apiserver spell them.
 const (
-	protobufType = "application/vnd.kubernetes.protobuf"
-	jsonType     = "application/json"
+	protobufType = runtime.ContentTypeProtobuf
+	jsonType     = runtime.ContentTypeJSON
 )
 
 // The agent's typed clients ask the apiserver for protobuf, JSON second, and
