@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/locus-project/locus/pkg/cpuqos"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -58,7 +59,7 @@ const maxCPULimitMilli = 100_000_000
 func PodCPULimits(pod *corev1.Pod) map[string]int64 {
 	out := map[string]int64{}
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && quantity.Bounded(&q) {
 			if m := q.MilliValue(); m > 0 && m <= maxCPULimitMilli {
 				out[c.Name] = m
 			}

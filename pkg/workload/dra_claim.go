@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1beta1"
 
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -161,6 +162,9 @@ func PodDeviceCounts(pod *corev1.Pod) map[string]int64 {
 		q, ok := c.Resources.Requests[corev1.ResourceName(name)]
 		if !ok {
 			q = c.Resources.Limits[corev1.ResourceName(name)]
+		}
+		if !quantity.Bounded(&q) {
+			return 1 // AsInt64 of "e122222222111" would not end
 		}
 		if n, exact := q.AsInt64(); exact && n >= 0 && n <= MaxDRADevices {
 			return n

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -70,6 +71,9 @@ func memoryBytes(q *resource.Quantity, pageKiB uint64) (uint64, error) {
 	if q.Sign() < 0 {
 		return 0, fmt.Errorf("is negative")
 	}
+	if !quantity.Bounded(q) {
+		return 0, fmt.Errorf("is out of range")
+	}
 	if q.CmpInt64(MaxMemoryBytes) > 0 {
 		return 0, fmt.Errorf("is more than %d bytes (1Pi)", MaxMemoryBytes)
 	}
@@ -80,11 +84,15 @@ func memoryBytes(q *resource.Quantity, pageKiB uint64) (uint64, error) {
 	return v, nil
 }
 
-// addMemory sums two needs, the sum bounded by MaxMemoryBytes in each kind.
+// addMemory sums two needs, the sum bounded by MaxMemoryBytes in each kind;
+// the error names the field the sum is of, as every other error here does.
 func addMemory(a, b cpualloc.Memory) (cpualloc.Memory, error) {
 	s := cpualloc.Memory{Bytes: a.Bytes + b.Bytes, HugePages2Mi: a.HugePages2Mi + b.HugePages2Mi, HugePages1Gi: a.HugePages1Gi + b.HugePages1Gi}
-	if s.Bytes > MaxMemoryBytes || s.HugePages2Mi > MaxMemoryBytes || s.HugePages1Gi > MaxMemoryBytes {
-		return cpualloc.Memory{}, fmt.Errorf("the containers' memory adds up to more than %d bytes (1Pi)", MaxMemoryBytes)
+	for i, v := range [...]uint64{s.Bytes, s.HugePages2Mi, s.HugePages1Gi} {
+		if v > MaxMemoryBytes {
+			return cpualloc.Memory{}, fmt.Errorf("spec.containers[*].resources.%s: the containers' requests add up to more than %d bytes (1Pi)",
+				podMemoryKinds[i].name, MaxMemoryBytes)
+		}
 	}
 	return s, nil
 }

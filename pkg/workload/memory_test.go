@@ -58,7 +58,10 @@ func TestPodMemory(t *testing.T) {
 			memContainerOf("a", "memory=1Gi")), want: cpualloc.Memory{Bytes: 3 * gi}},
 		{name: "negative", pod: memPod(nil, memContainerOf("app", "memory=-1Gi")), err: "spec.containers[0] (app): resources.requests.memory: -1Gi is negative"},
 		{name: "absurd", pod: memPod(nil, memContainerOf("app", "|memory=2Pi")), err: "resources.limits.memory: 2Pi is more than"},
-		{name: "absurd sum", pod: memPod(nil, memContainerOf("a", "memory=1Pi"), memContainerOf("b", "memory=1Pi")), err: "adds up to more than"},
+		// Read exactly, these exponents would build numbers of 10^11 digits.
+		{name: "exponent", pod: memPod(nil, memContainerOf("app", "memory=1e122222222111")), err: "is out of range"},
+		{name: "zero with an exponent", pod: memPod(nil, memContainerOf("app", "|hugepages-2Mi=e122222222111")), err: "resources.limits.hugepages-2Mi: 0 is out of range"},
+		{name: "absurd sum", pod: memPod(nil, memContainerOf("a", "memory=1Pi"), memContainerOf("b", "memory=1Pi")), err: "spec.containers[*].resources.memory: the containers' requests add up to more than"},
 		{name: "not whole pages", pod: memPod(nil, memContainerOf("app", "hugepages-2Mi=3Mi")), err: "resources.requests.hugepages-2Mi: 3Mi is not a multiple of the page size (2048 KiB)"},
 		{name: "not whole 1Gi pages", pod: memPod([]corev1.Container{memContainerOf("init", "hugepages-1Gi=1536Mi")}, memContainerOf("a", "")),
 			err: "spec.initContainers[0] (init): resources.requests.hugepages-1Gi: 1536Mi is not a multiple"},
@@ -158,14 +161,15 @@ func FuzzPodMemory(f *testing.F) {
 		f.Add("memory", s)
 	}
 	f.Fuzz(func(t *testing.T, name, qty string) {
-		q, err := resource.ParseQuantity(qty)
-		if err != nil {
+		q, ok := fuzzseed.ParseQuantity(qty)
+		if !ok {
 			return
 		}
 		pod := memPod(nil, corev1.Container{Name: "app", Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceName(name): q}}}, corev1.Container{Name: "b", Resources: corev1.ResourceRequirements{
 			Limits: corev1.ResourceList{corev1.ResourceName(name): q}}})
 		var m cpualloc.Memory
+		var err error
 		fuzzseed.Timed(t, "PodMemory", func() { m, err = PodMemory(pod) })
 		fuzzseed.CheckError(t, err, "resources")
 		if err != nil {

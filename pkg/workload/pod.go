@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/quantity"
 )
 
 // PodQoS classifies a pod: its class label, else its Kubernetes QoS class.
@@ -19,11 +20,11 @@ func PodMemQoS(pod *corev1.Pod) (memqos.Workload, error) {
 	var cs []memqos.Container
 	for _, c := range pod.Spec.Containers {
 		var req, lim *int64
-		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && quantity.Bounded(&q) {
 			v := q.Value()
 			lim = &v
 		}
-		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+		if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok && quantity.Bounded(&q) {
 			v := q.Value()
 			req = &v
 		}

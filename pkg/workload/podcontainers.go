@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/cpuset"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -127,7 +128,7 @@ func containerLimitCPUs(field, statusField string, c *corev1.Container, statuses
 	switch {
 	case !ok:
 		return 0, fmt.Errorf("%s has none", field)
-	case lim.Sign() < 0 || lim.Cmp(maxCPULimit) > 0:
+	case !quantity.Bounded(&lim) || lim.Sign() < 0 || lim.Cmp(maxCPULimit) > 0:
 		// Checked before MilliValue, which wraps ("1E" reads as 0).
 		return 0, fmt.Errorf("%s has %s, more CPUs than Linux can number", field, lim.String())
 	case lim.MilliValue()%1000 != 0:

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -262,7 +263,7 @@ func reportedLimitCPUs(pod *corev1.Pod) (n int, ok bool) {
 func requestMilli(pod *corev1.Pod) int64 {
 	total := int64(0)
 	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+		if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok && quantity.Bounded(&q) {
 			total += q.MilliValue()
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/locus-project/locus/pkg/memqos"
+	"github.com/locus-project/locus/pkg/quantity"
 )
 
 // QoS is a workload's QoS class as its text gives it: the class label, if
@@ -109,14 +110,16 @@ type resources struct{ req, lim [2]*resource.Quantity }
 // each request equal to its limit or unset (defaulting to it), is
 // Guaranteed; anything else Burstable.
 func deriveQoS(cs []resources) memqos.KubeQoS {
-	set := func(q *resource.Quantity) bool { return q != nil && !q.IsZero() }
+	// A quantity out of quantity.Bounded is read as not set: comparing it
+	// exactly would not end.
+	set := func(q *resource.Quantity) bool { return q != nil && quantity.Bounded(q) && !q.IsZero() }
 	anySet, guaranteed := false, true
 	for _, c := range cs {
 		for i := range c.req {
 			if set(c.req[i]) || set(c.lim[i]) {
 				anySet = true
 			}
-			if !set(c.lim[i]) || (c.req[i] != nil && c.req[i].Cmp(*c.lim[i]) != 0) {
+			if !set(c.lim[i]) || (c.req[i] != nil && (!quantity.Bounded(c.req[i]) || c.req[i].Cmp(*c.lim[i]) != 0)) {
 				guaranteed = false
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/locus-project/locus/internal/fuzzseed"
 	"github.com/locus-project/locus/pkg/cgroup"
@@ -38,7 +37,7 @@ func FuzzPod(f *testing.F) {
 			workload.AnnotationContainerCPUSets: status},
 			map[string]string{workload.LabelQoSClass: class, workload.AnnotationCPUSet: optIn}, "",
 			ctr{name: "a", req: "memory=1Gi", running: true, id: containerID})
-		if q, err := resource.ParseQuantity(limit); err == nil {
+		if q, ok := fuzzseed.ParseQuantity(limit); ok {
 			p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: q, corev1.ResourceMemory: q}
 		}
 		// Signed, so that the decision's text is read, not only refused.

@@ -9,6 +9,7 @@ import (
 
 	cpualloc "github.com/locus-project/locus/pkg/cpualloc"
 	"github.com/locus-project/locus/pkg/kube/nrt"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -60,7 +61,7 @@ func readZoneMemory(z nrt.Zone) (zoneMemory, error) {
 }
 
 func zoneBytes(zone, name, field string, q resource.Quantity) (uint64, error) {
-	if q.Sign() < 0 || q.Cmp(*resource.NewQuantity(maxZoneBytes, resource.BinarySI)) > 0 {
+	if !quantity.Bounded(&q) || q.Sign() < 0 || q.Cmp(*resource.NewQuantity(maxZoneBytes, resource.BinarySI)) > 0 {
 		return 0, fmt.Errorf("zone %s: %s %s %s is outside 0..%d bytes", topology.Quote(zone), name, field, q.String(), uint64(maxZoneBytes))
 	}
 	return uint64(q.Value()), nil

@@ -24,7 +24,7 @@ func (v *NodeView) allocateMemory(req Request, near []int, rank bool) (cpualloc.
 	// together cannot hold one kind.
 	if kind, asked, free := shortOf(v.free, req.Memory); kind != "" {
 		return cpualloc.Result{}, &Unfit{Kind: Insufficient, Short: kind,
-			Detail: fmt.Sprintf("%s: %s asked, %s free on all NUMA nodes together", kind, quantity(asked), quantity(free))}
+			Detail: fmt.Sprintf("%s: %s asked, %s free on all NUMA nodes together", kind, bytesText(asked), bytesText(free))}
 	}
 	r := req.alloc()
 	r.Near = near
@@ -86,13 +86,13 @@ func describe(m cpualloc.Memory) string {
 		if s != "" {
 			s += ", "
 		}
-		s += k.name + " " + quantity(k.bytes)
+		s += k.name + " " + bytesText(k.bytes)
 	}
 	return s
 }
 
-// quantity writes bytes as Kubernetes does (48Gi). Every count here is
+// bytesText writes bytes as Kubernetes does (48Gi). Every count here is
 // bounded far below 2^63 (maxZoneBytes, and a request's own bound).
-func quantity(n uint64) string {
+func bytesText(n uint64) string {
 	return resource.NewQuantity(int64(min(n, 1<<62)), resource.BinarySI).String()
 }

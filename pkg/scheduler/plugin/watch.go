@@ -13,6 +13,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podplan"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/workload"
 )
 
@@ -116,7 +117,11 @@ func (p *Plugin) onNode(logger klog.Logger, obj any) {
 		return
 	}
 	cpus := node.Status.Capacity[v1.ResourceCPU]
-	if p.cluster.SetNodeCPUs(node.Name, cpus.Value()) {
+	n := int64(0) // out of bounds: as a node without a capacity, which no report matches
+	if quantity.Bounded(&cpus) {
+		n = cpus.Value()
+	}
+	if p.cluster.SetNodeCPUs(node.Name, n) {
 		p.activate(logger)
 	}
 }
