@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/yaml"
 
 	"github.com/locus-project/locus/pkg/fieldname"
+	"github.com/locus-project/locus/pkg/quantity"
 )
 
 // fieldError is a validation error at a field path of the document.
@@ -33,7 +35,10 @@ func checkFields(raw []byte) error {
 	return walkFields(doc, reflect.TypeFor[HostConfig](), "")
 }
 
-var rawMessage = reflect.TypeFor[json.RawMessage]()
+var (
+	rawMessage   = reflect.TypeFor[json.RawMessage]()
+	quantityType = reflect.TypeFor[resource.Quantity]()
+)
 
 func walkFields(v any, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
@@ -41,6 +46,13 @@ func walkFields(v any, t reflect.Type, path string) error {
 	}
 	if t == switchType {
 		return checkSwitch(v, path)
+	}
+	if text, ok := v.(string); ok && t == quantityType {
+		// Checked here too, so that the error names the field's path.
+		if _, err := quantity.Parse(text); err != nil {
+			return fieldError{path, err.Error()}
+		}
+		return nil
 	}
 	switch val := v.(type) {
 	case []any:

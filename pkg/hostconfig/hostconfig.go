@@ -14,6 +14,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/boundedread"
 	"github.com/locus-project/locus/pkg/cgroupfile"
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -99,6 +100,32 @@ type ResourceList struct {
 	// with CPUs of its own.
 	HugePages2Mi *resource.Quantity `json:"hugepages-2Mi,omitempty"`
 	HugePages1Gi *resource.Quantity `json:"hugepages-1Gi,omitempty"`
+}
+
+// UnmarshalJSON reads the quantities through quantity.FromJSON, bounded
+// before apimachinery parses them: an exponent such as "1e-99999999999"
+// would keep its parser busy for good.
+func (l *ResourceList) UnmarshalJSON(data []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	out := ResourceList{}
+	dst := map[string]**resource.Quantity{"cpu": &out.CPU, "memory": &out.Memory,
+		"hugepages-2Mi": &out.HugePages2Mi, "hugepages-1Gi": &out.HugePages1Gi}
+	for name, v := range raw {
+		d, ok := dst[name]
+		if !ok {
+			return fmt.Errorf("unknown field %q", name) // as the strict decoder says of any struct
+		}
+		q, err := quantity.FromJSON(v)
+		if err != nil {
+			return fmt.Errorf("%s: %v", name, err)
+		}
+		*d = q
+	}
+	*l = out
+	return nil
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$`)

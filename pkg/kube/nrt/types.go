@@ -6,9 +6,13 @@
 package nrt
 
 import (
+	"encoding/json"
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/topology"
 )
 
@@ -115,4 +119,37 @@ type CPUTopology struct {
 type Burst struct {
 	CPUs         string `json:"cpus"`
 	RequestMilli int64  `json:"requestMilli"`
+}
+
+// UnmarshalJSON reads a resource with its quantities through
+// quantity.FromJSON: a report is text another node wrote, and an exponent
+// such as "1e-99999999999" would keep apimachinery's own parser busy for
+// good.
+func (r *Resource) UnmarshalJSON(data []byte) error {
+	var raw struct {
+		Name                             string
+		Capacity, Allocatable, Available json.RawMessage
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	out := Resource{Name: raw.Name}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *resource.Quantity
+	}{{"capacity", raw.Capacity, &out.Capacity}, {"allocatable", raw.Allocatable, &out.Allocatable}, {"available", raw.Available, &out.Available}} {
+		if f.raw == nil {
+			continue
+		}
+		q, err := quantity.FromJSON(f.raw)
+		if err != nil {
+			return fmt.Errorf("resource %.64q: %s: %v", raw.Name, f.name, err)
+		}
+		if q != nil {
+			*f.dst = *q
+		}
+	}
+	*r = out
+	return nil
 }
