@@ -113,6 +113,9 @@ func TestErrorsNameTheFieldPath(t *testing.T) {
 		"  resources: {limits: {cpu: \"1\", memroy: 1}}\n": `workloads[2].resources.limits.memroy: unknown field (did you mean "memory"?)`,
 		"  resoures: {}\n":                                 `workloads[2].resoures: unknown field (did you mean "resources"?)`,
 		"  qosClass: gold\n":                               `workloads[2].qosClass "gold"`,
+		// apimachinery's parser would not end on these: refused before it.
+		"  resources: {requests: {memory: \"1e-99999999999\"}}\n":     `workloads[2].resources.requests.memory: "1e-99999999999" has an exponent beyond ±308`,
+		"  resources: {limits: {hugepages-2Mi: \"22e2212222111\"}}\n": `workloads[2].resources.limits.hugepages-2Mi: "22e2212222111" has an exponent beyond ±308`,
 	} {
 		_, err := Parse([]byte(doc + extra))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
