@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -173,6 +174,23 @@ func (w *Writer) delegate(rel string) error {
 		return nil
 	}
 	return w.write(ctl, strings.Join(add, " "))
+}
+
+// RemoveCgroupWithin is RemoveCgroup for a cgroup whose processes were
+// just stopped: the kernel may count an exited process in its cgroup a
+// moment after /proc shows it dead (a multi-threaded leader is a zombie
+// while its other threads still exit), and rmdir meanwhile fails with
+// EBUSY. It retries EBUSY every poll until within has passed, then
+// returns the last error. The lock is not held between attempts.
+func (w *Writer) RemoveCgroupWithin(rel string, within, poll time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		err := w.RemoveCgroup(rel)
+		if !errors.Is(err, unix.EBUSY) || !time.Now().Before(deadline) {
+			return err
+		}
+		time.Sleep(poll)
+	}
 }
 
 // RemoveCgroup removes cgroup rel from every hierarchy where Locus created it

@@ -150,3 +150,57 @@ func TestReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveCgroupWithinWaitsForRelease: a cgroup the kernel still counts
+// an exited process in (EBUSY) is removed once it lets go, within the
+// bound; without a bound, or past it, the EBUSY is returned; any other
+// error is returned at once.
+func TestRemoveCgroupWithinWaitsForRelease(t *testing.T) {
+	f := newFixture(t, V2, false)
+	w, _ := f.writer(NewMemoryStore())
+	rmdir := w.rmdirFn
+	busy, calls := 0, 0
+	w.rmdirFn = func(dir string) error {
+		calls++
+		if busy > 0 {
+			busy--
+			return &os.PathError{Op: "rmdir", Path: dir, Err: unix.EBUSY}
+		}
+		return rmdir(dir)
+	}
+	ensure := func() {
+		t.Helper()
+		if _, err := w.EnsureCgroup("locus.slice/w"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ensure()
+	busy = 3
+	if err := w.RemoveCgroupWithin("locus.slice/w", 0, time.Millisecond); !errors.Is(err, unix.EBUSY) || calls != 1 {
+		t.Fatalf("no bound: err %v after %d attempts, want EBUSY after 1", err, calls)
+	}
+	busy, calls = 3, 0
+	if err := w.RemoveCgroupWithin("locus.slice/w", 5*time.Second, time.Millisecond); err != nil || calls != 4 {
+		t.Fatalf("within 5s: err %v after %d attempts, want removed at the 4th", err, calls)
+	}
+	if _, err := os.Stat(f.dir("", "locus.slice/w")); !os.IsNotExist(err) {
+		t.Fatalf("locus.slice/w still there: %v", err)
+	}
+	ensure()
+	busy, calls = 1<<30, 0
+	start := time.Now()
+	if err := w.RemoveCgroupWithin("locus.slice/w", 50*time.Millisecond, 5*time.Millisecond); !errors.Is(err, unix.EBUSY) {
+		t.Fatalf("busy past the bound: err %v, want EBUSY", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("gave up after %v, bound 50ms", d)
+	}
+	busy, calls = 0, 0
+	w.rmdirFn = func(dir string) error {
+		calls++
+		return &os.PathError{Op: "rmdir", Path: dir, Err: unix.EACCES}
+	}
+	if err := w.RemoveCgroupWithin("locus.slice/w", time.Second, time.Millisecond); !errors.Is(err, unix.EACCES) || calls != 1 {
+		t.Fatalf("EACCES: err %v after %d attempts, want it at once", err, calls)
+	}
+}

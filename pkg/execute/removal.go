@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"time"
 
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/eventlog"
@@ -110,6 +111,7 @@ const removeAttempts = 3
 // its cgroups. It returns the originals keys of its cgroups found gone, to
 // be forgotten; below are the originals recorded under its cgroup.
 func (e *Executor) removeOnce(name string, w state.Workload, keep map[string]bool, below []originalKey, res *Report) ([]string, error) {
+	stopped := false
 	if w.Started != nil && e.alive(w.Started) {
 		if e.c.DryRun {
 			fmt.Fprintf(e.c.Out, "stop %s: process %d\n", name, w.Started.PID)
@@ -118,6 +120,7 @@ func (e *Executor) removeOnce(name string, w state.Workload, keep map[string]boo
 				return nil, fmt.Errorf("stop %s: %w", name, err)
 			}
 			e.c.Events.Emit(eventlog.Normal, "WorkloadStopped", name, "stopped process %d", w.Started.PID)
+			stopped = true
 		}
 	}
 	if keep[w.Cgroup] {
@@ -132,11 +135,15 @@ func (e *Executor) removeOnce(name string, w state.Workload, keep map[string]boo
 	if err != nil {
 		return gone, err
 	}
-	if err := e.removeCgroup(w.Cgroup); err != nil {
+	within := time.Duration(0)
+	if stopped {
+		within = stoppedRelease
+	}
+	if err := e.removeCgroup(w.Cgroup, within); err != nil {
 		return gone, err
 	}
 	for p := path.Dir(w.Cgroup); !e.c.DryRun && p != "." && !usedUnder(p, keep); p = path.Dir(p) {
-		if e.removeCgroup(p) != nil {
+		if e.removeCgroup(p, 0) != nil {
 			break // someone else's, or still holding other cgroups
 		}
 	}
@@ -165,14 +172,18 @@ func (e *Executor) restoreAll(name, rel string, res *Report) error {
 	return nil
 }
 
+// stoppedRelease bounds how long the removal of a cgroup whose process was
+// just stopped waits for the kernel to let go of it (RemoveCgroupWithin).
+const stoppedRelease = 2 * time.Second
+
 // removeCgroup removes a cgroup the agent created; others are left alone
-// without error.
-func (e *Executor) removeCgroup(rel string) error {
+// without error. within > 0 retries EBUSY for that long.
+func (e *Executor) removeCgroup(rel string, within time.Duration) error {
 	if e.c.DryRun {
 		fmt.Fprintf(e.c.Out, "remove cgroup %s (if Locus created it)\n", rel)
 		return nil
 	}
-	err := e.w.RemoveCgroup(rel)
+	err := e.w.RemoveCgroupWithin(rel, within, 20*time.Millisecond)
 	if errors.Is(err, cgroup.ErrNotCreated) {
 		return nil
 	}
