@@ -6,9 +6,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 )
 
 // newRemoveAgentsCmd is the chart's pre-delete hook: it deletes the agents'
@@ -32,7 +35,7 @@ func newRemoveAgentsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			client, err := kubernetes.NewForConfig(cfg)
+			client, err := kubeclient.New(cfg)
 			if err != nil {
 				return err
 			}
@@ -47,8 +50,9 @@ func newRemoveAgentsCmd() *cobra.Command {
 	return cmd
 }
 
-func removeAgents(ctx context.Context, client kubernetes.Interface, ns, name string, out interface{ Write([]byte) (int, error) }) error {
-	ds, err := client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+func removeAgents(ctx context.Context, client kubeclient.Interface, ns, name string, out interface{ Write([]byte) (int, error) }) error {
+	daemonSets := client.Resource(kubeclient.DaemonSets, ns)
+	obj, err := daemonSets.Get(ctx, name)
 	if apierrors.IsNotFound(err) {
 		fmt.Fprintf(out, "DaemonSet %s/%s is gone already\n", ns, name)
 		return nil
@@ -56,13 +60,23 @@ func removeAgents(ctx context.Context, client kubernetes.Interface, ns, name str
 	if err != nil {
 		return err
 	}
+	ds, ok := obj.(*appsv1.DaemonSet)
+	if !ok {
+		return fmt.Errorf("DaemonSet %s/%s: the API server answered with %T", ns, name, obj)
+	}
 	sel := metav1.FormatLabelSelector(ds.Spec.Selector)
 	background := metav1.DeletePropagationBackground
-	if err := client.AppsV1().DaemonSets(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil && !apierrors.IsNotFound(err) {
+	if err := daemonSets.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	for {
-		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		var pods *corev1.PodList
+		obj, err := client.Resource(kubeclient.Pods, ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err == nil {
+			if pods, _ = obj.(*corev1.PodList); pods == nil {
+				err = fmt.Errorf("the API server answered a list of pods with %T", obj)
+			}
+		}
 		if err == nil && len(pods.Items) == 0 {
 			fmt.Fprintf(out, "DaemonSet %s/%s deleted; every agent has stopped\n", ns, name)
 			return nil

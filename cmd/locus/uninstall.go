@@ -10,16 +10,17 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/balancerloop"
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/execute"
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/status"
 )
@@ -32,17 +33,21 @@ import (
 
 // ownerBeingRemoved reports whether the DaemonSet namespace/name is gone or
 // being deleted.
-func ownerBeingRemoved(ctx context.Context, client kubernetes.Interface, owner string) (bool, error) {
+func ownerBeingRemoved(ctx context.Context, client kubeclient.Interface, owner string) (bool, error) {
 	ns, name, err := splitOwner(owner)
 	if err != nil {
 		return false, err
 	}
-	ds, err := client.AppsV1().DaemonSets(ns).Get(ctx, name, metav1.GetOptions{})
+	obj, err := client.Resource(kubeclient.DaemonSets, ns).Get(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
 	if err != nil {
 		return false, err
+	}
+	ds, ok := obj.(*appsv1.DaemonSet)
+	if !ok {
+		return false, fmt.Errorf("DaemonSet %s: the API server answered with %T", owner, obj)
 	}
 	return ds.DeletionTimestamp != nil, nil
 }
@@ -63,7 +68,7 @@ func splitOwner(owner string) (string, string, error) {
 func (k *kubeFlags) uninstallNode(o agent.Options, cfg *rest.Config, log io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubeclient.New(cfg)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/locus-project/locus/pkg/agent"
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/kube/kubeclient/clientset"
 )
 
 // v1Tree makes a fake cgroup v1 tree with the files of one container's cgroups.
@@ -98,7 +99,7 @@ func TestOwnerBeingRemoved(t *testing.T) {
 		{"locus", false, "not NAMESPACE/NAME"},
 		{"a/b/c", false, "not NAMESPACE/NAME"},
 	} {
-		got, err := ownerBeingRemoved(context.Background(), client, tc.owner)
+		got, err := ownerBeingRemoved(context.Background(), clientset.Wrap(client), tc.owner)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
 			t.Errorf("%s: %v, %v; want %v, error with %q", tc.owner, got, err, tc.want, tc.err)
 		}

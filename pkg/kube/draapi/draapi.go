@@ -10,16 +10,17 @@ import (
 
 	resourceapi "k8s.io/api/resource/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 )
 
 // Served is whether the API server serves the ResourceSlices and
 // ResourceClaims of resource.k8s.io/v1beta1.
-func Served(ctx context.Context, client kubernetes.Interface) bool {
+func Served(ctx context.Context, client kubeclient.Interface) bool {
 	if ctx.Err() != nil {
 		return false
 	}
-	list, err := client.Discovery().ServerResourcesForGroupVersion(resourceapi.SchemeGroupVersion.String())
+	list, err := client.ServerResourcesForGroupVersion(resourceapi.SchemeGroupVersion.String())
 	if err != nil || list == nil {
 		return false
 	}
@@ -32,12 +33,12 @@ func Served(ctx context.Context, client kubernetes.Interface) bool {
 }
 
 // Listable lists one slice and one claim, to learn whether the caller may.
-func Listable(ctx context.Context, client kubernetes.Interface) error {
+func Listable(ctx context.Context, client kubeclient.Interface) error {
 	one := metav1.ListOptions{Limit: 1}
-	if _, err := client.ResourceV1beta1().ResourceSlices().List(ctx, one); err != nil {
+	if _, err := client.Resource(kubeclient.ResourceSlices, "").List(ctx, one); err != nil {
 		return fmt.Errorf("cannot list ResourceSlices: %w", err)
 	}
-	if _, err := client.ResourceV1beta1().ResourceClaims(metav1.NamespaceAll).List(ctx, one); err != nil {
+	if _, err := client.Resource(kubeclient.ResourceClaims, metav1.NamespaceAll).List(ctx, one); err != nil {
 		return fmt.Errorf("cannot list ResourceClaims: %w", err)
 	}
 	return nil

@@ -1,7 +1,6 @@
 package nodeagent
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -10,13 +9,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 	"github.com/locus-project/locus/pkg/memqos"
 	"github.com/locus-project/locus/pkg/sloconfig"
 )
@@ -128,18 +124,9 @@ func (c *configWatch) held() string {
 
 // namedConfigMap watches one ConfigMap, namespace-scoped as the agent's Role
 // allows (a field selector on the name narrows list and watch alike).
-func namedConfigMap(client kubernetes.Interface, ns, name string) cache.ListerWatcher {
+func namedConfigMap(client kubeclient.Interface, ns, name string) cache.ListerWatcher {
 	sel := fields.OneTermEqualSelector("metadata.name", name).String()
-	return &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return client.CoreV1().ConfigMaps(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return client.CoreV1().ConfigMaps(ns).Watch(ctx, o)
-		},
-	}
+	return kubeclient.ListWatch(client, kubeclient.ConfigMaps, ns, sel)
 }
 
 func asConfigMap(obj any) *corev1.ConfigMap {

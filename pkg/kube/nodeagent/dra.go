@@ -13,13 +13,11 @@ import (
 	resourceapi "k8s.io/api/resource/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/locus-project/locus/pkg/kube/draapi"
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
 )
@@ -50,7 +48,7 @@ type parsedSlice struct {
 // newDRAWatch watches the DRA objects when the API server serves them
 // (resource.k8s.io/v1beta1); nil when it does not, and the agent reads no
 // claims.
-func newDRAWatch(ctx context.Context, client kubernetes.Interface, node string, events *eventPoster, log *slog.Logger, poke func()) *draWatch {
+func newDRAWatch(ctx context.Context, client kubeclient.Interface, node string, events *eventPoster, log *slog.Logger, poke func()) *draWatch {
 	if !draapi.Served(ctx, client) {
 		log.Info("the API server does not serve " + resourceapi.SchemeGroupVersion.String() + ": devices of Dynamic Resource Allocation are not placed")
 		return nil
@@ -63,24 +61,10 @@ func newDRAWatch(ctx context.Context, client kubernetes.Interface, node string, 
 	}
 	d := &draWatch{events: events, log: log, parsed: map[types.UID]parsedSlice{}}
 	sel := fields.OneTermEqualSelector("spec.nodeName", node).String()
-	d.slices = cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.FieldSelector = sel
-			return client.ResourceV1beta1().ResourceSlices().List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.FieldSelector = sel
-			return client.ResourceV1beta1().ResourceSlices().Watch(ctx, o)
-		},
-	}, &resourceapi.ResourceSlice{}, 0, cache.Indexers{})
-	d.claims = cache.NewSharedIndexInformer(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return client.ResourceV1beta1().ResourceClaims(metav1.NamespaceAll).List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return client.ResourceV1beta1().ResourceClaims(metav1.NamespaceAll).Watch(ctx, o)
-		},
-	}, &resourceapi.ResourceClaim{}, 0, cache.Indexers{})
+	d.slices = cache.NewSharedIndexInformer(kubeclient.ListWatch(client, kubeclient.ResourceSlices, "", sel),
+		&resourceapi.ResourceSlice{}, 0, cache.Indexers{})
+	d.claims = cache.NewSharedIndexInformer(kubeclient.ListWatch(client, kubeclient.ResourceClaims, metav1.NamespaceAll, ""),
+		&resourceapi.ResourceClaim{}, 0, cache.Indexers{})
 	// Claims are watched cluster-wide (no field selects a node's): only
 	// what the agent reads is kept, the allocated devices.
 	_ = d.claims.SetTransform(func(obj any) (any, error) {

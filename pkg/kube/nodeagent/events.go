@@ -8,10 +8,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 )
 
 // Component is the events' reporting component (source.component and
@@ -61,11 +60,6 @@ type seenRef struct {
 	seen time.Time
 }
 
-// clientSink posts events to the apiserver.
-func clientSink(client kubernetes.Interface) record.EventSink {
-	return &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}
-}
-
 // newEventPoster posts to sink; a quiet one (a dry run) posts nothing.
 func newEventPoster(sink record.EventSink, node string, quiet bool) *eventPoster {
 	p := &eventPoster{
@@ -79,7 +73,7 @@ func newEventPoster(sink record.EventSink, node string, quiet bool) *eventPoster
 	}
 	p.broadcaster = record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{LRUCacheSize: eventCacheSize}))
 	p.broadcaster.StartRecordingToSink(&reportingSink{EventSink: sink, instance: truncate(Component+"-"+node, 128)})
-	p.recorder = p.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: Component, Host: node})
+	p.recorder = p.broadcaster.NewRecorder(kubeclient.Scheme, corev1.EventSource{Component: Component, Host: node})
 	return p
 }
 

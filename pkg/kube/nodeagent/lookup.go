@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/source"
 )
@@ -79,9 +80,13 @@ func (s *Source) lookupOne(ctx context.Context, r source.PodRef) (*corev1.Pod, e
 	}
 	sel := fields.AndSelectors(fields.OneTermEqualSelector("metadata.name", r.Name),
 		fields.OneTermEqualSelector("spec.nodeName", s.opts.NodeName))
-	list, err := s.opts.Client.CoreV1().Pods(r.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
+	obj, err := s.opts.Client.Resource(kubeclient.Pods, r.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	list, ok := obj.(*corev1.PodList)
+	if !ok {
+		return nil, fmt.Errorf("pod %s/%s: the API server answered a list of pods with %T", r.Namespace, r.Name, obj)
 	}
 	named := false
 	for i := range list.Items {

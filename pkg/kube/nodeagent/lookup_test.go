@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/locus-project/locus/pkg/kube/kubeclient/clientset"
 	"github.com/locus-project/locus/pkg/kube/nodeagent"
 	"github.com/locus-project/locus/pkg/source"
 )
@@ -21,7 +22,7 @@ import (
 func TestLookup(t *testing.T) {
 	client := fake.NewClientset(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-1"},
 		Spec: corev1.PodSpec{NodeName: "n1"}})
-	src, err := nodeagent.NewSource(nodeagent.SourceOptions{NodeName: "n1", Client: client, Quiet: true})
+	src, err := nodeagent.NewSource(nodeagent.SourceOptions{NodeName: "n1", Client: clientset.Wrap(client), Quiet: true})
 	if err != nil {
 		t.Fatal(err)
 	}

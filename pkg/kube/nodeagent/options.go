@@ -4,9 +4,9 @@ import (
 	"log/slog"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/cpuset"
 
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podcgroup"
 )
@@ -14,10 +14,10 @@ import (
 // SourceOptions configure a Source.
 type SourceOptions struct {
 	NodeName string
-	Client   kubernetes.Interface
+	Client   kubeclient.Interface
 	// EventClient posts the events (default Client); Run gives it a rate
 	// limit of its own (EventQPS), so events never wait behind the watches.
-	EventClient kubernetes.Interface
+	EventClient kubeclient.Interface
 	// ConfigNamespace holds the ConfigMaps (default kube-system); the agent's
 	// Role lets it read ConfigMaps there only.
 	ConfigNamespace      string

@@ -9,9 +9,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/locus-project/locus/pkg/kube/kubeclient"
 	"github.com/locus-project/locus/pkg/kube/nrt"
 )
 
@@ -44,15 +44,15 @@ func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error
 	}
 	cfg := ProtobufConfig(o.Config)
 	cfg.UserAgent = "locus-agent/" + o.Source.NodeName
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubeclient.New(cfg)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return err
 	}
 	evCfg := rest.CopyConfig(cfg)
 	evCfg.QPS, evCfg.Burst = EventQPS, EventBurst
-	events, err := kubernetes.NewForConfig(evCfg)
+	events, err := kubeclient.New(evCfg)
 	if err != nil {
-		return fmt.Errorf("kubernetes client: %w", err)
+		return err
 	}
 	o.Source.Client, o.Source.EventClient, o.Source.Logger = client, events, o.Logger
 	o.Source.Quiet = o.Source.Quiet || o.DryRun

@@ -108,7 +108,7 @@ func NewSource(o SourceOptions) (*Source, error) {
 	}
 	var sink record.EventSink // a quiet poster posts nothing
 	if !o.Quiet {
-		sink = clientSink(events)
+		sink = events.Events()
 	}
 	s.events = newEventPoster(sink, o.NodeName, o.Quiet)
 	s.pods = podInformer(o.Client, o.NodeName, o.PodResync)

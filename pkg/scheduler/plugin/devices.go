@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
 	"github.com/locus-project/locus/pkg/kube/draapi"
+	"github.com/locus-project/locus/pkg/kube/kubeclient/clientset"
 	"github.com/locus-project/locus/pkg/scheduler/core"
 	"github.com/locus-project/locus/pkg/topology"
 	"github.com/locus-project/locus/pkg/workload"
@@ -54,13 +55,13 @@ func newDRASource(ctx context.Context, h framework.Handle) *draSource {
 	if client == nil || factory == nil {
 		return nil
 	}
-	if !draapi.Served(ctx, client) {
+	if !draapi.Served(ctx, clientset.Wrap(client)) {
 		klog.FromContext(ctx).V(2).Info("no DRA devices read: the API server does not serve the group", "group", resourceapi.SchemeGroupVersion.String())
 		return nil
 	}
 	// An informer the scheduler may not list would hold its start for
 	// ever (a ClusterRole from before it read claims): asked once, first.
-	if err := draapi.Listable(ctx, client); err != nil {
+	if err := draapi.Listable(ctx, clientset.Wrap(client)); err != nil {
 		klog.FromContext(ctx).Info("no DRA devices read", "err", err)
 		return nil
 	}
