@@ -22,10 +22,11 @@ func stderrLogger(level string) (*slog.Logger, error) {
 // floor, or twice the live heap when that is more) unless GOMEMLIMIT is set.
 // Without it, Go's collector lets the heap grow to twice what is live
 // before collecting, and under a steady churn the idle trim (pkg/idletrim)
-// does not find the quiet spell that hands the rest back. A floor of 24 MiB,
-// tried under the 300-pod churn, took 3–4 MiB off the RSS for about twice
-// the CPU per reconcile (docs/benchmarks.md, "Protobuf clients").
-const defaultMemoryFloor = 32 << 20
+// does not find the quiet spell that hands the rest back. Under the 300-pod
+// churn (docs/benchmarks.md, "Without client-go's clientset"), 30 MiB kept
+// the agent's RSS at 48.4–49.3 MiB, against 50.3–51.0 with 32, for 6–18 %
+// more CPU per reconcile; 28 MiB cost 35 %, 24 MiB twice the CPU.
+const defaultMemoryFloor = 30 << 20
 
 // memoryLimitEvery is how often the limit follows the live heap.
 const memoryLimitEvery = 5 * time.Second
