@@ -24,8 +24,9 @@ func stderrLogger(level string) (*slog.Logger, error) {
 // before collecting, and under a steady churn the idle trim (pkg/idletrim)
 // does not find the quiet spell that hands the rest back. Under the 300-pod
 // churn (docs/benchmarks.md, "Without client-go's clientset"), 30 MiB kept
-// the agent's RSS at 48.4–49.3 MiB, against 50.3–51.0 with 32, for 6–18 %
-// more CPU per reconcile; 28 MiB cost 35 %, 24 MiB twice the CPU.
+// the agent's RSS at 48.4–49.3 MiB, against 50.3–51.0 with 32, for 10 and
+// 18 % more CPU per reconcile (the medians of two sets); 28 MiB cost 49 %,
+// 24 MiB twice the CPU.
 const defaultMemoryFloor = 30 << 20
 
 // memoryLimitEvery is how often the limit follows the live heap.
