@@ -83,7 +83,7 @@ func (a *Agent) startNRI(ctx context.Context) (stop func()) {
 	}
 	ctx, cancel := context.WithCancel(ctx) // also ends the calls the handler makes in the background
 	a.nriLoop = nri.NewLoopHandler(ctx, nri.Loop{Call: a.call, Answer: a.decideContainers, Events: a.events,
-		Wake: func() { a.wake(0) }, Creates: a.metrics.NRICreates, Source: a.src.Source})
+		Wake: func() { a.wake(0) }, Creates: a.metrics.NRICreates, Answers: a.metrics.NRIAnswers, Source: a.src.Source})
 	a.nri = nri.New(a.nriLoop, nri.Options{Socket: a.opts.NRI.Socket, FailClosed: a.opts.NRI.FailClosed,
 		Logger: a.log, OnChange: func() { a.wake(0) }})
 	a.nri.RegisterMetrics(a.metrics.Reg)

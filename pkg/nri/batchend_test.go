@@ -22,7 +22,7 @@ func TestBatchEndsOnce(t *testing.T) {
 				return make([]Answer, len(reqs))
 			},
 		})
-		out, ok := h.decide(context.Background(), []Request{{Pod: Pod{Namespace: "ns", Name: "p", UID: "u"}}})
+		out, _, ok := h.decide(context.Background(), []Request{{Pod: Pod{Namespace: "ns", Name: "p", UID: "u"}}})
 		<-decided
 		if ok && len(out) != 1 {
 			t.Fatalf("decided %v, %d decisions; want one or none", ok, len(out))

@@ -32,7 +32,7 @@ func (h *LoopHandler) lookUp(ctx context.Context, lk source.Lookup, reqs []Reque
 	found, err := lk.Lookup(lctx, refs)
 	cancel()
 	if found > 0 {
-		if again, ok := h.decide(ctx, reqs); ok {
+		if again, _, ok := h.decide(ctx, reqs); ok {
 			out = again
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -29,6 +30,10 @@ type Loop struct {
 	Wake func()
 	// Creates counts the containers asked about, by result.
 	Creates *prometheus.CounterVec
+	// Answers, when set, observes how long each call waited, by stage:
+	// StageQueued until the loop took its batch up (not observed for a
+	// call the loop did not take in time), StageAnswered until answered.
+	Answers prometheus.ObserverVec
 	// Source is the agent's workload source: when it offers a
 	// source.Lookup, the pods it does not list yet are looked up (see
 	// lookUp); else, or nil, their containers start unpinned.
@@ -57,16 +62,20 @@ type batch struct {
 	reqs []Request
 	out  []Answer
 	done chan struct{}
+	// taken is when the loop took the batch up (zero: it did not), set
+	// with out.
+	taken time.Time
 	// end closes done once: Call may report a call not carried out
 	// (its ctx ended) that the loop carries out all the same, so both
 	// run and fail can end the batch.
 	end sync.Once
 }
 
-// finish ends b with out, unless it has ended already.
-func (b *batch) finish(out []Answer) {
+// finish ends b with out, decided from taken on, unless it has ended
+// already.
+func (b *batch) finish(out []Answer, taken time.Time) {
 	b.end.Do(func() {
-		b.out = out
+		b.out, b.taken = out, taken
 		close(b.done)
 	})
 }
@@ -76,8 +85,21 @@ func NewLoopHandler(ctx context.Context, l Loop) *LoopHandler {
 	return &LoopHandler{l: l, ctx: ctx, stopped: map[string]string{}}
 }
 
+// Stages of Loop.Answers.
+const (
+	StageQueued   = "queued"
+	StageAnswered = "answered"
+)
+
 func (h *LoopHandler) Answer(ctx context.Context, reqs []Request) []Answer {
-	out, ok := h.decide(ctx, reqs)
+	start := time.Now()
+	if h.l.Answers != nil {
+		defer func() { h.l.Answers.WithLabelValues(StageAnswered).Observe(time.Since(start).Seconds()) }()
+	}
+	out, taken, ok := h.decide(ctx, reqs)
+	if h.l.Answers != nil && !taken.IsZero() {
+		h.l.Answers.WithLabelValues(StageQueued).Observe(taken.Sub(start).Seconds())
+	}
 	if !ok {
 		// The loop is busy (a long reconcile): the containers of a pod the
 		// last decision gave a cpuset get it, the others start as they are,
@@ -126,9 +148,10 @@ func (h *LoopHandler) lastDecision(reqs []Request) []Answer {
 const ResultLastDecision = "LastDecision"
 
 // decide asks the loop for the decision of reqs, in the batch of the
-// requests waiting with them; false if ctx ended first (the loop still
-// makes it later: what it returns is then not read).
-func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Answer, bool) {
+// requests waiting with them, and says when the loop took the batch up;
+// false if ctx ended first (the loop still makes it later: what it returns
+// is then not read).
+func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Answer, time.Time, bool) {
 	h.mu.Lock()
 	b := h.open
 	if b == nil {
@@ -146,16 +169,17 @@ func (h *LoopHandler) decide(ctx context.Context, reqs []Request) ([]Answer, boo
 	select {
 	case <-b.done:
 	case <-ctx.Done():
-		return nil, false
+		return nil, time.Time{}, false
 	}
 	if len(b.out) != len(b.reqs) {
-		return nil, false
+		return nil, b.taken, false
 	}
-	return b.out[first : first+len(reqs)], true
+	return b.out[first : first+len(reqs)], b.taken, true
 }
 
 // run decides a batch on the loop; from then on it takes no more requests.
 func (h *LoopHandler) run(b *batch) {
+	taken := time.Now()
 	reqs := h.take(b)
 	for _, q := range reqs {
 		// A new sandbox of a stopped pod; one of a pod created again under
@@ -165,13 +189,13 @@ func (h *LoopHandler) run(b *batch) {
 			delete(h.stopped, key)
 		}
 	}
-	b.finish(h.l.Answer(reqs))
+	b.finish(h.l.Answer(reqs), taken)
 }
 
 // fail ends a batch the loop did not take: its requests get no decision.
 func (h *LoopHandler) fail(b *batch) {
 	h.take(b)
-	b.finish(nil)
+	b.finish(nil, time.Time{})
 }
 
 // take closes a batch to new requests and returns those it has.

@@ -34,6 +34,7 @@ type Metrics struct {
 	hostCheck   *prometheus.GaugeVec
 	NodeCPUs    *server.NodeCPUCollector // locus_numa_node_cpus, fed by the /ui map
 	NRICreates  *prometheus.CounterVec   // containers the NRI plugin was asked about, by result
+	NRIAnswers  *prometheus.HistogramVec // how long a creation waited for its answer, by stage
 
 	lastMu sync.Mutex
 	last   map[string]madeSeries // the per-workload series set, by workload (SetWorkloads)
@@ -94,8 +95,11 @@ func NewMetrics(version, commit string) *Metrics {
 	m.NodeCPUs = server.NewNodeCPUCollector()
 	m.NRICreates = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "locus_nri_containers_total",
 		Help: "Containers the NRI plugin was asked about, by result: Decided (values given), LastDecision (not decided in time: given its pod's cpuset from the last decision), CreatedUnpinned (started without, fail open), CreationRefused (fail closed)."}, []string{"result"})
+	m.NRIAnswers = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "locus_nri_answer_seconds",
+		Help:    "How long the runtime waited for the NRI plugin's answer about a container, by stage: queued (until the agent's loop took it up), answered (until the answer).",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 12)}, []string{"stage"})
 	m.setBuild(version, commit)
-	m.Reg.MustRegister(m.NRICreates, m.build, m.cpus, m.numaNodes, m.memBytes, m.memRatio, m.wmarkMinAdj, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Moves, m.Unsupported, m.hostCheck, m.NodeCPUs)
+	m.Reg.MustRegister(m.NRIAnswers, m.NRICreates, m.build, m.cpus, m.numaNodes, m.memBytes, m.memRatio, m.wmarkMinAdj, m.Duration, m.Errors, m.ConfigErrs, m.ConfigBad, m.Writes, m.Moves, m.Unsupported, m.hostCheck, m.NodeCPUs)
 	// The agent's own heap, goroutines and resident memory (go_*, process_*):
 	// what tells a leak from the Go runtime keeping freed memory.
 	m.Reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
