@@ -101,14 +101,12 @@ func Run(ctx context.Context, o RunOptions, agent func(src *Source) error) error
 	return err
 }
 
-// ProtobufConfig is a copy of cfg whose typed clients send protobuf and ask
-// for it first, JSON second, as the kubelet's do. client-go's generated
-// methods (get, list, watch, create of pods, ConfigMaps, Nodes, DRA objects)
-// prefer protobuf already when the config names no type, but its Event
-// methods (CreateWithEventNamespace and the rest, which the recorder posts
-// through) speak JSON; set here, every request of the typed clients is
-// protobuf, whatever a client-go version defaults to. A resource served only
-// in JSON (a CRD) is answered in JSON.
+// ProtobufConfig is a copy of cfg whose clients send protobuf and ask for
+// it first, JSON second, as the kubelet's do: every request of the agent's
+// client (pkg/kube/kubeclient: pods, ConfigMaps, Nodes, Events, DRA
+// objects) is protobuf, whatever a client-go version defaults to. A
+// resource served only in JSON (a CRD) is answered in JSON, and discovery
+// is asked for in JSON.
 func ProtobufConfig(cfg *rest.Config) *rest.Config {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeProtobuf
