@@ -52,7 +52,7 @@ func newRemoveAgentsCmd() *cobra.Command {
 
 func removeAgents(ctx context.Context, client kubeclient.Interface, ns, name string, out interface{ Write([]byte) (int, error) }) error {
 	daemonSets := client.Resource(kubeclient.DaemonSets, ns)
-	obj, err := daemonSets.Get(ctx, name)
+	ds, err := kubeclient.As[*appsv1.DaemonSet](daemonSets.Get(ctx, name))
 	if apierrors.IsNotFound(err) {
 		fmt.Fprintf(out, "DaemonSet %s/%s is gone already\n", ns, name)
 		return nil
@@ -60,23 +60,13 @@ func removeAgents(ctx context.Context, client kubeclient.Interface, ns, name str
 	if err != nil {
 		return err
 	}
-	ds, ok := obj.(*appsv1.DaemonSet)
-	if !ok {
-		return fmt.Errorf("DaemonSet %s/%s: the API server answered with %T", ns, name, obj)
-	}
 	sel := metav1.FormatLabelSelector(ds.Spec.Selector)
 	background := metav1.DeletePropagationBackground
 	if err := daemonSets.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
 	for {
-		var pods *corev1.PodList
-		obj, err := client.Resource(kubeclient.Pods, ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-		if err == nil {
-			if pods, _ = obj.(*corev1.PodList); pods == nil {
-				err = fmt.Errorf("the API server answered a list of pods with %T", obj)
-			}
-		}
+		pods, err := kubeclient.As[*corev1.PodList](client.Resource(kubeclient.Pods, ns).List(ctx, metav1.ListOptions{LabelSelector: sel}))
 		if err == nil && len(pods.Items) == 0 {
 			fmt.Fprintf(out, "DaemonSet %s/%s deleted; every agent has stopped\n", ns, name)
 			return nil

@@ -38,16 +38,12 @@ func ownerBeingRemoved(ctx context.Context, client kubeclient.Interface, owner s
 	if err != nil {
 		return false, err
 	}
-	obj, err := client.Resource(kubeclient.DaemonSets, ns).Get(ctx, name)
+	ds, err := kubeclient.As[*appsv1.DaemonSet](client.Resource(kubeclient.DaemonSets, ns).Get(ctx, name))
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
 	if err != nil {
 		return false, err
-	}
-	ds, ok := obj.(*appsv1.DaemonSet)
-	if !ok {
-		return false, fmt.Errorf("DaemonSet %s: the API server answered with %T", owner, obj)
 	}
 	return ds.DeletionTimestamp != nil, nil
 }

@@ -13,7 +13,6 @@ package kubeclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -97,8 +96,7 @@ type Resource interface {
 // Client reaches the API server over REST, one client per group version,
 // all sharing cfg's transport and rate limit.
 type Client struct {
-	rest  map[schema.GroupVersion]*rest.RESTClient
-	disco *rest.RESTClient
+	rest map[schema.GroupVersion]*rest.RESTClient
 }
 
 // New makes a Client of cfg, which it copies: its content types (protobuf,
@@ -132,14 +130,6 @@ func New(cfg *rest.Config) (*Client, error) {
 		}
 		c.rest[gv] = rc
 	}
-	// Discovery is served in JSON; the group version is unused (AbsPath).
-	d := rest.CopyConfig(base)
-	d.ContentType, d.AcceptContentTypes = runtime.ContentTypeJSON, runtime.ContentTypeJSON
-	rc, err := restClient(d, schema.GroupVersion{Version: "v1"})
-	if err != nil {
-		return nil, err
-	}
-	c.disco = rc
 	return c, nil
 }
 
@@ -175,15 +165,29 @@ func (c *Client) ServerResourcesForGroupVersion(groupVersion string) (*metav1.AP
 	if groupVersion == "v1" {
 		path = "/api/v1"
 	}
-	body, err := c.disco.Get().AbsPath(path).Do(context.TODO()).Raw()
+	// Discovery is asked for in JSON, as client-go's discovery client asks,
+	// and decoded by the scheme's codecs like every other answer.
+	list := &metav1.APIResourceList{}
+	err := c.rest[corev1.SchemeGroupVersion].Get().AbsPath(path).SetHeader("Accept", runtime.ContentTypeJSON).
+		Do(context.TODO()).Into(list)
 	if err != nil {
 		return nil, err
 	}
-	list := &metav1.APIResourceList{}
-	if err := json.Unmarshal(body, list); err != nil {
-		return nil, fmt.Errorf("discovery of %s: %w", groupVersion, err)
-	}
 	return list, nil
+}
+
+// As is what a Resource answered as the type the caller asked for (err
+// passed through), or an error naming what came instead.
+func As[T runtime.Object](obj runtime.Object, err error) (T, error) {
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	t, ok := obj.(T)
+	if !ok {
+		return zero, fmt.Errorf("the API server answered with %T, not %T", obj, zero)
+	}
+	return t, nil
 }
 
 // resource asks for one kind's objects, as client-go's generated clients do.

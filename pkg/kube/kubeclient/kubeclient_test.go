@@ -3,6 +3,7 @@ package kubeclient_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -172,5 +173,19 @@ func TestClientAgainstAPIServer(t *testing.T) {
 	}
 	if _, err := c.Resource(kubeclient.DaemonSets, ns).Get(ctx, "agent"); !apierrors.IsNotFound(err) {
 		t.Errorf("daemonset after delete: %v", err)
+	}
+}
+
+// As passes an error through, gives the object as the type asked for, and
+// names what came instead when it is another.
+func TestAs(t *testing.T) {
+	if _, err := kubeclient.As[*corev1.Pod](nil, apierrors.NewNotFound(corev1.Resource("pods"), "p")); !apierrors.IsNotFound(err) {
+		t.Errorf("error not passed through: %v", err)
+	}
+	if p, err := kubeclient.As[*corev1.Pod](&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}, nil); err != nil || p.Name != "p" {
+		t.Errorf("pod: %v, %v", p, err)
+	}
+	if _, err := kubeclient.As[*corev1.PodList](&corev1.Pod{}, nil); err == nil || !strings.Contains(err.Error(), "*v1.Pod, not *v1.PodList") {
+		t.Errorf("a pod for a list: %v", err)
 	}
 }

@@ -80,13 +80,9 @@ func (s *Source) lookupOne(ctx context.Context, r source.PodRef) (*corev1.Pod, e
 	}
 	sel := fields.AndSelectors(fields.OneTermEqualSelector("metadata.name", r.Name),
 		fields.OneTermEqualSelector("spec.nodeName", s.opts.NodeName))
-	obj, err := s.opts.Client.Resource(kubeclient.Pods, r.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()})
+	list, err := kubeclient.As[*corev1.PodList](s.opts.Client.Resource(kubeclient.Pods, r.Namespace).List(ctx, metav1.ListOptions{FieldSelector: sel.String()}))
 	if err != nil {
 		return nil, fmt.Errorf("pod %s/%s: %w", r.Namespace, r.Name, err)
-	}
-	list, ok := obj.(*corev1.PodList)
-	if !ok {
-		return nil, fmt.Errorf("pod %s/%s: the API server answered a list of pods with %T", r.Namespace, r.Name, obj)
 	}
 	named := false
 	for i := range list.Items {
