@@ -50,10 +50,10 @@ func (a *Agent) decideContainers(reqs []nri.Request) []nri.Answer {
 	ck, err := a.store.Load()
 	var rd decide.Ready
 	if err == nil {
-		// The last decision is reused only for the same workloads; these
-		// have containers the reconcile's have not.
+		// These workloads have containers the last decision's key does not
+		// see: decided again, with its steps for the workloads not changed.
 		last := a.mem.Last
-		a.mem.Last = nil
+		a.mem.Last = last.Steps()
 		rd, err = a.decide(cfg, rs, plans(rs), map[string]bool{}, ck)
 		a.mem.Last = last
 	}

@@ -169,6 +169,61 @@ func TestIncrementalDecideEqualsFresh(t *testing.T) {
 	}
 }
 
+// TestStepsDecideAgain: a container added to a workload under the same
+// config (one about to be created, as the NRI answer sees it) is not in
+// the last decision's key, so reusing that decision whole leaves it out;
+// with the last decision's Steps the node is decided again, equal to a
+// decision afresh, and the other workloads' steps are reused.
+func TestStepsDecideAgain(t *testing.T) {
+	in := randomInput(rand.New(rand.NewPCG(5, 6)))
+	cfg := &workload.Config{Host: &hostconfig.HostConfig{}, Reserved: in.Reserved, BEPool: cpuset.New(),
+		MemQoS: memqos.Config{LS: &memqos.ClassConfig{Enable: new(true)}}}
+	obs := Observation{Topology: in.Topology, Config: cfg, Prepared: map[string]bool{}}
+	for i := range 4 {
+		w := testWorkload(fmt.Sprintf("pod%d", i), 2-2*(i%2), i%2 == 0, false, nil)
+		w.UID = w.Name
+		obs.Workloads = append(obs.Workloads, w)
+		obs.Prepared[w.Cgroup] = true
+	}
+	mem := Decide(obs, Decide(obs, Memory{}).Memory).Memory // at rest: the assignments decided are in force
+	ws := slices.Clone(obs.Workloads)
+	w := &ws[2] // holds CPUs of its own, which its containers get
+	w.Containers = append(slices.Clone(w.Containers), workload.Container{Name: "new", Cgroup: w.Cgroup + "/new"})
+	obs.Workloads, obs.Prepared[w.Cgroup+"/new"] = ws, true
+	writesNew := func(r Ready) bool {
+		for _, op := range r.Desired.Ops {
+			if op.Cgroup == w.Cgroup+"/new" {
+				return true
+			}
+		}
+		return false
+	}
+	fresh := mem
+	fresh.Last = nil
+	full := Decide(obs, fresh)
+	if !writesNew(full) {
+		t.Fatal("a decision afresh writes nothing to the new container: the test shows nothing")
+	}
+	if readyDiff(Decide(obs, mem), full) == "" {
+		t.Fatal("the last decision reused whole is the same as a decision afresh: Steps would not be needed")
+	}
+	steps := mem
+	steps.Last = mem.Last.Steps()
+	again := Decide(obs, steps)
+	if diff := readyDiff(again, full); diff != "" {
+		t.Fatalf("decided with the last decision's steps, the node differs from a decision afresh: %s", diff)
+	}
+	for _, x := range obs.Workloads {
+		reused := again.Memory.Last.qos.byName[x.Name] == mem.Last.qos.byName[x.Name]
+		if reused != (x.Name != w.Name) {
+			t.Errorf("%s: step reused %v, want %v", x.Name, reused, x.Name != w.Name)
+		}
+	}
+	if (*Computed)(nil).Steps() != nil {
+		t.Error("no last decision has steps")
+	}
+}
+
 // readyDiff names the first part of two Readys that differs, "" if none.
 func readyDiff(a, b Ready) string {
 	ma, mb := a.Memory, b.Memory

@@ -99,6 +99,18 @@ type Computed struct {
 	qos *qosMemo
 }
 
+// Steps is c without its decision: a decision made with it decides the
+// whole node again, but reuses the QoS steps of the workloads that read the
+// same as then. It serves a decision whose workloads may differ from c's
+// under the same config (a container about to be created, which the key
+// does not see), where reusing c whole would leave that container out.
+func (c *Computed) Steps() *Computed {
+	if c == nil {
+		return nil
+	}
+	return &Computed{qos: c.qos}
+}
+
 // Ready is everything the shell must do after one reconcile: save the
 // assignments when they changed, write and restore cgroup files, emit the
 // Events, publish the status, and remember Memory.
