@@ -66,12 +66,12 @@ func TestPodStartOverhead(t *testing.T) {
 			}
 			ns := n.namespace(t, fmt.Sprintf("start%d-%d", size, round))
 			n.expected[ns+"/CreatedUnpinned"] = true
+			startAtPhase(float64(round/2) / float64(rounds))
 			var cost *burstCost
 			if with {
 				cost = n.agentCost(t)
 			}
 			load := loadAvg(t)
-			startAtPhase(float64(round/2) / float64(rounds))
 			times := n.startBurst(t, ns, size)
 			by[with].add(times)
 			// Each round's own figures too: a run cut short still says them.
