@@ -41,6 +41,8 @@ type Hierarchy struct {
 	dirs   map[string]DirID // of them, those seen to be directories (Exists), and which
 	ids    map[relKey]DirID // the same by cgroup, for DirID's questions
 	mounts []Controller     // v1Mounts, found once in this scope
+	// lastScope is how many entries the last scope's maps held.
+	lastScope scopeSizes
 	// Identities kept past a scope while a Witness vouches for them
 	// (SetWitness).
 	witness   Witness
@@ -133,7 +135,12 @@ func (h *Hierarchy) Scope() (end func()) {
 	h.mu.Lock()
 	h.scopes++
 	if h.inside == nil {
-		h.inside, h.dirs, h.ids = map[string]bool{}, map[string]DirID{}, map[relKey]DirID{}
+		// Sized as the last scope's: a reconcile looks at about as many
+		// directories as the one before, and these maps grown from nothing
+		// each time were 2 % of the bytes the agent allocated under a
+		// 300-pod churn.
+		n := h.lastScope
+		h.inside, h.dirs, h.ids = make(map[string]bool, n.inside), make(map[string]DirID, n.dirs), make(map[relKey]DirID, n.ids)
 	}
 	h.mu.Unlock()
 	var once sync.Once
@@ -141,6 +148,7 @@ func (h *Hierarchy) Scope() (end func()) {
 		once.Do(func() {
 			h.mu.Lock()
 			if h.scopes--; h.scopes == 0 {
+				h.lastScope = scopeSizes{inside: len(h.inside), dirs: len(h.dirs), ids: len(h.ids)}
 				h.inside, h.dirs, h.ids, h.mounts = nil, nil, nil, nil
 				h.closeRootIfIdle()
 			}
@@ -264,3 +272,6 @@ func (h *Hierarchy) contain(p string) error {
 	}
 	return nil
 }
+
+// scopeSizes are the sizes of a scope's maps, for sizing the next scope's.
+type scopeSizes struct{ inside, dirs, ids int }
