@@ -15,6 +15,7 @@ import (
 	"github.com/locus-project/locus/pkg/cgroup"
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/pace"
 	"github.com/locus-project/locus/pkg/stopsignal"
 	"github.com/locus-project/locus/pkg/supervisor"
 )
@@ -24,6 +25,7 @@ func newAgentCmd() *cobra.Command {
 	var standalone bool
 	var version, margin, logLevel string
 	var kube kubeFlags
+	pacer := pace.Default
 	cmd := &cobra.Command{
 		Use:   "agent (--standalone | --node-name NODE) [flags]",
 		Short: "Run the node agent: bind workloads to CPUs and tune their memory QoS",
@@ -61,6 +63,10 @@ NodeResourceTopology.`,
 					return usageError{fmt.Errorf("--locality-margin: %w", err)}
 				}
 			}
+			if err := checkPace(pacer); err != nil {
+				return err
+			}
+			o.Pace = &pacer
 			if !o.Profiling {
 				// Nothing can read the heap profile: keep no allocation
 				// records (and no table of their stacks) for it.
@@ -98,6 +104,8 @@ NodeResourceTopology.`,
 	f.StringVar(&logLevel, "log-level", "info", "least level logged to stderr: debug (adds each reconcile's duration and writes), info, warn or error")
 	f.BoolVar(&o.Profiling, "profiling", false, "also serve Go's profiles under /debug/pprof/ at --status-addr (for finding where time goes)")
 	f.DurationVar(&o.Resync, "resync", 10*time.Second, "reconcile at least this often")
+	f.IntVar(&pacer.Ratio, "reconcile-pace", pace.Default.Ratio, "in a burst of changes, a reconcile starts no sooner than this many times the last one's duration after it ended (0: at every change, unpaced)")
+	f.DurationVar(&pacer.Bound, "reconcile-pace-bound", pace.Default.Bound, "the longest a change waits for --reconcile-pace (0: unpaced)")
 	f.DurationVar(&o.ConfigSettle, "config-settle", hostsource.DefaultConfigSettle, "act on a changed --config once it has stayed the same this long (a half-written file is never acted on)")
 	f.DurationVar(&o.StopGrace, "stop-grace", 10*time.Second, "wait this long after SIGTERM before SIGKILL when stopping a workload")
 	f.BoolVar(&o.V1SoftLimitForLow, "memory-v1-soft-limit", false, "on upstream cgroup v1, approximate memory.low with memory.soft_limit_in_bytes")
@@ -125,4 +133,15 @@ func newShimCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// checkPace names the flag a bad pace came from.
+func checkPace(p pace.Pacer) error {
+	if err := pace.CheckRatio(p.Ratio); err != nil {
+		return usageError{fmt.Errorf("--reconcile-pace %w", err)}
+	}
+	if err := pace.CheckBound(p.Bound); err != nil {
+		return usageError{fmt.Errorf("--reconcile-pace-bound %w", err)}
+	}
+	return nil
 }

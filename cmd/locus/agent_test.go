@@ -117,6 +117,8 @@ func TestAgentCommandErrors(t *testing.T) {
 		{[]string{"status", "-o", "yaml"}, true, "unknown output format"},
 		{[]string{"agent", "--standalone", "--state-dir", t.TempDir(), "--config", missing, "--cgroup-version", "v2",
 			"--cgroup-root", t.TempDir()}, false, missing},
+		{[]string{"agent", "--standalone", "--state-dir", missing, "--reconcile-pace", "-1"}, true, "--reconcile-pace -1: want 0 (unpaced) to 100"},
+		{[]string{"agent", "--standalone", "--state-dir", missing, "--reconcile-pace-bound", "1m"}, true, "--reconcile-pace-bound 1m0s: want 0 (unpaced) to 10s"},
 	}
 	for _, tc := range cases {
 		_, err := runLocus(t, tc.args...)
@@ -125,6 +127,9 @@ func TestAgentCommandErrors(t *testing.T) {
 			t.Errorf("locus %s: error %v (usage %v), want %q (usage %v)", strings.Join(tc.args, " "), err,
 				errors.As(err, &ue), tc.want, tc.usage)
 		}
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused command made %s (%v)", missing, err)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/localityloop"
 	"github.com/locus-project/locus/pkg/nri"
+	"github.com/locus-project/locus/pkg/pace"
 	"github.com/locus-project/locus/pkg/procfs"
 	"github.com/locus-project/locus/pkg/publish"
 	"github.com/locus-project/locus/pkg/server"
@@ -78,6 +79,9 @@ type Agent struct {
 // DryRun it creates nothing: the state is read if present.
 func New(opts Options) (*Agent, error) {
 	opts = withDefaults(opts)
+	if err := pace.Of(opts.Pace).Check(); err != nil {
+		return nil, err // before anything is opened
+	}
 	m := publish.NewMetrics(opts.Version, opts.Commit)
 	a := &Agent{opts: opts, log: opts.Logger, procs: procfs.New(opts.ProcRoot), metrics: m,
 		pub: publish.NewPublisher(opts.StateDir, m),
@@ -90,8 +94,10 @@ func New(opts Options) (*Agent, error) {
 		return nil, err
 	}
 	a.runHostChecks()
-	if err := a.checkPrivilege(); err != nil {
-		return nil, err
+	if !opts.DryRun { // a dry run writes nothing and needs no privilege
+		if err := a.h.CheckPrivilege(); err != nil { // could it write any cgroup?
+			return nil, err
+		}
 	}
 	a.cpuIdle, a.burst = a.h.KernelHas(cgroup.CPUIdle), burstwatch.New(a.h, opts.ProcRoot)
 	if err = a.refreshTopology(); err != nil {
@@ -119,15 +125,6 @@ func New(opts Options) (*Agent, error) {
 		Exists: a.cgroupExists, Sup: a.sup, Save: a.saveEntry, Events: a.events, Wake: a.wake,
 		Pause: a.debugDelay, Now: time.Now, DryRun: opts.DryRun, Once: opts.Once, Out: opts.Out})
 	return a, nil
-}
-
-// checkPrivilege refuses to start an agent that could write no cgroup; a
-// dry run writes nothing and needs no privilege.
-func (a *Agent) checkPrivilege() error {
-	if a.opts.DryRun {
-		return nil
-	}
-	return a.h.CheckPrivilege()
 }
 
 // newExecutor builds the executor, the only holder of a cgroup writer, on

@@ -14,6 +14,7 @@ import (
 	"github.com/locus-project/locus/pkg/hostsource"
 	"github.com/locus-project/locus/pkg/kubelet"
 	"github.com/locus-project/locus/pkg/locality"
+	"github.com/locus-project/locus/pkg/pace"
 	"github.com/locus-project/locus/pkg/server"
 	"github.com/locus-project/locus/pkg/source"
 )
@@ -29,6 +30,7 @@ type Options struct {
 	DryRun        bool           // print the writes, change nothing
 	Once          bool           // one reconcile; commands are not started
 	Resync        time.Duration  // default 10s
+	Pace          *pace.Pacer    // a burst's reconciles; nil: pace.Default, a Ratio or Bound of 0: unpaced
 	// StaleAfter is how long /healthz tolerates no reconcile completing,
 	// or one running; default server.DefaultStaleAfter(Resync).
 	StaleAfter time.Duration

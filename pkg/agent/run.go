@@ -57,7 +57,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return a.shutdown()
 	}
 	trim := idletrim.Start(ctx, 2*time.Second, a.log) // the heap back to what is live between reconciles
-	gate := pace.NewGate(pace.Default, a.metrics.Reg, nil)
+	gate := pace.NewGate(pace.Of(a.opts.Pace), a.metrics.Reg, nil)
 	defer gate.Stop()
 	gate.Run(func() { a.logResult(a.Reconcile()) })
 	trim.StartedUp() // busy, and the pages only start-up touched back now: a churning node may never be quiet

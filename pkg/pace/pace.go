@@ -12,7 +12,10 @@
 // agent's loop with a timer, and counts what it did.
 package pace
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Pacer is the rule.
 type Pacer struct {
@@ -31,6 +34,51 @@ type Pacer struct {
 // answer to a creation is bounded by: without NRI a container is pinned
 // after its start by a reconcile, which this delays by at most that.
 var Default = Pacer{Ratio: 3, Bound: time.Second}
+
+// Of is *p, or Default when p is nil.
+func Of(p *Pacer) Pacer {
+	if p == nil {
+		return Default
+	}
+	return *p
+}
+
+// The most an operator may set. A longer bound leaves a container started
+// without NRI on the wrong CPUs for longer (it is pinned by a reconcile,
+// which waits up to Bound); a larger ratio only makes every burst's
+// reconciles rarer than any bound allows.
+const (
+	MaxRatio = 100
+	MaxBound = 10 * time.Second
+)
+
+// Check says what is wrong with p, naming the field and its value; nil when
+// nothing is. A Ratio of 0, or a Bound of 0, paces nothing.
+func (p Pacer) Check() error {
+	if err := CheckRatio(p.Ratio); err != nil {
+		return fmt.Errorf("pace ratio %w", err)
+	}
+	if err := CheckBound(p.Bound); err != nil {
+		return fmt.Errorf("pace bound %w", err)
+	}
+	return nil
+}
+
+// CheckRatio says what is wrong with a Ratio, starting with its value.
+func CheckRatio(r int) error {
+	if r < 0 || r > MaxRatio {
+		return fmt.Errorf("%d: want 0 (unpaced) to %d", r, MaxRatio)
+	}
+	return nil
+}
+
+// CheckBound says what is wrong with a Bound, starting with its value.
+func CheckBound(b time.Duration) error {
+	if b < 0 || b > MaxBound {
+		return fmt.Errorf("%s: want 0 (unpaced) to %s", b, MaxBound)
+	}
+	return nil
+}
 
 // Last is what the rule needs of the last reconcile.
 type Last struct {

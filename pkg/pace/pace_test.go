@@ -1,6 +1,7 @@
 package pace
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -62,6 +63,28 @@ func TestStartBoundsTheShareAndTheWait(t *testing.T) {
 		}
 		if share > want+1e-9 {
 			t.Errorf("reconciles of %v took %.3f of the time, over %.3f", took, share, want)
+		}
+	}
+}
+
+// Check names the field out of bounds and its value; the bounds themselves
+// and zero (unpaced) are accepted.
+func TestCheck(t *testing.T) {
+	for _, c := range []struct {
+		p    Pacer
+		want string
+	}{
+		{Default, ""},
+		{Pacer{}, ""},
+		{Pacer{Ratio: MaxRatio, Bound: MaxBound}, ""},
+		{Pacer{Ratio: -1, Bound: time.Second}, "pace ratio -1: want 0 (unpaced) to 100"},
+		{Pacer{Ratio: MaxRatio + 1}, "pace ratio 101: want 0 (unpaced) to 100"},
+		{Pacer{Ratio: 3, Bound: -time.Millisecond}, "pace bound -1ms: want 0 (unpaced) to 10s"},
+		{Pacer{Ratio: 3, Bound: MaxBound + time.Nanosecond}, "pace bound 10.000000001s: want 0 (unpaced) to 10s"},
+	} {
+		err := c.p.Check()
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%+v: %v, want %q", c.p, err, c.want)
 		}
 	}
 }
