@@ -23,15 +23,17 @@ import (
 // churn's mix (LS with memory QoS, BE, plain) at once, bound to the node, and
 // takes for every pod create → Running (the first watch event that shows its
 // container running) and create → first instruction (the runtime's timestamp
-// of the container's first output line), each pair of rounds starting at
-// its own point in the second (startAtPhase: the kubelet relists every
-// second). Logged per size and side: p50 and p99 of each, and the ratios
-// with/without, for docs/benchmarks.md; per round, the load average, and
-// with the agent its CPU time over the burst, its reconciles and those
-// that waited for the pace (pkg/pace). On
-// containerd 2 the agent answers containers' creation over NRI; on containerd
-// 1.6 it pins after the start. Not part of make e2e: it runs only with
-// LOCUS_E2E_PODSTART set (300 pods need LOCUS_E2E_MAX_PODS=330).
+// of the container's first output line), each set of rounds (one a side)
+// starting at its own point in the second (startAtPhase: the kubelet relists
+// every second). Logged per size and side: p50 and p99 of each, and the
+// ratios with/without, for docs/benchmarks.md; per round, the load average,
+// and with the agent its CPU time over the burst, its reconciles and those
+// that waited for the pace (pkg/pace). LOCUS_E2E_PODSTART_ALT_ARGS (flags,
+// split on spaces, chart mode only) adds a third side in the same run: the
+// agent with those flags too (e.g. --reconcile-pace=0), compared with both.
+// On containerd 2 the agent answers containers' creation over NRI; on
+// containerd 1.6 it pins after the start. Not part of make e2e: it runs only
+// with LOCUS_E2E_PODSTART set (300 pods need LOCUS_E2E_MAX_PODS=330).
 func TestPodStartOverhead(t *testing.T) {
 	n := need(t)
 	sizes := intList(os.Getenv("LOCUS_E2E_PODSTART"))
@@ -42,67 +44,134 @@ func TestPodStartOverhead(t *testing.T) {
 	if r := intList(os.Getenv("LOCUS_E2E_PODSTART_ROUNDS")); len(r) == 1 {
 		rounds = r[0]
 	}
+	sides := []side{{name: "without the agent"}, {name: "with the agent", agent: true}}
+	if alt := strings.Fields(os.Getenv("LOCUS_E2E_PODSTART_ALT_ARGS")); len(alt) > 0 {
+		if n.mode != "chart" {
+			t.Fatalf("LOCUS_E2E_PODSTART_ALT_ARGS needs the agent's chart (LOCUS_E2E_MODE=chart), not %s mode", n.mode)
+		}
+		sides = append(sides, side{name: "with the agent, " + strings.Join(alt, " "), agent: true, args: alt})
+	}
 	nri := n.withNRI(t)
 	n.sloConfig(t)
-	agentUp := true
+	var up *side = &sides[1] // the agent runs, with its own flags
 	t.Cleanup(func() {
-		if !agentUp {
-			n.e2e(t, "start", "agent")
+		if up != &sides[1] {
+			n.switchAgent(t, up, &sides[1])
 		}
 	})
 	for _, size := range sizes {
-		by := map[bool]*startTimes{false: {}, true: {}}
-		for round := range 2 * rounds {
-			// Alternate, starting without the agent in even rounds of even
-			// sizes, so neither side always follows the other.
-			with := (round+size)%2 == 1
-			if with != agentUp {
-				if with {
-					n.e2e(t, "start", "agent")
-				} else {
-					n.e2e(t, "stop", "agent")
-				}
-				agentUp = with
+		by := make([]startTimes, len(sides))
+		for round := range len(sides) * rounds {
+			// Each set of rounds takes every side once, forward then
+			// backward, starting without the agent in even sets of even
+			// sizes, so no side always follows another.
+			set, i := round/len(sides), round%len(sides)
+			if (set+size)%2 == 1 {
+				i = len(sides) - 1 - i
 			}
+			s := &sides[i]
+			n.switchAgent(t, up, s)
+			up = s
 			ns := n.namespace(t, fmt.Sprintf("start%d-%d", size, round))
 			n.expected[ns+"/CreatedUnpinned"] = true
-			startAtPhase(float64(round/2) / float64(rounds))
+			startAtPhase(float64(set) / float64(rounds))
 			var cost *burstCost
-			if with {
+			if s.agent {
 				cost = n.agentCost(t)
 			}
 			load := loadAvg(t)
 			times := n.startBurst(t, ns, size)
-			by[with].add(times)
+			by[i].add(times)
 			// Each round's own figures too: a run cut short still says them.
 			got := fmt.Sprintf("create → Running p50 %s, p99 %s; create → first instruction p50 %s, p99 %s",
 				times.q(times.running, 0.5), times.q(times.running, 0.99), times.q(times.first, 0.5), times.q(times.first, 0.99))
-			if with {
-				t.Logf("%d pods, round %d, with the agent: %s; %s; load average %s at the start, %s at the end", size, round, got, cost.since(t), load, loadAvg(t))
-			} else {
-				t.Logf("%d pods, round %d, without the agent: %s; load average %s at the start, %s at the end", size, round, got, load, loadAvg(t))
+			spent := ""
+			if s.agent {
+				spent = cost.since(t) + "; "
 			}
+			t.Logf("%d pods, round %d, %s: %s; %sload average %s at the start, %s at the end", size, round, s.name, got, spent, load, loadAvg(t))
 			// A burst's pods take longer to go than the teardown's wait
 			// allows on a loaded node: they go first, then the teardown
 			// checks their cgroups.
 			(&churn{n: n, ns: ns}).deleteAllAndWait(t)
 			n.deleteAll(t, ns)
 		}
-		without, with := by[false], by[true]
-		t.Logf("runtime %s, NRI %v, %d pods at once, %d rounds a side: create → Running p50 %s vs %s without the agent (%.2f×), p99 %s vs %s (%.2f×); "+
-			"create → first instruction p50 %s vs %s (%.2f×), p99 %s vs %s (%.2f×)",
-			n.runtime, nri, size, rounds,
-			with.q(with.running, 0.5), without.q(without.running, 0.5), ratio(with.q(with.running, 0.5), without.q(without.running, 0.5)),
-			with.q(with.running, 0.99), without.q(without.running, 0.99), ratio(with.q(with.running, 0.99), without.q(without.running, 0.99)),
-			with.q(with.first, 0.5), without.q(without.first, 0.5), ratio(with.q(with.first, 0.5), without.q(without.first, 0.5)),
-			with.q(with.first, 0.99), without.q(without.first, 0.99), ratio(with.q(with.first, 0.99), without.q(without.first, 0.99)))
+		for i := 1; i < len(sides); i++ {
+			compare(t, fmt.Sprintf("runtime %s, NRI %v, %d pods at once, %d rounds a side", n.runtime, nri, size, rounds),
+				sides[i].name, &by[i], sides[0].name, &by[0])
+		}
+		if len(sides) > 2 {
+			compare(t, fmt.Sprintf("%d pods at once", size), sides[2].name, &by[2], sides[1].name, &by[1])
+		}
 		// What the kubelet adds once the container runs: its PLEG relists
 		// the containers every second, so Running follows the first
 		// instruction by up to a second whoever started it.
-		wg, wog := with.sinceFirst(), without.sinceFirst()
-		t.Logf("%d pods at once: first instruction → Running min %s, p50 %s, max %s with the agent; min %s, p50 %s, max %s without",
-			size, with.q(wg, 0), with.q(wg, 0.5), with.q(wg, 1), without.q(wog, 0), without.q(wog, 0.5), without.q(wog, 1))
+		for i := range sides {
+			g := by[i].sinceFirst()
+			t.Logf("%d pods at once, %s: first instruction → Running min %s, p50 %s, max %s",
+				size, sides[i].name, by[i].q(g, 0), by[i].q(g, 0.5), by[i].q(g, 1))
+		}
 	}
+}
+
+// side is one way the node runs in TestPodStartOverhead.
+type side struct {
+	name  string
+	agent bool     // the agent's pod runs
+	args  []string // flags added to the agent's own
+}
+
+// switchAgent takes the node from side from to side to: the agent stopped
+// or started, and while stopped its DaemonSet's flags set to to's, so the
+// pod it starts runs with them.
+func (n *e2eNode) switchAgent(t *testing.T, from, to *side) {
+	t.Helper()
+	if from == to {
+		return
+	}
+	if from.agent {
+		n.e2e(t, "stop", "agent")
+	}
+	if to.agent {
+		if !slices.Equal(from.args, to.args) {
+			n.setAgentArgs(t, from.args, to.args)
+		}
+		n.e2e(t, "start", "agent")
+	}
+}
+
+// setAgentArgs replaces the flags drop, last of the agent container's
+// arguments in the chart's DaemonSet, with add.
+func (n *e2eNode) setAgentArgs(t *testing.T, drop, add []string) {
+	t.Helper()
+	ctx := context.Background()
+	dss := n.cp.Client.AppsV1().DaemonSets(n.locusNS)
+	ds, err := dss.Get(ctx, n.release+"-agent", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &ds.Spec.Template.Spec.Containers[0]
+	if len(c.Args) < len(drop) || !slices.Equal(c.Args[len(c.Args)-len(drop):], drop) {
+		t.Fatalf("the agent's arguments %q do not end with %q", c.Args, drop)
+	}
+	c.Args = append(c.Args[:len(c.Args)-len(drop):len(c.Args)-len(drop)], add...)
+	if _, err := dss.Update(ctx, ds, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compare logs a's start times against b's: p50 and p99 of create →
+// Running and create → first instruction, and their ratios.
+func compare(t *testing.T, what, aName string, a *startTimes, bName string, b *startTimes) {
+	t.Helper()
+	r := func(d func(*startTimes) []time.Duration, q float64) string {
+		x, y := a.q(d(a), q), b.q(d(b), q)
+		return fmt.Sprintf("%s vs %s (%.2f×)", x, y, ratio(x, y))
+	}
+	running := func(s *startTimes) []time.Duration { return s.running }
+	first := func(s *startTimes) []time.Duration { return s.first }
+	t.Logf("%s, %s against %s: create → Running p50 %s, p99 %s; create → first instruction p50 %s, p99 %s",
+		what, aName, bName, r(running, 0.5), r(running, 0.99), r(first, 0.5), r(first, 0.99))
 }
 
 // startAtPhase waits until the wall clock is phase (0 ≤ phase < 1) into a
