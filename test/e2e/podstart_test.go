@@ -53,12 +53,8 @@ func TestPodStartOverhead(t *testing.T) {
 	}
 	nri := n.withNRI(t)
 	n.sloConfig(t)
-	var up *side = &sides[1] // the agent runs, with its own flags
-	t.Cleanup(func() {
-		if up != &sides[1] {
-			n.switchAgent(t, up, &sides[1])
-		}
-	})
+	sw := &agentSwitch{n: n, up: &sides[1]} // the agent runs, with its own flags
+	t.Cleanup(func() { sw.to(t, &sides[1]) })
 	for _, size := range sizes {
 		by := make([]startTimes, len(sides))
 		for round := range len(sides) * rounds {
@@ -70,8 +66,7 @@ func TestPodStartOverhead(t *testing.T) {
 				i = len(sides) - 1 - i
 			}
 			s := &sides[i]
-			n.switchAgent(t, up, s)
-			up = s
+			sw.to(t, s)
 			ns := n.namespace(t, fmt.Sprintf("start%d-%d", size, round))
 			n.expected[ns+"/CreatedUnpinned"] = true
 			startAtPhase(float64(set) / float64(rounds))
@@ -121,23 +116,33 @@ type side struct {
 	args  []string // flags added to the agent's own
 }
 
-// switchAgent takes the node from side from to side to: the agent stopped
-// or started, and while stopped its DaemonSet's flags set to to's, so the
-// pod it starts runs with them.
-func (n *e2eNode) switchAgent(t *testing.T, from, to *side) {
+// agentSwitch is which side the node is on, and the flags the agent's
+// DaemonSet adds to its own (they stay while its pod is stopped).
+type agentSwitch struct {
+	n    *e2eNode
+	up   *side
+	args []string
+}
+
+// to takes the node to side s: the agent stopped or started, and while
+// stopped its DaemonSet's flags set to s's, so the pod it starts runs with
+// them.
+func (w *agentSwitch) to(t *testing.T, s *side) {
 	t.Helper()
-	if from == to {
+	if w.up == s {
 		return
 	}
-	if from.agent {
-		n.e2e(t, "stop", "agent")
+	if w.up.agent {
+		w.n.e2e(t, "stop", "agent")
 	}
-	if to.agent {
-		if !slices.Equal(from.args, to.args) {
-			n.setAgentArgs(t, from.args, to.args)
+	if s.agent {
+		if !slices.Equal(w.args, s.args) {
+			w.n.setAgentArgs(t, w.args, s.args)
+			w.args = s.args
 		}
-		n.e2e(t, "start", "agent")
+		w.n.e2e(t, "start", "agent")
 	}
+	w.up = s
 }
 
 // setAgentArgs replaces the flags drop, last of the agent container's
