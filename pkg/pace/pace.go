@@ -45,8 +45,8 @@ func Of(p *Pacer) Pacer {
 
 // The most an operator may set. A longer bound leaves a container started
 // without NRI on the wrong CPUs for longer (it is pinned by a reconcile,
-// which waits up to Bound); a larger ratio only makes every burst's
-// reconciles rarer than any bound allows.
+// which waits up to Bound); past a ratio of 100 every reconcile of a
+// hundredth of the bound or more already pauses for the whole bound.
 const (
 	MaxRatio = 100
 	MaxBound = 10 * time.Second
