@@ -35,8 +35,8 @@ func (b *burstySource) Snapshot(env source.Env) source.Snapshot {
 }
 
 // runBurst runs an agent paced by p through half a second of changes, one
-// every millisecond, and gives its reconciles and those that waited for
-// the pace.
+// every millisecond, and gives its reconciles (the first included) and
+// those that waited for the pace.
 func runBurst(t *testing.T, p *pace.Pacer) (reconciles int64, paced float64) {
 	t.Helper()
 	tree := newCgroupTree(t, cgroup.V2, true, "0-3")
@@ -54,6 +54,15 @@ func runBurst(t *testing.T, p *pace.Pacer) (reconciles int64, paced float64) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
+	// The burst starts once the first reconcile (never paced) has read the
+	// source, so a loaded machine's slow start-up does not eat it.
+	for src.snapshots.Load() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("the agent stopped before its first reconcile: %v", err)
+		case <-time.After(time.Millisecond):
+		}
+	}
 	tick := time.NewTicker(time.Millisecond)
 	for end := time.Now().Add(500 * time.Millisecond); time.Now().Before(end); <-tick.C {
 		notify(src.changed)
