@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -59,7 +60,14 @@ func TestMovesInKubernetesMode(t *testing.T) {
 	n.start(func(o *kubeOptions) { o.Source.Moves = true })
 	cg := func(p *corev1.Pod) string { return n.kubelet.ContainerCgroup(p, "app") }
 	cpusOf := func(p *corev1.Pod) cpuset.CPUSet {
-		s, err := cpuset.Parse(n.kubelet.File(cg(p), "cpuset.cpus"))
+		// A fixture file being written reads empty between its truncation
+		// and its write (a cgroup file is replaced at once): read it again.
+		text := n.kubelet.File(cg(p), "cpuset.cpus")
+		for end := time.Now().Add(2 * time.Second); text == "" && time.Now().Before(end); {
+			time.Sleep(10 * time.Millisecond)
+			text = n.kubelet.File(cg(p), "cpuset.cpus")
+		}
+		s, err := cpuset.Parse(text)
 		if err != nil {
 			t.Fatal(err)
 		}
