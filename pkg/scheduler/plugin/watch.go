@@ -24,6 +24,7 @@ func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	f := p.handle.SharedInformerFactory()
+	trimInformers(logger, f.Core().V1().Pods().Informer(), f.Core().V1().Nodes().Informer())
 	podReg, err := f.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { p.onPod(logger, obj) },
 		UpdateFunc: func(_, obj any) { p.onPod(logger, obj) },
