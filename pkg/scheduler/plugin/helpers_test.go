@@ -73,6 +73,17 @@ func newEnvWith(t *testing.T, prepare func(*dynfake.FakeDynamicClient), args run
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	act := &activator{}
+	pl := startPlugin(t, ctx, client, factory, dyn, args, act)
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	return &env{t: t, ctx: ctx, client: client, dyn: dyn, pl: pl, act: act}
+}
+
+// startPlugin builds the plugin as the framework would, on these clients
+// and this informer factory, which the caller starts.
+func startPlugin(t *testing.T, ctx context.Context, client *fake.Clientset, factory informers.SharedInformerFactory,
+	dyn *dynfake.FakeDynamicClient, args runtime.Object, act *activator) *Plugin {
+	t.Helper()
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithPodActivator(act),
 		frameworkruntime.WithClientSet(client), frameworkruntime.WithInformerFactory(factory))
 	if err != nil {
@@ -82,9 +93,7 @@ func newEnvWith(t *testing.T, prepare func(*dynfake.FakeDynamicClient), args run
 	if err != nil {
 		t.Fatal(err)
 	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	return &env{t: t, ctx: ctx, client: client, dyn: dyn, pl: pl, act: act}
+	return pl
 }
 
 // activator records the pods the plugin activates, and retries them at

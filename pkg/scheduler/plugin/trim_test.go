@@ -9,10 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynfake "k8s.io/client-go/dynamic/fake"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/scheduler"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/workload"
@@ -39,7 +37,9 @@ func TestManagedFieldsNotKept(t *testing.T) {
 		pods.Informer()
 		nodes.Informer()
 		if withPlugin {
-			startPlugin(t, ctx, client, factory)
+			dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+				map[schema.GroupVersionResource]string{nrt.GVR: nrt.Kind + "List"})
+			startPlugin(t, ctx, client, factory, dyn, nil, &activator{})
 		}
 		factory.Start(ctx.Done())
 		factory.WaitForCacheSync(ctx.Done())
@@ -68,20 +68,6 @@ func TestManagedFieldsNotKept(t *testing.T) {
 	}
 	if gotP.UID != p.UID || gotP.Annotations[workload.AnnotationCPUSet] != "true" || gotN.Labels["zone"] != "z" {
 		t.Errorf("the rest of the metadata changed: pod %+v, node %+v", gotP.ObjectMeta, gotN.ObjectMeta)
-	}
-}
-
-func startPlugin(t *testing.T, ctx context.Context, client *fake.Clientset, factory informers.SharedInformerFactory) {
-	t.Helper()
-	dyn := dynfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
-		map[schema.GroupVersionResource]string{nrt.GVR: nrt.Kind + "List"})
-	fh, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithPodActivator(&activator{}),
-		frameworkruntime.WithClientSet(client), frameworkruntime.WithInformerFactory(factory))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := NewWithClient(ctx, nil, fh, dyn); err != nil {
-		t.Fatal(err)
 	}
 }
 
