@@ -3,7 +3,9 @@
 package locality
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"sync/atomic"
@@ -133,7 +135,10 @@ func (c *child) probe(t *testing.T) probeWaits {
 // TestWaitProbeSeesAStoppedProcess checks the touch probe can show a long
 // wait: a child held still with SIGSTOP for stopFor has a gap of at least
 // that long between two touches, whatever the machine's load (a stop only
-// lengthens a gap, and the gaps cover the time without a hole). The mapping
+// lengthens a gap, and the gaps cover the time without a hole). The stop is
+// counted from when every thread of the child is seen stopped: a thread stops
+// only when it next runs after the signal is sent, which can be a
+// few milliseconds later, while SIGCONT wakes it as it is sent. The mapping
 // probe times its calls only, not its sleeps, which a stop most likely
 // falls in; the benchmark's migrate_pages(2) rows, a call that holds the
 // mmap lock throughout, show it waiting as long as the call
@@ -147,6 +152,7 @@ func TestWaitProbeSeesAStoppedProcess(t *testing.T) {
 	if err := c.cmd.Process.Signal(unix.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	waitAllStopped(t, c.pid())
 	time.Sleep(stopFor)
 	if err := c.cmd.Process.Signal(unix.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -159,6 +165,47 @@ func TestWaitProbeSeesAStoppedProcess(t *testing.T) {
 		t.Errorf("held still %v, the probe saw a longest touch gap of %v: want at least the stop", stopFor, stopped.Gap)
 	}
 	t.Logf("running: %+v; stopped %v: %+v", running, stopFor, stopped)
+}
+
+// waitAllStopped returns once every thread of pid is in the stopped state
+// ('T' in its stat), polling every 100µs; a minute without it fails the test.
+func waitAllStopped(t *testing.T, pid int) {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	for deadline := time.Now().Add(time.Minute); ; {
+		tasks, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := 0
+		for _, task := range tasks {
+			if taskState(t, dir+"/"+task.Name()+"/stat") == 'T' {
+				stopped++
+			}
+		}
+		if stopped == len(tasks) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child %d: %d of %d threads stopped a minute after SIGSTOP", pid, stopped, len(tasks))
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// taskState is the state letter of one thread's stat file: the field after
+// the command name, which ends at the line's last ')'.
+func taskState(t *testing.T, path string) byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		t.Fatalf("%s: no state after the command name in %q", path, b)
+	}
+	return b[i+2]
 }
 
 // probeUntil reads the child's probe until it has counted at least touches
