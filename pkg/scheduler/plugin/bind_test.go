@@ -132,7 +132,7 @@ func frameworkWith(t *testing.T, path string) *Plugin {
 	var pl *Plugin
 	reg := plugins.NewInTreeRegistry()
 	err = reg.Register(Name, func(ctx context.Context, obj kruntime.Object, h framework.Handle) (framework.Plugin, error) {
-		p, err := NewWithClient(ctx, obj, h, dyn)
+		p, err := NewWithClient(ctx, obj, h, dynamicReports{dyn})
 		pl = p
 		return p, err
 	})

@@ -132,7 +132,7 @@ func listedEnv(ctx context.Context, tb testing.TB, shape fixture.Shape, n int, b
 	if err != nil {
 		tb.Fatal(err)
 	}
-	pl, err := NewWithClient(ctx, nil, fh, dyn)
+	pl, err := NewWithClient(ctx, nil, fh, dynamicReports{dyn})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,16 +1,21 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	dynfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
@@ -89,7 +94,7 @@ func startPlugin(t *testing.T, ctx context.Context, client *fake.Clientset, fact
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := NewWithClient(ctx, args, fh, dyn)
+	pl, err := NewWithClient(ctx, args, fh, dynamicReports{dyn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +136,26 @@ func (a *activator) count(key string) int {
 	return n
 }
 
+// dynamicReports reads the reports through a dynamic client (a fake one),
+// each page sent on as the JSON the API server would write.
+type dynamicReports struct{ dyn dynamic.Interface }
+
+func (d dynamicReports) ListPage(ctx context.Context, opts metav1.ListOptions) (io.ReadCloser, error) {
+	list, err := d.dyn.Resource(nrt.GVR).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := list.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(raw)), nil
+}
+
+func (d dynamicReports) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return d.dyn.Resource(nrt.GVR).Watch(ctx, opts)
+}
+
 func toUnstructured(t *testing.T, o *nrt.Object) *unstructured.Unstructured {
 	t.Helper()
 	raw, err := json.Marshal(o)
@@ -144,7 +169,7 @@ func toUnstructured(t *testing.T, o *nrt.Object) *unstructured.Unstructured {
 	return u
 }
 
-func report(t *testing.T, node string, held map[string]workload.Assignment) *nrt.Object {
+func report(t testing.TB, node string, held map[string]workload.Assignment) *nrt.Object {
 	t.Helper()
 	o, err := nrt.Build(nrt.Input{Node: node, Topology: fixture.MustBuild(machine), Reserved: reserved, Assignments: held})
 	if err != nil {

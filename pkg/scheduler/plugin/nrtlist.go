@@ -3,12 +3,11 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/locus-project/locus/pkg/kube/nrt"
@@ -28,21 +27,19 @@ const (
 )
 
 // reportInformer is the plugin's NodeResourceTopology informer. Its list
-// fetches the reports in pages and decodes each page's items into
-// nrt.Object as the page arrives, so that the nested maps of one page, not
-// of every report, are alive at once; the dynamic informer decoded the list
-// whole into nested maps, which the store kept until the handler ran after
-// the last report was listed (at 5000 nodes, most of the scheduler's peak
-// memory). The watch is the dynamic client's: one object per event.
-func reportInformer(client dynamic.NamespaceableResourceInterface, pageSize int64) cache.SharedIndexInformer {
+// fetches the reports in pages and decodes each page into nrt.Object one
+// report at a time as the page arrives (decodePage); the dynamic informer
+// decoded the list whole into nested maps, which the store kept until the
+// handler ran after the last report was listed (at 5000 nodes, most of the
+// scheduler's peak memory). The watch is the dynamic client's: one object
+// per event.
+func reportInformer(reports Reports, pageSize int64) cache.SharedIndexInformer {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, _ metav1.ListOptions) (runtime.Object, error) {
-			list, _, err := listPages(ctx, client, pageSize)
+			list, _, err := listPages(ctx, reports, pageSize)
 			return list, err
 		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return client.Watch(ctx, opts)
-		},
+		WatchFuncWithContext: reports.Watch,
 	}
 	return cache.NewSharedIndexInformerWithOptions(lw, &unstructured.Unstructured{}, cache.SharedIndexInformerOptions{
 		Indexers:          cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
@@ -61,44 +58,38 @@ func reportInformer(client dynamic.NamespaceableResourceInterface, pageSize int6
 // which that cache serves whole, whatever the limit. A list at "" (the
 // newest version) is served in pages, and is never older than any version
 // the reflector asks a relist for.
-func listPages(ctx context.Context, client dynamic.ResourceInterface, pageSize int64) (*metav1.List, int, error) {
+func listPages(ctx context.Context, reports Reports, pageSize int64) (*metav1.List, int, error) {
 	out := &metav1.List{}
 	texts := texts{}
 	opts := metav1.ListOptions{Limit: pageSize}
 	for requests := 1; ; requests++ {
-		page, err := client.List(ctx, opts)
+		meta, err := listPage(ctx, reports, opts, texts, out)
 		if err != nil {
 			return nil, requests, err
 		}
 		if requests == 1 {
-			out.ResourceVersion = page.GetResourceVersion()
-			if n := page.GetRemainingItemCount(); n != nil && *n > 0 {
-				out.Items = make([]runtime.RawExtension, 0, int64(len(page.Items))+min(*n, 1<<20))
+			out.ResourceVersion = meta.ResourceVersion
+			if n := meta.RemainingItemCount; n != nil && *n > 0 {
+				out.Items = slices.Grow(out.Items, int(min(*n, 1<<20)))
 			}
 		}
-		for i := range page.Items {
-			out.Items = append(out.Items, runtime.RawExtension{Object: entryOf(&page.Items[i], texts)})
-			// The page's nested maps go as soon as each item is read.
-			page.Items[i] = unstructured.Unstructured{}
-		}
-		opts.Continue = page.GetContinue()
+		opts.Continue = meta.Continue
 		if opts.Continue == "" {
 			return out, requests, nil
 		}
 	}
 }
 
-// entryOf is the entry the store keeps of a listed report, the report
-// decoded, its long annotations kept once for all the reports that carry
-// the same text (texts).
-func entryOf(u *unstructured.Unstructured, texts texts) *nrtEntry {
-	e := &nrtEntry{name: u.GetName(), version: u.GetResourceVersion()}
-	o, err := decodeReport(u)
-	if o != nil {
-		texts.share(o.Metadata.Annotations)
+// listPage reads one page into out.
+func listPage(ctx context.Context, reports Reports, opts metav1.ListOptions, texts texts, out *metav1.List) (pageMeta, error) {
+	body, err := reports.ListPage(ctx, opts)
+	if err != nil {
+		return pageMeta{}, err
 	}
-	e.raw.Store(&received{o: o, err: err})
-	return e
+	defer body.Close()
+	var meta pageMeta
+	out.Items, meta, err = decodePage(body, texts, out.Items)
+	return meta, err
 }
 
 // texts holds one copy of each long annotation text seen in a list. The
@@ -124,24 +115,31 @@ func (t texts) share(annotations map[string]string) {
 	}
 }
 
-// decodeReport reads a report's nested maps into nrt.Object, refusing
-// one beyond the bounds above. The converter, not a JSON round trip: a
-// tenth of the cost, which shows when a scheduler starts on a thousand
-// reports.
+// decodeReport reads a report's nested maps (from a watch event) into
+// nrt.Object, refusing one beyond the bounds of checkReport. The
+// converter, not a JSON round trip: a tenth of the cost.
 func decodeReport(u *unstructured.Unstructured) (*nrt.Object, error) {
 	var o nrt.Object
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &o); err != nil {
 		return nil, err
 	}
+	if err := checkReport(u.GetName(), &o); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// checkReport refuses a report beyond the bounds above.
+func checkReport(name string, o *nrt.Object) error {
 	if n := len(o.Zones); n > maxReportZones {
-		return nil, fmt.Errorf("NodeResourceTopology %q: zones: %d, at most %d", u.GetName(), n, maxReportZones)
+		return fmt.Errorf("NodeResourceTopology %q: zones: %d, at most %d", name, n, maxReportZones)
 	}
 	size := 0
 	for k, v := range o.Metadata.Annotations {
 		size += len(k) + len(v)
 	}
 	if size > maxReportAnnotationBytes {
-		return nil, fmt.Errorf("NodeResourceTopology %q: metadata.annotations: %d bytes, at most %d", u.GetName(), size, maxReportAnnotationBytes)
+		return fmt.Errorf("NodeResourceTopology %q: metadata.annotations: %d bytes, at most %d", name, size, maxReportAnnotationBytes)
 	}
-	return &o, nil
+	return nil
 }

@@ -42,7 +42,11 @@ func TestReportsListedInPages(t *testing.T) {
 		versions[o.Metadata.Name] = created.GetResourceVersion()
 	}
 
-	list, requests, err := listPages(ctx, client, pageSize)
+	reports, err := NewReports(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, requests, err := listPages(ctx, reports, pageSize)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +81,7 @@ func TestReportsListedInPages(t *testing.T) {
 		t.Errorf("reports not listed: %v", want)
 	}
 
-	inf := reportInformer(client, pageSize)
+	inf := reportInformer(reports, pageSize)
 	if err := inf.SetTransform(slimmer{store: inf.GetStore}.slim); err != nil {
 		t.Fatal(err)
 	}
@@ -98,18 +102,17 @@ func TestReportBeyondBoundsRefused(t *testing.T) {
 	for len(o.Zones) <= maxReportZones {
 		o.Zones = append(o.Zones, zones...)
 	}
-	e := entryOf(toUnstructured(t, o), texts{})
-	r := e.take()
+	r := decodeOne(t, o, texts{})
 	if r.err == nil || r.o != nil || !strings.Contains(r.err.Error(), `"big"`) || !strings.Contains(r.err.Error(), "zones") {
 		t.Fatalf("a report of %d zones: %+v, want an error naming it and its zones", len(o.Zones), r)
 	}
 
 	o = report(t, "loud", nil)
 	o.Metadata.Annotations["x"] = strings.Repeat("x", maxReportAnnotationBytes)
-	if r := entryOf(toUnstructured(t, o), texts{}).take(); r.err == nil || !strings.Contains(r.err.Error(), "metadata.annotations") {
+	if r := decodeOne(t, o, texts{}); r.err == nil || !strings.Contains(r.err.Error(), "metadata.annotations") {
 		t.Fatalf("a report of over %d bytes of annotations: %+v, want an error naming them", maxReportAnnotationBytes, r)
 	}
-	if r := entryOf(toUnstructured(t, report(t, "fine", nil)), texts{}).take(); r.err != nil {
+	if r := decodeOne(t, report(t, "fine", nil), texts{}); r.err != nil {
 		t.Fatalf("a report of the test machine: %v", r.err)
 	}
 }
@@ -120,7 +123,7 @@ func TestListedReportsShareTexts(t *testing.T) {
 	shared := texts{}
 	text := func(name string) string {
 		t.Helper()
-		r := entryOf(toUnstructured(t, report(t, name, nil)), shared).take()
+		r := decodeOne(t, report(t, name, nil), shared)
 		if r.err != nil {
 			t.Fatal(r.err)
 		}
@@ -135,7 +138,7 @@ func TestListedReportsShareTexts(t *testing.T) {
 	}
 	o := report(t, "c", nil)
 	o.Metadata.Annotations[nrt.AnnotationCPUTopology] += " "
-	r := entryOf(toUnstructured(t, o), shared).take()
+	r := decodeOne(t, o, shared)
 	if got := r.o.Metadata.Annotations[nrt.AnnotationCPUTopology]; got != a+" " {
 		t.Error("a report with a text of its own was given another's")
 	}

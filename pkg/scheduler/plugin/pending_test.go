@@ -57,7 +57,7 @@ func newDRAEnv(t *testing.T, nrts []*nrt.Object, objs ...runtime.Object) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := NewWithClient(ctx, nil, fh, dyn)
+	pl, err := NewWithClient(ctx, nil, fh, dynamicReports{dyn})
 	if err != nil {
 		t.Fatal(err)
 	}

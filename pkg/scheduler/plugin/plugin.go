@@ -16,7 +16,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
@@ -124,16 +123,16 @@ var (
 // New is the plugin factory (app.WithPlugin(plugin.Name, plugin.New)). It
 // reads NodeResourceTopology objects through the scheduler's kubeconfig.
 func New(ctx context.Context, obj runtime.Object, h framework.Handle) (framework.Plugin, error) {
-	dyn, err := dynamic.NewForConfig(h.KubeConfig())
+	reports, err := NewReports(h.KubeConfig())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
-	return NewWithClient(ctx, obj, h, dyn)
+	return NewWithClient(ctx, obj, h, reports)
 }
 
 // NewWithClient is New with the client NodeResourceTopology objects are
 // read through (a fake one in tests).
-func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, dyn dynamic.Interface) (*Plugin, error) {
+func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, reports Reports) (*Plugin, error) {
 	var args Args
 	if err := decodeArgs(obj, &args); err != nil {
 		return nil, err
@@ -151,7 +150,7 @@ func NewWithClient(ctx context.Context, obj runtime.Object, h framework.Handle, 
 		p.slots.list = l.NodeInfos().List
 	}
 	p.dra = newDRASource(ctx, h)
-	if err := p.watch(ctx, dyn); err != nil {
+	if err := p.watch(ctx, reports); err != nil {
 		return nil, err
 	}
 	return p, nil

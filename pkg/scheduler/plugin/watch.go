@@ -7,11 +7,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"github.com/locus-project/locus/pkg/kube/nrt"
 	"github.com/locus-project/locus/pkg/kube/podplan"
 	"github.com/locus-project/locus/pkg/quantity"
 	"github.com/locus-project/locus/pkg/workload"
@@ -20,7 +18,7 @@ import (
 // watch feeds the cluster state: pods and nodes (their CPU capacity, and
 // their removal) from the framework's informers (the scheduler's pod informer already leaves out finished
 // pods), NodeResourceTopology objects from an informer of its own.
-func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
+func (p *Plugin) watch(ctx context.Context, reports Reports) error {
 	logger := klog.FromContext(ctx)
 	start := time.Now()
 	f := p.handle.SharedInformerFactory()
@@ -49,7 +47,7 @@ func (p *Plugin) watch(ctx context.Context, dyn dynamic.Interface) error {
 	if err != nil {
 		return fmt.Errorf("%s: node informer: %w", Name, err)
 	}
-	nrtInf := reportInformer(dyn.Resource(nrt.GVR), reportPageSize)
+	nrtInf := reportInformer(reports, reportPageSize)
 	// The store keeps a name and a version per report, not the report.
 	slim := slimmer{store: func() cache.Store { return p.reports }}
 	if err := nrtInf.SetTransform(slim.slim); err != nil {
