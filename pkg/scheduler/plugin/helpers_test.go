@@ -156,7 +156,7 @@ func (d dynamicReports) Watch(ctx context.Context, opts metav1.ListOptions) (wat
 	return d.dyn.Resource(nrt.GVR).Watch(ctx, opts)
 }
 
-func toUnstructured(t *testing.T, o *nrt.Object) *unstructured.Unstructured {
+func toUnstructured(t testing.TB, o *nrt.Object) *unstructured.Unstructured {
 	t.Helper()
 	raw, err := json.Marshal(o)
 	if err != nil {

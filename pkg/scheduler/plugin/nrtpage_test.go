@@ -19,16 +19,9 @@ import (
 // item is a report as a list's item: its JSON with a resource version.
 func item(t testing.TB, o *nrt.Object, version string) string {
 	t.Helper()
-	raw, err := json.Marshal(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(raw); err != nil {
-		t.Fatal(err)
-	}
+	u := toUnstructured(t, o)
 	u.SetResourceVersion(version)
-	raw, err = u.MarshalJSON()
+	raw, err := u.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 // the list as the API server's JSON, for decodePage to read one report at
 // a time, and the watch.
 type Reports interface {
-	// ListPage returns one page of the list (opts' limit and continue);
-	// the caller closes it.
+	// ListPage returns one page of the newest list (opts' limit and
+	// continue; listPages sets no version); the caller closes it.
 	ListPage(ctx context.Context, opts metav1.ListOptions) (io.ReadCloser, error)
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
@@ -70,9 +70,6 @@ func (r *restReports) ListPage(ctx context.Context, opts metav1.ListOptions) (io
 	}
 	if opts.Continue != "" {
 		req = req.Param("continue", opts.Continue)
-	}
-	if opts.ResourceVersion != "" {
-		req = req.Param("resourceVersion", opts.ResourceVersion)
 	}
 	body, err := req.Stream(ctx)
 	if err != nil {
