@@ -34,7 +34,7 @@ func appendOriginalKey(b []byte, pl Placement, rel string) []byte {
 func ParseOriginalKey(v Version, key string) (ctrl Controller, cg string, knob Knob, ok bool) {
 	dir, file := path.Split(key)
 	dir = strings.TrimSuffix(dir, "/")
-	for _, k := range Knobs() {
+	for _, k := range sortedKnobs() {
 		spec, _ := Lookup(k)
 		pl := spec.Placement(v)
 		if pl == nil || spec.ReadOnly || pl.File != file {
