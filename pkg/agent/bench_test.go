@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/locus-project/locus/pkg/cgroup"
+	"github.com/locus-project/locus/pkg/source"
 	"github.com/locus-project/locus/pkg/topology/fixture"
 )
 
@@ -84,4 +87,51 @@ func cpuTime() time.Duration {
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkReconcilePoolChange times the reconcile that follows a pinned
+// pod's arrival or departure among 300 pods (a third pinned, the rest on
+// the shared pool): the pool shrinks or grows, so every shared container's
+// cpuset.cpus is rewritten in that reconcile, as in most waves of the
+// Kubernetes-mode churn. Run it with TMPDIR on a tmpfs: on a disk
+// filesystem each truncating write's close flushes the file, which
+// cgroupfs never does.
+func BenchmarkReconcilePoolChange(b *testing.B) {
+	pods := make([]source.Workload, 300)
+	for i := range pods {
+		cpus := 0
+		if i%3 == 0 {
+			cpus = 1
+		}
+		pods[i] = pod(fmt.Sprintf("p%03d", i), cpus)
+	}
+	node := newNRINodeOn(b, fixture.Intel2S96C, "0-191", cgroup.V2, NRIOptions{}, pods...)
+	extra := pod("extra", 2)
+	node.tree.mkcg(extra.Plan.Cgroup)
+	node.tree.mkcg(extra.Plan.Containers[0].Cgroup)
+	reconcile := func(with bool) Result {
+		node.src.mu.Lock()
+		node.src.snap.Workloads = pods
+		if with {
+			node.src.snap.Workloads = append(slices.Clip(pods), extra)
+		}
+		node.src.mu.Unlock()
+		var res Result
+		node.a.call(context.Background(), func() { res = node.a.Reconcile() })
+		if len(res.Errors) > 0 {
+			b.Fatalf("reconcile: %v", res.Errors)
+		}
+		return res
+	}
+	for i := range 4 { // the loop's own first reconcile may take the first change
+		reconcile(i%2 == 0)
+	}
+	with := false
+	defer reportCPU(b)()
+	for b.Loop() {
+		with = !with
+		if res := reconcile(with); res.Writes < 200 {
+			b.Fatalf("%d files written: the pool was not rewritten", res.Writes)
+		}
+	}
 }

@@ -29,14 +29,14 @@ type Result struct {
 // nothing changed, it reads files and writes none: not the checkpoint, not
 // the originals, not status.json.
 func (a *Agent) Reconcile() Result {
-	start := time.Now()
+	start, at := time.Now(), [2]time.Duration{} // when the decision and the writes ended
 	var res Result
 	a.health.Begin()
 	defer func() {
 		a.health.End(res.Errors)
 		took := time.Since(start)
 		a.metrics.Duration.Observe(took.Seconds())
-		a.log.Debug("reconciled", "took", took, "writes", res.Writes)
+		a.log.Debug("reconciled", "took", took, "writes", res.Writes, "decided", at[0], "applied", at[1])
 		if len(res.Errors) > 0 {
 			a.metrics.Errors.Inc()
 		}
@@ -58,8 +58,7 @@ func (a *Agent) Reconcile() Result {
 		res.Errors = append(res.Errors, err)
 		return res
 	}
-	keep := map[string]bool{}
-	byName := map[string]*resolved{}
+	keep, byName := map[string]bool{}, map[string]*resolved{}
 	for i := range rs {
 		keep[rs[i].cgroup], byName[rs[i].spec.Name] = true, &rs[i]
 	}
@@ -116,6 +115,7 @@ func (a *Agent) Reconcile() Result {
 		res.Errors = append(res.Errors, err)
 		return res
 	}
+	at[0] = time.Since(start)
 	a.emit(rd.Events)
 	d := rd.Desired
 	if a.src != nil {
@@ -126,6 +126,7 @@ func (a *Agent) Reconcile() Result {
 	t := execute.TargetsOf(ws)
 	t.Uncreated, t.Previous = uncreated(rs, ready), ck.Assignments
 	rep := a.exec.Apply(rd, t)
+	at[1] = time.Since(start)
 	res.add(rep)
 	a.metrics.Moves.Add(float64(len(rd.Desired.Moves) - len(rep.FailedMoves())))
 	rd.Memory = rd.Memory.Unmoved(rep.FailedMoves())
