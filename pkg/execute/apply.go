@@ -94,14 +94,6 @@ func batches(ops []cgroup.Op, restores []cgroup.Target) []batch {
 	return out
 }
 
-// knobPresent says whether the directory holding a knob's file exists for
-// this cgroup. Knobs the version lacks count as present: the writer reports
-// them as unsupported.
-func (e *Executor) knobPresent(rel string, k cgroup.Knob) bool {
-	pl, known := e.placement(k)
-	return known && (pl == nil || e.c.Hierarchy.Exists(pl.Controller, rel))
-}
-
 // placement is where the knob's file lies on this hierarchy's version (nil:
 // the version has none), and whether the knob is known at all.
 func (e *Executor) placement(k cgroup.Knob) (*cgroup.Placement, bool) {

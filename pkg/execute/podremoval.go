@@ -56,12 +56,13 @@ func (e *Executor) originalsBelow(ws map[string]state.Workload, keep map[string]
 // below are the originals recorded for rel and under it (originalsBelow).
 func (e *Executor) restoreBelow(name, rel string, below []originalKey, res *Report) (gone []string, err error) {
 	var targets []cgroup.Target
+	exists := dirLooks{h: e.c.Hierarchy}
 	for _, k := range below {
 		if _, ok := e.c.Originals.Original(k.key); !ok {
 			continue // restored by an attempt before
 		}
 		switch {
-		case !e.c.Hierarchy.Exists(k.ctrl, k.cg):
+		case !exists.of(k.ctrl, k.cg):
 			gone = append(gone, k.key)
 		case k.cg != rel: // rel's own files are restoreAll's
 			targets = append(targets, cgroup.Target{Cgroup: k.cg, Knob: k.knob})

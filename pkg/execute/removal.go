@@ -150,14 +150,18 @@ func (e *Executor) removeOnce(name string, w state.Workload, keep map[string]boo
 	return gone, nil
 }
 
-// restoreAll writes back every recorded original of the cgroup.
+// restoreAll writes back every recorded original of the cgroup. The store
+// is asked first, a lookup; the directory is looked at only for a knob with
+// an original, once per controller: it was one walk of the path per knob,
+// most of a pod's removal under a churn.
 func (e *Executor) restoreAll(name, rel string, res *Report) error {
 	var targets []cgroup.Target
+	exists := dirLooks{h: e.c.Hierarchy}
 	for _, k := range cgroup.Knobs() {
-		if spec, _ := cgroup.Lookup(k); spec.ReadOnly {
+		if spec, _ := cgroup.Lookup(k); spec.ReadOnly || !e.hasOriginal(rel, k) {
 			continue
 		}
-		if e.knobPresent(rel, k) && e.hasOriginal(rel, k) {
+		if pl, _ := e.placement(k); exists.of(pl.Controller, rel) { // hasOriginal: pl is there
 			targets = append(targets, cgroup.Target{Cgroup: rel, Knob: k})
 		}
 	}
@@ -170,6 +174,31 @@ func (e *Executor) restoreAll(name, rel string, res *Report) error {
 		return fmt.Errorf("restore %s: %w", rel, err)
 	}
 	return nil
+}
+
+// dirLooks answers Exists once per cgroup and controller, for the files of
+// one removal: they are looked at in the same instant.
+type dirLooks struct {
+	h     *cgroup.Hierarchy
+	found map[ctrlDir]bool
+}
+
+type ctrlDir struct {
+	ctrl cgroup.Controller
+	rel  string
+}
+
+func (d *dirLooks) of(ctrl cgroup.Controller, rel string) bool {
+	key := ctrlDir{ctrl, rel}
+	v, ok := d.found[key]
+	if !ok {
+		if d.found == nil {
+			d.found = map[ctrlDir]bool{}
+		}
+		v = d.h.Exists(ctrl, rel)
+		d.found[key] = v
+	}
+	return v
 }
 
 // stoppedRelease bounds how long the removal of a cgroup whose process was
