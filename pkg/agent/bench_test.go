@@ -89,6 +89,20 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// thirdPinned is n pods laid out as in a burst: every third pinned to a CPU
+// of its own, the others on the shared pool.
+func thirdPinned(n int) []source.Workload {
+	pods := make([]source.Workload, n)
+	for i := range pods {
+		cpus := 0
+		if i%3 == 0 {
+			cpus = 1
+		}
+		pods[i] = pod(fmt.Sprintf("p%03d", i), cpus)
+	}
+	return pods
+}
+
 // BenchmarkReconcilePoolChange times the reconcile that follows a pinned
 // pod's arrival or departure among 300 pods (a third pinned, the rest on
 // the shared pool): the pool shrinks or grows, so every shared container's
@@ -97,14 +111,7 @@ func cpuTime() time.Duration {
 // filesystem each truncating write's close flushes the file, which
 // cgroupfs never does.
 func BenchmarkReconcilePoolChange(b *testing.B) {
-	pods := make([]source.Workload, 300)
-	for i := range pods {
-		cpus := 0
-		if i%3 == 0 {
-			cpus = 1
-		}
-		pods[i] = pod(fmt.Sprintf("p%03d", i), cpus)
-	}
+	pods := thirdPinned(300)
 	node := newNRINodeOn(b, fixture.Intel2S96C, "0-191", cgroup.V2, NRIOptions{}, pods...)
 	extra := pod("extra", 2)
 	node.tree.mkcg(extra.Plan.Cgroup)

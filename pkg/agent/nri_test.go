@@ -273,15 +273,7 @@ func TestNRIMissingSocket(t *testing.T) {
 func BenchmarkNRICreateContainer(b *testing.B) {
 	for _, n := range []int{30, 100, 300} {
 		b.Run(fmt.Sprintf("pods=%d", n), func(b *testing.B) {
-			pods := make([]source.Workload, n)
-			for i := range pods {
-				cpus := 0
-				if i%3 == 0 {
-					cpus = 1
-				}
-				pods[i] = pod(fmt.Sprintf("p%03d", i), cpus)
-			}
-			node := newNRINodeOn(b, fixture.Intel2S96C, "0-191", cgroup.V2, NRIOptions{}, pods...)
+			node := newNRINodeOn(b, fixture.Intel2S96C, "0-191", cgroup.V2, NRIOptions{}, thirdPinned(n)...)
 			rt := nritest.New(b, node.sock, nil, nil)
 			rt.Start(b)
 			rt.WaitRegistered(b, 1)
