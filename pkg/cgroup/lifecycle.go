@@ -229,7 +229,7 @@ func (w *Writer) RemoveCgroup(rel string) error {
 		}
 		w.h.forget(dir)
 		keys := []string{mark}
-		for _, k := range Knobs() {
+		for _, k := range sortedKnobs() {
 			spec, _ := Lookup(k)
 			if pl := spec.Placement(w.h.version); pl != nil && pl.Controller == c {
 				keys = append(keys, w.h.key(filepath.Join(dir, pl.File)))
